@@ -1,0 +1,102 @@
+# sizeup build. `make` builds build/sizeup; `make test` builds everything under
+# AddressSanitizer + UndefinedBehaviorSanitizer in build/asan and runs every test.
+# Sources are discovered: a new src/<layer>/<name>.c or tests/unit/test_<name>.c needs no edit here.
+
+CC      ?= cc
+BUILD   ?= build
+PKGS    := libcurl libcjson yaml-0.1 libwebsockets openssl
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+# -Wno-format-truncation: bounded snprintf into fixed buffers (error texts, log lines) truncates
+# by design; gcc's guess that it might is noise, not a bug.
+WARN_BASE := -std=c11 -Wall -Wextra -Wshadow -Wstrict-prototypes -Werror
+WARN    := $(WARN_BASE) -Wno-format-truncation
+CFLAGS  ?= -O2 -g
+SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+ifeq ($(SAN),1)
+EXTRA_CFLAGS += $(SAN_FLAGS)
+EXTRA_LDFLAGS += $(SAN_FLAGS)
+endif
+ALL_CFLAGS = $(WARN) -D_GNU_SOURCE -Isrc $(PKG_CFLAGS) $(CFLAGS) $(EXTRA_CFLAGS) -MMD -MP
+LDLIBS_ALL = $(PKG_LIBS) -lpthread -lm
+
+SRCS     := $(shell find src -name '*.c' ! -path src/main.c | sort)
+OBJS     := $(SRCS:%.c=$(BUILD)/obj/%.o)
+UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
+UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=build/fuzz/%)
+FUZZ_SECONDS ?= 20
+
+.PHONY: all test unit integration e2e fuzz fuzz-build lint bench demo clean format help
+all: $(BUILD)/sizeup
+
+help:
+	@echo "make           build build/sizeup"
+	@echo "make test      every unit and integration test under ASan+UBSan (what CI runs)"
+	@echo "make demo      install what is missing, build, and sweep the bundled example app"
+	@echo "make fuzz      libFuzzer targets, FUZZ_SECONDS each (default $(FUZZ_SECONDS))"
+	@echo "make bench     benchmarks in bench/, figures for bench/RESULTS.md"
+	@echo "make lint      banned functions and formatting"
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+$(BUILD)/libsizeup.a: $(OBJS)
+	@mkdir -p $(dir $@)
+	rm -f $@
+	ar rcs $@ $(OBJS)
+
+$(BUILD)/sizeup: $(BUILD)/obj/src/main.o $(BUILD)/libsizeup.a
+	$(CC) $(EXTRA_LDFLAGS) -o $@ $^ $(LDLIBS_ALL)
+
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libsizeup.a
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Itests/unit $(EXTRA_LDFLAGS) -o $@ $< $(BUILD)/libsizeup.a $(LDLIBS_ALL) -lcmocka
+
+unit-bins: $(UNIT_BIN) $(BUILD)/sizeup
+
+# CI entry point: sanitized build, then every test through one runner that prints
+# "N passed, N failed" and exits non-zero on any failure.
+test:
+	@echo "== building with ASan + UBSan in build/asan"
+	$(MAKE) --no-print-directory BUILD=build/asan SAN=1 CFLAGS="-O1 -g" unit-bins
+	@echo "== running tests"
+	tests/run-tests.sh build/asan
+
+unit:
+	$(MAKE) --no-print-directory BUILD=build/asan SAN=1 CFLAGS="-O1 -g" unit-bins
+	tests/run-tests.sh build/asan unit
+
+integration:
+	$(MAKE) --no-print-directory BUILD=build/asan SAN=1 CFLAGS="-O1 -g" unit-bins
+	tests/run-tests.sh build/asan integration
+
+# libFuzzer targets link the library's sources directly, built by clang with the fuzzer runtime.
+build/fuzz/%: tests/fuzz/%.c $(SRCS)
+	@mkdir -p $(dir $@)
+	clang $(WARN_BASE) -D_GNU_SOURCE -Isrc $(PKG_CFLAGS) -O1 -g -fsanitize=fuzzer,address,undefined \
+		-fno-sanitize-recover=undefined -o $@ $< $(SRCS) $(LDLIBS_ALL)
+
+fuzz-build: $(FUZZ_BIN)
+
+fuzz: $(FUZZ_BIN)
+	tests/fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_BIN)
+
+lint:
+	scripts/lint.sh
+
+bench: $(BUILD)/sizeup
+	bench/run.sh
+
+demo:
+	scripts/demo.sh
+
+format:
+	clang-format -i $(shell find src tests/unit tests/fuzz -name '*.[ch]')
+
+clean:
+	rm -rf build
+
+-include $(OBJS:.o=.d) $(BUILD)/obj/src/main.d

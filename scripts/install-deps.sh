@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Installs the Debian packages that building, testing, the demo and the benchmarks need.
+# Idempotent: installs only what is missing. Uses sudo when not root.
+# Usage: scripts/install-deps.sh [build|test|demo|bench|all]   (default: all)
+set -euo pipefail
+
+# Build: compiler, pkg-config and the -dev packages of the libraries sizeup links.
+build_pkgs=(gcc make pkg-config libcurl4-openssl-dev libcjson-dev libyaml-dev libwebsockets-dev
+            libssl-dev)
+# Tests: cmocka, clang for the fuzz targets, and the tools the integration tests drive.
+test_pkgs=(libcmocka-dev clang python3 openssl curl procps psmisc iproute2 ca-certificates)
+# Demo: the bundled example app is a Flask app served by gunicorn.
+demo_pkgs=(gunicorn python3-flask)
+# Benchmarks: the reference server and the peer load generators.
+bench_pkgs=(nginx-light wrk apache2-utils)
+
+what=${1:-all}
+case "$what" in
+    build) want=("${build_pkgs[@]}") ;;
+    test) want=("${build_pkgs[@]}" "${test_pkgs[@]}") ;;
+    demo) want=("${build_pkgs[@]}" "${demo_pkgs[@]}") ;;
+    bench) want=("${build_pkgs[@]}" "${bench_pkgs[@]}") ;;
+    all) want=("${build_pkgs[@]}" "${test_pkgs[@]}" "${demo_pkgs[@]}" "${bench_pkgs[@]}") ;;
+    *) echo "usage: $0 [build|test|demo|bench|all]" >&2; exit 2 ;;
+esac
+
+missing=()
+for p in "${want[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+
+if [ ${#missing[@]} -gt 0 ]; then
+    sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    echo "install-deps: installing ${missing[*]}"
+    $sudo apt-get update -q
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
+else
+    echo "install-deps: all ${#want[@]} Debian packages for '$what' are present"
+fi

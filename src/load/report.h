@@ -1,0 +1,24 @@
+#ifndef SIZEUP_LOAD_REPORT_H
+#define SIZEUP_LOAD_REPORT_H
+
+/* The two renderings of a load result, from the same data: text for people, JSON for
+ * machines. The JSON field names are a contract (docs/reference.md). */
+
+#include <stdio.h>
+
+#include <cJSON.h>
+
+#include "load/profile.h"
+#include "load/result.h"
+
+/* Writes the text report: overall block, per-request-name table, per-stage table (when there
+ * are stages), status codes and errors. Returns 0 or -EIO. */
+int report_text(FILE *f, const struct load_result *r, const struct profile *p);
+
+/* Builds the JSON object (requests, duration_s, throughput_rps, latency_ms{mean,p50,p90,p95,
+ * p99,p999,max}, status_codes, errors, bytes_in, bytes_out, tool_cpu_s, verdict, by_name,
+ * and for open loop target_rate_rps / achieved_rate_rps). Returns an owned object (free with
+ * cJSON_Delete), or NULL when out of memory. */
+cJSON *report_json(const struct load_result *r);
+
+#endif

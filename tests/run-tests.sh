@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Runs every unit test binary and every integration script, and prints one closing line
+# "N passed, N failed". Usage: tests/run-tests.sh BUILD_DIR [unit|integration]
+# Each integration script gets SIZEUP (the binary under test) and BUILD in its environment and
+# passes by exiting 0; exit 77 means skipped (a prerequisite this machine lacks), said aloud.
+set -u
+build=${1:?usage: run-tests.sh BUILD_DIR [unit|integration]}
+only=${2:-all}
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=$(cd "$build" && pwd)
+export SIZEUP="$build/sizeup" BUILD="$build" ROOT="$root"
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:strict_string_checks=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+logdir="$build/test-logs"
+mkdir -p "$logdir"
+pass=0 fail=0 skip=0 failed=()
+per_test_timeout=${TEST_TIMEOUT:-600}
+
+run_one() { # name, command...
+    local name=$1; shift
+    local log="$logdir/${name//\//_}.log" start end rc
+    start=$(date +%s%N)
+    timeout --kill-after=10 "$per_test_timeout" "$@" >"$log" 2>&1
+    rc=$?
+    end=$(date +%s%N)
+    local ms=$(( (end - start) / 1000000 ))
+    local secs; secs=$(printf '%d.%d' $((ms / 1000)) $(((ms % 1000) / 100)))
+    if [ $rc -eq 0 ]; then
+        pass=$((pass + 1)); printf 'PASS  %-40s %6ss\n' "$name" "$secs"
+    elif [ $rc -eq 77 ]; then
+        skip=$((skip + 1)); printf 'SKIP  %-40s %s\n' "$name" "$(tail -n 1 "$log")"
+    else
+        fail=$((fail + 1)); failed+=("$name")
+        printf 'FAIL  %-40s %6ss (exit %d)\n' "$name" "$secs" "$rc"
+        sed 's/^/      | /' "$log" | tail -n 60
+    fi
+}
+
+if [ "$only" = all ] || [ "$only" = unit ]; then
+    for t in "$build"/tests/test_*; do
+        [ -x "$t" ] || continue
+        run_one "unit/$(basename "$t")" "$t"
+    done
+fi
+if [ "$only" = all ] || [ "$only" = integration ]; then
+    for t in "$root"/tests/integration/*.sh; do
+        [ -e "$t" ] || continue
+        run_one "integration/$(basename "$t" .sh)" bash "$t"
+    done
+fi
+
+echo
+[ ${#failed[@]} -gt 0 ] && echo "failed: ${failed[*]}"
+echo "logs: $logdir"
+if [ $skip -gt 0 ]; then
+    echo "$pass passed, $fail failed, $skip skipped"
+else
+    echo "$pass passed, $fail failed"
+fi
+[ $fail -eq 0 ]
