@@ -2,6 +2,7 @@
  * from the sorted samples, on random and adversarial data; exact min/max/mean; merge equal to
  * one histogram over the union, bucket for bucket. */
 
+#include <errno.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -289,14 +290,200 @@ static void test_merge_exact(void **state)
     free(merged);
 }
 
+static void assert_hist_equal(const struct hist *a, const struct hist *b)
+{
+    assert_int_equal(a->count, b->count);
+    assert_int_equal(a->sum_us, b->sum_us);
+    assert_int_equal(a->min_us, b->min_us);
+    assert_int_equal(a->max_us, b->max_us);
+    assert_int_equal(a->overflow, b->overflow);
+    assert_memory_equal(a->buckets, b->buckets, sizeof(a->buckets));
+}
+
+/* Encodes h, decodes it back and checks the copy is h, field for field and bucket for bucket. */
+static size_t roundtrip(const struct hist *h)
+{
+    uint8_t *buf = malloc(HIST_ENCODED_MAX);
+    struct hist *back = malloc(sizeof(*back));
+    char err[ERR_LEN] = "";
+    size_t len = 0;
+    assert_non_null(buf);
+    assert_non_null(back);
+    assert_int_equal(hist_encode(h, buf, HIST_ENCODED_MAX, &len), 0);
+    assert_true(len > 0 && len <= HIST_ENCODED_MAX);
+    if (hist_decode(buf, len, back, err) != 0)
+        fail_msg("decode of a fresh encoding failed: %s", err);
+    assert_hist_equal(back, h);
+    /* One byte short of the encoding is always refused. */
+    size_t short_len;
+    assert_int_equal(hist_encode(h, buf, len - 1, &short_len), -ENOSPC);
+    free(buf);
+    free(back);
+    return len;
+}
+
+static void test_encode_roundtrip(void **state)
+{
+    (void)state;
+    struct hist *h = malloc(sizeof(*h));
+    assert_non_null(h);
+    hist_init(h);
+    assert_true(roundtrip(h) <= 16); /* empty: a few varints */
+    hist_record(h, 0);
+    roundtrip(h);
+    hist_record(h, UINT64_MAX); /* overflow and the largest bucket */
+    roundtrip(h);
+
+    /* A realistic run: 100k latencies between 1 and 100 ms encode to a few kB at most. */
+    uint64_t seed = 5;
+    hist_init(h);
+    for (int i = 0; i < 100000; i++)
+        hist_record(h, 1000 + rng_next(&seed) % 99000);
+    size_t len = roundtrip(h);
+    assert_true(len < 4096);
+
+    /* Every bucket used, with counts that need every varint length. */
+    hist_init(h);
+    for (size_t i = 0; i < HIST_BUCKETS; i++) {
+        uint64_t lo, hi;
+        hist_bucket_range(i, &lo, &hi);
+        if (lo > HIST_MAX_US)
+            break;
+        hist_record(h, lo);
+        h->buckets[i] += (uint64_t)1 << (i % 56);
+        h->count += (uint64_t)1 << (i % 56);
+        h->sum_us += ((uint64_t)1 << (i % 56)) * lo; /* keep the sum consistent */
+    }
+    roundtrip(h);
+    free(h);
+}
+
+/* Per-thread histograms shipped as bytes (the distributed-load path) merge exactly. */
+static void test_merge_after_decode(void **state)
+{
+    (void)state;
+    struct hist *parts = malloc(3 * sizeof(*parts));
+    struct hist *all = malloc(sizeof(*all)), *merged = malloc(sizeof(*merged));
+    struct hist *dec = malloc(sizeof(*dec));
+    uint8_t *buf = malloc(HIST_ENCODED_MAX);
+    assert_true(parts && all && merged && dec && buf);
+    uint64_t seed = 77;
+    hist_init(all);
+    hist_init(merged);
+    for (int i = 0; i < 3; i++)
+        hist_init(&parts[i]);
+    for (int i = 0; i < 60000; i++) {
+        uint64_t v = rng_next(&seed) >> (20 + rng_next(&seed) % 44);
+        hist_record(all, v);
+        hist_record(&parts[i % 3], v);
+    }
+    for (int i = 0; i < 3; i++) {
+        size_t len;
+        char err[ERR_LEN];
+        assert_int_equal(hist_encode(&parts[i], buf, HIST_ENCODED_MAX, &len), 0);
+        assert_int_equal(hist_decode(buf, len, dec, err), 0);
+        hist_merge(merged, dec);
+    }
+    assert_hist_equal(merged, all);
+    free(parts);
+    free(all);
+    free(merged);
+    free(dec);
+    free(buf);
+}
+
+static void test_decode_malformed(void **state)
+{
+    (void)state;
+    struct hist *h = malloc(sizeof(*h)), *out = malloc(sizeof(*out));
+    uint8_t *buf = malloc(HIST_ENCODED_MAX + 16);
+    char err[ERR_LEN];
+    size_t len;
+    assert_true(h && out && buf);
+    hist_init(h);
+    for (uint64_t v = 1; v < 5000000; v = v * 3 + 1)
+        hist_record(h, v);
+    assert_int_equal(hist_encode(h, buf, HIST_ENCODED_MAX, &len), 0);
+
+    /* Every truncation fails, and leaves the output empty. */
+    for (size_t l = 0; l < len; l++) {
+        assert_int_equal(hist_decode(buf, l, out, err), -EINVAL);
+        assert_int_equal(out->count, 0);
+    }
+    /* A trailing byte. */
+    buf[len] = 0;
+    assert_int_equal(hist_decode(buf, len + 1, out, err), -EINVAL);
+    /* Unknown version. */
+    buf[0] = 2;
+    assert_int_equal(hist_decode(buf, len, out, err), -EINVAL);
+    assert_non_null(strstr(err, "version 2"));
+    buf[0] = 1;
+    /* Any single flipped bit either fails or yields a self-consistent histogram. */
+    for (size_t i = 1; i < len; i++) {
+        for (int bit = 0; bit < 8; bit++) {
+            buf[i] ^= (uint8_t)(1u << bit);
+            if (hist_decode(buf, len, out, err) == 0) {
+                uint64_t total = 0;
+                for (size_t b = 0; b < HIST_BUCKETS; b++)
+                    total += out->buckets[b];
+                assert_int_equal(total, out->count);
+                assert_true(out->min_us <= out->max_us);
+            }
+            buf[i] ^= (uint8_t)(1u << bit);
+        }
+    }
+    assert_int_equal(hist_decode(buf, len, out, err), 0);
+
+    /* Hand-made lies: count that does not match, a zero-count bucket, an index past the end,
+     * min outside the first bucket, a non-canonical varint, an 11-byte varint. */
+    static const struct {
+        uint8_t bytes[24];
+        size_t len;
+        const char *why;
+    } lies[] = {
+        {{1, 2, 20, 10, 10, 0, 1, 10, 1}, 9, "count 2, buckets hold 1"},
+        {{1, 0, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 1, 0, 0, 1, 5, 0},
+         18,
+         "zero-count bucket"},
+        {{1, 1, 5, 5, 5, 0, 1, 0x80, 0x1a, 1}, 10, "bucket index 3328"},
+        {{1, 1, 6, 6, 6, 0, 1, 5, 1}, 9, "min 6 in bucket 5"},
+        {{1, 1, 5, 5, 5, 0, 1, 0x85, 0x00, 1}, 10, "non-canonical varint"},
+        {{1, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f}, 11, "11-byte varint"},
+        {{1, 1, 9, 5, 5, 0, 1, 5, 1}, 9, "sum 9 for one sample of 5"},
+        {{1, 1, 5, 5, 5, 1, 1, 5, 1}, 9, "overflow with max below 1 h"},
+        {{1, 0, 0, 0, 0, 0, 0}, 7, "empty with min 0"},
+    };
+    for (size_t i = 0; i < sizeof(lies) / sizeof(lies[0]); i++) {
+        if (hist_decode(lies[i].bytes, lies[i].len, out, err) != -EINVAL)
+            fail_msg("decode accepted: %s", lies[i].why);
+    }
+    /* And the same shapes told truthfully are accepted. */
+    static const uint8_t truth[] = {1, 1, 5, 5, 5, 0, 1, 5, 1};
+    assert_int_equal(hist_decode(truth, sizeof(truth), out, err), 0);
+    assert_int_equal(out->count, 1);
+    assert_int_equal(out->buckets[5], 1);
+    assert_int_equal(hist_percentile(out, 50), 5);
+    free(h);
+    free(out);
+    free(buf);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_empty),          cmocka_unit_test(test_bucket_layout),
-        cmocka_unit_test(test_random_uniform), cmocka_unit_test(test_random_log),
-        cmocka_unit_test(test_bimodal),        cmocka_unit_test(test_constants),
-        cmocka_unit_test(test_powers_of_two),  cmocka_unit_test(test_bucket_edges),
-        cmocka_unit_test(test_extremes),       cmocka_unit_test(test_merge_exact),
+        cmocka_unit_test(test_empty),
+        cmocka_unit_test(test_bucket_layout),
+        cmocka_unit_test(test_random_uniform),
+        cmocka_unit_test(test_random_log),
+        cmocka_unit_test(test_bimodal),
+        cmocka_unit_test(test_constants),
+        cmocka_unit_test(test_powers_of_two),
+        cmocka_unit_test(test_bucket_edges),
+        cmocka_unit_test(test_extremes),
+        cmocka_unit_test(test_merge_exact),
+        cmocka_unit_test(test_encode_roundtrip),
+        cmocka_unit_test(test_merge_after_decode),
+        cmocka_unit_test(test_decode_malformed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
