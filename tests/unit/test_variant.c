@@ -78,7 +78,7 @@ static void test_token_bad(void **state)
         {"2@-1/512Mi", "'2@-1/512Mi'"},
         {"2@1/512Mi/3", "'2@1/512Mi/3'"},
         {"2@1@2/512Mi", "'2@1@2/512Mi'"},
-        {"1@1/1Gi1234567890123456789012345678901234567890", "longer than"},
+        {"1@1/1Gi12345678901234567890123456789012345678901234567890", "longer than"},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         struct variant v;
