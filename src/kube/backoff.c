@@ -33,7 +33,7 @@ unsigned kube_backoff_next(struct kube_backoff *b)
         b->attempt++;
     /* Uniform in [d/2, d]: never zero (no hot loop), and two clients that failed together
      * spread out. */
-    unsigned long long half = d / 2;
+    unsigned long long half = d / 2 ? d / 2 : 1;
     unsigned long long span = d - half + 1;
     return (unsigned)(half + next_rand(&b->rng) % span);
 }

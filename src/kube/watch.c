@@ -127,8 +127,9 @@ int kube_event_parse(const char *line, size_t len, cJSON **root, struct kube_eve
         if (strcmp(t->valuestring, types[i].name) == 0)
             break;
     if (i == sizeof(types) / sizeof(types[0])) {
+        err_set(err, -EBADMSG, "unknown watch event type '%.32s'", t->valuestring);
         cJSON_Delete(r);
-        return err_set(err, -EBADMSG, "unknown watch event type '%.32s'", t->valuestring);
+        return -EBADMSG;
     }
     ev->type = types[i].type;
     ev->object = o;
