@@ -596,6 +596,10 @@ class Handler(BaseHTTPRequestHandler):
         return (self.headers.get("Content-Type") or "").split(";")[0].strip()
 
     def _json(self, body):
+        if "protobuf" in (self.headers.get("Content-Type") or ""):
+            raise ApiError(415, "UnsupportedMediaType", "the fake API server speaks JSON only: "
+                           "protobuf bodies (kubectl create <generator>) are not supported; use "
+                           "kubectl apply or kubectl create -f")
         try:
             return json.loads(body or b"null")
         except ValueError as e:
@@ -925,7 +929,8 @@ def main():
         st.controller = controllers.DeploymentController(st.api, st.stop)
         st.controller.start()
         if not args.no_kubelet:
-            images = load_json_or_yaml(args.images) if args.images else {}
+            images = load_json_or_yaml(args.images or os.path.join(
+                os.path.dirname(os.path.abspath(__file__)), "images.json"))
             st.kubelet = controllers.Kubelet(st.api, st.stop, images, args)
             st.api.kubelet = st.kubelet
             st.kubelet.start()
