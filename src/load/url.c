@@ -173,6 +173,10 @@ int url_resolve(const struct url *u, struct url_addr *a, char *err)
 
 int url_join_path(const struct url *u, const char *path, char *out, size_t cap)
 {
+    /* "/" on a base with a path is the base itself: `--url http://h/api/health` with the
+     * default profile (GET /) requests /api/health, as wrk or curl would. */
+    if (u->base_path[0] && strcmp(path, "/") == 0)
+        path = "";
     int n = snprintf(out, cap, "%s%s", u->base_path, path);
     if (n < 0 || (size_t)n >= cap)
         return -ENAMETOOLONG;

@@ -41,7 +41,8 @@ int url_parse(const char *s, struct url *u /* OUT */, char *err);
 int url_resolve(const struct url *u, struct url_addr *a /* OUT */, char *err);
 
 /* Writes base_path joined with path (which starts with '/') into out (cap bytes, NUL
- * terminated). Returns the length, or -ENAMETOOLONG when it does not fit. */
+ * terminated); path "/" on a non-empty base path gives the base path itself. Returns the
+ * length, or -ENAMETOOLONG when it does not fit. */
 int url_join_path(const struct url *u, const char *path, char *out, size_t cap);
 
 #endif

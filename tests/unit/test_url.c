@@ -140,6 +140,11 @@ static void test_join(void **state)
     assert_int_equal(url_join_path(&u, "/users?id=1", out, sizeof(out)), 15);
     assert_string_equal(out, "/api/users?id=1");
     assert_int_equal(url_join_path(&u, "/users", out, 5), -ENAMETOOLONG);
+    assert_int_equal(url_join_path(&u, "/", out, sizeof(out)), 4);
+    assert_string_equal(out, "/api");
+    assert_int_equal(url_parse("http://h", &u, err), 0);
+    assert_int_equal(url_join_path(&u, "/", out, sizeof(out)), 1);
+    assert_string_equal(out, "/");
 }
 
 int main(void)
