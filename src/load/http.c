@@ -518,6 +518,8 @@ int http_request_build(const struct url *u, const struct profile_request *r,
     rc = rc ? rc : sb_put(&s, "\r\n", 2);
     if (!rc && r->body && r->body_len)
         rc = sb_put(&s, r->body, r->body_len);
+    /* A NUL after the bytes (not counted in len) lets tests and logs treat it as a string. */
+    rc = rc ? rc : sb_put(&s, "", 1);
     if (rc == -EINVAL)
         err_set(err, rc, "request '%s': larger than %u bytes", r->name ? r->name : "?",
                 HTTP_MAX_REQUEST);
@@ -526,7 +528,7 @@ int http_request_build(const struct url *u, const struct profile_request *r,
     if (rc)
         goto out;
     out->buf = s.b;
-    out->len = s.len;
+    out->len = s.len - 1;
     out->head = strcmp(method, "HEAD") == 0;
     s.b = NULL;
 out:

@@ -48,7 +48,7 @@ struct http_parser {
 
 /* A request serialized once: the exact bytes to write for every send. */
 struct http_request {
-    char *buf; /* owned, free with http_request_free */
+    char *buf; /* owned, free with http_request_free; NUL-terminated after len bytes */
     size_t len;
     int head; /* HEAD request: its response has no body */
 };
