@@ -612,7 +612,9 @@ static void on_event(struct worker *w, struct conn *c, uint32_t ev, int64_t now)
 static void advance_due(struct worker *w)
 {
     const struct engine *e = w->e;
-    double k = (double)w->next_j * e->nthreads + w->idx + 1;
+    /* Request k is due when k - 0.5 requests are due: a window of D seconds at R/s holds
+     * exactly D*R of them, none on its edges. */
+    double k = (double)w->next_j * e->nthreads + w->idx + 0.5;
     w->next_due_ns = plan_due_ns(&e->plan, k, &w->due_hint);
     w->next_j++;
 }
