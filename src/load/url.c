@@ -5,9 +5,11 @@
 #include <errno.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 static int host_char_ok(char c)
 {
@@ -139,9 +141,31 @@ int url_parse(const char *s, struct url *u, char *err)
     return 0;
 }
 
+/* Does a TCP connect to ai succeed within timeout_ms? Used only to choose among several
+ * addresses of one name before a run, never during it. */
+static int probe(const struct addrinfo *ai, int timeout_ms)
+{
+    int ok = 0;
+    int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_TCP);
+    if (fd < 0)
+        return 0;
+    if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0) {
+        ok = 1;
+    } else if (errno == EINPROGRESS) {
+        struct pollfd pfd = {fd, POLLOUT, 0};
+        int e = 0;
+        socklen_t len = sizeof(e);
+        if (poll(&pfd, 1, timeout_ms) == 1 && getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &len) == 0 &&
+            e == 0)
+            ok = 1;
+    }
+    close(fd);
+    return ok;
+}
+
 int url_resolve(const struct url *u, struct url_addr *a, char *err)
 {
-    struct addrinfo hints, *res = NULL;
+    struct addrinfo hints, *res = NULL, *pick = NULL;
     char port[8];
     int rc;
 
@@ -160,13 +184,24 @@ int url_resolve(const struct url *u, struct url_addr *a, char *err)
     }
     if (rc != 0)
         return err_set(err, -EHOSTUNREACH, "cannot resolve '%s': %s", u->host, gai_strerror(rc));
-    if (!res || res->ai_addrlen > sizeof(a->ss)) {
+    /* A name with several addresses ("localhost": ::1 and 127.0.0.1) gets the first one that
+     * accepts a connection, as a browser's fallback would; when none does, the first, so the
+     * run reports the refusals. */
+    for (struct addrinfo *ai = res; ai && res->ai_next; ai = ai->ai_next) {
+        if (ai->ai_addrlen <= sizeof(a->ss) && probe(ai, 500)) {
+            pick = ai;
+            break;
+        }
+    }
+    if (!pick)
+        pick = res;
+    if (!pick || pick->ai_addrlen > sizeof(a->ss)) {
         freeaddrinfo(res);
         return err_set(err, -EHOSTUNREACH, "cannot resolve '%s': no usable address", u->host);
     }
-    a->family = res->ai_family;
-    a->len = res->ai_addrlen;
-    memcpy(&a->ss, res->ai_addr, res->ai_addrlen);
+    a->family = pick->ai_family;
+    a->len = pick->ai_addrlen;
+    memcpy(&a->ss, pick->ai_addr, pick->ai_addrlen);
     freeaddrinfo(res);
     return 0;
 }

@@ -36,7 +36,8 @@ struct url_addr {
  * Returns 0 or -EINVAL. */
 int url_parse(const char *s, struct url *u /* OUT */, char *err);
 
-/* Resolves u's host once (getaddrinfo) and fills *a with the first address returned.
+/* Resolves u's host once (getaddrinfo) and fills *a with the first address returned; when
+ * there are several, with the first that accepts a TCP connection (probed, 500 ms each).
  * Returns 0, or -EHOSTUNREACH when the name does not resolve (err says why). */
 int url_resolve(const struct url *u, struct url_addr *a /* OUT */, char *err);
 
