@@ -973,9 +973,15 @@ static void snapshot(struct engine *e, int64_t now, uint64_t *last_req, int64_t 
     pr->phase_s = (double)(pe - ps) / 1e9;
     pr->requests = req;
     pr->failed = failed;
+    int64_t since = *last_ns;
+    if (measuring && since < e->plan.measure_start_ns) {
+        /* The phase changed since the last snapshot: its counters restarted at its start. */
+        *last_req = 0;
+        since = e->plan.measure_start_ns;
+    }
     if (req < *last_req)
-        *last_req = 0; /* the phase changed: counters restarted */
-    pr->rps = now > *last_ns ? (double)(req - *last_req) * 1e9 / (double)(now - *last_ns) : 0;
+        *last_req = 0;
+    pr->rps = now > since ? (double)(req - *last_req) * 1e9 / (double)(now - since) : 0;
     pr->p95_us = count ? (uint64_t)(p95w / (double)count) : 0;
     *last_req = req;
     *last_ns = now;
