@@ -12,7 +12,7 @@ test_pkgs=(libcmocka-dev clang python3 openssl curl procps psmisc iproute2 ca-ce
 # Demo: the bundled example app is a Flask app served by gunicorn.
 demo_pkgs=(gunicorn python3-flask)
 # Benchmarks: the reference server and the peer load generators.
-bench_pkgs=(nginx-light wrk apache2-utils)
+bench_pkgs=(nginx-light wrk apache2-utils hey)
 
 what=${1:-all}
 case "$what" in
