@@ -666,7 +666,7 @@ out:
     return rc;
 }
 
-static int mkdir_p(const char *dir, char *err)
+int output_mkdir_p(const char *dir, char *err)
 {
     char buf[4096], ebuf[64];
     size_t len = strlen(dir);
@@ -701,7 +701,7 @@ int output_write_all(const char *dir, const struct output_doc *d, char *err)
     char e[ERR_LEN] = "";
     int first = 0;
 
-    first = mkdir_p(dir, err);
+    first = output_mkdir_p(dir, err);
     if (first)
         return first;
     for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {

@@ -40,8 +40,9 @@ static void ev_scalar(struct em *m, const char *v, yaml_scalar_style_t style)
 {
     yaml_event_t ev;
     int plain = style == YAML_PLAIN_SCALAR_STYLE || style == YAML_ANY_SCALAR_STYLE;
-    if (!yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)v, (int)strlen(v), plain,
-                                      plain, style)) {
+    /* Untagged: a plain scalar resolves implicitly, a quoted one is implicitly a string. */
+    if (!yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)v, (int)strlen(v), plain, 1,
+                                      style)) {
         m->failed = 1;
         return;
     }
