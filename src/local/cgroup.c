@@ -177,6 +177,7 @@ static int find_path(const char *proc_cgroup, const char *controller, char *out,
             char *c1 = strchr(buf, ':');
             char *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
             if (c1 && c2) {
+                *c1 = '\0';
                 *c2 = '\0';
                 const char *ctrls = c1 + 1, *path = c2 + 1;
                 int match = 0;
