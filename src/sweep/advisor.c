@@ -584,7 +584,14 @@ static void find_cpu_memory(const struct advisor_row *rows, size_t n, struct adv
         cat(mem_sentence, sizeof(mem_sentence), "%s", extra);
     }
 
-    if (best_cpu_ratio >= 1.0 + 2 * ADVISOR_NOISE && memory_flat)
+    if (best_cpu_ratio > 0 && best_cpu_ratio <= 1.0 + ADVISOR_NOISE)
+        finding(a,
+                "More CPU made no measurable difference (%s; within the %.0f%% this sweep treats "
+                "as noise): at this load the app is not CPU-bound, so look at what it waits on "
+                "(database, locks, the load itself) before buying cores.%s%s%s",
+                cpu_text, ADVISOR_NOISE * 100, mem_sentence[0] ? " Memory: " : "", mem_sentence,
+                mem_sentence[0] ? "." : "");
+    else if (best_cpu_ratio >= 1.0 + 2 * ADVISOR_NOISE && memory_flat)
         finding(a,
                 "CPU dominates memory for this workload: %s, while %s. Don't buy memory to fix "
                 "what is a CPU shortage.",
