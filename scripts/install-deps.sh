@@ -8,7 +8,7 @@ set -euo pipefail
 build_pkgs=(gcc make pkg-config libcurl4-openssl-dev libcjson-dev libyaml-dev libwebsockets-dev
             libssl-dev)
 # Tests: cmocka, clang for the fuzz targets, and the tools the integration tests drive.
-test_pkgs=(libcmocka-dev clang python3 openssl curl procps psmisc iproute2 ca-certificates)
+test_pkgs=(libcmocka-dev clang python3 openssl curl procps psmisc iproute2 ca-certificates chromium)
 # Demo: the bundled example app is a Flask app served by gunicorn.
 demo_pkgs=(gunicorn python3-flask)
 # Benchmarks: the reference server and the peer load generators.
