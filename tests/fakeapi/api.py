@@ -104,9 +104,6 @@ def _default_container(c):
     c.setdefault("resources", {})
     for p in c.get("ports") or []:
         p.setdefault("protocol", "TCP")
-    lim = (c.get("resources") or {}).get("limits")
-    if lim and "requests" not in c["resources"]:
-        c["resources"]["requests"] = dict(lim)  # requests default to limits
 
 
 def default_pod_spec(spec):
@@ -140,6 +137,13 @@ def default_object(res, obj, api):
                 default_pod_spec(tpl["spec"])
     elif res.plural == "pods" and isinstance(spec, dict):
         default_pod_spec(spec)
+        for c in spec.get("containers") or []:
+            # Pods (not templates) get requests defaulted from limits, as the real API does.
+            res_ = c.get("resources") if isinstance(c, dict) else None
+            if isinstance(res_, dict) and res_.get("limits"):
+                req = res_.setdefault("requests", {})
+                for k, v in res_["limits"].items():
+                    req.setdefault(k, v)
         obj.setdefault("status", {}).setdefault("phase", "Pending")
         obj["status"].setdefault("qosClass", "Burstable")
     elif res.plural == "services" and isinstance(spec, dict):
