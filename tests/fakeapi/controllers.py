@@ -97,14 +97,6 @@ def _resolve(v, total, round_up):
     return int(v or 0)
 
 
-def _ts_age(ts):
-    try:
-        return time.time() - time.mktime(time.strptime(ts, "%Y-%m-%dT%H:%M:%SZ")) + \
-            time.mktime(time.gmtime(0)) - time.mktime(time.gmtime(0))
-    except (TypeError, ValueError):
-        return 0.0
-
-
 def _epoch(ts):
     import calendar
     try:
@@ -597,6 +589,18 @@ class Cgroups:
             pass
         return 0
 
+    def near_limit(self, info):
+        """The memory high-water mark reached the limit: a SIGKILL then is the OOM killer's."""
+        d, lim = info.get("memoryDir"), info.get("memoryBytes")
+        if not d or not lim:
+            return False
+        f = "memory.max_usage_in_bytes" if self.mode == "v1" else "memory.peak"
+        try:
+            with open(os.path.join(d, f)) as fh:
+                return int(fh.read().strip()) >= lim * 0.9
+        except (OSError, ValueError):
+            return False
+
     def remove(self, info):
         for dd in info.get("dirs") or []:
             _kill_cgroup(dd)
@@ -990,17 +994,14 @@ class Kubelet:
         self._report(p, run)
 
     def _exited(self, p, run, cr, rc, policy):
-        oom = self.cg.oom_kills(cr.cg_info) > cr.oom_before
         code = 128 - rc if rc < 0 else rc
-        if rc == -signal.SIGKILL and (oom or cr.cg_info.get("memoryBytes")) and oom:
-            reason = "OOMKilled"
+        if self.cg.oom_kills(cr.cg_info) > cr.oom_before or \
+                (rc == -signal.SIGKILL and self.cg.near_limit(cr.cg_info)):
+            reason, code = "OOMKilled", 137
         elif rc == 126 and cr.cg_procs:
             reason = "StartError"
         else:
             reason = "Completed" if code == 0 else "Error"
-        if oom:
-            reason = "OOMKilled"
-            code = 137
         term = {"exitCode": code, "reason": reason, "startedAt": cr.started_at,
                 "finishedAt": now_ts(), "containerID": "fake://%s" % cr.proc.pid}
         cr.proc = None
