@@ -1287,3 +1287,194 @@ def _killpg(proc, sig):
         os.killpg(proc.pid, sig)
     except (ProcessLookupError, PermissionError):
         pass
+
+
+# --- Services: Endpoints and a loopback proxy on each ClusterIP --------------------------------
+
+class ServiceProxy:
+    """Keeps an Endpoints object per Service (ready pods matching its selector) and listens on
+    each ClusterIP:port, forwarding TCP connections round-robin to the ready pods, so a URL
+    through a Service works as it would in a cluster (all on 127.0.0.0/8)."""
+
+    def __init__(self, api, stop):
+        self.api = api
+        self.store = api.store
+        self.stop = stop
+        self.wake = threading.Event()
+        self.listeners = {}  # (ip, port) -> (socket, service key, port spec)
+        self.backends = {}  # (ns, svc, port name or number) -> [(ip, port)]
+        self.rr = 0
+        self.lock = threading.Lock()
+        self.store.listeners.append(self._on_change)
+
+    def _on_change(self, key, etype, obj, old):
+        if key in (POD.key, SVC.key):
+            self.wake.set()
+
+    def start(self):
+        threading.Thread(target=self.run, name="service-proxy", daemon=True).start()
+
+    def run(self):
+        while not self.stop.is_set():
+            self.wake.wait(1.0)
+            self.wake.clear()
+            try:
+                self.sync()
+            except Exception:
+                import traceback
+                traceback.print_exc()
+        for sock, _, _ in list(self.listeners.values()):
+            sock.close()
+
+    def sync(self):
+        svcs, _ = self.store.entries(SVC.key)
+        want = {}
+        for e in svcs:
+            s = e.obj
+            m, spec = s["metadata"], s.get("spec") or {}
+            sel = spec.get("selector")
+            if not sel:
+                continue
+            ns = m["namespace"]
+            pods, _ = self.store.entries(POD.key, ns)
+            ready, notready = [], []
+            for pe in pods:
+                p = pe.obj
+                if p["metadata"].get("deletionTimestamp") or not (p.get("status") or {}).get(
+                        "podIP"):
+                    continue
+                labels = p["metadata"].get("labels") or {}
+                if any(labels.get(k) != v for k, v in sel.items()):
+                    continue
+                (ready if _pod_ready(p) else notready).append(p)
+            subset_ports = []
+            for sp in spec.get("ports") or []:
+                tp = sp.get("targetPort", sp.get("port"))
+                addrs = []
+                for p in ready:
+                    port = _container_port(p, tp)
+                    if port:
+                        addrs.append((p["status"]["podIP"], port))
+                with self.lock:
+                    self.backends[(ns, m["name"], sp.get("port"))] = addrs
+                subset_ports.append({"name": sp.get("name"), "port": addrs[0][1] if addrs else
+                                     (tp if isinstance(tp, int) else sp.get("port")),
+                                     "protocol": sp.get("protocol", "TCP")})
+                ip = spec.get("clusterIP")
+                if ip and ip.startswith("127.") and sp.get("protocol", "TCP") == "TCP":
+                    want[(ip, sp.get("port"))] = (ns, m["name"], sp.get("port"))
+            self._endpoints(ns, m["name"], ready, notready, subset_ports)
+        for k in list(self.listeners):
+            if k not in want:
+                self.listeners.pop(k)[0].close()
+        for k, target in want.items():
+            if k not in self.listeners:
+                self._listen(k, target)
+
+    def _endpoints(self, ns, name, ready, notready, ports):
+        def addr(p):
+            return {"ip": p["status"]["podIP"], "nodeName": NODE,
+                    "targetRef": {"kind": "Pod", "namespace": ns, "name": p["metadata"]["name"],
+                                  "uid": p["metadata"].get("uid")}}
+        subset = {}
+        if ready:
+            subset["addresses"] = [addr(p) for p in ready]
+        if notready:
+            subset["notReadyAddresses"] = [addr(p) for p in notready]
+        for pt in ports:
+            if pt.get("name") is None:
+                pt.pop("name")
+        body = {"metadata": {"name": name, "namespace": ns},
+                "subsets": [dict(subset, ports=ports)] if subset else []}
+        with self.store.lock:
+            cur = self.store.get(EP.key, ns, name)
+            try:
+                if cur is None:
+                    self.api.create(EP, ns, body)
+                elif cur.get("subsets") != body["subsets"]:
+                    new = jcopy(cur)
+                    new["subsets"] = body["subsets"]
+                    self.api.update(EP, ns, name, new, check_rv=False)
+            except ApiError:
+                pass
+
+    def _listen(self, key, target):
+        s = socket.socket()
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind(key)
+            s.listen(128)
+        except OSError as e:
+            log("service %s/%s: cannot listen on %s:%d: %s" % (target[0], target[1], key[0],
+                                                                 key[1], e))
+            s.close()
+            return
+        self.listeners[key] = (s, target, None)
+        threading.Thread(target=self._accept, args=(s, target), daemon=True).start()
+
+    def _accept(self, s, target):
+        while not self.stop.is_set():
+            try:
+                c, _ = s.accept()
+            except OSError:
+                return
+            with self.lock:
+                addrs = list(self.backends.get(target) or [])
+                self.rr += 1
+                rr = self.rr
+            if not addrs:
+                c.close()
+                continue
+            threading.Thread(target=_pump, args=(c, addrs[rr % len(addrs)]),
+                             daemon=True).start()
+
+
+def _container_port(p, tp):
+    if isinstance(tp, int):
+        return tp
+    for c in (p.get("spec") or {}).get("containers") or []:
+        for pt in c.get("ports") or []:
+            if pt.get("name") == tp:
+                return pt.get("containerPort")
+    try:
+        return int(tp)
+    except (TypeError, ValueError):
+        return None
+
+
+def _pump(client, backend):
+    import selectors
+    try:
+        up = socket.create_connection(backend, timeout=5)
+    except OSError:
+        client.close()
+        return
+    up.settimeout(None)
+    for s in (client, up):
+        s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    sel = selectors.DefaultSelector()
+    sel.register(client, selectors.EVENT_READ, up)
+    sel.register(up, selectors.EVENT_READ, client)
+    open_ends = 2
+    try:
+        while open_ends:
+            for k, _ in sel.select(timeout=300):
+                try:
+                    data = k.fileobj.recv(65536)
+                except OSError:
+                    data = b""
+                if not data:
+                    sel.unregister(k.fileobj)
+                    try:
+                        k.data.shutdown(socket.SHUT_WR)
+                    except OSError:
+                        pass
+                    open_ends -= 1
+                    continue
+                k.data.sendall(data)
+    except OSError:
+        pass
+    finally:
+        sel.close()
+        client.close()
+        up.close()

@@ -937,6 +937,7 @@ def main():
             st.kubelet = controllers.Kubelet(st.api, st.stop, images, args)
             st.api.kubelet = st.kubelet
             st.kubelet.start()
+            controllers.ServiceProxy(st.api, st.stop).start()
 
     write_kubeconfig(args.dir, st.port, admin_token, args.client_cert)
     with open(os.path.join(args.dir, "pid"), "w") as f:

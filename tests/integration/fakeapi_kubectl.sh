@@ -79,6 +79,10 @@ ip=$(k get pod "$pod" -o jsonpath='{.status.podIP}')
 case $ip in 127.*) ;; *) fail "pod IP $ip is not loopback" ;; esac
 out=$(curl -sf --max-time 5 "http://$ip:8080/")
 [ "$out" = "hello from $pod first" ] || fail "pod answered '$out'"
+# ... and through its Service's ClusterIP (a loopback proxy to the ready pods).
+svcip=$(k get service web -o jsonpath='{.spec.clusterIP}')
+out=$(curl -sf --max-time 5 "http://$svcip:80/")
+[ "$out" = "hello from $pod first" ] || fail "service answered '$out'"
 fakectl GET /fake/pods >"$WORK/pods.json"
 read -r cgmode cpudir memdir pid1 < <(python3 - "$WORK/pods.json" "$pod" <<'PY'
 import json, sys
