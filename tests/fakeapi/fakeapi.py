@@ -117,6 +117,15 @@ def write_kubeconfig(d, port, token, client_cert):
                  head + "current-context: fake\nusers:\n" + users_tf)
 
 
+def write_user_kubeconfig(d, port, path, token, namespace):
+    ca = _b64file(os.path.join(d, "ca.crt"))
+    write_atomic(path, "apiVersion: v1\nkind: Config\nclusters:\n- name: fake\n  cluster:\n"
+                 "    server: https://127.0.0.1:%d\n    certificate-authority-data: %s\n"
+                 "contexts:\n- name: fake\n  context:\n    cluster: fake\n    user: user\n"
+                 "    namespace: %s\ncurrent-context: fake\nusers:\n- name: user\n  user:\n"
+                 "    token: %s\n" % (port, ca, namespace, token))
+
+
 # --- discovery and OpenAPI ------------------------------------------------------------------------
 
 def discovery_api(port):
@@ -351,9 +360,11 @@ class Handler(BaseHTTPRequestHandler):
             if path.startswith("/fake/") or path == "/fake":
                 return self.control(path, query, body)
             user, groups = self.authenticate()
+            self._who = (user, groups)
             attrs["user"] = user
             self.route(path, query, attrs)
-            if not rbac.authorize(self.st.store, user, groups, attrs):
+            if attrs.get("resource") != "selfsubjectaccessreviews" and \
+                    not rbac.authorize(self.st.store, user, groups, attrs):
                 msg = rbac.forbidden_message(user, attrs)
                 det = {"kind": attrs.get("resource", "")}
                 if attrs.get("name"):
@@ -533,6 +544,10 @@ class Handler(BaseHTTPRequestHandler):
             raise ApiError(404, "NotFound", "the server could not find the requested resource")
         dry = "All" in query.get("dryRun", "")
         verb = attrs["verb"]
+        if res.plural == "selfsubjectaccessreviews":
+            if verb != "create":
+                raise ApiError(405, "MethodNotAllowed", "only create is allowed")
+            return self.access_review(res, self._json(body), attrs)
         api = st.api
         if sub == "scale":
             if verb == "get":
@@ -595,14 +610,38 @@ class Handler(BaseHTTPRequestHandler):
         raise ApiError(405, "MethodNotAllowed", "the server does not allow this method on the "
                        "requested resource")
 
+    def access_review(self, res, review, attrs):
+        """`kubectl auth can-i`: the caller's own permissions, by the same matcher."""
+        if not isinstance(review, dict):
+            raise ApiError(400, "BadRequest", "expected a SelfSubjectAccessReview")
+        spec = review.get("spec") or {}
+        user, groups = self._who
+        ra, nra = spec.get("resourceAttributes"), spec.get("nonResourceAttributes")
+        if ra:
+            q = {"verb": ra.get("verb", ""), "group": ra.get("group", ""),
+                 "resource": ra.get("resource", ""), "sub": ra.get("subresource") or None,
+                 "name": ra.get("name") or None, "ns": ra.get("namespace") or None}
+        elif nra:
+            q = {"nonResource": True, "verb": nra.get("verb", ""), "path": nra.get("path", "")}
+        else:
+            raise ApiError(422, "Invalid", "resourceAttributes or nonResourceAttributes needed")
+        allowed = rbac.authorize(self.st.store, user, groups, q)
+        out = {"kind": res.kind, "apiVersion": res.gv, "metadata": {"creationTimestamp": None},
+               "spec": spec, "status": {"allowed": allowed}}
+        if allowed:
+            out["status"]["reason"] = "allowed by the fake's RBAC"
+        return self.send_json(201, out)
+
     def _ctype(self):
         return (self.headers.get("Content-Type") or "").split(";")[0].strip()
 
     def _json(self, body):
         if "protobuf" in (self.headers.get("Content-Type") or ""):
-            raise ApiError(415, "UnsupportedMediaType", "the fake API server speaks JSON only: "
-                           "protobuf bodies (kubectl create <generator>) are not supported; use "
-                           "kubectl apply or kubectl create -f")
+            import protobuf
+            try:
+                return protobuf.decode(body)
+            except protobuf.ProtoError as e:
+                raise ApiError(415, "UnsupportedMediaType", str(e))
         try:
             return json.loads(body or b"null")
         except ValueError as e:
@@ -788,6 +827,9 @@ class Handler(BaseHTTPRequestHandler):
                                    data.get("token"))
                 if data.get("file"):
                     write_atomic(data["file"], tok)
+                if data.get("kubeconfig"):
+                    write_user_kubeconfig(st.dir, st.port, data["kubeconfig"], tok,
+                                          data.get("namespace") or "default")
                 return self.send_json(200, {"token": tok})
             if m == "DELETE":
                 st.revoke(data.get("token"), data.get("user"))
