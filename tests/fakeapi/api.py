@@ -415,7 +415,8 @@ class Api:
         if dry_run:
             return new
         meta = new["metadata"]
-        if meta.get("deletionTimestamp") and not meta.get("finalizers") and not self._awaits_kubelet(res, new):
+        if meta.get("deletionTimestamp") and not meta.get("finalizers") and \
+                not self._awaits_kubelet(res, new):
             self.store.put(res.key, ns, name, new, "MODIFIED", canonical_full(res.key))
             out = self.store.remove(res.key, ns, name, canonical_full(res.key))
             self.gc_event.set()

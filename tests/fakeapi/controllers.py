@@ -24,7 +24,7 @@ import time
 
 from api import jcopy, now_ts
 from resources import BY_PATH
-from store import ApiError, selector_matches
+from store import ApiError
 
 DEPLOY = BY_PATH[("apps", "v1", "deployments")]
 RS = BY_PATH[("apps", "v1", "replicasets")]

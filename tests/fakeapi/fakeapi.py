@@ -29,9 +29,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import rbac  # noqa: E402
 import tables  # noqa: E402
-from api import Api, full, now_ts, to_view  # noqa: E402
+from api import Api, full, to_view  # noqa: E402
 from faults import REASONS, Faults, RequestLog  # noqa: E402
-from resources import BY_KEY, BY_PATH, RESOURCES, group_versions  # noqa: E402
+from resources import BY_PATH, RESOURCES, group_versions  # noqa: E402
 from store import (ApiError, Store, fields_match, labels_match,  # noqa: E402
                    parse_field_selector, parse_label_selector)
 

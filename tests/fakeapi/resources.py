@@ -1,4 +1,5 @@
-"""The resource types the fake API server serves: one table drives discovery, routing and storage."""
+"""The resource types the fake API server serves: one table drives discovery, routing and
+storage."""
 
 ALL_VERBS = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]
 

@@ -4,7 +4,6 @@ resourceVersion, 410 Gone, bookmarks, garbage collection, generation, strategic 
 injection, tokens, the request log. Run by tests/integration/fakeapi_semantics.sh."""
 
 import http.client
-import json
 import os
 import sys
 import time
