@@ -497,7 +497,8 @@ class Api:
                     self.store.dependents(meta.get("uid")):
                 finalizers.append("orphan")
             graceful = (res.plural == "pods" and grace != 0 and self._awaits_kubelet(res, old))
-            if finalizers or graceful:
+            terminating_ns = res.plural == "namespaces"
+            if finalizers or graceful or terminating_ns:
                 if meta.get("deletionTimestamp"):
                     if graceful and grace == 0:
                         pass
@@ -514,6 +515,8 @@ class Api:
                     nm["deletionGracePeriodSeconds"] = 0
                 if finalizers:
                     nm["finalizers"] = finalizers
+                if terminating_ns:
+                    new.setdefault("status", {})["phase"] = "Terminating"
                 if res.generation:
                     nm["generation"] = nm.get("generation", 1) + 1
                 out = self.store.put(res.key, ns, name, new, "MODIFIED",

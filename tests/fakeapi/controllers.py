@@ -105,6 +105,27 @@ def _epoch(ts):
         return time.time()
 
 
+def emit_event(api, obj, kind, api_version, etype, reason, message, component):
+    """A core v1 Event about obj, as the real controllers and kubelet record them."""
+    m = obj["metadata"]
+    now = now_ts()
+    try:
+        api.create(EVENT, m["namespace"], {
+            "metadata": {"name": "%s.%x" % (m["name"], int(time.time() * 1e9)),
+                         "namespace": m["namespace"]},
+            "involvedObject": {"kind": kind, "namespace": m["namespace"], "name": m["name"],
+                               "uid": m.get("uid"), "apiVersion": api_version,
+                               "resourceVersion": m.get("resourceVersion")},
+            "reason": reason, "message": message, "type": etype,
+            "source": {"component": component} if component != "kubelet" else
+            {"component": component, "host": NODE},
+            "firstTimestamp": now, "lastTimestamp": now, "count": 1,
+            "reportingComponent": component, "reportingInstance": NODE
+            if component == "kubelet" else ""})
+    except ApiError:
+        pass
+
+
 class WorkQueue:
     def __init__(self):
         self.cond = threading.Condition()
@@ -298,6 +319,11 @@ class DeploymentController:
         for r in rss:
             rn = r["metadata"]["name"]
             if (r.get("spec") or {}).get("replicas", 0) != replicas[rn]:
+                before = (r.get("spec") or {}).get("replicas", 0)
+                emit_event(self.api, d, "Deployment", "apps/v1", "Normal", "ScalingReplicaSet",
+                           "Scaled %s replica set %s from %d to %d" % (
+                               "up" if replicas[rn] > before else "down", rn, before,
+                               replicas[rn]), "deployment-controller")
                 nr = jcopy(r)
                 nr["spec"]["replicas"] = replicas[rn]
                 nr["metadata"].setdefault("annotations", {})[
@@ -1173,19 +1199,7 @@ class Kubelet:
                 pass
 
     def _event(self, p, etype, reason, message):
-        m = p["metadata"]
-        try:
-            self.api.create(EVENT, m["namespace"], {
-                "metadata": {"name": "%s.%x" % (m["name"], int(time.time() * 1e6)),
-                             "namespace": m["namespace"]},
-                "involvedObject": {"kind": "Pod", "namespace": m["namespace"],
-                                   "name": m["name"], "uid": m.get("uid"), "apiVersion": "v1"},
-                "reason": reason, "message": message, "type": etype,
-                "source": {"component": "kubelet", "host": NODE},
-                "firstTimestamp": now_ts(), "lastTimestamp": now_ts(), "count": 1,
-                "reportingComponent": "kubelet", "reportingInstance": NODE})
-        except ApiError:
-            pass
+        emit_event(self.api, p, "Pod", "v1", etype, reason, message, "kubelet")
 
     # --- stopping -------------------------------------------------------------------------------
 

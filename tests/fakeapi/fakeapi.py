@@ -14,6 +14,7 @@ import json
 import os
 import random
 import secrets
+import select
 import signal
 import socket
 import ssl
@@ -681,6 +682,15 @@ class Handler(BaseHTTPRequestHandler):
         self._chunk(json.dumps({"type": etype, "object": obj},
                                separators=(",", ":")).encode() + b"\n")
 
+    def _peer_closed(self):
+        """A watch client sends nothing after its request: the socket turning readable means
+        it closed (or reset) the connection, and this thread can stop waiting for events."""
+        try:
+            r, _, _ = select.select([self.connection], [], [], 0)
+        except (OSError, ValueError):
+            return True
+        return bool(r)
+
     def watch(self, res, ns, query, name):
         st = self.st
         store = st.store
@@ -773,6 +783,9 @@ class Handler(BaseHTTPRequestHandler):
             now = time.time()
             if now >= deadline:
                 break
+            if self._peer_closed():
+                self.close_connection = True
+                return
             with store.lock:
                 evs = store.events_after(last)
                 if evs is not None and not evs:
