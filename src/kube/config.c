@@ -35,10 +35,17 @@ int kube__read_file(const char *path, size_t cap, char **out, size_t *len, char 
     *out = NULL;
     if (len)
         *len = 0;
-    fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK and the regular-file check: a path naming a FIFO or a device (a kubeconfig
+     * can name any path) must fail, not block or read forever. */
+    fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) {
         rc = -errno;
         return err_set(err, rc, "%s: %s", path, err_str(rc, eb, sizeof(eb)));
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return err_set(err, -EINVAL, "%s: not a regular file", path);
     }
     for (;;) {
         if (n + 1 >= alloc) {
