@@ -253,6 +253,7 @@ const char *kube_config_namespace(const kube_config_t *cfg)
 
 int kube_config_reload_token(kube_config_t *cfg, int force, int *changed, char *err)
 {
+    char local[ERR_LEN] = "";
     struct timespec now;
     char *tok = NULL;
     int rc = 0;
@@ -271,10 +272,12 @@ int kube_config_reload_token(kube_config_t *cfg, int force, int *changed, char *
     if (!due)
         return 0;
 
+    if (!err)
+        err = local; /* the log line still says why */
     rc = read_token(cfg->token_file, &tok, err);
     if (rc) {
         log_warn("kube.token.reload_failed", "path=%s error=\"%s\" action=keep_old_token",
-                 cfg->token_file, err ? err : "");
+                 cfg->token_file, err);
         return rc;
     }
     pthread_mutex_lock(&cfg->mu);
