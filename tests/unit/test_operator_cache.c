@@ -115,19 +115,6 @@ struct seen {
     int start, recover;
 };
 
-static void fn(void *ctx, enum cache_action act, const char *ns, const char *name, const char *uid);
-cache_scan(c, fn, &s);
-assert_int_equal(s.start, 1);
-assert_int_equal(s.recover, 1);
-/* A second scan finds them busy. */
-cache_scan(c, fn, &s);
-assert_int_equal(s.start, 1);
-cache_clear_busy(c);
-cache_scan(c, fn, &s);
-assert_int_equal(s.start, 2);
-cache_free(c);
-}
-
 static void fn(void *ctx, enum cache_action act, const char *ns, const char *name, const char *uid)
 {
     struct seen *s = ctx;
@@ -156,77 +143,87 @@ static void test_not_leader(void **state)
     assert_int_equal(cache_count(c), 3);
 
     /* On becoming the leader, the scan finds what to do. */
-    struct seen {
-        int start, recover;
-    } s = {0, 0};
-    static void test_relist_drops_gone(void **state)
-    {
-        (void)state;
-        cache_t *c;
-        assert_int_equal(cache_new(&c), 0);
-        assert_int_equal(obs(c, "a", "v", "v", "done"), CACHE_NONE);
-        assert_int_equal(obs(c, "b", "v", "v", "done"), CACHE_NONE);
-        assert_int_equal(obs(c, "busy", "v", NULL, NULL), CACHE_START);
-        assert_int_equal(cache_count(c), 3);
-        cache_list_begin(c);
-        assert_int_equal(obs(c, "a", "v", "v", "done"), CACHE_NONE);
-        cache_list_end(c);
-        /* b vanished while the watch was down; the busy one stays until its sweep ends. */
-        assert_int_equal(cache_count(c), 2);
-        assert_true(cache_busy(c, "default", "busy"));
-        /* Annotations removed entirely: forgotten. */
-        assert_int_equal(obs(c, "a", NULL, NULL, NULL), CACHE_NONE);
-        assert_int_equal(cache_count(c), 1);
-        cache_free(c);
-    }
+    struct seen s = {0, 0};
+    cache_scan(c, fn, &s);
+    assert_int_equal(s.start, 1);
+    assert_int_equal(s.recover, 1);
+    /* A second scan finds them busy. */
+    cache_scan(c, fn, &s);
+    assert_int_equal(s.start, 1);
+    cache_clear_busy(c);
+    cache_scan(c, fn, &s);
+    assert_int_equal(s.start, 2);
+    cache_free(c);
+}
 
-    static void test_recreated_same_name(void **state)
-    {
-        (void)state;
-        cache_t *c;
-        assert_int_equal(cache_new(&c), 0);
-        assert_int_equal(obs(c, "web", "v", NULL, NULL), CACHE_START);
-        assert_int_equal(cache_job_done(c, "default", "web", "v"), CACHE_NONE);
-        /* Same name, new uid, same sweep value: a different Deployment asking for its sweep. */
-        struct cache_obs o = {"default", "web", "uid-2", "v", NULL, NULL};
-        assert_int_equal(cache_observe(c, &o, 1, NULL), CACHE_START);
-        cache_free(c);
-    }
+static void test_relist_drops_gone(void **state)
+{
+    (void)state;
+    cache_t *c;
+    assert_int_equal(cache_new(&c), 0);
+    assert_int_equal(obs(c, "a", "v", "v", "done"), CACHE_NONE);
+    assert_int_equal(obs(c, "b", "v", "v", "done"), CACHE_NONE);
+    assert_int_equal(obs(c, "busy", "v", NULL, NULL), CACHE_START);
+    assert_int_equal(cache_count(c), 3);
+    cache_list_begin(c);
+    assert_int_equal(obs(c, "a", "v", "v", "done"), CACHE_NONE);
+    cache_list_end(c);
+    /* b vanished while the watch was down; the busy one stays until its sweep ends. */
+    assert_int_equal(cache_count(c), 2);
+    assert_true(cache_busy(c, "default", "busy"));
+    /* Annotations removed entirely: forgotten. */
+    assert_int_equal(obs(c, "a", NULL, NULL, NULL), CACHE_NONE);
+    assert_int_equal(cache_count(c), 1);
+    cache_free(c);
+}
 
-    static void test_many_tracked(void **state)
-    {
-        (void)state;
-        cache_t *c;
-        assert_int_equal(cache_new(&c), 0);
-        for (int i = 0; i < 5000; i++) {
-            char name[32];
-            snprintf(name, sizeof(name), "app-%d", i);
-            assert_int_equal(obs(c, name, "v", "v", "done"), CACHE_NONE);
-        }
-        assert_int_equal(cache_count(c), 5000);
-        for (int i = 0; i < 5000; i += 2) {
-            char name[32];
-            snprintf(name, sizeof(name), "app-%d", i);
-            assert_int_equal(cache_delete(c, "default", name), CACHE_NONE);
-        }
-        assert_int_equal(cache_count(c), 2500);
-        /* Small per entry: well under 200 bytes each for these names. */
-        assert_true(cache_bytes(c) < 2500 * 200 + 64 * 1024);
-        cache_free(c);
-    }
+static void test_recreated_same_name(void **state)
+{
+    (void)state;
+    cache_t *c;
+    assert_int_equal(cache_new(&c), 0);
+    assert_int_equal(obs(c, "web", "v", NULL, NULL), CACHE_START);
+    assert_int_equal(cache_job_done(c, "default", "web", "v"), CACHE_NONE);
+    /* Same name, new uid, same sweep value: a different Deployment asking for its sweep. */
+    struct cache_obs o = {"default", "web", "uid-2", "v", NULL, NULL};
+    assert_int_equal(cache_observe(c, &o, 1, NULL), CACHE_START);
+    cache_free(c);
+}
 
-    int main(void)
-    {
-        const struct CMUnitTest tests[] = {
-            cmocka_unit_test(test_unannotated_kept_nothing),
-            cmocka_unit_test(test_start_once),
-            cmocka_unit_test(test_restart_finds_finished_and_running),
-            cmocka_unit_test(test_new_value_while_busy),
-            cmocka_unit_test(test_cancel),
-            cmocka_unit_test(test_not_leader),
-            cmocka_unit_test(test_relist_drops_gone),
-            cmocka_unit_test(test_recreated_same_name),
-            cmocka_unit_test(test_many_tracked),
-        };
-        return cmocka_run_group_tests(tests, NULL, NULL);
+static void test_many_tracked(void **state)
+{
+    (void)state;
+    cache_t *c;
+    assert_int_equal(cache_new(&c), 0);
+    for (int i = 0; i < 5000; i++) {
+        char name[32];
+        snprintf(name, sizeof(name), "app-%d", i);
+        assert_int_equal(obs(c, name, "v", "v", "done"), CACHE_NONE);
     }
+    assert_int_equal(cache_count(c), 5000);
+    for (int i = 0; i < 5000; i += 2) {
+        char name[32];
+        snprintf(name, sizeof(name), "app-%d", i);
+        assert_int_equal(cache_delete(c, "default", name), CACHE_NONE);
+    }
+    assert_int_equal(cache_count(c), 2500);
+    /* Small per entry: well under 200 bytes each for these names. */
+    assert_true(cache_bytes(c) < 2500 * 200 + 64 * 1024);
+    cache_free(c);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_unannotated_kept_nothing),
+        cmocka_unit_test(test_start_once),
+        cmocka_unit_test(test_restart_finds_finished_and_running),
+        cmocka_unit_test(test_new_value_while_busy),
+        cmocka_unit_test(test_cancel),
+        cmocka_unit_test(test_not_leader),
+        cmocka_unit_test(test_relist_drops_gone),
+        cmocka_unit_test(test_recreated_same_name),
+        cmocka_unit_test(test_many_tracked),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
