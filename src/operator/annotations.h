@@ -15,6 +15,9 @@
 /* The annotations the operator itself writes or keeps on a Deployment. */
 #define ANNOT_SWEEP  "sizeup.dev/sweep"
 #define ANNOT_STATUS "sizeup.dev/status"
+/* The sweep value the operator last handled: a sweep value equal to it was already run, so a
+ * restarted operator does not run it again. */
+#define ANNOT_LAST_SWEEP "sizeup.dev/last-sweep"
 
 /* Caps on values taken from the API: anything longer is a bad value, not a truncation. */
 #define ANNOT_MAX_VALUE   4096 /* configs, target */

@@ -261,19 +261,20 @@ enum cache_action cache_job_done(cache_t *c, const char *ns, const char *name, c
     return CACHE_NONE;
 }
 
-void cache_list_begin(cache_t *c)
+void cache_list_begin(cache_t *c, const char *ns)
 {
     for (size_t i = 0; i < c->nbuckets; i++)
         for (struct entry *e = c->buckets[i]; e; e = e->next)
-            e->seen = 0;
+            if (!ns || !*ns || strcmp(e->key, ns) == 0)
+                e->seen = 0;
 }
 
-void cache_list_end(cache_t *c)
+void cache_list_end(cache_t *c, const char *ns)
 {
     for (size_t i = 0; i < c->nbuckets; i++) {
         struct entry **pp = &c->buckets[i];
         while (*pp) {
-            if (!(*pp)->seen && !(*pp)->busy)
+            if (!(*pp)->seen && !(*pp)->busy && (!ns || !*ns || strcmp((*pp)->key, ns) == 0))
                 unlink_entry(c, pp);
             else
                 pp = &(*pp)->next;

@@ -51,10 +51,11 @@ enum cache_action cache_delete(cache_t *c, const char *ns, const char *name);
  * it), else NONE. */
 enum cache_action cache_job_done(cache_t *c, const char *ns, const char *name, const char *handled);
 
-/* A (re-)list begins / ended: entries not observed in between are dropped (their Deployments
- * are gone), except busy ones, whose sweeps find that out themselves. */
-void cache_list_begin(cache_t *c);
-void cache_list_end(cache_t *c);
+/* A (re-)list of namespace ns (NULL: every namespace) begins / ended: entries of ns not
+ * observed in between are dropped (their Deployments are gone), except busy ones, whose sweeps
+ * find that out themselves. */
+void cache_list_begin(cache_t *c, const char *ns);
+void cache_list_end(cache_t *c, const char *ns);
 
 /* Calls fn for every entry that needs START or RECOVER now (after becoming the leader), marking
  * them busy. fn borrows ns, name and uid for the call. */

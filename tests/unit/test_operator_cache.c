@@ -165,9 +165,17 @@ static void test_relist_drops_gone(void **state)
     assert_int_equal(obs(c, "b", "v", "v", "done"), CACHE_NONE);
     assert_int_equal(obs(c, "busy", "v", NULL, NULL), CACHE_START);
     assert_int_equal(cache_count(c), 3);
-    cache_list_begin(c);
+    struct cache_obs other = {"other", "x", "u9", "v", "v", "done"};
+    assert_int_equal(cache_observe(c, &other, 1, NULL), CACHE_NONE);
+    assert_int_equal(cache_count(c), 4);
+    /* A re-list of namespace "default" leaves other namespaces' entries alone. */
+    cache_list_begin(c, "default");
     assert_int_equal(obs(c, "a", "v", "v", "done"), CACHE_NONE);
-    cache_list_end(c);
+    cache_list_end(c, "default");
+    assert_int_equal(cache_count(c), 3);
+    cache_list_begin(c, NULL);
+    assert_int_equal(obs(c, "a", "v", "v", "done"), CACHE_NONE);
+    cache_list_end(c, NULL);
     /* b vanished while the watch was down; the busy one stays until its sweep ends. */
     assert_int_equal(cache_count(c), 2);
     assert_true(cache_busy(c, "default", "busy"));

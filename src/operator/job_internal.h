@@ -1,0 +1,47 @@
+#ifndef SIZEUP_OPERATOR_JOB_INTERNAL_H
+#define SIZEUP_OPERATOR_JOB_INTERNAL_H
+
+/* Shared between job.c (the job's life cycle and its writes to the API) and job_sweep.c (the
+ * sweep itself, through the sweep runner and the Kubernetes platform). Not for other modules. */
+
+#include <cjson/cJSON.h>
+
+#include "kube/client.h"
+#include "operator/annotations.h"
+#include "operator/job.h"
+
+struct jctx {
+    const struct job_env *env;
+    struct job *j;
+    kube_client_t *c;
+    cJSON *deploy; /* owned: the Deployment as read when the job started */
+    struct annot_request req;
+    char cm_name[300]; /* <deployment>-sizing */
+};
+
+/* Sets sizeup.dev/status (and sizeup.dev/last-sweep when last is non-NULL) with a merge patch.
+ * A Deployment deleted meanwhile is not an error. */
+int job_set_status(struct jctx *x, const char *status, const char *last, char *err);
+
+/* Emits an Event about the Deployment (type "Normal" or "Warning"); failures are logged, not
+ * returned: an Event lost must not stop a sweep. */
+void job_event(struct jctx *x, const char *type, const char *reason, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* Writes the ConfigMap <deployment>-sizing with keys[0..n) = values[0..n) (all borrowed),
+ * labelled app.kubernetes.io/managed-by: sizeup and owned by the Deployment. */
+int job_put_sizing(struct jctx *x, const char *const *keys, const char *const *values, size_t n,
+                   char *err);
+
+/* Reports a request that cannot run: a Warning Event and status "failed: <reason>", nothing
+ * else changed. Returns 0 when reported. */
+int job_fail_request(struct jctx *x, const char *reason, char *err);
+
+/* Runs the validated request x->req (START) to its end. */
+int job_sweep(struct jctx *x, char *err);
+
+/* Handles a sweep left running by an earlier operator (RECOVER): resumes it from the
+ * ConfigMap's progress, or restores the original and marks it failed. */
+int job_recover(struct jctx *x, char *err);
+
+#endif
