@@ -7,8 +7,9 @@
  *
  * Threads: a kube_config_t is shared by every thread (its token is guarded by a mutex); a
  * kube_client_t belongs to one thread at a time. The informer (kube_informer_run) BLOCKS: run
- * it on its own thread with its own client. Every blocking call returns within the request
- * timeout after the client's stop callback says stop (it is polled at least every 250 ms).
+ * it on its own thread with its own client. Every blocking call returns about a second after
+ * the client's stop callback says stop (curl's progress callback and backoff sleeps poll it),
+ * and no non-watch call blocks longer than max_attempts request timeouts plus backoff.
  *
  * Ownership: cJSON trees passed in are borrowed; cJSON trees returned through OUT params are
  * owned by the caller (free with cJSON_Delete). Strings returned by accessors are borrowed
@@ -250,7 +251,7 @@ struct kube_event {
 };
 
 /* Receives one event. Copy what you keep: the object is freed when the callback returns.
- * Return 0 to go on, non-zero to stop the informer (kube_informer_run returns that value). */
+ * Return 0 to go on, a positive value to stop the informer (kube_informer_run returns it). */
 typedef int (*kube_event_fn)(void *ctx, const struct kube_event *ev);
 
 /* Parses one watch line (len bytes, borrowed, no trailing newline needed) into ev; *root

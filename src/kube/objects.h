@@ -105,8 +105,12 @@ const char *kube_configmap_get_key(const cJSON *cm, const char *key);
 /* ---- Events ------------------------------------------------------------------------------- */
 
 struct kube_event_spec {
-    const cJSON *regarding;           /* the object the event is about (borrowed): apiVersion, kind,
-                                         name, namespace, uid, resourceVersion are copied */
+    /* The object the event is about (borrowed): name, namespace, uid, resourceVersion are
+     * copied. api_version / kind NULL: its apiVersion / kind fields, else apps/v1 Deployment
+     * (list items carry no kind). */
+    const cJSON *regarding;
+    const char *api_version;
+    const char *kind;
     const char *type;                 /* "Normal" or "Warning" */
     const char *reason;               /* CamelCase, e.g. "SweepStarted" */
     const char *action;               /* e.g. "Sweep" */
