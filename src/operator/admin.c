@@ -145,6 +145,9 @@ static void lws_log_emit(int level, const char *line)
     while (n && (line[n - 1] == '\n' || line[n - 1] == '\r'))
         n--;
     snprintf(msg, sizeof(msg), "%.*s", (int)n, line);
+    for (char *p = msg; *p; p++)
+        if (*p == '"' || (unsigned char)*p < 0x20)
+            *p = '\'';
     if (level & LLL_ERR)
         log_error("admin.lws", "msg=\"%s\"", msg);
     else

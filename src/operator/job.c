@@ -19,8 +19,7 @@ const char *job_log_safe(const char *s, char *out, size_t len)
         return out;
     for (; s && s[i] && i + 1 < len; i++) {
         unsigned char ch = (unsigned char)s[i];
-        out[i] =
-            (ch <= 0x20 || ch >= 0x7f || ch == '"' || ch == '\\' || ch == '=') ? '_' : (char)ch;
+        out[i] = ch == '"' ? '\'' : ch == '\\' ? '/' : (ch < 0x20 || ch == 0x7f) ? '?' : (char)ch;
     }
     out[i] = '\0';
     return out;
@@ -60,7 +59,7 @@ int job_set_status(struct jctx *x, const char *status, const char *last, char *e
         rc = 0;
     if (rc == 0)
         log_info("sweep.status", "namespace=%s deployment=%s status=\"%s\"", x->j->ns, x->j->name,
-                 status);
+                 LOGQ(status));
 out:
     if (rc == -ENOMEM)
         err_set(err, rc, "out of memory");
@@ -89,7 +88,7 @@ void job_event(struct jctx *x, const char *type, const char *reason, const char 
     spec.reporting_instance = x->env->identity;
     if (kube_event_emit(x->c, &spec, err) != 0)
         log_warn("sweep.event", "namespace=%s deployment=%s reason=%s error=\"%s\"", x->j->ns,
-                 x->j->name, reason, err);
+                 x->j->name, reason, LOGQ(err));
 }
 
 int job_put_sizing(struct jctx *x, const char *const *keys, const char *const *values, size_t n,
@@ -114,7 +113,7 @@ int job_fail_request(struct jctx *x, const char *reason, char *err)
 
     snprintf(status, sizeof(status), "failed: %s", reason);
     log_warn("sweep.rejected", "namespace=%s deployment=%s reason=\"%s\"", x->j->ns, x->j->name,
-             reason);
+             LOGQ(reason));
     job_event(x, "Warning", "BadAnnotation", "sweep not started: %s", reason);
     metrics_sweep_result(x->env->m, METRICS_SWEEP_FAILED);
     return job_set_status(x, status, x->j->handled[0] ? x->j->handled : NULL, err);

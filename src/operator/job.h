@@ -53,8 +53,13 @@ struct job {
  * negative errno when it could not even report (the API unreachable); err says why. */
 int job_run(const struct job_env *env, struct job *j, char *err);
 
-/* Copies s into out (len bytes) fit for a key=value log field: no spaces, quotes or control
- * characters. Returns out. */
+/* Copies s into out (len bytes, truncating) fit for a quoted key="value" log field: double
+ * quotes become single quotes, backslashes '/', control characters '?'. Returns out. */
 const char *job_log_safe(const char *s, char *out, size_t len);
+
+/* job_log_safe into a temporary buffer that lives until the end of the enclosing block, for
+ * log calls: log_warn("x", "error=\"%s\"", LOGQ(err)). */
+#define JOB_LOGQ_LEN (ERR_LEN + 64)
+#define LOGQ(s)      job_log_safe((s), (char[JOB_LOGQ_LEN]){0}, JOB_LOGQ_LEN)
 
 #endif

@@ -30,7 +30,7 @@ void metrics_init(struct metrics *m)
         atomic_init(&m->api_requests[i], 0);
     atomic_init(&m->watch_restarts, 0);
     atomic_init(&m->sweeps_in_progress, 0);
-    atomic_init(&m->deployments_watched, 0);
+    atomic_init(&m->deployments_tracked, 0);
     atomic_init(&m->ready, 0);
     atomic_init(&m->leader, 0);
     atomic_init(&m->heartbeat_ms, 0);
@@ -163,14 +163,15 @@ int metrics_render(const struct metrics *m, char **out, size_t *len, char *err)
               "# HELP sizeup_sweeps_in_progress Sweeps running now.\n"
               "# TYPE sizeup_sweeps_in_progress gauge\n"
               "sizeup_sweeps_in_progress %lld\n"
-              "# HELP sizeup_deployments_watched Deployments held in the operator's cache.\n"
-              "# TYPE sizeup_deployments_watched gauge\n"
-              "sizeup_deployments_watched %llu\n"
+              "# HELP sizeup_deployments_tracked Deployments with sizeup.dev annotations held in "
+              "the cache.\n"
+              "# TYPE sizeup_deployments_tracked gauge\n"
+              "sizeup_deployments_tracked %llu\n"
               "# HELP sizeup_leader 1 when this replica is the one acting.\n"
               "# TYPE sizeup_leader gauge\n"
               "sizeup_leader %d\n",
               (unsigned long long)LOAD(watch_restarts), (long long)LOAD(sweeps_in_progress),
-              (unsigned long long)LOAD(deployments_watched), LOAD(leader) ? 1 : 0);
+              (unsigned long long)LOAD(deployments_tracked), LOAD(leader) ? 1 : 0);
     if (metrics_rss_bytes(&rss) == 0)
         tb_printf(&b,
                   "# HELP process_resident_memory_bytes Resident memory size in bytes.\n"

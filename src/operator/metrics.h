@@ -35,7 +35,7 @@ struct metrics {
     atomic_uint_fast64_t api_requests[METRICS_MAX_CODE];
     atomic_uint_fast64_t watch_restarts;
     atomic_int_fast64_t sweeps_in_progress;
-    atomic_uint_fast64_t deployments_watched; /* gauge: Deployments held in the cache */
+    atomic_uint_fast64_t deployments_tracked; /* gauge: annotated Deployments in the cache */
     atomic_int ready;                         /* the initial list is in the cache */
     atomic_int leader;                        /* 1 when this replica acts (always, unelected) */
     atomic_int_fast64_t heartbeat_ms;         /* monotonic ms of the watch loop's last turn */

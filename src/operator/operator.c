@@ -197,7 +197,7 @@ static void observe(struct informer *inf, const cJSON *obj)
         enqueue_locked(op, a, meta.ns, meta.name, meta.uid);
     else if (a == CACHE_CANCEL)
         stop_jobs_locked(op, meta.ns, meta.name, JOB_STOP_CANCEL);
-    atomic_store(&op->m.deployments_watched, cache_count(op->cache));
+    atomic_store(&op->m.deployments_tracked, cache_count(op->cache));
     pthread_mutex_unlock(&op->mu);
     if (rc)
         log_error("operator.cache", "namespace=%s deployment=%s error=out-of-memory", meta.ns,
@@ -219,7 +219,7 @@ static int on_event(void *ctx, const struct kube_event *ev)
     case KUBE_EV_LIST_END:
         pthread_mutex_lock(&op->mu);
         cache_list_end(op->cache, inf->ns);
-        atomic_store(&op->m.deployments_watched, cache_count(op->cache));
+        atomic_store(&op->m.deployments_tracked, cache_count(op->cache));
         if (!inf->synced) {
             inf->synced = 1;
             if (++op->nsynced == op->ninf) {
@@ -244,7 +244,7 @@ static int on_event(void *ctx, const struct kube_event *ev)
             pthread_mutex_lock(&op->mu);
             if (cache_delete(op->cache, meta.ns, meta.name) == CACHE_CANCEL)
                 stop_jobs_locked(op, meta.ns, meta.name, JOB_STOP_CANCEL);
-            atomic_store(&op->m.deployments_watched, cache_count(op->cache));
+            atomic_store(&op->m.deployments_tracked, cache_count(op->cache));
             pthread_mutex_unlock(&op->mu);
         }
         break;
@@ -269,7 +269,7 @@ static void *informer_thread(void *arg)
     int rc = kube_informer_run(inf->client, &io, err);
     if (rc != -ECANCELED)
         log_error("operator.informer", "namespace=%s rc=%d error=\"%s\"", inf->ns ? inf->ns : "*",
-                  rc, err);
+                  rc, LOGQ(err));
     atomic_store(&inf->alive, 0);
     return NULL;
 }
@@ -312,7 +312,7 @@ static void *worker_thread(void *arg)
         atomic_fetch_sub(&op->m.sweeps_in_progress, 1);
         if (rc)
             log_error("operator.job", "namespace=%s deployment=%s rc=%d error=\"%s\"", j->ns,
-                      j->name, rc, err);
+                      j->name, rc, LOGQ(err));
 
         pthread_mutex_lock(&op->mu);
         op->running[slot] = NULL;
@@ -536,7 +536,7 @@ int operator_run(const struct operator_opts *o, char *err)
                 last_renew = now;
             if (lrc) {
                 log_warn("operator.lease", "namespace=%s name=%s rc=%d error=\"%s\"", op->lease_ns,
-                         op->lease_name, lrc, lerr);
+                         op->lease_name, lrc, LOGQ(lerr));
                 /* Keep acting only while the last renewal is surely still valid: stop with a
                  * margin before another candidate may take the lease over. */
                 leader = op->leader && now - last_renew < (int64_t)(dur * 1000 * 2 / 3);
@@ -562,7 +562,7 @@ out:;
         char lerr[ERR_LEN] = "";
         if (op->leader &&
             kube_lease_release(lease_client, op->lease_ns, op->lease_name, op->identity, lerr) != 0)
-            log_warn("operator.lease", "event=release-failed error=\"%s\"", lerr);
+            log_warn("operator.lease", "event=release-failed error=\"%s\"", LOGQ(lerr));
         else if (op->leader)
             log_info("operator.lease", "event=released name=%s", op->lease_name);
         kube_client_free(lease_client);
