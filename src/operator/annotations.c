@@ -6,11 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/quantity.h"
+#include "sweep/variant.h"
 
-#define PREFIX_LEN   (sizeof(ANNOT_PREFIX) - 1)
-#define SHOW_LEN     64 /* at most this much of a bad value is quoted back in a reason */
-#define MAX_VARIANTS 64
+#define PREFIX_LEN (sizeof(ANNOT_PREFIX) - 1)
+#define SHOW_LEN   64 /* at most this much of a bad value is quoted back in a reason */
 
 /* Every annotation the operator reads from users, in the order reasons list them. */
 static const char *const user_keys[] = {"sweep",   "configs", "workers-env", "container",   "port",
@@ -201,75 +200,30 @@ bad:
 
 int annot_check_configs(const char *s, size_t *nvariants, char *err)
 {
-    char tok[128], q[SHOW_LEN + 4], sub[ERR_LEN];
-    size_t count = 0;
-    const char *p = s;
+    struct variant_list *vl = NULL;
+    char sub[ERR_LEN] = "";
+    int rc;
 
     if (strlen(s) > ANNOT_MAX_VALUE)
         return err_set(err, -EINVAL, "configs: longer than %d bytes", ANNOT_MAX_VALUE);
-    for (;;) {
-        while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r' || *p == ',')
-            p++;
-        if (!*p)
-            break;
-        size_t len = strcspn(p, " \t\n\r,");
-        if (len >= sizeof(tok)) {
-            memcpy(tok, p, sizeof(tok) - 1);
-            tok[sizeof(tok) - 1] = '\0';
-            return err_set(err, -EINVAL, "configs: token \"%s\" is too long", show(tok, q));
-        }
-        memcpy(tok, p, len);
-        tok[len] = '\0';
-        p += len;
-
-        char *at = strchr(tok, '@');
-        char *slash = at ? strchr(at + 1, '/') : NULL;
-        if (!at || !slash)
-            return err_set(err, -EINVAL,
-                           "configs: bad variant \"%s\": expected workers@cpu/memory, e.g. "
-                           "2@1/512Mi",
-                           show(tok, q));
-        *at = '\0';
-        *slash = '\0';
-        long workers = 0;
-        size_t wl = strlen(tok);
-        for (size_t i = 0; i < wl; i++) {
-            if (tok[i] < '0' || tok[i] > '9' || workers > 100000) {
-                workers = -1;
-                break;
-            }
-            workers = workers * 10 + (tok[i] - '0');
-        }
-        if (wl == 0 || workers < 1 || workers > 4096) {
-            *at = '@';
-            *slash = '/';
-            return err_set(err, -EINVAL,
-                           "configs: bad variant \"%s\": workers must be a whole number 1-4096",
-                           show(tok, q));
-        }
-        int64_t mc, bytes;
-        sub[0] = '\0';
-        if (qty_parse_cpu(at + 1, &mc, sub) < 0 || mc <= 0) {
-            *at = '@';
-            *slash = '/';
-            return err_set(err, -EINVAL, "configs: bad variant \"%s\": cpu: %s", show(tok, q),
-                           sub[0] ? sub : "must be more than 0");
-        }
-        sub[0] = '\0';
-        if (qty_parse_memory(slash + 1, &bytes, sub) < 0 || bytes <= 0) {
-            *at = '@';
-            *slash = '/';
-            return err_set(err, -EINVAL, "configs: bad variant \"%s\": memory: %s", show(tok, q),
-                           sub[0] ? sub : "must be more than 0");
-        }
-        if (++count > MAX_VARIANTS)
-            return err_set(err, -EINVAL, "configs: more than %d variants", MAX_VARIANTS);
+    /* The sweep layer's parser: the same grammar and messages as `sizeup sweep --configs`. */
+    vl = malloc(sizeof(*vl));
+    if (!vl)
+        return err_set(err, -ENOMEM, "out of memory");
+    rc = variant_parse_list(s, vl, sub);
+    if (rc == -ENOMEM) {
+        rc = err_set(err, rc, "out of memory");
+    } else if (rc) {
+        /* The message quotes the user's token: keep the reason one printable line. */
+        for (char *p = sub; *p; p++)
+            if ((unsigned char)*p < 0x20 || (unsigned char)*p == 0x7f || *p == '"')
+                *p = *p == '"' ? '\'' : '?';
+        rc = err_set(err, -EINVAL, "configs: %s", sub);
+    } else if (nvariants) {
+        *nvariants = vl->n;
     }
-    if (count == 0)
-        return err_set(err, -EINVAL, "configs: empty variant list");
-    if (nvariants)
-        *nvariants = count;
-    return 0;
+    free(vl);
+    return rc;
 }
 
 /* Parses "workers=workers.count,resources=resources" (either key may be left out). */

@@ -9,6 +9,7 @@
 #include <stddef.h>
 
 #include "core/err.h"
+#include "sweep/variant.h"
 
 #define ANNOT_PREFIX "sizeup.dev/"
 
@@ -25,7 +26,7 @@
 #define ANNOT_MAX_NAME    253  /* Kubernetes object names (DNS-1123 subdomain) */
 #define ANNOT_MAX_ENVNAME 256
 
-#define ANNOT_DEFAULT_CONFIGS     "1@0.5/512Mi 1@1/512Mi 2@1/1Gi 2@2/1Gi 4@2/1Gi 4@4/2Gi"
+#define ANNOT_DEFAULT_CONFIGS     VARIANT_DEFAULT_LIST
 #define ANNOT_DEFAULT_WORKERS_ENV "WORKERS"
 #define ANNOT_DEFAULT_VAL_WORKERS "workers.count"
 #define ANNOT_DEFAULT_VAL_RES     "resources"
@@ -77,8 +78,8 @@ const char *annot_mode_name(enum annot_mode mode);
  * name): the operator keeps only these per Deployment. */
 int annot_key_relevant(const char *key);
 
-/* Checks a variant list "workers@cpu/memory ..." and counts its variants. Used until the sweep
- * layer's variant parser is linked in; the reason names the bad token. Borrows s. */
+/* Checks a variant list "workers@cpu/memory ..." with the sweep layer's parser and counts its
+ * variants; the reason ("configs: bad variant '2@x/1Gi': ...") names the bad token. Borrows s. */
 int annot_check_configs(const char *s, size_t *nvariants /* OUT */, char *err);
 
 #endif

@@ -7,6 +7,11 @@
 #include <cjson/cJSON.h>
 
 #include "kube/client.h"
+#include "load/profile.h"
+#include "sweep/advisor.h"
+#include "sweep/output.h"
+#include "sweep/platform.h"
+#include "sweep/variant.h"
 #include "operator/annotations.h"
 #include "operator/job.h"
 
@@ -43,5 +48,38 @@ int job_sweep(struct jctx *x, char *err);
 /* Handles a sweep left running by an earlier operator (RECOVER): resumes it from the
  * ConfigMap's progress, or restores the original and marks it failed. */
 int job_recover(struct jctx *x, char *err);
+
+/* Everything one sweep carries between the runner's callbacks. */
+struct sweep_job {
+    struct jctx *x;
+    struct profile profile;
+    struct variant_list all;   /* the whole list, as annotated */
+    struct variant_list todo;  /* what this run measures: all, or the rest after a resume */
+    struct advisor_row *prior; /* owned: rows measured by an earlier operator (resume) */
+    size_t nprior;
+    struct output_paths paths;
+    struct platform plat;
+    struct platform_facts facts;
+    time_t started;
+    char configs[VARIANT_LIST_MAX + 1];
+    struct advice advice; /* the last advice computed */
+    int have_advice;
+};
+
+/* Frees what sj owns (not sj->x). */
+void job_sweep_job_free(struct sweep_job *sj);
+
+/* The progress document (state.json) for rows[0..n) of sj, phase "running", "done", ... Owned
+ * string (free()), NULL when out of memory. */
+char *job_state_json(const struct sweep_job *sj, const struct advisor_row *rows, size_t n,
+                     const char *phase);
+
+/* Runs sj->todo (validated, status already "running 0/n" or resumed) through the sweep runner
+ * on the Kubernetes platform and reports the end: ConfigMap, status, Events, metrics. */
+int job_run_sweep(struct sweep_job *sj, char *err);
+
+/* Cleans up what an earlier operator left for this Deployment: deletes a leftover clone and
+ * puts a saved pod template back. */
+int job_restore_leftovers(struct sweep_job *sj, char *err);
 
 #endif
