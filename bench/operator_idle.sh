@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Operator idle benchmark: `sizeup operator` watching N unannotated Deployments in the fake API
-# server (no pods run). Prints, per N: time to the first full list, resident memory (total, and
-# split into anonymous = the operator's own heap and stacks, and file = shared libraries), and
-# CPU seconds used per minute of idling. Usage: bench/operator_idle.sh [N...] (default 1000 10000)
+# server (no pods run). Prints, per N: time to the first full list, resident memory (total RSS,
+# split into anonymous = the operator's own heap and stacks, and file = mapped shared libraries;
+# and PSS, which shares library pages among the processes using them), and CPU seconds used per
+# minute of idling. Usage: bench/operator_idle.sh [N...] (default 1000 10000)
 # Needs build/sizeup (make), python3, openssl, kubectl.
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -25,7 +26,7 @@ trap cleanup EXIT
 status_kb() { awk -v k="$2:" '$1 == k {print $2}' "/proc/$1/status"; }
 cpu_s() { awk '{printf "%.2f", ($14 + $15) / 100}' "/proc/$1/stat"; }
 
-printf '%-8s %-10s %-10s %-12s %-12s %-12s\n' deploys synced_s rss_mib anon_mib file_mib cpu_s/min
+printf '%-8s %-10s %-10s %-10s %-10s %-10s %-10s\n' deploys synced_s rss_mib anon_mib file_mib pss_mib cpu_s/min
 [ $# -gt 0 ] || set -- 1000 10000
 for n1 in "$@"; do
     python3 - "$n1" >"$W/preload.json" <<'PY'
@@ -82,9 +83,11 @@ PY
     rss=$(status_kb "$OP_PID" VmRSS)
     anon=$(status_kb "$OP_PID" RssAnon)
     file=$(status_kb "$OP_PID" RssFile)
-    printf '%-8s %-10s %-10.1f %-12.1f %-12.1f %-12.3f\n' "$n1" "$synced" \
+    pss=$(awk '$1 == "Pss:" {print $2}' "/proc/$OP_PID/smaps_rollup")
+    printf '%-8s %-10s %-10.1f %-10.1f %-10.1f %-10.1f %-10.3f\n' "$n1" "$synced" \
         "$(echo "$rss / 1024" | bc -l)" "$(echo "$anon / 1024" | bc -l)" \
-        "$(echo "$file / 1024" | bc -l)" "$(echo "($c1 - $c0) * 60 / $idle_s" | bc -l)"
+        "$(echo "$file / 1024" | bc -l)" "$(echo "$pss / 1024" | bc -l)" \
+        "$(echo "($c1 - $c0) * 60 / $idle_s" | bc -l)"
     kill -TERM "$OP_PID"; wait "$OP_PID" 2>/dev/null; OP_PID=
     fake_stop
 done

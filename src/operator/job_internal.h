@@ -74,6 +74,14 @@ void job_sweep_job_free(struct sweep_job *sj);
 char *job_state_json(const struct sweep_job *sj, const struct advisor_row *rows, size_t n,
                      const char *phase);
 
+/* Parses the progress document text (borrowed, may be NULL) of a sweep: when it belongs to
+ * this sweep value, Deployment uid and variant list, and its rows match the first variants of
+ * all, returns 0 with *prior an owned array (free()) of *nprior measured rows. -ENOENT when
+ * the document is missing, malformed or not this sweep's; -ENOMEM. */
+int job_progress_parse(const char *text, const char *sweep, const char *uid, const char *configs,
+                       const struct variant_list *all, struct advisor_row **prior /* OUT */,
+                       size_t *nprior /* OUT */);
+
 /* Runs sj->todo (validated, status already "running 0/n" or resumed) through the sweep runner
  * on the Kubernetes platform and reports the end: ConfigMap, status, Events, metrics. */
 int job_run_sweep(struct sweep_job *sj, char *err);

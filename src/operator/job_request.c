@@ -209,48 +209,68 @@ out:
     return rc;
 }
 
+int job_progress_parse(const char *text, const char *sweep, const char *uid, const char *configs,
+                       const struct variant_list *all, struct advisor_row **prior, size_t *nprior)
+{
+    cJSON *st = NULL;
+    struct advisor_row *rows_out = NULL;
+    int rc = -ENOENT;
+
+    *prior = NULL;
+    *nprior = 0;
+    if (!text || !(st = cJSON_Parse(text)))
+        goto out;
+    const cJSON *ver = cJSON_GetObjectItemCaseSensitive(st, "version");
+    const cJSON *sw = cJSON_GetObjectItemCaseSensitive(st, "sweep");
+    const cJSON *id = cJSON_GetObjectItemCaseSensitive(st, "uid");
+    const cJSON *cfg = cJSON_GetObjectItemCaseSensitive(st, "configs");
+    const cJSON *rows = cJSON_GetObjectItemCaseSensitive(st, "rows");
+    /* Progress of another sweep, another Deployment of the same name, or another variant list
+     * is not this sweep's: start over rather than mix results. */
+    if (!cJSON_IsNumber(ver) || ver->valueint != STATE_VERSION || !cJSON_IsString(sw) ||
+        strcmp(sw->valuestring, sweep) != 0 || !cJSON_IsString(id) ||
+        strcmp(id->valuestring, uid) != 0 || !cJSON_IsString(cfg) ||
+        strcmp(cfg->valuestring, configs) != 0 || !cJSON_IsArray(rows))
+        goto out;
+    size_t k = (size_t)cJSON_GetArraySize(rows);
+    if (k > all->n)
+        goto out;
+    rows_out = calloc(k ? k : 1, sizeof(*rows_out));
+    if (!rows_out) {
+        rc = -ENOMEM;
+        goto out;
+    }
+    for (size_t i = 0; i < k; i++)
+        if (row_from_json(cJSON_GetArrayItem(rows, (int)i), &all->items[i], &rows_out[i]))
+            goto out;
+    *prior = rows_out;
+    *nprior = k;
+    rows_out = NULL;
+    rc = 0;
+out:
+    free(rows_out);
+    cJSON_Delete(st);
+    return rc;
+}
+
 /* Reads the progress an earlier operator left for sweep `sweep` of this Deployment. Fills the
  * prior rows and the remaining variants of sj; returns -ENOENT when nothing usable is there. */
 static int load_progress(struct sweep_job *sj, const char *sweep)
 {
     struct jctx *x = sj->x;
-    cJSON *cm = NULL, *st = NULL;
+    cJSON *cm = NULL;
     int rc = -ENOENT;
 
     if (kube_get(x->c, &KUBE_CONFIGMAPS, x->j->ns, x->cm_name, &cm, NULL) != 0)
         goto out;
-    const char *text = kube_configmap_get_key(cm, JOB_STATE_KEY);
-    if (!text || !(st = cJSON_Parse(text)))
+    rc = job_progress_parse(kube_configmap_get_key(cm, JOB_STATE_KEY), sweep, x->j->uid,
+                            sj->configs, &sj->all, &sj->prior, &sj->nprior);
+    if (rc)
         goto out;
-    const cJSON *sw = cJSON_GetObjectItemCaseSensitive(st, "sweep");
-    const cJSON *uid = cJSON_GetObjectItemCaseSensitive(st, "uid");
-    const cJSON *cfg = cJSON_GetObjectItemCaseSensitive(st, "configs");
-    const cJSON *rows = cJSON_GetObjectItemCaseSensitive(st, "rows");
-    if (!cJSON_IsString(sw) || strcmp(sw->valuestring, sweep) != 0 || !cJSON_IsString(uid) ||
-        strcmp(uid->valuestring, x->j->uid) != 0 || !cJSON_IsString(cfg) ||
-        strcmp(cfg->valuestring, sj->configs) != 0 || !cJSON_IsArray(rows))
-        goto out;
-    size_t k = (size_t)cJSON_GetArraySize(rows);
-    if (k > sj->all.n)
-        goto out;
-    sj->prior = calloc(k ? k : 1, sizeof(*sj->prior));
-    if (!sj->prior)
-        goto out;
-    for (size_t i = 0; i < k; i++)
-        if (row_from_json(cJSON_GetArrayItem(rows, (int)i), &sj->all.items[i], &sj->prior[i]))
-            goto out;
-    sj->nprior = k;
-    sj->todo.n = sj->all.n - k;
+    sj->todo.n = sj->all.n - sj->nprior;
     for (size_t i = 0; i < sj->todo.n; i++)
-        sj->todo.items[i] = sj->all.items[k + i];
-    rc = 0;
+        sj->todo.items[i] = sj->all.items[sj->nprior + i];
 out:
-    if (rc) {
-        free(sj->prior);
-        sj->prior = NULL;
-        sj->nprior = 0;
-    }
-    cJSON_Delete(st);
     cJSON_Delete(cm);
     return rc;
 }
