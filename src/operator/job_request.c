@@ -3,6 +3,10 @@
  * the START and RECOVER entry points. The sweep itself is in job_run.c. */
 
 #include <errno.h>
+#include <netdb.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -136,6 +140,70 @@ out:
 }
 
 /* Checks everything the request names against the Deployment before anything is changed. */
+/* Connects once to the host and port of a target URL (shape already checked by the annotation
+ * parser), so an unreachable target fails the request before anything is cloned or patched.
+ * Returns 0 or -EINVAL with the reason. */
+static int probe_target(const char *url, char *reason)
+{
+    char host[256], port[8], ebuf[128];
+    const char *rest = strncmp(url, "https://", 8) == 0 ? url + 8 : url + 7;
+    const char *dflt = rest == url + 8 ? "443" : "80";
+    size_t hl = strcspn(rest, "/?#");
+    const char *h = rest, *colon;
+    struct addrinfo hints, *res = NULL;
+    int rc, fd = -1;
+
+    if (h[0] == '[') {
+        const char *close = memchr(h, ']', hl);
+        if (!close)
+            return err_set(reason, -EINVAL, "target: bad host");
+        colon = close + 1 < h + hl && close[1] == ':' ? close + 1 : NULL;
+        snprintf(host, sizeof(host), "%.*s", (int)(close - h - 1), h + 1);
+    } else {
+        colon = memchr(h, ':', hl);
+        snprintf(host, sizeof(host), "%.*s", (int)(colon ? (size_t)(colon - h) : hl), h);
+    }
+    if (colon)
+        snprintf(port, sizeof(port), "%.*s", (int)(h + hl - colon - 1), colon + 1);
+    else
+        snprintf(port, sizeof(port), "%s", dflt);
+    memset(&hints, 0, sizeof(hints));
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_NUMERICSERV;
+    rc = getaddrinfo(host, port, &hints, &res);
+    if (rc)
+        return err_set(reason, -EINVAL, "target: cannot resolve %s: %s", host, gai_strerror(rc));
+    fd = socket(res->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        rc = err_set(reason, -EINVAL, "target: socket: %s", err_str(errno, ebuf, sizeof(ebuf)));
+        goto out;
+    }
+    rc = connect(fd, res->ai_addr, res->ai_addrlen);
+    if (rc < 0 && errno == EINPROGRESS) {
+        struct pollfd pfd = {fd, POLLOUT, 0};
+        int soerr = 0;
+        socklen_t sl = sizeof(soerr);
+        rc = poll(&pfd, 1, 3000);
+        if (rc == 0) {
+            errno = ETIMEDOUT;
+            rc = -1;
+        } else if (rc > 0 && getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) == 0 && soerr) {
+            errno = soerr;
+            rc = -1;
+        } else if (rc > 0) {
+            rc = 0;
+        }
+    }
+    if (rc < 0)
+        rc = err_set(reason, -EINVAL, "target: %s:%s is unreachable: %s", host, port,
+                     err_str(errno, ebuf, sizeof(ebuf)));
+out:
+    if (fd >= 0)
+        close(fd);
+    freeaddrinfo(res);
+    return rc;
+}
+
 static int check_request(struct sweep_job *sj, char *reason)
 {
     struct jctx *x = sj->x;
@@ -163,6 +231,8 @@ static int check_request(struct sweep_job *sj, char *reason)
     rc = load_profile(sj, reason);
     if (rc)
         return rc;
+    if (x->req.target == ANNOT_TARGET_URL)
+        return probe_target(x->req.target_url, reason);
     return 0;
 }
 

@@ -43,6 +43,7 @@ check_bad port 'http' 'port: "http" is not a port number'
 check_bad target 'ftp://example' "target: \"ftp://example\" is neither 'pod'"
 check_bad values-paths 'cpu=x' 'values-paths'
 check_bad container 'nope' 'container: "nope" is not in the pod template'
+check_bad target 'http://127.0.0.1:1/' 'target: 127.0.0.1:1 is unreachable'
 check_bad profile 'no-such-profile' 'profile: ConfigMap "no-such-profile" not found'
 check_bad profile 'broken-profile' 'profile:'
 
