@@ -28,7 +28,7 @@ FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=build/fuzz/%)
 FUZZ_SECONDS ?= 20
 
-.PHONY: all test unit integration e2e fuzz fuzz-build lint bench demo clean format help
+.PHONY: all test unit integration e2e fuzz fuzz-build lint bench demo clean format help reliability
 all: $(BUILD)/sizeup
 
 help:
@@ -38,6 +38,7 @@ help:
 	@echo "make fuzz      libFuzzer targets, FUZZ_SECONDS each (default $(FUZZ_SECONDS))"
 	@echo "make bench     benchmarks in bench/, figures for bench/RESULTS.md"
 	@echo "make lint      banned functions and formatting"
+	@echo "make reliability  faults, crashes, bad input and security: one line per promise"
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -96,6 +97,12 @@ fuzz-build: $(FUZZ_BIN)
 
 fuzz: $(FUZZ_BIN)
 	tests/fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_BIN)
+
+# The whole reliability set (faults, crashes, bad input, security), one line per promise with
+# its figure. The fast subset also runs in `make test`.
+reliability:
+	$(MAKE) --no-print-directory BUILD=build/asan SAN=1 CFLAGS="-O1 -g" unit-bins
+	tests/reliability/run.sh build/asan
 
 lint:
 	scripts/lint.sh
