@@ -615,6 +615,29 @@ class Cgroups:
             pass
         return 0
 
+    def working_set(self, info):
+        """Memory usage minus inactive file cache, as metrics-server reports it."""
+        d = info.get("memoryDir")
+        if not d:
+            return None
+        try:
+            if self.mode == "v1":
+                with open(os.path.join(d, "memory.usage_in_bytes")) as f:
+                    usage = int(f.read())
+                inactive_key = "total_inactive_file"
+            else:
+                with open(os.path.join(d, "memory.current")) as f:
+                    usage = int(f.read())
+                inactive_key = "inactive_file"
+            with open(os.path.join(d, "memory.stat")) as f:
+                for line in f:
+                    k, _, v = line.partition(" ")
+                    if k == inactive_key:
+                        return max(0, usage - int(v))
+            return usage
+        except (OSError, ValueError):
+            return None
+
     def near_limit(self, info):
         """The memory high-water mark reached the limit: a SIGKILL then is the OOM killer's."""
         d, lim = info.get("memoryDir"), info.get("memoryBytes")
@@ -1017,6 +1040,7 @@ class Kubelet:
                 self._exited(p, run, cr, rc, policy)
                 continue
             self._probe(run, cr, now)
+            self._sample(cr, now)
         self._report(p, run)
 
     def _exited(self, p, run, cr, rc, policy):
@@ -1253,6 +1277,66 @@ class Kubelet:
                         pass
                 self.cg.remove(cr.cg_info)
         self.cg.shutdown()
+
+    # --- usage (metrics.k8s.io) ------------------------------------------------------------------
+
+    def _pids(self, cr):
+        for key in ("memoryDir", "cpuDir"):
+            d = cr.cg_info.get(key)
+            if d:
+                try:
+                    with open(os.path.join(d, "cgroup.procs")) as f:
+                        return [int(x) for x in f.read().split()]
+                except OSError:
+                    pass
+        return [cr.proc.pid] if cr.proc else []
+
+    def _sample(self, cr, now):
+        if getattr(cr, "next_sample", 0) > now:
+            return
+        cr.next_sample = now + 1.0
+        tick = os.sysconf("SC_CLK_TCK")
+        cpu = 0.0
+        rss = 0
+        for pid in self._pids(cr):
+            try:
+                with open("/proc/%d/stat" % pid) as f:
+                    parts = f.read().rsplit(")", 1)[1].split()
+                cpu += sum(int(x) for x in parts[11:15]) / tick
+                with open("/proc/%d/statm" % pid) as f:
+                    rss += int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+            except (OSError, ValueError, IndexError):
+                pass
+        mem = self.cg.working_set(cr.cg_info)
+        samples = getattr(cr, "samples", None)
+        if samples is None:
+            import collections
+            samples = cr.samples = collections.deque(maxlen=11)
+        samples.append((now, cpu, mem if mem is not None else rss))
+
+    def metrics(self, ns, name):
+        """PodMetrics for the pods the kubelet runs (CPU over the last ~10 s, working set)."""
+        out = []
+        with self.lock:
+            runs = [r for r in self.runs.values()
+                    if (ns is None or r.ns == ns) and (name is None or r.name == name)]
+        for run in runs:
+            cs = []
+            for cr in run.containers:
+                smp = list(getattr(cr, "samples", []) or [])
+                if len(smp) < 2:
+                    continue
+                (t0, c0, _), (t1, c1, m1) = smp[0], smp[-1]
+                rate = max(0.0, (c1 - c0) / (t1 - t0)) if t1 > t0 else 0.0
+                cs.append({"name": cr.name, "usage": {"cpu": "%dn" % int(rate * 1e9),
+                                                      "memory": "%dKi" % (m1 // 1024)}})
+            if not cs:
+                continue
+            window = "%ds" % max(1, int(smp[-1][0] - smp[0][0]))
+            out.append({"metadata": {"name": run.name, "namespace": run.ns,
+                                     "creationTimestamp": now_ts()},
+                        "timestamp": now_ts(), "window": window, "containers": cs})
+        return out
 
     # --- inspection -----------------------------------------------------------------------------
 

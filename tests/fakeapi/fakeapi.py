@@ -545,6 +545,8 @@ class Handler(BaseHTTPRequestHandler):
             raise ApiError(404, "NotFound", "the server could not find the requested resource")
         dry = "All" in query.get("dryRun", "")
         verb = attrs["verb"]
+        if res.group == "metrics.k8s.io":
+            return self.pod_metrics(res, ns, name, verb, query)
         if res.plural == "selfsubjectaccessreviews":
             if verb != "create":
                 raise ApiError(405, "MethodNotAllowed", "only create is allowed")
@@ -610,6 +612,32 @@ class Handler(BaseHTTPRequestHandler):
                                         "status": "Success"})
         raise ApiError(405, "MethodNotAllowed", "the server does not allow this method on the "
                        "requested resource")
+
+    def pod_metrics(self, res, ns, name, verb, query):
+        if verb not in ("get", "list") or self.st.kubelet is None:
+            raise ApiError(404 if self.st.kubelet is None else 405,
+                           "NotFound" if self.st.kubelet is None else "MethodNotAllowed",
+                           "the server could not find the requested resource")
+        items = self.st.kubelet.metrics(ns, name)
+        lsel = parse_label_selector(query.get("labelSelector", ""))
+        if lsel:
+            keep = []
+            for it in items:
+                pod = self.st.store.get(("", "pods"), it["metadata"]["namespace"],
+                                        it["metadata"]["name"])
+                labels = ((pod or {}).get("metadata") or {}).get("labels") or {}
+                if labels_match(lsel, labels):
+                    it["metadata"]["labels"] = labels
+                    keep.append(it)
+            items = keep
+        if verb == "get":
+            if not items:
+                raise ApiError(404, "NotFound", 'podmetrics.metrics.k8s.io "%s" not found'
+                               % name, {"name": name, "group": "metrics.k8s.io",
+                                        "kind": "pods"})
+            return self.send_json(200, dict(items[0], kind=res.kind, apiVersion=res.gv))
+        return self.send_json(200, {"kind": "PodMetricsList", "apiVersion": res.gv,
+                                    "metadata": {}, "items": items})
 
     def access_review(self, res, review, attrs):
         """`kubectl auth can-i`: the caller's own permissions, by the same matcher."""
@@ -942,6 +970,8 @@ def main():
     ap.add_argument("--watch-timeout", type=float, default=1800.0,
                     help="server-side watch timeout when the client sets none")
     ap.add_argument("--no-kubelet", action="store_true", help="do not run pods")
+    ap.add_argument("--no-metrics", action="store_true",
+                    help="do not serve metrics.k8s.io (it is served when pods run)")
     ap.add_argument("--restart-backoff", type=float, default=1.0,
                     help="first crash-restart delay in seconds (doubles, max 30x)")
     ap.add_argument("--max-grace", type=float, default=5.0,
@@ -952,6 +982,9 @@ def main():
     args.pod_net = ".".join(args.pod_net.split(".")[:3])
     os.makedirs(args.dir, exist_ok=True)
     args.dir = os.path.abspath(args.dir)
+    if args.no_kubelet or args.no_metrics:
+        import resources
+        resources.disable_group("metrics.k8s.io")
     for f in ("ready", "kubeconfig"):
         try:
             os.unlink(os.path.join(args.dir, f))
