@@ -19,6 +19,8 @@ class Fake:
 
     def __init__(self, *flags, directory=None):
         self.dir = directory or tempfile.mkdtemp(prefix="fakeapi-test.")
+        if os.path.exists(os.path.join(self.dir, "ready")):
+            os.unlink(os.path.join(self.dir, "ready"))  # left by a fake killed with SIGKILL
         self.logf = open(os.path.join(self.dir, "server.log"), "wb")
         self.proc = subprocess.Popen([sys.executable, os.path.join(HERE, "fakeapi.py"),
                                       "--dir", self.dir] + list(flags),

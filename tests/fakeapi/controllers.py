@@ -514,6 +514,7 @@ class Cgroups:
             try:
                 for ctrl in ("cpu", "memory"):
                     mount = self._v1_mount(ctrl)
+                    self._reap_stale(mount + v1[ctrl].rstrip("/"))
                     base = os.path.join(mount + v1[ctrl].rstrip("/"), tag)
                     os.makedirs(base, exist_ok=True)
                     self.bases[ctrl] = base
@@ -525,6 +526,7 @@ class Cgroups:
         if v2 is not None and os.path.exists("/sys/fs/cgroup/cgroup.controllers"):
             try:
                 parent = "/sys/fs/cgroup" + v2.rstrip("/")
+                self._reap_stale(parent)
                 base = os.path.join(parent, tag)
                 os.makedirs(base, exist_ok=True)
                 self.bases["unified"] = base
@@ -538,6 +540,26 @@ class Cgroups:
                     "cgroup v2 not writable: %s" % e
         if not self.reason:
             self.reason = "no cpu and memory cgroup controllers found"
+
+    @staticmethod
+    def _reap_stale(parent):
+        """Cgroups left by a fake that was killed (SIGKILL skips the cleanup): their server pid
+        is gone, so their pods are stopped and the directories removed."""
+        try:
+            names = os.listdir(parent)
+        except OSError:
+            return
+        for n in names:
+            m = re.match(r"^fakeapi-([0-9]+)$", n)
+            if not m or os.path.exists("/proc/" + m.group(1)):
+                continue
+            base = os.path.join(parent, n)
+            for sub in os.listdir(base):
+                if os.path.isdir(os.path.join(base, sub)):
+                    _kill_cgroup(os.path.join(base, sub))
+                    _rmdir(os.path.join(base, sub))
+            _rmdir(base)
+            log("removed stale cgroup %s" % base)
 
     @staticmethod
     def _v1_mount(ctrl):

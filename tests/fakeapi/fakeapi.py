@@ -871,6 +871,17 @@ class Handler(BaseHTTPRequestHandler):
                 if data.get("kubeconfig"):
                     write_user_kubeconfig(st.dir, st.port, data["kubeconfig"], tok,
                                           data.get("namespace") or "default")
+                if data.get("serviceAccountDir"):
+                    # The files a pod finds in /var/run/secrets/kubernetes.io/serviceaccount.
+                    sad = data["serviceAccountDir"]
+                    os.makedirs(sad, exist_ok=True)
+                    write_atomic(os.path.join(sad, "token"), tok)
+                    with open(os.path.join(st.dir, "ca.crt")) as f:
+                        write_atomic(os.path.join(sad, "ca.crt"), f.read(), 0o644)
+                    user = data.get("user") or ""
+                    ns = user.split(":")[2] if user.startswith("system:serviceaccount:") \
+                        else (data.get("namespace") or "default")
+                    write_atomic(os.path.join(sad, "namespace"), ns, 0o644)
                 return self.send_json(200, {"token": tok})
             if m == "DELETE":
                 st.revoke(data.get("token"), data.get("user"))
