@@ -316,6 +316,18 @@ class Handler(BaseHTTPRequestHandler):
     # --- plumbing ------------------------------------------------------------------------------
 
     def _read_body(self):
+        if "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():
+            body = b""
+            while True:
+                size = int(self.rfile.readline(1024).split(b";")[0].strip() or b"0", 16)
+                if size == 0:
+                    while self.rfile.readline(1024) not in (b"\r\n", b"\n", b""):
+                        pass  # trailers
+                    return body
+                if len(body) + size > MAX_BODY:
+                    raise ApiError(413, "RequestEntityTooLarge", "request body too large")
+                body += self.rfile.read(size)
+                self.rfile.readline(16)
         n = int(self.headers.get("Content-Length") or 0)
         if n > MAX_BODY:
             raise ApiError(413, "RequestEntityTooLarge", "request body too large")
@@ -804,6 +816,10 @@ class Handler(BaseHTTPRequestHandler):
                 return act(what)
             self._event("ADDED", obj)
             sent += 1
+        if bookmarks and _truthy(query.get("sendInitialEvents")):
+            self._event("BOOKMARK", {"kind": res.kind, "apiVersion": res.gv, "metadata": {
+                "resourceVersion": str(last),
+                "annotations": {"k8s.io/initial-events-end": "true"}}})
         while not st.stop.is_set():
             what = fault_due()
             if what:
