@@ -160,6 +160,10 @@ class DeploymentController:
         self.store.listeners.append(self._on_change)
 
     def start(self):
+        # Objects created before the controller existed (--preload) get their first sync.
+        entries, _ = self.store.entries(DEPLOY.key)
+        for e in entries:
+            self.queue.add((e.obj["metadata"]["namespace"], e.obj["metadata"]["name"]))
         threading.Thread(target=self.run, name="deployment-controller", daemon=True).start()
 
     def _on_change(self, key, etype, obj, old):
