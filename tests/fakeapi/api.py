@@ -480,6 +480,9 @@ class Api:
                 raise conflict(res, name, "Precondition failed: ResourceVersion in "
                                "precondition: %s, ResourceVersion in object meta: %s"
                                % (pre["resourceVersion"], old["metadata"]["resourceVersion"]))
+            if res.plural == "namespaces" and name in ("default", "kube-system", "kube-public"):
+                raise ApiError(403, "Forbidden", 'namespaces "%s" is forbidden: this namespace '
+                               'may not be deleted' % name, {"name": name, "kind": "namespaces"})
             if dry_run:
                 return old
             policy = opts.get("propagationPolicy")
@@ -500,10 +503,7 @@ class Api:
             terminating_ns = res.plural == "namespaces"
             if finalizers or graceful or terminating_ns:
                 if meta.get("deletionTimestamp"):
-                    if graceful and grace == 0:
-                        pass
-                    else:
-                        return old
+                    return old
                 new = jcopy(old)
                 nm = new["metadata"]
                 nm.setdefault("deletionTimestamp", now_ts())

@@ -438,12 +438,8 @@ class DeploymentController:
                                                 "blockOwnerDeletion": True}]},
               "spec": {"replicas": 0, "selector": sel, "template": rtpl,
                        "minReadySeconds": (d.get("spec") or {}).get("minReadySeconds", 0)}}
-        try:
-            return self.api.create(RS, ns, rs)
-        except ApiError as e:
-            if e.code == 409:
-                return self.store.get(RS.key, ns, rs["metadata"]["name"])
-            raise
+        # A 409 (an old Deployment's ReplicaSet of that name not yet collected) requeues.
+        return self.api.create(RS, ns, rs)
 
     def _sync_pods(self, rs, stuck):
         meta = rs["metadata"]

@@ -361,6 +361,7 @@ class Handler(BaseHTTPRequestHandler):
     def dispatch(self):
         t0 = time.time()
         self._code = 0
+        self._watch_fault = None
         u = urllib.parse.urlsplit(self.path)
         path = u.path.rstrip("/") or "/"
         query = {k: v[-1] for k, v in urllib.parse.parse_qs(u.query, keep_blank_values=True)
@@ -427,8 +428,8 @@ class Handler(BaseHTTPRequestHandler):
                 for k in ("verb", "resource", "sub", "ns", "name"):
                     if attrs.get(k):
                         entry[k] = attrs[k]
-                if fault or attrs.get("fault"):
-                    entry["fault"] = fault or attrs.get("fault")
+                if fault or self._watch_fault:
+                    entry["fault"] = fault or self._watch_fault
                 self.st.log.add(entry)
 
     def authenticate(self):
@@ -735,7 +736,8 @@ class Handler(BaseHTTPRequestHandler):
         st = self.st
         store = st.store
         attrs = {"verb": "watch", "resource": res.plural, "group": res.group, "ns": ns,
-                 "name": name, "method": "GET", "path": self.path, "user": None}
+                 "name": name, "method": "GET", "path": self.path.split("?")[0],
+                 "user": getattr(self, "_who", (None,))[0]}
         lsel = parse_label_selector(query.get("labelSelector", ""))
         fsel = parse_field_selector(query.get("fieldSelector", ""))
         if name:
@@ -746,10 +748,16 @@ class Handler(BaseHTTPRequestHandler):
         rvq = query.get("resourceVersion", "")
         view = res.group == "events.k8s.io"
         expire = st.faults.take(("watch-expire",), attrs)
+        if expire:
+            self._watch_fault = "watch-expire:" + expire.get("mode", "http")
         if expire and expire.get("mode", "http") == "http":
             raise ApiError(410, "Expired", "too old resource version: %s (%d)"
                            % (rvq or "0", store.rv))
         close = st.faults.take(("watch-close",), attrs)
+        if close and "afterEvents" not in close and "afterSeconds" not in close:
+            close["afterEvents"] = 0
+        if close:
+            self._watch_fault = "watch-close"
 
         def wanted(ev_key, obj):
             if ev_key != res.key:

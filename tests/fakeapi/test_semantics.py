@@ -308,6 +308,11 @@ class Semantics(unittest.TestCase):
             "n": str(i)}}}, ctype=MERGE)[0] for i in range(3)]
         self.assertEqual(codes, [409, 409, 200])
         self.assertEqual(self.req("GET", APPS + "/deployments/flt")[0], 200)
+        _, _, log = self.f.control("GET", "/fake/log")
+        faulted = [e for e in log["entries"] if e.get("name") == "flt" and e.get("fault")]
+        self.assertEqual([e["fault"] for e in faulted], ["error:409", "error:409"])
+        _, _, snap = self.f.control("GET", "/fake/faults")
+        self.assertEqual(snap["rules"][0]["count"], 0)
 
     def test_fault_429_503_delay(self):
         self.f.control("POST", "/fake/faults", [
