@@ -408,6 +408,20 @@ class Api:
                     nmeta["generation"] = ometa.get("generation", 1) + 1
             return self._commit(res, ns, name, old, new, dry_run)
 
+    def write_status(self, res, ns, name, status):
+        """The controllers' status write: no deep copy (stored objects are never mutated, so
+        the new object may share everything but metadata and status with the old one)."""
+        with self.store.lock:
+            old = self.store.get(res.key, ns, name)
+            if old is None:
+                raise not_found(res, name)
+            if old.get("status") == status:
+                return old
+            new = dict(old)
+            new["metadata"] = dict(old["metadata"])
+            new["status"] = status
+            return self._commit(res, ns, name, old, new, False)
+
     def _commit(self, res, ns, name, old, new, dry_run):
         new["metadata"]["resourceVersion"] = old["metadata"]["resourceVersion"]
         if new == old:

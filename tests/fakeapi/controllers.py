@@ -157,7 +157,13 @@ class DeploymentController:
         self.stop = stop
         self.queue = WorkQueue()
         self.active = set()  # deployments whose rollout is not complete: re-checked each second
+        self.current = None  # (thread id, key) of the reconcile in progress
         self.store.listeners.append(self._on_change)
+
+    def _enqueue(self, key):
+        # Events caused by a reconcile's own writes need no second pass of the same key.
+        if self.current != (threading.get_ident(), key):
+            self.queue.add(key)
 
     def start(self):
         # Objects created before the controller existed (--preload) get their first sync.
@@ -176,16 +182,19 @@ class DeploymentController:
                     (meta.get("annotations") or {}).get(STUCK_ANNOTATION) and \
                     old["metadata"].get("deletionTimestamp") == meta.get("deletionTimestamp"):
                 return  # our own status write or a metadata edit: nothing to do
-            self.queue.add((ns, meta.get("name")))
+            self._enqueue((ns, meta.get("name")))
         elif key in (RS.key, POD.key):
+            if key == RS.key and etype == "MODIFIED" and old is not None and \
+                    old.get("spec") == obj.get("spec"):
+                return  # a ReplicaSet's status is ours, derived from its pods
             for ref in meta.get("ownerReferences") or []:
                 if key == RS.key and ref.get("kind") == "Deployment":
-                    self.queue.add((ns, ref.get("name")))
+                    self._enqueue((ns, ref.get("name")))
                 elif key == POD.key and ref.get("kind") == "ReplicaSet":
                     rs = self.store.get(RS.key, ns, ref.get("name"))
                     for r2 in ((rs or {}).get("metadata") or {}).get("ownerReferences") or []:
                         if r2.get("kind") == "Deployment":
-                            self.queue.add((ns, r2.get("name")))
+                            self._enqueue((ns, r2.get("name")))
 
     def run(self):
         last_tick = time.time()
@@ -220,6 +229,13 @@ class DeploymentController:
         return out
 
     def reconcile(self, ns, name):
+        self.current = (threading.get_ident(), (ns, name))
+        try:
+            self._reconcile_locked(ns, name)
+        finally:
+            self.current = None
+
+    def _reconcile_locked(self, ns, name):
         with self.store.lock:
             d = self.store.get(DEPLOY.key, ns, name)
             if d is None or d["metadata"].get("deletionTimestamp"):
@@ -237,13 +253,7 @@ class DeploymentController:
         rss = self._owned(RS.key, meta["uid"])
         new_rs = None
         for r in rss:
-            rtpl = jcopy((r.get("spec") or {}).get("template") or {})
-            lbl = (rtpl.get("metadata") or {}).get("labels") or {}
-            lbl.pop("pod-template-hash", None)
-            if not lbl and "labels" in rtpl.get("metadata", {}):
-                rtpl["metadata"]["labels"] = {}
-            if rtpl == tpl or (r.get("metadata") or {}).get("labels", {}).get(
-                    "pod-template-hash") == h:
+            if (r["metadata"].get("labels") or {}).get("pod-template-hash") == h:
                 new_rs = r
                 break
         created_new = False
@@ -341,9 +351,7 @@ class DeploymentController:
                    "observedGeneration": r["metadata"].get("generation", 1)}
             rst = {k: v for k, v in rst.items() if v}
             if (r.get("status") or {}) != rst:
-                nr = jcopy(self.store.get(RS.key, ns, rn))
-                nr["status"] = rst
-                self.api.update(RS, ns, rn, nr, subresource="status", check_rv=False)
+                self.api.write_status(RS, ns, rn, rst)
         # Old ReplicaSets beyond revisionHistoryLimit are deleted.
         limit = spec.get("revisionHistoryLimit", 10)
         empty_olds = [o for o in olds if replicas[o["metadata"]["name"]] == 0
@@ -412,9 +420,7 @@ class DeploymentController:
         if old_st.get("collisionCount"):
             st["collisionCount"] = old_st["collisionCount"]
         if st != old_st:
-            nd = jcopy(self.store.get(DEPLOY.key, ns, name))
-            nd["status"] = st
-            self.api.update(DEPLOY, ns, name, nd, subresource="status", check_rv=False)
+            self.api.write_status(DEPLOY, ns, name, st)
 
     def _create_rs(self, d, tpl, h, revision):
         meta = d["metadata"]
@@ -1236,11 +1242,8 @@ class Kubelet:
             cur = self.store.get(POD.key, m["namespace"], m["name"])
             if cur is None or cur["metadata"].get("uid") != m.get("uid"):
                 return
-            np = jcopy(cur)
-            np["status"] = st
             try:
-                self.api.update(POD, m["namespace"], m["name"], np, subresource="status",
-                                check_rv=False)
+                self.api.write_status(POD, m["namespace"], m["name"], st)
             except ApiError:
                 pass
 
