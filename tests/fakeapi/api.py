@@ -31,6 +31,16 @@ def jcopy(o):
     return json.loads(json.dumps(o))
 
 
+def strip_nulls(o):
+    """A typed API server decodes `null` into a zero value that is then omitted: a template
+    written with `creationTimestamp: null` (kubectl rollout undo does) equals one without."""
+    if isinstance(o, dict):
+        return {k: strip_nulls(v) for k, v in o.items() if v is not None}
+    if isinstance(o, list):
+        return [strip_nulls(v) for v in o]
+    return o
+
+
 def not_found(res, name):
     return ApiError(404, "NotFound", '%s "%s" not found' % (res.qualified, name),
                     _details(res, name))
@@ -311,7 +321,7 @@ class Api:
     def create(self, res, ns, obj, dry_run=False):
         if not isinstance(obj, dict):
             raise ApiError(400, "BadRequest", "the body of the request was not a JSON object")
-        obj = from_view(res, jcopy(obj))
+        obj = strip_nulls(from_view(res, jcopy(obj)))
         kind, apiv = obj.pop("kind", None), obj.pop("apiVersion", None)
         if kind and kind != res.kind:
             raise ApiError(400, "BadRequest", "the API version in the data (%s) does not match "
@@ -360,7 +370,7 @@ class Api:
         """PUT semantics. `obj` is in res's view; returns the stored object."""
         if not isinstance(obj, dict):
             raise ApiError(400, "BadRequest", "the body of the request was not a JSON object")
-        new = from_view(res, jcopy(obj))
+        new = strip_nulls(from_view(res, jcopy(obj)))
         new.pop("kind", None)
         new.pop("apiVersion", None)
         nmeta = new.setdefault("metadata", {})

@@ -256,6 +256,16 @@ class DeploymentController:
             if (r["metadata"].get("labels") or {}).get("pod-template-hash") == h:
                 new_rs = r
                 break
+        if new_rs is None:
+            # A template equal to an old ReplicaSet's but for the hash label (a rollback, an
+            # in-place restore) brings that ReplicaSet back, as the real controller does.
+            for r in rss:
+                rtpl = jcopy((r.get("spec") or {}).get("template") or {})
+                lbl = (rtpl.get("metadata") or {}).get("labels") or {}
+                lbl.pop("pod-template-hash", None)
+                if rtpl == tpl:
+                    new_rs = r
+                    break
         created_new = False
         revs = [int((r["metadata"].get("annotations") or {}).get(
             "deployment.kubernetes.io/revision", "0")) for r in rss]
@@ -270,6 +280,8 @@ class DeploymentController:
             nr["metadata"].setdefault("annotations", {})[
                 "deployment.kubernetes.io/revision"] = str(max(revs) + 1)
             new_rs = self.api.update(RS, ns, nr["metadata"]["name"], nr)
+            rss = [new_rs if r["metadata"]["uid"] == new_rs["metadata"]["uid"] else r
+                   for r in rss]
         olds = [r for r in rss if r["metadata"]["uid"] != new_rs["metadata"]["uid"]]
         olds.sort(key=lambda r: int((r["metadata"].get("annotations") or {}).get(
             "deployment.kubernetes.io/revision", "0")))
@@ -334,15 +346,15 @@ class DeploymentController:
             rn = r["metadata"]["name"]
             if (r.get("spec") or {}).get("replicas", 0) != replicas[rn]:
                 before = (r.get("spec") or {}).get("replicas", 0)
-                emit_event(self.api, d, "Deployment", "apps/v1", "Normal", "ScalingReplicaSet",
-                           "Scaled %s replica set %s from %d to %d" % (
-                               "up" if replicas[rn] > before else "down", rn, before,
-                               replicas[rn]), "deployment-controller")
                 nr = jcopy(r)
                 nr["spec"]["replicas"] = replicas[rn]
                 nr["metadata"].setdefault("annotations", {})[
                     "deployment.kubernetes.io/desired-replicas"] = str(desired)
                 r = self.api.update(RS, ns, rn, nr)
+                emit_event(self.api, d, "Deployment", "apps/v1", "Normal", "ScalingReplicaSet",
+                           "Scaled %s replica set %s from %d to %d" % (
+                               "up" if replicas[rn] > before else "down", rn, before,
+                               replicas[rn]), "deployment-controller")
             self._sync_pods(r, stuck and rn == nname)
             pods, ready, avail = counts(r)
             info[rn] = (pods, ready, avail)
