@@ -362,6 +362,7 @@ class Handler(BaseHTTPRequestHandler):
         t0 = time.time()
         self._code = 0
         self._watch_fault = None
+        self._table_watch = None
         u = urllib.parse.urlsplit(self.path)
         path = u.path.rstrip("/") or "/"
         query = {k: v[-1] for k, v in urllib.parse.parse_qs(u.query, keep_blank_values=True)
@@ -720,6 +721,21 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.flush()
 
     def _event(self, etype, obj):
+        if getattr(self, "_table_watch", None) is not None and etype != "ERROR":
+            # kubectl get -w asks for Tables: each event carries a one-row Table, the column
+            # definitions only in the first, as a real server sends them.
+            res, first = self._table_watch
+            if etype == "BOOKMARK":
+                obj = {"kind": "Table", "apiVersion": "meta.k8s.io/v1",
+                       "metadata": {"resourceVersion": obj["metadata"]["resourceVersion"]},
+                       "columnDefinitions": [], "rows": []}
+            else:
+                plain = {k: v for k, v in obj.items() if k not in ("kind", "apiVersion")}
+                obj = tables.table(res.plural, [plain], plain["metadata"].get(
+                    "resourceVersion", ""), res.kind, res.gv)
+                if not first:
+                    obj["columnDefinitions"] = []
+                self._table_watch = (res, False)
         self._chunk(json.dumps({"type": etype, "object": obj},
                                separators=(",", ":")).encode() + b"\n")
 
@@ -781,6 +797,7 @@ class Handler(BaseHTTPRequestHandler):
                 if store.events_after(last) is None:
                     raise ApiError(410, "Expired", "too old resource version: %d (%d)"
                                    % (last, store.oldest_rv))
+        self._table_watch = (res, True) if self._wants_table() else None
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         self.send_header("Transfer-Encoding", "chunked")
