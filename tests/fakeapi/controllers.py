@@ -509,10 +509,13 @@ def _ready_for(p):
 class Cgroups:
     """Per-container cgroups below the cgroup this process runs in (v1 or v2)."""
 
-    def __init__(self):
+    def __init__(self, disabled=False):
         self.mode = None
         self.reason = ""
         self.bases = {}  # controller -> base dir we created
+        if disabled:
+            self.reason = "cgroups disabled (--no-cgroups)"
+            return
         tag = "fakeapi-%d" % os.getpid()
         try:
             lines = open("/proc/self/cgroup").read().splitlines()
@@ -678,6 +681,16 @@ class Cgroups:
         except (OSError, ValueError):
             return None
 
+    def reset_peak(self, info):
+        """A restarted container starts with a fresh memory high-water mark."""
+        d = info.get("memoryDir")
+        if d:
+            try:
+                _write(os.path.join(d, "memory.max_usage_in_bytes" if self.mode == "v1"
+                                    else "memory.peak"), "0")
+            except OSError:
+                pass
+
     def near_limit(self, info):
         """The memory high-water mark reached the limit: a SIGKILL then is the OOM killer's."""
         d, lim = info.get("memoryDir"), info.get("memoryBytes")
@@ -790,7 +803,7 @@ class Kubelet:
         self.runs = {}  # (ns, name) -> PodRun
         self.lock = threading.RLock()
         self.wake = threading.Event()
-        self.cg = Cgroups()
+        self.cg = Cgroups(disabled=getattr(args, "no_cgroups", False))
         self.apps_dir = os.path.join(os.path.dirname(os.path.abspath(__file__)), "apps")
         if self.cg.mode is None:
             log("cgroups unavailable, pods run without limits: %s" % self.cg.reason)
@@ -806,7 +819,8 @@ class Kubelet:
         self.wake.set()
 
     def start(self):
-        threading.Thread(target=self.run, name="kubelet", daemon=True).start()
+        self.thread = threading.Thread(target=self.run, name="kubelet", daemon=True)
+        self.thread.start()
 
     def owns(self, pod):
         m = pod["metadata"]
@@ -1033,6 +1047,7 @@ class Kubelet:
             cr.cg_procs, cr.cg_info = self.cg.create(
                 "%s_%s_%s" % (run.ns, run.name, cr.name), cpu, mem)
         cr.oom_before = self.cg.oom_kills(cr.cg_info)
+        self.cg.reset_peak(cr.cg_info)
         cr.log_path = os.path.join(self.logdir, "%s_%s_%s.log" % (run.ns, run.name, cr.name))
         logf = open(cr.log_path, "ab")
         if cr.cg_info.get("unlimited"):
@@ -1244,6 +1259,10 @@ class Kubelet:
               "hostIP": "127.0.0.1", "hostIPs": [{"ip": "127.0.0.1"}],
               "podIP": run.ip, "podIPs": [{"ip": run.ip}], "startTime": run.start_time,
               "containerStatuses": statuses, "qosClass": old.get("qosClass", "Burstable")}
+        unlimited = [cr.cg_info["unlimited"] for cr in run.containers
+                     if cr.cg_info.get("unlimited")]
+        if unlimited:
+            st["message"] = "fake kubelet: running without cgroup limits: " + unlimited[0]
         self._write_status(p, st)
 
     def _write_status(self, p, st):
@@ -1293,6 +1312,9 @@ class Kubelet:
                     self.api.force_remove(POD, run.ns, run.name)
 
     def shutdown(self):
+        # The loop may be starting a container right now: let it finish its pass first.
+        if getattr(self, "thread", None) is not None:
+            self.thread.join(timeout=10)
         with self.lock:
             runs = list(self.runs.values())
         for run in runs:

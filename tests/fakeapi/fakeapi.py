@@ -1022,6 +1022,8 @@ def main():
     ap.add_argument("--watch-timeout", type=float, default=1800.0,
                     help="server-side watch timeout when the client sets none")
     ap.add_argument("--no-kubelet", action="store_true", help="do not run pods")
+    ap.add_argument("--no-cgroups", action="store_true",
+                    help="run pods without cgroup limits (as when no cgroup is writable)")
     ap.add_argument("--no-metrics", action="store_true",
                     help="do not serve metrics.k8s.io (it is served when pods run)")
     ap.add_argument("--restart-backoff", type=float, default=1.0,
