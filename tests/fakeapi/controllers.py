@@ -548,6 +548,12 @@ class Cgroups:
             try:
                 parent = "/sys/fs/cgroup" + v2.rstrip("/")
                 self._reap_stale(parent)
+                # The parent must delegate cpu and memory; it can only when it holds no
+                # processes itself (the root, or a delegated systemd scope).
+                with open(os.path.join(parent, "cgroup.subtree_control")) as f:
+                    enabled = f.read().split()
+                if "cpu" not in enabled or "memory" not in enabled:
+                    _write(os.path.join(parent, "cgroup.subtree_control"), "+cpu +memory")
                 base = os.path.join(parent, tag)
                 os.makedirs(base, exist_ok=True)
                 self.bases["unified"] = base

@@ -430,5 +430,24 @@ class Semantics(unittest.TestCase):
         self.assertNotIn("Bearer", text)
 
 
+class Tls(unittest.TestCase):
+    def test_wrong_ca_and_host_mismatch_log_no_request(self):
+        import ssl
+        f = Fake("--no-kubelet", "--server-san", "DNS:wrong.example")
+        try:
+            with self.assertRaises(ssl.SSLError):
+                f.request("GET", "/version")  # verifies 127.0.0.1 against the certificate
+            other = ssl.create_default_context()  # the system CAs, not the fake's
+            other.check_hostname = False
+            with self.assertRaises(ssl.SSLError):
+                f.request("GET", "/version", ctx=other)
+            _, _, st = f.control("GET", "/fake/state")
+            self.assertGreaterEqual(st["handshakeFailures"], 2)
+            _, _, log = f.control("GET", "/fake/log")
+            self.assertEqual(log["entries"], [])
+        finally:
+            f.stop()
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)
