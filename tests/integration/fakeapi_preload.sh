@@ -63,8 +63,8 @@ ip=$(k -n shop get pods -l app=api -o jsonpath='{.items[0].status.podIP}')
 out=$(curl -sf --max-time 5 "http://$ip:9000/")
 case $out in "hello from api-"*" from-yaml-map") ;; *) fail "pod answered '$out'" ;; esac
 cm=$(k -n shop get configmaps -o name | grep profile-)
-[ "$(k -n shop get "$cm" -o jsonpath='{.data.profile\.yaml}')" = "$(printf 'users: 10\nduration: 30s')" ] ||
-    fail "preloaded profile: $(k -n shop get "$cm" -o json)"
+prof=$(k -n shop get "$cm" -o jsonpath='{.data.profile\.yaml}')
+[ "$prof" = "$(printf 'users: 10\nduration: 30s')" ] || fail "preloaded profile: $prof"
 if k get secrets 2>/dev/null; then fail "the 503 fault did not fire"; fi
 k get secrets >/dev/null || fail "the 503 fault fired twice"
 echo "fakeapi_preload: ok"
