@@ -10,10 +10,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/err.h"
+
 #define HIST_SUB_BITS 7
 #define HIST_MAX_US   3600000000ULL /* 1 h; larger samples are clamped and counted in overflow */
 /* 2^7 exact buckets, then 2^7 buckets for each octave [2^k, 2^(k+1)) for k = 7..31. */
 #define HIST_BUCKETS ((1u << HIST_SUB_BITS) * (32 - HIST_SUB_BITS + 1))
+/* Largest hist_encode output: version, five header varints, the bucket count, and for every
+ * bucket a 2-byte index gap and a count of up to 10 bytes. */
+#define HIST_ENCODED_MAX (1 + 6 * 10 + HIST_BUCKETS * (2 + 10))
 
 struct hist {
     uint64_t count;    /* samples recorded */
@@ -43,5 +48,15 @@ double hist_mean(const struct hist *h);
 /* Bucket index of a value and the value range a bucket covers (for tests and serialisation). */
 size_t hist_bucket_of(uint64_t us);
 void hist_bucket_range(size_t idx, uint64_t *lo /* OUT */, uint64_t *hi /* OUT, inclusive */);
+
+/* Serialises h compactly (version 1: LEB128 varints of count, sum, min, max, overflow, then
+ * the non-zero buckets as index gap + count) into buf, at most cap bytes. Fills *len.
+ * Returns 0, or -ENOSPC when cap is too small (HIST_ENCODED_MAX always suffices). */
+int hist_encode(const struct hist *h, uint8_t *buf, size_t cap, size_t *len /* OUT */);
+
+/* Parses what hist_encode wrote; buf is outside input and fully validated (version, sizes,
+ * bucket order, counts adding up, min/max/sum consistent with the buckets, no trailing bytes).
+ * Returns 0, or -EINVAL with err filled and h left empty. Borrows buf. */
+int hist_decode(const uint8_t *buf, size_t len, struct hist *h /* OUT */, char *err);
 
 #endif

@@ -8,6 +8,8 @@
 
 #include <cJSON.h>
 
+#include "core/err.h"
+
 #include "load/profile.h"
 #include "load/result.h"
 
@@ -20,5 +22,11 @@ int report_text(FILE *f, const struct load_result *r, const struct profile *p);
  * and for open loop target_rate_rps / achieved_rate_rps). Returns an owned object (free with
  * cJSON_Delete), or NULL when out of memory. */
 cJSON *report_json(const struct load_result *r);
+
+/* Rebuilds a load_result from what report_json produced (the sweep's resume path). Borrows j,
+ * which is outside input: every field is type- and range-checked, histograms come back exactly
+ * from latency_hist, names and stages are capped like a profile's. Returns 0, -EINVAL with err
+ * naming the bad field, or -ENOMEM; on failure r is left freed. */
+int report_json_parse(const cJSON *j, struct load_result *r /* OUT */, char *err);
 
 #endif

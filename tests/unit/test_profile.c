@@ -1,0 +1,459 @@
+/* Tests for src/load/profile.c: the DESIGN.md example, defaults, valid variations and a table
+ * of malformed profiles, each with the error it must give (file, line, field path, problem). */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "load/profile.h"
+
+#define SRC "profile.yaml"
+
+static int load(const char *yaml, struct profile *p, char *err)
+{
+    return profile_load_buffer(yaml, strlen(yaml), SRC, p, err);
+}
+
+static void assert_defaults_except_requests(const struct profile *p)
+{
+    assert_int_equal(p->users, 50);
+    assert_true(p->rate == 0);
+    assert_int_equal(p->duration_us, 20000000);
+    assert_int_equal(p->warmup_us, 5000000);
+    assert_int_equal(p->timeout_us, 5000000);
+    assert_true(p->per_user_rps == 0.5);
+    assert_int_equal(p->thresholds.healthy_p95_us, 100000);
+    assert_true(p->thresholds.healthy_errors == 0.01);
+    assert_int_equal(p->thresholds.overloaded_p95_us, 500000);
+    assert_true(p->thresholds.overloaded_errors == 0.01);
+    assert_int_equal(p->nstages, 0);
+}
+
+static void test_default(void **state)
+{
+    (void)state;
+    struct profile p;
+    assert_int_equal(profile_init_default(&p), 0);
+    assert_defaults_except_requests(&p);
+    assert_true(p.target_users == 0);
+    assert_true(p.target_rps == 0);
+    assert_string_equal(p.source, "built-in default");
+    assert_int_equal(p.nrequests, 1);
+    assert_string_equal(p.requests[0].method, "GET");
+    assert_string_equal(p.requests[0].path, "/");
+    assert_string_equal(p.requests[0].name, "GET /");
+    assert_int_equal(p.requests[0].weight, 1);
+    assert_null(p.requests[0].body);
+    profile_free(&p);
+    assert_null(p.requests);
+    profile_free(&p); /* zeroed: no-op */
+    profile_free(NULL);
+}
+
+/* The example of DESIGN.md, verbatim. */
+static const char design_example[] =
+    "users: 50            # closed loop: concurrent virtual users (like k6 VUs / bombardier -c)\n"
+    "# rate: 800          # open loop instead: requests/s on a fixed schedule (like vegeta / "
+    "wrk2);\n"
+    "                     # latency is measured from when a request was DUE (no coordinated "
+    "omission)\n"
+    "duration: 20s\n"
+    "warmup: 5s           # load applied, not measured\n"
+    "timeout: 5s          # per request\n"
+    "per_user_rps: 0.5    # to estimate active users from throughput (seed 000)\n"
+    "thresholds:          # verdicts, seed 000's defaults\n"
+    "  healthy:    { p95: 100ms, errors: 1% }     # HEALTHY: p95 below and errors below\n"
+    "  overloaded: { p95: 500ms, errors: 1% }     # OVERLOADED: p95 above or errors above\n"
+    "target: { users: 2000 }                      # optional: the load the recommendation must "
+    "hold\n"
+    "# stages:            # optional, instead of a flat users/rate (seed 004's k6 stages)\n"
+    "#   - { duration: 30s, users: 200 }\n"
+    "#   - { duration: 2m,  users: 200 }\n"
+    "#   - { duration: 30s, users: 0 }\n"
+    "requests:            # weighted mix; each picked at random by weight\n"
+    "  - { name: notifications.list, method: GET, path: /api/notifications, weight: 36 }\n"
+    "  - { name: submissions.list,   method: GET, path: /api/submissions,   weight: 28 }\n"
+    "  - { name: auth.me, method: GET, path: /api/me, weight: 7, headers: { Authorization: "
+    "\"Bearer x\" } }\n"
+    "  - { name: vote, method: POST, path: /api/votes, weight: 1, body: '{\"id\":1}' }\n";
+
+static void test_design_example(void **state)
+{
+    (void)state;
+    struct profile p;
+    char err[ERR_LEN] = "";
+    int rc = load(design_example, &p, err);
+    if (rc)
+        fail_msg("design example: %s", err);
+    assert_defaults_except_requests(&p); /* the example spells out the defaults */
+    assert_true(p.target_users == 2000);
+    assert_true(p.target_rps == 0);
+    assert_string_equal(p.source, SRC);
+    assert_int_equal(p.nrequests, 4);
+    assert_string_equal(p.requests[0].name, "notifications.list");
+    assert_string_equal(p.requests[0].path, "/api/notifications");
+    assert_int_equal(p.requests[0].weight, 36);
+    assert_int_equal(p.requests[1].weight, 28);
+    assert_string_equal(p.requests[2].name, "auth.me");
+    assert_int_equal(p.requests[2].nheaders, 1);
+    assert_string_equal(p.requests[2].headers[0].name, "Authorization");
+    assert_string_equal(p.requests[2].headers[0].value, "Bearer x");
+    assert_string_equal(p.requests[3].method, "POST");
+    assert_string_equal(p.requests[3].body, "{\"id\":1}");
+    assert_int_equal(p.requests[3].body_len, 8);
+    assert_int_equal(p.requests[3].nheaders, 0);
+    assert_null(p.requests[0].body);
+    profile_free(&p);
+}
+
+static void test_empty_is_default(void **state)
+{
+    (void)state;
+    static const char *const empties[] = {"", "# only a comment\n", "---\n", "~\n"};
+    for (size_t i = 0; i < sizeof(empties) / sizeof(empties[0]); i++) {
+        struct profile p;
+        char err[ERR_LEN] = "";
+        assert_int_equal(load(empties[i], &p, err), 0);
+        assert_defaults_except_requests(&p);
+        assert_int_equal(p.nrequests, 1);
+        assert_string_equal(p.requests[0].path, "/");
+        profile_free(&p);
+    }
+}
+
+static void test_open_loop_and_defaults(void **state)
+{
+    (void)state;
+    struct profile p;
+    char err[ERR_LEN] = "";
+    int rc = load("rate: 800\n"
+                  "requests:\n"
+                  "  - path: /a?x=1\n"
+                  "  - { method: DELETE, path: /b, weight: 3 }\n"
+                  "  - method: PUT\n"
+                  "    path: /c\n"
+                  "    body: |\n"
+                  "      line one\n"
+                  "      line two\n"
+                  "  - { path: /d, headers: { X-Count: 5, Accept: \"*/*\" }, body: \"a\\0b\" }\n"
+                  "  - { name: e, path: /e, headers: }\n"
+                  "thresholds: { healthy: { p95: 50ms } }\n"
+                  "target: { rps: 1200.5 }\n",
+                  &p, err);
+    if (rc)
+        fail_msg("%s", err);
+    assert_true(p.rate == 800);
+    assert_int_equal(p.users, 0); /* rate replaces the default users */
+    assert_int_equal(p.nrequests, 5);
+    assert_string_equal(p.requests[0].name, "GET /a?x=1");
+    assert_string_equal(p.requests[0].method, "GET");
+    assert_int_equal(p.requests[0].weight, 1);
+    assert_string_equal(p.requests[1].name, "DELETE /b");
+    assert_int_equal(p.requests[1].weight, 3);
+    assert_string_equal(p.requests[2].body, "line one\nline two\n");
+    assert_int_equal(p.requests[3].nheaders, 2);
+    assert_string_equal(p.requests[3].headers[0].name, "X-Count");
+    assert_string_equal(p.requests[3].headers[0].value, "5");
+    assert_string_equal(p.requests[3].headers[1].value, "*/*");
+    assert_int_equal(p.requests[3].body_len, 3); /* an embedded NUL survives in a body */
+    assert_memory_equal(p.requests[3].body, "a\0b", 3);
+    assert_int_equal(p.requests[4].nheaders, 0);
+    assert_int_equal(p.thresholds.healthy_p95_us, 50000);
+    assert_true(p.thresholds.healthy_errors == 0.01); /* the other half keeps its default */
+    assert_int_equal(p.thresholds.overloaded_p95_us, 500000);
+    assert_true(p.target_rps == 1200.5);
+    assert_true(p.target_users == 0);
+    profile_free(&p);
+}
+
+static void test_stages(void **state)
+{
+    (void)state;
+    struct profile p;
+    char err[ERR_LEN] = "";
+    int rc = load("stages:\n"
+                  "  - { duration: 30s, users: 200 }\n"
+                  "  - { duration: 2m,  users: 200 }\n"
+                  "  - { duration: 0s,  users: 50 }\n"
+                  "  - { duration: 30s, users: 0 }\n"
+                  "warmup: 0s\n",
+                  &p, err);
+    if (rc)
+        fail_msg("%s", err);
+    assert_int_equal(p.nstages, 4);
+    assert_int_equal(p.stages[0].duration_us, 30000000);
+    assert_true(p.stages[0].users == 200);
+    assert_true(p.stages[0].rate == -1);
+    assert_int_equal(p.stages[1].duration_us, 120000000);
+    assert_true(p.stages[3].users == 0);
+    assert_int_equal(p.duration_us, 180000000); /* the stages add up to the run */
+    assert_int_equal(p.warmup_us, 0);
+    assert_int_equal(p.users, 0);
+    assert_true(p.rate == 0);
+    profile_free(&p);
+
+    rc = load("stages: [{ duration: 10s, rate: 100 }, { duration: 1m, rate: 2.5 }]\n", &p, err);
+    if (rc)
+        fail_msg("%s", err);
+    assert_int_equal(p.nstages, 2);
+    assert_true(p.stages[1].rate == 2.5);
+    assert_true(p.stages[1].users == -1);
+    assert_int_equal(p.duration_us, 70000000);
+    profile_free(&p);
+}
+
+struct bad_case {
+    const char *yaml;
+    const char *want; /* a substring the error must contain */
+};
+
+static const struct bad_case bad_cases[] = {
+    /* syntax */
+    {"users: [1, 2\n", "profile.yaml:2: YAML syntax"},
+    {"users: 5\n  rate: 3\n", "profile.yaml:2: YAML syntax"},
+    {"a: *x\n", "profile.yaml:1: YAML aliases"}, /* undefined, and refused before that */
+    {"a: &x 1\nb: *x\n", "profile.yaml:2: YAML aliases"},
+    {"users: 5\n---\nusers: 6\n", "profile.yaml:2: a profile is one YAML document"},
+    {"- users: 5\n", "profile.yaml:1: expected a mapping of profile fields"},
+    {"just text\n", "got 'just text'"},
+    /* unknown and duplicate fields */
+    {"users: 5\nduraton: 10s\n",
+     "profile.yaml:2: duraton: unknown field; did you mean 'duration'?"},
+    {"zzz: 1\n", "zzz: unknown field (expected one of: users, rate, duration"},
+    {"users: 5\nusers: 6\n", "profile.yaml:2: users: given twice (first on line 1)"},
+    {"requests:\n  - { path: /, wieght: 2 }\n",
+     "profile.yaml:2: requests[0].wieght: unknown field; did you mean 'weight'?"},
+    {"thresholds: { healthy: { p99: 1s } }\n", "thresholds.healthy.p99: unknown field"},
+    {"stages: [{ duration: 1s, vus: 5 }]\n", "stages[0].vus: unknown field"},
+    {"target: { user: 5 }\n", "target.user: unknown field; did you mean 'users'?"},
+    {"[1]: 2\n", "expected a field name"},
+    /* users / rate */
+    {"users: 0\n", "profile.yaml:1: users: expected a positive integer, got '0'"},
+    {"users: -3\n", "users: expected a positive integer, got '-3'"},
+    {"users: 1.5\n", "users: expected a positive integer, got '1.5'"},
+    {"users: lots\n", "users: expected a positive integer, got 'lots'"},
+    {"users:\n", "users: expected a positive integer, got nothing"},
+    {"users: [5]\n", "users: expected a positive integer, got a list"},
+    {"users: 99999999999999\n", "users: '99999999999999' is too large"},
+    {"users: 5\nrate: 100\n", "profile.yaml:2: rate: users (closed loop) and rate (open loop) are "
+                              "mutually exclusive"},
+    {"rate: 100\nusers: 5\n", "profile.yaml:2: users: users (closed loop) and rate"},
+    {"rate: 0\n", "rate: expected a positive number, got '0'"},
+    {"rate: nan\n", "rate: expected a positive number, got 'nan'"},
+    {"rate: inf\n", "rate: expected a positive number"},
+    {"rate: 0x10\n", "rate: expected a positive number"},
+    {"rate: 1e999\n", "rate: expected a positive number"},
+    {"rate: 1e9\n", "rate: '1e9' is too large"},
+    /* durations */
+    {"duration: 20\n", "profile.yaml:1: duration: bad duration '20'"},
+    {"duration: 0s\n", "duration: must be longer than 0"},
+    {"duration: fast\n", "duration: bad duration 'fast'"},
+    {"duration: { s: 1 }\n", "duration: expected a duration such as 250ms"},
+    {"warmup: -1s\n", "warmup: bad duration"},
+    {"timeout: 0\n", "timeout: must be longer than 0"},
+    {"timeout: 2h\n", "timeout: '2h' is too long"},
+    {"duration: 100000h\n", "duration: '100000h' is too long"},
+    {"per_user_rps: 0\n", "per_user_rps: expected a positive number"},
+    /* thresholds and target */
+    {"thresholds:\n  healthy: { p95: 100ms, errors: 1 percent }\n",
+     "profile.yaml:2: thresholds.healthy.errors:"},
+    {"thresholds:\n  overloaded: { errors: 150% }\n", "thresholds.overloaded.errors:"},
+    {"thresholds: { healthy: { p95: 1s } }\n",
+     "thresholds: healthy.p95 (1s) is above overloaded.p95 (500ms)"},
+    {"thresholds: { overloaded: { errors: 0.5% } }\n", "healthy.errors (1%) is above"},
+    {"thresholds: 5\n", "thresholds: expected a mapping with 'healthy'"},
+    {"thresholds: { healthy: 100ms }\n", "thresholds.healthy: expected a mapping"},
+    {"target: { users: 5, rps: 5 }\n", "target: give exactly one of 'users' or 'rps'"},
+    {"target: {}\n", "target: give exactly one of"},
+    {"target: { users: 0 }\n", "target.users: expected a positive number"},
+    {"target: 2000\n", "target: expected { users: N } or { rps: N }, got '2000'"},
+    /* stages */
+    {"users: 5\nstages: [{ duration: 1s, users: 5 }]\n",
+     "profile.yaml:1: users: not allowed with stages"},
+    {"duration: 5s\nstages: [{ duration: 1s, users: 5 }]\n", "duration: not allowed with stages"},
+    {"stages: []\n", "stages: the list is empty"},
+    {"stages: { duration: 1s }\n", "stages: expected a list"},
+    {"stages:\n  - { users: 5 }\n", "profile.yaml:2: stages[0]: missing 'duration'"},
+    {"stages:\n  - { duration: 1s }\n", "stages[0]: give exactly one of 'users'"},
+    {"stages:\n  - { duration: 1s, users: 1, rate: 1 }\n", "stages[0]: give exactly one of"},
+    {"stages:\n  - { duration: 1s, users: 1 }\n  - { duration: 1s, rate: 1 }\n",
+     "profile.yaml:3: stages[1]: every stage must set 'users' like stages[0]"},
+    {"stages:\n  - { duration: 1s, users: -1 }\n", "stages[0].users: expected a whole number"},
+    {"stages:\n  - { duration: 1s, rate: x }\n", "stages[0].rate: expected a number >= 0"},
+    {"stages:\n  - { duration: 0s, users: 5 }\n", "stages: the stages last 0s in total"},
+    {"stages:\n  - 5\n", "stages[0]: expected a mapping such as { duration: 30s, users: 200 }"},
+    /* requests */
+    {"requests: []\n", "requests: the list is empty"},
+    {"requests: /api\n", "requests: expected a list of requests, got '/api'"},
+    {"requests:\n  - /api\n", "profile.yaml:2: requests[0]: expected a mapping"},
+    {"requests:\n  - { path: / }\n  - { path: /x }\n  - { path: /y, weight: x }\n",
+     "profile.yaml:4: requests[2].weight: expected a positive integer, got 'x'"},
+    {"requests:\n  - { path: /, weight: 0 }\n", "requests[0].weight: expected a positive integer"},
+    {"requests:\n  - { path: api }\n", "requests[0].path: must start with '/', got 'api'"},
+    {"requests:\n  - { path: \"/a b\" }\n", "requests[0].path: spaces and control characters"},
+    {"requests:\n  - { path: \"/a\\r\\nHost: evil\" }\n", "requests[0].path: spaces and control"},
+    {"requests:\n  - { path: }\n", "requests[0].path: expected a path starting with '/'"},
+    {"requests:\n  - { path: /, method: \"GET /x HTTP/1.1\\r\\n\" }\n",
+     "requests[0].method: not a valid HTTP method"},
+    {"requests:\n  - { path: /, method: \"\" }\n", "requests[0].method: expected an HTTP method"},
+    {"requests:\n  - { path: /, name: \"\" }\n", "requests[0].name: expected a name"},
+    {"requests:\n  - { path: /, name: \"a\\nb\" }\n", "requests[0].name: holds a control"},
+    {"requests:\n  - { path: /, headers: { X-A: \"v\\r\\nX-Evil: 1\" } }\n",
+     "requests[0].headers.X-A: value holds a control character"},
+    {"requests:\n  - { path: /, headers: { \"X A\": v } }\n",
+     "requests[0].headers.X A: not a valid header name"},
+    {"requests:\n  - { path: /, headers: { \"X-A:\": v } }\n", "not a valid header name"},
+    {"requests:\n  - { path: /, headers: { Content-Length: 5 } }\n",
+     "requests[0].headers.Content-Length: set by sizeup from the body"},
+    {"requests:\n  - { path: /, headers: { transfer-encoding: chunked } }\n",
+     "headers.transfer-encoding: set by sizeup"},
+    {"requests:\n  - { path: /, headers: { X-A: 1, x-a: 2 } }\n",
+     "requests[0].headers.x-a: given twice"},
+    {"requests:\n  - { path: /, headers: { X-A: [1] } }\n",
+     "requests[0].headers.X-A: expected a header value, got a list"},
+    {"requests:\n  - { path: /, headers: [X-A] }\n", "requests[0].headers: expected a mapping"},
+    {"requests:\n  - { path: /, body: { id: 1 } }\n",
+     "requests[0].body: expected a string (quote JSON bodies"},
+    {"requests:\n  - { name: a, path: / }\n  - { name: a, path: /b }\n",
+     "profile.yaml:3: requests[1].name: 'a' is already the name of requests[0]"},
+    {"requests:\n  - { path: / }\n  - { path: / }\n", "'GET /' is already the name"},
+    /* control characters in the file itself */
+    {"users: 5\x01\n", "YAML syntax"},
+};
+
+static void test_malformed(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof(bad_cases) / sizeof(bad_cases[0]); i++) {
+        struct profile p;
+        char err[ERR_LEN] = "";
+        int rc = load(bad_cases[i].yaml, &p, err);
+        if (rc == 0)
+            fail_msg("case %zu loaded but must fail: %s", i, bad_cases[i].yaml);
+        assert_int_equal(rc, -EINVAL);
+        if (!strstr(err, bad_cases[i].want))
+            fail_msg("case %zu: error\n  '%s'\nlacks\n  '%s'", i, err, bad_cases[i].want);
+        /* On failure the profile is left empty. */
+        assert_null(p.requests);
+        assert_null(p.source);
+        assert_int_equal(p.nrequests, 0);
+    }
+}
+
+/* Things a generated or hand-written profile may get wrong at scale. */
+static void test_caps(void **state)
+{
+    (void)state;
+    struct profile p;
+    char err[ERR_LEN] = "";
+    size_t cap = 64 * (PROFILE_MAX_REQUESTS + 2);
+    char *y = malloc(cap);
+    assert_non_null(y);
+
+    /* Exactly the maximum number of requests loads; one more does not. */
+    for (int extra = 0; extra <= 1; extra++) {
+        size_t o = (size_t)snprintf(y, cap, "requests:\n");
+        for (int i = 0; i < PROFILE_MAX_REQUESTS + extra; i++)
+            o += (size_t)snprintf(y + o, cap - o, "  - { path: /r%d }\n", i);
+        int rc = load(y, &p, err);
+        if (!extra) {
+            assert_int_equal(rc, 0);
+            assert_int_equal(p.nrequests, PROFILE_MAX_REQUESTS);
+            profile_free(&p);
+        } else {
+            assert_int_equal(rc, -EINVAL);
+            assert_non_null(strstr(err, "at most 256 allowed"));
+        }
+    }
+    for (int extra = 0; extra <= 1; extra++) {
+        size_t o = (size_t)snprintf(y, cap, "stages:\n");
+        for (int i = 0; i < PROFILE_MAX_STAGES + extra; i++)
+            o += (size_t)snprintf(y + o, cap - o, "  - { duration: 1s, users: %d }\n", i);
+        int rc = load(y, &p, err);
+        if (!extra) {
+            assert_int_equal(rc, 0);
+            assert_int_equal(p.nstages, PROFILE_MAX_STAGES);
+            profile_free(&p);
+        } else {
+            assert_int_equal(rc, -EINVAL);
+            assert_non_null(strstr(err, "stages: 257 stages, at most 256"));
+        }
+    }
+    free(y);
+
+    /* Over PROFILE_MAX_BYTES is refused before parsing. */
+    size_t big = PROFILE_MAX_BYTES + 1;
+    char *b = malloc(big);
+    assert_non_null(b);
+    memset(b, '#', big);
+    assert_int_equal(profile_load_buffer(b, big, "big.yaml", &p, err), -EFBIG);
+    assert_non_null(strstr(err, "big.yaml: larger than"));
+    free(b);
+
+    /* A long path without a name: the default name would be unreadable. */
+    char lp[400];
+    memset(lp, 'a', sizeof(lp));
+    snprintf(lp, sizeof(lp), "requests:\n  - { path: /%0250d }\n", 0);
+    assert_int_equal(load(lp, &p, err), -EINVAL);
+    assert_non_null(strstr(err, "give the request a short 'name'"));
+}
+
+static void test_file(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/sizeup-test-profile-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    const char *y = "users: 7\nrequests:\n  - { path: /x, weight: nope }\n";
+    assert_int_equal(write(fd, y, strlen(y)), (ssize_t)strlen(y));
+    close(fd);
+
+    struct profile p;
+    char err[ERR_LEN] = "", want[ERR_LEN];
+    assert_int_equal(profile_load_file(path, &p, err), -EINVAL);
+    snprintf(want, sizeof(want),
+             "%s:3: requests[0].weight: expected a positive integer, got "
+             "'nope'",
+             path);
+    assert_string_equal(err, want);
+
+    fd = open(path, O_WRONLY | O_TRUNC);
+    assert_true(fd >= 0);
+    y = "users: 7\n";
+    assert_int_equal(write(fd, y, strlen(y)), (ssize_t)strlen(y));
+    close(fd);
+    assert_int_equal(profile_load_file(path, &p, err), 0);
+    assert_int_equal(p.users, 7);
+    assert_string_equal(p.source, path);
+    profile_free(&p);
+    unlink(path);
+
+    assert_int_equal(profile_load_file("/nonexistent/profile.yaml", &p, err), -ENOENT);
+    assert_non_null(strstr(err, "/nonexistent/profile.yaml: No such file"));
+    assert_true(profile_load_file("/tmp", &p, err) < 0);
+    assert_non_null(strstr(err, "/tmp: "));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_default),
+        cmocka_unit_test(test_design_example),
+        cmocka_unit_test(test_empty_is_default),
+        cmocka_unit_test(test_open_loop_and_defaults),
+        cmocka_unit_test(test_stages),
+        cmocka_unit_test(test_malformed),
+        cmocka_unit_test(test_caps),
+        cmocka_unit_test(test_file),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
