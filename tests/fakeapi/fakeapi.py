@@ -334,6 +334,8 @@ class Handler(BaseHTTPRequestHandler):
         return self.rfile.read(n) if n > 0 else b""
 
     def send_bytes(self, code, body, ctype="application/json", headers=None):
+        self._code = code
+        self._log_request()
         self.send_response(code)
         self.send_header("Content-Type", ctype)
         self.send_header("Content-Length", str(len(body)))
@@ -368,14 +370,17 @@ class Handler(BaseHTTPRequestHandler):
         query = {k: v[-1] for k, v in urllib.parse.parse_qs(u.query, keep_blank_values=True)
                  .items()}
         attrs = {"method": self.command, "path": path}
-        user = None
-        fault = None
+        # What the request log needs; the entry is written before the response goes out, so
+        # a client that reads the log right after its answer always finds its request there.
+        self._req = {"t0": t0, "path": path, "query": u.query, "attrs": attrs, "user": None,
+                     "fault": None, "logged": path.startswith("/fake")}
         try:
             body = self._read_body()
             if path.startswith("/fake/") or path == "/fake":
                 return self.control(path, query, body)
             user, groups = self.authenticate()
             self._who = (user, groups)
+            self._req["user"] = user
             attrs["user"] = user
             self.route(path, query, attrs)
             if attrs.get("resource") != "selfsubjectaccessreviews" and \
@@ -390,11 +395,11 @@ class Handler(BaseHTTPRequestHandler):
                                else None)
             f = self.st.faults.take(("delay",), attrs)
             if f:
-                fault = "delay"
+                self._req["fault"] = "delay"
                 time.sleep(float(f.get("seconds", 1)))
             f = self.st.faults.take(("error",), attrs)
             if f:
-                fault = "error:%d" % f["code"]
+                self._req["fault"] = "error:%d" % f["code"]
                 code = f["code"]
                 headers = {}
                 if code == 429 or "retryAfter" in f:
@@ -421,17 +426,24 @@ class Handler(BaseHTTPRequestHandler):
             except OSError:
                 self.close_connection = True
         finally:
-            if not path.startswith("/fake"):
-                entry = {"method": self.command, "path": path, "code": self._code,
-                         "user": user, "ms": int((time.time() - t0) * 1000)}
-                if u.query:
-                    entry["query"] = u.query
-                for k in ("verb", "resource", "sub", "ns", "name"):
-                    if attrs.get(k):
-                        entry[k] = attrs[k]
-                if fault or self._watch_fault:
-                    entry["fault"] = fault or self._watch_fault
-                self.st.log.add(entry)
+            self._log_request()
+
+    def _log_request(self):
+        r = getattr(self, "_req", None)
+        if r is None or r["logged"]:
+            return
+        r["logged"] = True
+        attrs = r["attrs"]
+        entry = {"method": self.command, "path": r["path"], "code": self._code,
+                 "user": r["user"], "ms": int((time.time() - r["t0"]) * 1000)}
+        if r["query"]:
+            entry["query"] = r["query"]
+        for k in ("verb", "resource", "sub", "ns", "name"):
+            if attrs.get(k):
+                entry[k] = attrs[k]
+        if r["fault"] or self._watch_fault:
+            entry["fault"] = r["fault"] or self._watch_fault
+        self.st.log.add(entry)
 
     def authenticate(self):
         auth = self.headers.get("Authorization") or ""
@@ -798,6 +810,8 @@ class Handler(BaseHTTPRequestHandler):
                     raise ApiError(410, "Expired", "too old resource version: %d (%d)"
                                    % (last, store.oldest_rv))
         self._table_watch = (res, True) if self._wants_table() else None
+        self._code = 200
+        self._log_request()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         self.send_header("Transfer-Encoding", "chunked")

@@ -69,7 +69,7 @@ YAML
 
 k apply -f "$WORK/m/app.yaml"
 out=$(k apply -f "$WORK/m/app.yaml")
-echo "$out" | grep -q "deployment.apps/web unchanged" || fail "second apply changed something: $out"
+grep -q "deployment.apps/web unchanged" <<<"$out" || fail "second apply changed something: $out"
 k rollout status deployment/web --timeout=60s
 k wait --for=condition=Available deployment/web --timeout=30s
 k get deployments,services,configmaps
@@ -142,7 +142,8 @@ k patch deployment web --type json -p '[{"op":"replace","path":"/spec/replicas",
 k rollout status deployment/web --timeout=60s
 [ "$(k get pods -l app=web -o name | wc -l)" = 2 ] || fail "two replicas"
 for ip in $(k get pods -l app=web -o jsonpath='{.items[*].status.podIP}'); do
-    curl -sf --max-time 5 "http://$ip:8080/" | grep -q "patched" || fail "replica at $ip"
+    out=$(curl -sf --max-time 5 "http://$ip:8080/")
+    grep -q "patched" <<<"$out" || fail "replica at $ip: $out"
 done
 k get pods -o wide
 

@@ -51,5 +51,6 @@ case $out in
 *"$want"*) ;;
 *) fail "unexpected denial: $out" ;;
 esac
-fakectl GET /fake/log | grep -q '"code": 403' || fail "403 not in the request log"
+log=$(fakectl GET /fake/log)
+grep -q '"code": 403' <<<"$log" || fail "403 not in the request log"
 echo "fakeapi_rbac: ok"
