@@ -1039,7 +1039,9 @@ class Kubelet:
             return
         env = self._env(p, run, c)
         for k, v in extra_env.items():
-            env[k] = _expand(str(v), env)
+            # Like an image's ENV: the container's own env wins.
+            if k not in env:
+                env[k] = _expand(str(v), env)
         argv = [_expand(str(a), env) for a in argv]
         lim = (c.get("resources") or {}).get("limits") or {}
         try:
