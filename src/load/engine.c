@@ -638,6 +638,17 @@ static void send_done(struct worker *w, struct conn *c, int32_t res, int64_t now
 static void flush_sends(struct worker *w)
 {
     unsigned i = 0;
+    if (w->nsend == 1) {
+        /* One send: a plain send() costs the same system call and no ring bookkeeping. */
+        struct conn *c = w->sendq[0];
+        w->nsend = 0;
+        if (c->queued && c->state == C_WRITING && !c->written) {
+            c->queued = 0;
+            do_write(w, c, now_ns(w->e));
+        }
+        c->queued = 0;
+        return;
+    }
     while (i < w->nsend) {
         unsigned batch = 0;
         for (; i < w->nsend && uring_space(&w->ur) > 0; i++) {
@@ -887,19 +898,22 @@ static void *worker_main(void *arg)
                 on_event(w, evs[i].data.ptr, evs[i].events, now);
             continue;
         }
-        /* Readable responses are received in one batch; everything else as usual. */
+        /* Readable responses are received in one batch; everything else as usual. A batch of
+         * one gains nothing from the ring (one system call either way): read() it. */
         unsigned q = 0;
         for (int i = 0; i < n; i++) {
             struct conn *c = evs[i].data.ptr;
-            if (c->state == C_READING && !(evs[i].events & EPOLLOUT)) {
-                w->recvq[q] = c;
-                uring_prep_recv(&w->ur, c->s.fd, w->ubufs + (size_t)q * URING_RBUF, URING_RBUF, q);
-                q++;
-            } else {
+            if (c->state == C_READING && !(evs[i].events & EPOLLOUT))
+                w->recvq[q++] = c;
+            else
                 on_event(w, c, evs[i].events, now);
-            }
         }
-        if (q) {
+        if (q == 1) {
+            do_read(w, w->recvq[0], now);
+        } else if (q > 1) {
+            for (unsigned k = 0; k < q; k++)
+                uring_prep_recv(&w->ur, w->recvq[k]->s.fd, w->ubufs + (size_t)k * URING_RBUF,
+                                URING_RBUF, k);
             int rc = uring_submit_wait(&w->ur);
             uint64_t ud;
             int32_t res;
