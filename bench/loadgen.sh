@@ -14,7 +14,7 @@
 # Usage: bench/loadgen.sh [path/to/sizeup]     (make bench runs it with build/sizeup)
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
-SIZEUP=${1:-$root/build/sizeup}
+SIZEUP=${1:-${SIZEUP:-$root/build/sizeup}}
 DURATION=${DURATION:-10}
 ROUNDS=${ROUNDS:-2}
 CONNS=${CONNS:-50}
