@@ -713,8 +713,13 @@ int output_write_all(const char *dir, const struct output_doc *d, char *err)
     if (first)
         return first;
     for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
-        if (files[i].needs_recommendation && d->advice->recommended < 0)
+        if (files[i].needs_recommendation && d->advice->recommended < 0) {
+            /* No recommendation: values from an earlier run must not pass for this one's. */
+            char p[4096];
+            if ((size_t)snprintf(p, sizeof(p), "%s/%s", dir, files[i].name) < sizeof(p))
+                unlink(p);
             continue;
+        }
         int rc = output_write_atomic(dir, files[i].name, files[i].fn, d, e);
         if (rc && !first) {
             first = rc;
