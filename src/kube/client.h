@@ -98,6 +98,10 @@ int kube_config_token(kube_config_t *cfg, char *buf, size_t len);
 
 typedef struct kube_client kube_client_t;
 
+/* Initialises libcurl (whose global init is not thread-safe). Call once from main before any
+ * thread creates a client; tests and single-threaded tools may skip it. Returns 0 or -EIO. */
+int kube_global_init(char *err);
+
 /* Returns non-zero when the caller wants in-flight and future calls to stop (-ECANCELED). */
 typedef int (*kube_stop_fn)(void *ctx);
 
