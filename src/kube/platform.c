@@ -991,6 +991,62 @@ static const struct platform_ops kube_ops = {
     .free = op_free,
 };
 
+int kube_platform_recover(kube_client_t *c, const char *ns, const char *name, unsigned *done,
+                          char *err)
+{
+    struct kube_platform_config kc = {.client = c, .ns = ns, .deployment = name};
+    struct platform p;
+    cJSON *clone = NULL, *d = NULL;
+    unsigned did = 0;
+    int rc;
+
+    if (done)
+        *done = 0;
+    rc = kube_platform_new(&kc, &p, err);
+    if (rc)
+        return rc;
+    struct kplat *k = p.self;
+    rc = kube_get(c, &KUBE_DEPLOYMENTS, ns, k->clone, &clone, err);
+    if (rc == 0) {
+        const char *of = kube_label(clone, KUBE_LABEL_CLONE);
+        if (of && strcmp(of, name) == 0) {
+            rc = kube_delete(c, &KUBE_DEPLOYMENTS, ns, k->clone, "Background", err);
+            if (rc == 0 || rc == -ENOENT) {
+                rc = 0;
+                did |= KUBE_RECOVER_CLONE_DELETED;
+                log_info("kube.platform.recovered", "deployment=%s/%s action=clone_deleted", ns,
+                         k->clone);
+            }
+        }
+    } else if (rc == -ENOENT) {
+        rc = 0;
+    }
+    if (rc)
+        goto out;
+    rc = kube_get(c, &KUBE_DEPLOYMENTS, ns, name, &d, err);
+    if (rc == -ENOENT) {
+        rc = 0;
+        goto out;
+    }
+    if (rc || !kube_annotation(d, KUBE_ANN_ORIGINAL))
+        goto out;
+    /* No record of our last patch survives a crash: the saved template goes back exactly. */
+    rc = kube_update_retry(c, &KUBE_DEPLOYMENTS, ns, name, 8, restore_template, k, NULL, err);
+    if (rc == -ENOENT)
+        rc = 0;
+    else if (rc == 0) {
+        did |= KUBE_RECOVER_TEMPLATE_RESTORED;
+        log_info("kube.platform.recovered", "deployment=%s/%s action=template_restored", ns, name);
+    }
+out:
+    cJSON_Delete(clone);
+    cJSON_Delete(d);
+    p.ops->free(p.self);
+    if (done)
+        *done = did;
+    return rc;
+}
+
 bool kube_platform_drift(const struct platform *p, char *msg)
 {
     const struct kplat *k = p && p->ops == &kube_ops ? p->self : NULL;

@@ -514,6 +514,53 @@ static void test_crash_and_unschedulable(void **state)
     kube_delete(cl, &KUBE_DEPLOYMENTS, "default", "stuck", NULL, err);
 }
 
+/* An operator killed mid-sweep leaves a clone or a patched template: recover undoes either. */
+static void test_recover_after_crash(void **state)
+{
+    (void)state;
+    NEED_FAKE();
+    char err[ERR_LEN] = "";
+    struct platform p;
+    struct platform_failure f;
+    unsigned done = 99;
+
+    create_app("crashy", "example/web:1", NULL, NULL);
+    wait_rollout("crashy");
+    cJSON *before = get_deploy("crashy");
+    assert_int_equal(kube_platform_recover(cl, "default", "crashy", &done, err), 0);
+    assert_int_equal(done, 0);
+
+    struct variant v = var("2@500m/128Mi");
+    struct kube_platform_config kc = {
+        .client = cl, .ns = "default", .deployment = "crashy", .poll_interval_us = 200000};
+    assert_int_equal(kube_platform_new(&kc, &p, err), 0);
+    assert_int_equal(p.ops->prepare(p.self, err), 0);
+    assert_int_equal(p.ops->apply(p.self, &v, &f, err), 0);
+    p.ops->free(p.self); /* "kill -9": no stop, no restore */
+    assert_int_equal(kube_get(cl, &KUBE_DEPLOYMENTS, "default", "crashy-sizeup", NULL, err), 0);
+
+    kc.mode = KUBE_MODE_IN_PLACE;
+    assert_int_equal(kube_platform_new(&kc, &p, err), 0);
+    assert_int_equal(p.ops->prepare(p.self, err), 0);
+    assert_int_equal(p.ops->apply(p.self, &v, &f, err), 0);
+    p.ops->free(p.self);
+
+    assert_int_equal(kube_platform_recover(cl, "default", "crashy", &done, err), 0);
+    assert_int_equal(done, KUBE_RECOVER_CLONE_DELETED | KUBE_RECOVER_TEMPLATE_RESTORED);
+    assert_int_equal(kube_get(cl, &KUBE_DEPLOYMENTS, "default", "crashy-sizeup", NULL, err),
+                     -ENOENT);
+    cJSON *after = get_deploy("crashy");
+    assert_true(cJSON_Compare(kube_path_get(after, "spec.template"),
+                              kube_path_get(before, "spec.template"), 1));
+    assert_null(kube_annotation(after, KUBE_ANN_ORIGINAL));
+    cJSON_Delete(after);
+    cJSON_Delete(before);
+    assert_int_equal(kube_platform_recover(cl, "default", "crashy", &done, err), 0);
+    assert_int_equal(done, 0);
+    assert_int_equal(kube_platform_recover(cl, "default", "no-such-app", &done, err), 0);
+    kube_delete(cl, &KUBE_DEPLOYMENTS, "default", "crashy", NULL, err);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -523,6 +570,7 @@ int main(void)
         cmocka_unit_test(test_in_place_exact_restore),
         cmocka_unit_test(test_in_place_drift),
         cmocka_unit_test(test_crash_and_unschedulable),
+        cmocka_unit_test(test_recover_after_crash),
         cmocka_unit_test(test_failures),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
