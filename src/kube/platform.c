@@ -176,8 +176,10 @@ static int set_resources(cJSON *res, const struct variant *v)
     return 0;
 }
 
-/* Edits a container in place: the worker env var (replacing any valueFrom) and resources. */
-static int set_container(cJSON *ctr, const char *env_name, const struct variant *v)
+/* Edits a container in place: the worker env var (replacing any valueFrom) and resources.
+ * for_patch: the entry is part of a strategic merge patch, where it merges with the stored one
+ * by name, so a stored valueFrom must be deleted explicitly (null). */
+static int set_container(cJSON *ctr, const char *env_name, const struct variant *v, bool for_patch)
 {
     char workers[16];
     cJSON *env = cJSON_GetObjectItemCaseSensitive(ctr, "env"), *e;
@@ -200,7 +202,8 @@ static int set_container(cJSON *ctr, const char *env_name, const struct variant 
         cJSON_DeleteItemFromArray(env, i);
     e = cJSON_CreateObject();
     if (!e || !cJSON_AddStringToObject(e, "name", env_name) ||
-        !cJSON_AddStringToObject(e, "value", workers)) {
+        !cJSON_AddStringToObject(e, "value", workers) ||
+        (for_patch && !cJSON_AddNullToObject(e, "valueFrom"))) {
         cJSON_Delete(e);
         return -ENOMEM;
     }
@@ -232,7 +235,7 @@ static char *variant_patch(const struct kplat *k, const struct variant *v)
     cJSON_AddItemToArray(ctrs, ctr);
     if (!cJSON_AddStringToObject(ann, KUBE_ANN_VARIANT, v->spec) ||
         !cJSON_AddStringToObject(ctr, "name", k->container) ||
-        set_container(ctr, k->workers_env, v) != 0)
+        set_container(ctr, k->workers_env, v, true) != 0)
         goto out;
     if (k->mode == KUBE_MODE_CLONE && !cJSON_AddNumberToObject(spec, "replicas", 1))
         goto out;
@@ -298,7 +301,7 @@ static cJSON *build_clone(const struct kplat *k, const struct variant *v)
         goto fail;
     pspec = obj_child(tpl, "spec");
     ctr = pspec ? kube_deploy_container(d, k->container) : NULL;
-    if (!ctr || set_container(ctr, k->workers_env, v))
+    if (!ctr || set_container(ctr, k->workers_env, v, false))
         goto fail;
     /* A load test never writes into real data: claims become empty directories. */
     vols = cJSON_GetObjectItem(pspec, "volumes");

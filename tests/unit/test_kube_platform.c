@@ -81,6 +81,9 @@ static void test_parse_cores(void **state)
 
 /* ---- helpers against the fake ------------------------------------------------------------- */
 
+/* The app's WORKERS env entry; tests of a valueFrom original change it. */
+static const char *workers_entry = "{\"name\":\"WORKERS\",\"value\":\"1\"}";
+
 static void create_app(const char *name, const char *image, const char *extra_meta,
                        const char *extra_spec)
 {
@@ -96,14 +99,14 @@ static void create_app(const char *name, const char *image, const char *extra_me
              "\"labels\":{\"app\":\"%s\"}%s},\"spec\":{\"replicas\":1,%s\"selector\":{"
              "\"matchLabels\":{\"app\":\"%s\"}},\"template\":{\"metadata\":{\"labels\":{\"app\":"
              "\"%s\",\"tier\":\"web\"}},\"spec\":{\"containers\":[{\"name\":\"app\",\"image\":"
-             "\"%s\",\"env\":[{\"name\":\"GREETING\",\"value\":\"hi\"},{\"name\":\"WORKERS\","
-             "\"value\":\"1\"}],\"ports\":[{\"containerPort\":8080}],\"resources\":{\"limits\":{"
+             "\"%s\",\"env\":[{\"name\":\"GREETING\",\"value\":\"hi\"},%s],\"ports\":[{"
+             "\"containerPort\":8080}],\"resources\":{\"limits\":{"
              "\"cpu\":\"1\",\"memory\":\"256Mi\"},\"requests\":{\"cpu\":\"100m\",\"memory\":"
              "\"64Mi\",\"ephemeral-storage\":\"1Gi\"}}}],\"volumes\":[{\"name\":\"data\","
              "\"persistentVolumeClaim\":{\"claimName\":\"%s-data\"}},{\"name\":\"cfg\","
              "\"configMap\":{\"name\":\"x\"}}]}}}}",
              name, name, extra_meta ? extra_meta : "", extra_spec ? extra_spec : "", name, name,
-             image, name);
+             image, workers_entry, name);
     cJSON *d = cJSON_Parse(body);
     assert_non_null(d);
     if (kube_create(cl, &KUBE_DEPLOYMENTS, "default", d, NULL, err))
@@ -313,7 +316,11 @@ static void test_in_place_exact_restore(void **state)
     struct platform p;
     struct platform_failure f;
 
+    /* The original takes WORKERS from a valueFrom: the variant's value must replace it. */
+    workers_entry = "{\"name\":\"WORKERS\",\"valueFrom\":{\"fieldRef\":{\"fieldPath\":"
+                    "\"metadata.name\"}}}";
     create_app("inp", "example/web:1", NULL, NULL);
+    workers_entry = "{\"name\":\"WORKERS\",\"value\":\"1\"}";
     wait_rollout("inp");
     cJSON *before = get_deploy("inp");
     struct kube_platform_config kc = {.client = cl,
@@ -346,6 +353,12 @@ static void test_in_place_exact_restore(void **state)
     assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(ctr, "image")), "example/web:1");
     assert_string_equal(cJSON_GetStringValue(kube_path_get(ctr, "resources.limits.memory")),
                         "192Mi");
+    assert_string_equal(kube_container_env(ctr, "WORKERS"), "4");
+    const cJSON *e;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItem(ctr, "env"))
+    {
+        assert_null(cJSON_GetObjectItem(e, "valueFrom")); /* replaced, not merged */
+    }
     assert_non_null(
         cJSON_GetObjectItem(cJSON_GetArrayItem(kube_path_get(mid, "spec.template.spec.volumes"), 0),
                             "persistentVolumeClaim"));
