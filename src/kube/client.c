@@ -193,6 +193,7 @@ int kube_status_decode(const char *body, size_t len, long http_code, struct kube
 
     memset(out, 0, sizeof(*out));
     out->code = http_code;
+    out->retry_after_s = -1;
     copy_str(out->reason, sizeof(out->reason), reason_phrase(http_code));
     if (body && len > 0 && len <= KUBE_BODY_MAX)
         root = cJSON_ParseWithLength(body, len);
@@ -511,6 +512,7 @@ int kube__request(kube_client_t *c, const char *method, const char *verb, const 
             goto out;
         } else {
             rc = kube_status_decode(x.buf, x.len, code, &st);
+            st.retry_after_s = x.retry_after_s;
             c->last = st;
             int again = 0;
             if (code == 401 && !reauth) {
