@@ -61,7 +61,11 @@ static int write_outputs(struct sweep_job *sj, const struct sweep *s,
     d.profile = &sj->profile;
     d.facts = &sj->facts;
     d.platform = "kube";
-    d.command = NULL;
+    char command[600];
+    snprintf(command, sizeof(command), "sizeup operator: deployment %s/%s, %s=%s, mode %s",
+             sj->x->j->ns, sj->x->j->name, ANNOT_SWEEP, sj->x->j->handled,
+             annot_mode_name(sj->x->req.mode));
+    d.command = command;
     d.configs = sj->configs;
     d.started = sj->started;
     d.finished = time(NULL);
