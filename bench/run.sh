@@ -6,4 +6,6 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 rc=0
 echo "== bench/loadgen.sh: sizeup loadtest vs wrk, ab, hey, autocannon"
 "$root/bench/loadgen.sh" "$root/build/sizeup" || rc=1
+echo "== bench/operator_idle.sh: sizeup operator idle over 1,000 and 10,000 Deployments"
+SIZEUP="$root/build/sizeup" "$root/bench/operator_idle.sh" || rc=1
 exit $rc
