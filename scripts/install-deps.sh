@@ -9,11 +9,11 @@ build_pkgs=(gcc make pkg-config libcurl4-openssl-dev libcjson-dev libyaml-dev li
             libssl-dev)
 # Tests: cmocka, clang for the fuzz targets, and the tools the integration tests drive.
 test_pkgs=(libcmocka-dev clang python3 python3-yaml openssl curl procps psmisc iproute2
-           ca-certificates)
+           ca-certificates chromium)
 # Demo: the bundled example app is a Flask app served by gunicorn.
 demo_pkgs=(gunicorn python3-flask)
 # Benchmarks: the reference server and the peer load generators.
-bench_pkgs=(nginx-light wrk apache2-utils)
+bench_pkgs=(nginx-light wrk apache2-utils hey)
 
 what=${1:-all}
 case "$what" in

@@ -35,10 +35,17 @@ int kube__read_file(const char *path, size_t cap, char **out, size_t *len, char 
     *out = NULL;
     if (len)
         *len = 0;
-    fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK and the regular-file check: a path naming a FIFO or a device (a kubeconfig
+     * can name any path) must fail, not block or read forever. */
+    fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) {
         rc = -errno;
         return err_set(err, rc, "%s: %s", path, err_str(rc, eb, sizeof(eb)));
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return err_set(err, -EINVAL, "%s: not a regular file", path);
     }
     for (;;) {
         if (n + 1 >= alloc) {
@@ -246,6 +253,7 @@ const char *kube_config_namespace(const kube_config_t *cfg)
 
 int kube_config_reload_token(kube_config_t *cfg, int force, int *changed, char *err)
 {
+    char local[ERR_LEN] = "";
     struct timespec now;
     char *tok = NULL;
     int rc = 0;
@@ -264,10 +272,12 @@ int kube_config_reload_token(kube_config_t *cfg, int force, int *changed, char *
     if (!due)
         return 0;
 
+    if (!err)
+        err = local; /* the log line still says why */
     rc = read_token(cfg->token_file, &tok, err);
     if (rc) {
         log_warn("kube.token.reload_failed", "path=%s error=\"%s\" action=keep_old_token",
-                 cfg->token_file, err ? err : "");
+                 cfg->token_file, err);
         return rc;
     }
     pthread_mutex_lock(&cfg->mu);

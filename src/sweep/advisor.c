@@ -216,13 +216,19 @@ static void fit_cores_per_worker(const struct advisor_row *rows, size_t n, struc
     struct rule_derivation *d = &a->cores_per_worker;
     double ratios[VARIANT_MAX];
     size_t nratios = 0;
-    bool seen[VARIANT_MAX] = {false};
+    bool seen[VARIANT_MAX] = {false}, skipped_subcore = false;
     char b1[QTY_LEN];
 
     d->text[0] = '\0';
     for (size_t i = 0; i < n; i++) {
         if (seen[i] || !usable(rows, a, i))
             continue;
+        /* Below one core a single worker is the floor, so such a level cannot show how many
+         * cores a worker wants: only whole-core levels and above vote. */
+        if (rows[i].variant.cpu_millicores < 1000) {
+            skipped_subcore = true;
+            continue;
+        }
         /* Every usable row at this CPU level; the level decides when it has two worker counts. */
         int best = (int)i, count = 0;
         unsigned wmin = rows[i].variant.workers, wmax = wmin;
@@ -257,8 +263,9 @@ static void fit_cores_per_worker(const struct advisor_row *rows, size_t n, struc
         d->fallback = true;
         d->variants = 0;
         snprintf(d->text, sizeof(d->text),
-                 "the data cannot decide: no CPU level was measured with two worker counts; "
-                 "seed 000's value 1 is used");
+                 "the data cannot decide: no CPU level of 1 core or more was measured with two "
+                 "worker counts%s; seed 000's value 1 is used",
+                 skipped_subcore ? " (levels below 1 core cannot: one worker is the floor)" : "");
         return;
     }
     qsort(ratios, nratios, sizeof(ratios[0]), cmp_double);
@@ -577,7 +584,14 @@ static void find_cpu_memory(const struct advisor_row *rows, size_t n, struct adv
         cat(mem_sentence, sizeof(mem_sentence), "%s", extra);
     }
 
-    if (best_cpu_ratio >= 1.0 + 2 * ADVISOR_NOISE && memory_flat)
+    if (best_cpu_ratio > 0 && best_cpu_ratio <= 1.0 + ADVISOR_NOISE)
+        finding(a,
+                "More CPU made no measurable difference (%s; within the %.0f%% this sweep treats "
+                "as noise): at this load the app is not CPU-bound, so look at what it waits on "
+                "(database, locks, the load itself) before buying cores.%s%s%s",
+                cpu_text, ADVISOR_NOISE * 100, mem_sentence[0] ? " Memory: " : "", mem_sentence,
+                mem_sentence[0] ? "." : "");
+    else if (best_cpu_ratio >= 1.0 + 2 * ADVISOR_NOISE && memory_flat)
         finding(a,
                 "CPU dominates memory for this workload: %s, while %s. Don't buy memory to fix "
                 "what is a CPU shortage.",

@@ -68,8 +68,7 @@ int output_paths_parse(const char *s, struct output_paths *p, char *err)
     if (!s || !*s)
         return 0;
     if (strlen(s) >= sizeof(buf))
-        return err_set(err, -EINVAL, "values-paths is longer than %zu characters",
-                       sizeof(buf) - 1);
+        return err_set(err, -EINVAL, "values-paths is longer than %zu characters", sizeof(buf) - 1);
     snprintf(buf, sizeof(buf), "%s", s);
     char *save = NULL;
     for (char *item = strtok_r(buf, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
@@ -188,7 +187,8 @@ static void fmt_threshold_line(const struct output_doc *d, char *buf, size_t len
              "OVERLOADED = P95 > %s or errors > %g%%. Estimated active users assumes %g req/s "
              "per user.",
              qty_format_duration(t->healthy_p95_us, a), t->healthy_errors * 100,
-             qty_format_duration(t->healthy_p95_us, a), qty_format_duration(t->overloaded_p95_us, b),
+             qty_format_duration(t->healthy_p95_us, a),
+             qty_format_duration(t->overloaded_p95_us, b),
              qty_format_duration(t->overloaded_p95_us, b), t->overloaded_errors * 100,
              d->profile->per_user_rps);
 }
@@ -201,8 +201,7 @@ void output_fmt_profile(const struct profile *p, char *buf, size_t len)
     qty_format_duration(p->duration_us, dur);
     qty_format_duration(p->warmup_us, wu);
     if (p->nstages > 0)
-        used = (size_t)snprintf(buf, len, "%s: %zu stages, %s warm-up", p->source, p->nstages,
-                                wu);
+        used = (size_t)snprintf(buf, len, "%s: %zu stages, %s warm-up", p->source, p->nstages, wu);
     else if (p->rate > 0)
         used = (size_t)snprintf(buf, len, "%s: open loop %g req/s, %s each after %s warm-up",
                                 p->source, p->rate, dur, wu);
@@ -214,8 +213,7 @@ void output_fmt_profile(const struct profile *p, char *buf, size_t len)
         total += p->requests[i].weight;
     for (size_t i = 0; i < p->nrequests && used < len; i++) {
         int w = snprintf(buf + used, len - used, "%s%s %.0f%%", i == 0 ? "; mix: " : ", ",
-                         p->requests[i].name,
-                         total ? 100.0 * p->requests[i].weight / total : 0.0);
+                         p->requests[i].name, total ? 100.0 * p->requests[i].weight / total : 0.0);
         if (w < 0)
             break;
         used += (size_t)w;
@@ -232,8 +230,9 @@ int output_results_md(FILE *f, const struct output_doc *d, char *err)
         fprintf(f, "> **Cancelled**: the sweep was stopped before its end; the rows below are "
                    "what was measured until then.\n\n");
     if (d->facts && !d->facts->limits_enforced)
-        fprintf(f, "> **LIMITS NOT ENFORCED**: %s. Every row ran without its CPU and memory "
-                   "limits.\n\n",
+        fprintf(f,
+                "> **LIMITS NOT ENFORCED**: %s. Every row ran without its CPU and memory "
+                "limits.\n\n",
                 d->facts->limits_note[0] ? d->facts->limits_note : "no writable cgroup");
     fprintf(f, "| Setup | |\n|---|---|\n");
     fprintf(f, "| Date | %s |\n", output_fmt_time(d->started, t));
@@ -331,8 +330,7 @@ int output_results_md(FILE *f, const struct output_doc *d, char *err)
     fprintf(f, "\n## Auto-sizing rule (`auto-sizing.yaml`)\n\n");
     fprintf(f, "`workers = min(round(cores / %g), floor(memory_mib / %g), %u)` (at least 1)\n\n",
             a->rule.cores_per_worker, a->rule.memory_per_worker_mib, a->rule.max_workers);
-    fprintf(f, "- cores_per_worker = %g: %s\n", a->rule.cores_per_worker,
-            a->cores_per_worker.text);
+    fprintf(f, "- cores_per_worker = %g: %s\n", a->rule.cores_per_worker, a->cores_per_worker.text);
     fprintf(f, "- memory_per_worker_mib = %g: %s\n", a->rule.memory_per_worker_mib,
             a->memory_per_worker.text);
     fprintf(f, "- max_workers = %u: %s\n", a->rule.max_workers, a->max_workers.text);
@@ -582,8 +580,7 @@ cJSON *output_results_json(const struct output_doc *d)
         }
         cJSON *dv = cJSON_AddObjectToObject(x, "derivation");
         if (dv) {
-            json_derivation(dv, "cores_per_worker", a->rule.cores_per_worker,
-                            &a->cores_per_worker);
+            json_derivation(dv, "cores_per_worker", a->rule.cores_per_worker, &a->cores_per_worker);
             json_derivation(dv, "memory_per_worker_mib", a->rule.memory_per_worker_mib,
                             &a->memory_per_worker);
             json_derivation(dv, "max_workers", a->rule.max_workers, &a->max_workers);
@@ -669,7 +666,7 @@ out:
     return rc;
 }
 
-static int mkdir_p(const char *dir, char *err)
+int output_mkdir_p(const char *dir, char *err)
 {
     char buf[4096], ebuf[64];
     size_t len = strlen(dir);
@@ -704,7 +701,7 @@ int output_write_all(const char *dir, const struct output_doc *d, char *err)
     char e[ERR_LEN] = "";
     int first = 0;
 
-    first = mkdir_p(dir, err);
+    first = output_mkdir_p(dir, err);
     if (first)
         return first;
     for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {

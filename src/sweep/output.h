@@ -71,6 +71,9 @@ int output_report_html(FILE *f, const struct output_doc *d, char *err);
  * first error (the other files are still attempted). */
 int output_write_all(const char *dir, const struct output_doc *d, char *err);
 
+/* Creates dir and its missing parents (mode 0755). Returns 0 or a negative errno. */
+int output_mkdir_p(const char *dir, char *err);
+
 /* Latency for tables: "114ms", "0.8ms", "1.25s". Returns buf. */
 const char *output_fmt_latency(uint64_t us, char buf[32]);
 

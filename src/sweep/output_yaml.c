@@ -40,8 +40,9 @@ static void ev_scalar(struct em *m, const char *v, yaml_scalar_style_t style)
 {
     yaml_event_t ev;
     int plain = style == YAML_PLAIN_SCALAR_STYLE || style == YAML_ANY_SCALAR_STYLE;
-    if (!yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)v, (int)strlen(v), plain,
-                                      plain, style)) {
+    /* Untagged: a plain scalar resolves implicitly, a quoted one is implicitly a string. */
+    if (!yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)v, (int)strlen(v), plain, 1,
+                                      style)) {
         m->failed = 1;
         return;
     }
@@ -51,9 +52,8 @@ static void ev_scalar(struct em *m, const char *v, yaml_scalar_style_t style)
 static void ev_map_start(struct em *m, int flow)
 {
     yaml_event_t ev;
-    if (!yaml_mapping_start_event_initialize(&ev, NULL, NULL, 1,
-                                             flow ? YAML_FLOW_MAPPING_STYLE
-                                                  : YAML_BLOCK_MAPPING_STYLE)) {
+    if (!yaml_mapping_start_event_initialize(
+            &ev, NULL, NULL, 1, flow ? YAML_FLOW_MAPPING_STYLE : YAML_BLOCK_MAPPING_STYLE)) {
         m->failed = 1;
         return;
     }
@@ -251,8 +251,7 @@ int output_rule_yaml(FILE *f, const struct output_doc *d, char *err)
         return err_set(err, rc, "out of memory");
     ev_map_start(&m, 0);
     kv(&m, "rule", RULE_EXPRESSION, YAML_DOUBLE_QUOTED_SCALAR_STYLE);
-    snprintf(b, sizeof(b),
-             "workers = max(1, min(round(cores / %g), floor(memory_mib / %g), %u))",
+    snprintf(b, sizeof(b), "workers = max(1, min(round(cores / %g), floor(memory_mib / %g), %u))",
              a->rule.cores_per_worker, a->rule.memory_per_worker_mib, a->rule.max_workers);
     kv(&m, "expression", b, YAML_DOUBLE_QUOTED_SCALAR_STYLE);
     kv(&m, "notes",
@@ -271,8 +270,7 @@ int output_rule_yaml(FILE *f, const struct output_doc *d, char *err)
     ev_scalar(&m, "derivation", YAML_ANY_SCALAR_STYLE);
     ev_map_start(&m, 0);
     derivation(&m, "cores_per_worker", a->rule.cores_per_worker, &a->cores_per_worker);
-    derivation(&m, "memory_per_worker_mib", a->rule.memory_per_worker_mib,
-               &a->memory_per_worker);
+    derivation(&m, "memory_per_worker_mib", a->rule.memory_per_worker_mib, &a->memory_per_worker);
     derivation(&m, "max_workers", a->rule.max_workers, &a->max_workers);
     ev_map_end(&m);
     kv(&m, "generated_by", "sizeup " SIZEUP_VERSION, YAML_ANY_SCALAR_STYLE);

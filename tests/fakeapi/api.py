@@ -104,9 +104,6 @@ def _default_container(c):
     c.setdefault("resources", {})
     for p in c.get("ports") or []:
         p.setdefault("protocol", "TCP")
-    lim = (c.get("resources") or {}).get("limits")
-    if lim and "requests" not in c["resources"]:
-        c["resources"]["requests"] = dict(lim)  # requests default to limits
 
 
 def default_pod_spec(spec):
@@ -140,6 +137,13 @@ def default_object(res, obj, api):
                 default_pod_spec(tpl["spec"])
     elif res.plural == "pods" and isinstance(spec, dict):
         default_pod_spec(spec)
+        for c in spec.get("containers") or []:
+            # Pods (not templates) get requests defaulted from limits, as the real API does.
+            res_ = c.get("resources") if isinstance(c, dict) else None
+            if isinstance(res_, dict) and res_.get("limits"):
+                req = res_.setdefault("requests", {})
+                for k, v in res_["limits"].items():
+                    req.setdefault(k, v)
         obj.setdefault("status", {}).setdefault("phase", "Pending")
         obj["status"].setdefault("qosClass", "Burstable")
     elif res.plural == "services" and isinstance(spec, dict):
@@ -411,7 +415,8 @@ class Api:
         if dry_run:
             return new
         meta = new["metadata"]
-        if meta.get("deletionTimestamp") and not meta.get("finalizers") and not self._awaits_kubelet(res, new):
+        if meta.get("deletionTimestamp") and not meta.get("finalizers") and \
+                not self._awaits_kubelet(res, new):
             self.store.put(res.key, ns, name, new, "MODIFIED", canonical_full(res.key))
             out = self.store.remove(res.key, ns, name, canonical_full(res.key))
             self.gc_event.set()
@@ -492,7 +497,8 @@ class Api:
                     self.store.dependents(meta.get("uid")):
                 finalizers.append("orphan")
             graceful = (res.plural == "pods" and grace != 0 and self._awaits_kubelet(res, old))
-            if finalizers or graceful:
+            terminating_ns = res.plural == "namespaces"
+            if finalizers or graceful or terminating_ns:
                 if meta.get("deletionTimestamp"):
                     if graceful and grace == 0:
                         pass
@@ -509,6 +515,8 @@ class Api:
                     nm["deletionGracePeriodSeconds"] = 0
                 if finalizers:
                     nm["finalizers"] = finalizers
+                if terminating_ns:
+                    new.setdefault("status", {})["phase"] = "Terminating"
                 if res.generation:
                     nm["generation"] = nm.get("generation", 1) + 1
                 out = self.store.put(res.key, ns, name, new, "MODIFIED",

@@ -24,7 +24,7 @@ import time
 
 from api import jcopy, now_ts
 from resources import BY_PATH
-from store import ApiError, selector_matches
+from store import ApiError
 
 DEPLOY = BY_PATH[("apps", "v1", "deployments")]
 RS = BY_PATH[("apps", "v1", "replicasets")]
@@ -97,20 +97,33 @@ def _resolve(v, total, round_up):
     return int(v or 0)
 
 
-def _ts_age(ts):
-    try:
-        return time.time() - time.mktime(time.strptime(ts, "%Y-%m-%dT%H:%M:%SZ")) + \
-            time.mktime(time.gmtime(0)) - time.mktime(time.gmtime(0))
-    except (TypeError, ValueError):
-        return 0.0
-
-
 def _epoch(ts):
     import calendar
     try:
         return calendar.timegm(time.strptime(ts, "%Y-%m-%dT%H:%M:%SZ"))
     except (TypeError, ValueError):
         return time.time()
+
+
+def emit_event(api, obj, kind, api_version, etype, reason, message, component):
+    """A core v1 Event about obj, as the real controllers and kubelet record them."""
+    m = obj["metadata"]
+    now = now_ts()
+    try:
+        api.create(EVENT, m["namespace"], {
+            "metadata": {"name": "%s.%x" % (m["name"], int(time.time() * 1e9)),
+                         "namespace": m["namespace"]},
+            "involvedObject": {"kind": kind, "namespace": m["namespace"], "name": m["name"],
+                               "uid": m.get("uid"), "apiVersion": api_version,
+                               "resourceVersion": m.get("resourceVersion")},
+            "reason": reason, "message": message, "type": etype,
+            "source": {"component": component} if component != "kubelet" else
+            {"component": component, "host": NODE},
+            "firstTimestamp": now, "lastTimestamp": now, "count": 1,
+            "reportingComponent": component, "reportingInstance": NODE
+            if component == "kubelet" else ""})
+    except ApiError:
+        pass
 
 
 class WorkQueue:
@@ -306,6 +319,11 @@ class DeploymentController:
         for r in rss:
             rn = r["metadata"]["name"]
             if (r.get("spec") or {}).get("replicas", 0) != replicas[rn]:
+                before = (r.get("spec") or {}).get("replicas", 0)
+                emit_event(self.api, d, "Deployment", "apps/v1", "Normal", "ScalingReplicaSet",
+                           "Scaled %s replica set %s from %d to %d" % (
+                               "up" if replicas[rn] > before else "down", rn, before,
+                               replicas[rn]), "deployment-controller")
                 nr = jcopy(r)
                 nr["spec"]["replicas"] = replicas[rn]
                 nr["metadata"].setdefault("annotations", {})[
@@ -596,6 +614,18 @@ class Cgroups:
         except OSError:
             pass
         return 0
+
+    def near_limit(self, info):
+        """The memory high-water mark reached the limit: a SIGKILL then is the OOM killer's."""
+        d, lim = info.get("memoryDir"), info.get("memoryBytes")
+        if not d or not lim:
+            return False
+        f = "memory.max_usage_in_bytes" if self.mode == "v1" else "memory.peak"
+        try:
+            with open(os.path.join(d, f)) as fh:
+                return int(fh.read().strip()) >= lim * 0.9
+        except (OSError, ValueError):
+            return False
 
     def remove(self, info):
         for dd in info.get("dirs") or []:
@@ -990,17 +1020,14 @@ class Kubelet:
         self._report(p, run)
 
     def _exited(self, p, run, cr, rc, policy):
-        oom = self.cg.oom_kills(cr.cg_info) > cr.oom_before
         code = 128 - rc if rc < 0 else rc
-        if rc == -signal.SIGKILL and (oom or cr.cg_info.get("memoryBytes")) and oom:
-            reason = "OOMKilled"
+        if self.cg.oom_kills(cr.cg_info) > cr.oom_before or \
+                (rc == -signal.SIGKILL and self.cg.near_limit(cr.cg_info)):
+            reason, code = "OOMKilled", 137
         elif rc == 126 and cr.cg_procs:
             reason = "StartError"
         else:
             reason = "Completed" if code == 0 else "Error"
-        if oom:
-            reason = "OOMKilled"
-            code = 137
         term = {"exitCode": code, "reason": reason, "startedAt": cr.started_at,
                 "finishedAt": now_ts(), "containerID": "fake://%s" % cr.proc.pid}
         cr.proc = None
@@ -1172,19 +1199,7 @@ class Kubelet:
                 pass
 
     def _event(self, p, etype, reason, message):
-        m = p["metadata"]
-        try:
-            self.api.create(EVENT, m["namespace"], {
-                "metadata": {"name": "%s.%x" % (m["name"], int(time.time() * 1e6)),
-                             "namespace": m["namespace"]},
-                "involvedObject": {"kind": "Pod", "namespace": m["namespace"],
-                                   "name": m["name"], "uid": m.get("uid"), "apiVersion": "v1"},
-                "reason": reason, "message": message, "type": etype,
-                "source": {"component": "kubelet", "host": NODE},
-                "firstTimestamp": now_ts(), "lastTimestamp": now_ts(), "count": 1,
-                "reportingComponent": "kubelet", "reportingInstance": NODE})
-        except ApiError:
-            pass
+        emit_event(self.api, p, "Pod", "v1", etype, reason, message, "kubelet")
 
     # --- stopping -------------------------------------------------------------------------------
 
@@ -1286,3 +1301,194 @@ def _killpg(proc, sig):
         os.killpg(proc.pid, sig)
     except (ProcessLookupError, PermissionError):
         pass
+
+
+# --- Services: Endpoints and a loopback proxy on each ClusterIP --------------------------------
+
+class ServiceProxy:
+    """Keeps an Endpoints object per Service (ready pods matching its selector) and listens on
+    each ClusterIP:port, forwarding TCP connections round-robin to the ready pods, so a URL
+    through a Service works as it would in a cluster (all on 127.0.0.0/8)."""
+
+    def __init__(self, api, stop):
+        self.api = api
+        self.store = api.store
+        self.stop = stop
+        self.wake = threading.Event()
+        self.listeners = {}  # (ip, port) -> (socket, service key, port spec)
+        self.backends = {}  # (ns, svc, port name or number) -> [(ip, port)]
+        self.rr = 0
+        self.lock = threading.Lock()
+        self.store.listeners.append(self._on_change)
+
+    def _on_change(self, key, etype, obj, old):
+        if key in (POD.key, SVC.key):
+            self.wake.set()
+
+    def start(self):
+        threading.Thread(target=self.run, name="service-proxy", daemon=True).start()
+
+    def run(self):
+        while not self.stop.is_set():
+            self.wake.wait(1.0)
+            self.wake.clear()
+            try:
+                self.sync()
+            except Exception:
+                import traceback
+                traceback.print_exc()
+        for sock, _, _ in list(self.listeners.values()):
+            sock.close()
+
+    def sync(self):
+        svcs, _ = self.store.entries(SVC.key)
+        want = {}
+        for e in svcs:
+            s = e.obj
+            m, spec = s["metadata"], s.get("spec") or {}
+            sel = spec.get("selector")
+            if not sel:
+                continue
+            ns = m["namespace"]
+            pods, _ = self.store.entries(POD.key, ns)
+            ready, notready = [], []
+            for pe in pods:
+                p = pe.obj
+                if p["metadata"].get("deletionTimestamp") or not (p.get("status") or {}).get(
+                        "podIP"):
+                    continue
+                labels = p["metadata"].get("labels") or {}
+                if any(labels.get(k) != v for k, v in sel.items()):
+                    continue
+                (ready if _pod_ready(p) else notready).append(p)
+            subset_ports = []
+            for sp in spec.get("ports") or []:
+                tp = sp.get("targetPort", sp.get("port"))
+                addrs = []
+                for p in ready:
+                    port = _container_port(p, tp)
+                    if port:
+                        addrs.append((p["status"]["podIP"], port))
+                with self.lock:
+                    self.backends[(ns, m["name"], sp.get("port"))] = addrs
+                subset_ports.append({"name": sp.get("name"), "port": addrs[0][1] if addrs else
+                                     (tp if isinstance(tp, int) else sp.get("port")),
+                                     "protocol": sp.get("protocol", "TCP")})
+                ip = spec.get("clusterIP")
+                if ip and ip.startswith("127.") and sp.get("protocol", "TCP") == "TCP":
+                    want[(ip, sp.get("port"))] = (ns, m["name"], sp.get("port"))
+            self._endpoints(ns, m["name"], ready, notready, subset_ports)
+        for k in list(self.listeners):
+            if k not in want:
+                self.listeners.pop(k)[0].close()
+        for k, target in want.items():
+            if k not in self.listeners:
+                self._listen(k, target)
+
+    def _endpoints(self, ns, name, ready, notready, ports):
+        def addr(p):
+            return {"ip": p["status"]["podIP"], "nodeName": NODE,
+                    "targetRef": {"kind": "Pod", "namespace": ns, "name": p["metadata"]["name"],
+                                  "uid": p["metadata"].get("uid")}}
+        subset = {}
+        if ready:
+            subset["addresses"] = [addr(p) for p in ready]
+        if notready:
+            subset["notReadyAddresses"] = [addr(p) for p in notready]
+        for pt in ports:
+            if pt.get("name") is None:
+                pt.pop("name")
+        body = {"metadata": {"name": name, "namespace": ns},
+                "subsets": [dict(subset, ports=ports)] if subset else []}
+        with self.store.lock:
+            cur = self.store.get(EP.key, ns, name)
+            try:
+                if cur is None:
+                    self.api.create(EP, ns, body)
+                elif cur.get("subsets") != body["subsets"]:
+                    new = jcopy(cur)
+                    new["subsets"] = body["subsets"]
+                    self.api.update(EP, ns, name, new, check_rv=False)
+            except ApiError:
+                pass
+
+    def _listen(self, key, target):
+        s = socket.socket()
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind(key)
+            s.listen(128)
+        except OSError as e:
+            log("service %s/%s: cannot listen on %s:%d: %s" % (target[0], target[1], key[0],
+                                                                 key[1], e))
+            s.close()
+            return
+        self.listeners[key] = (s, target, None)
+        threading.Thread(target=self._accept, args=(s, target), daemon=True).start()
+
+    def _accept(self, s, target):
+        while not self.stop.is_set():
+            try:
+                c, _ = s.accept()
+            except OSError:
+                return
+            with self.lock:
+                addrs = list(self.backends.get(target) or [])
+                self.rr += 1
+                rr = self.rr
+            if not addrs:
+                c.close()
+                continue
+            threading.Thread(target=_pump, args=(c, addrs[rr % len(addrs)]),
+                             daemon=True).start()
+
+
+def _container_port(p, tp):
+    if isinstance(tp, int):
+        return tp
+    for c in (p.get("spec") or {}).get("containers") or []:
+        for pt in c.get("ports") or []:
+            if pt.get("name") == tp:
+                return pt.get("containerPort")
+    try:
+        return int(tp)
+    except (TypeError, ValueError):
+        return None
+
+
+def _pump(client, backend):
+    import selectors
+    try:
+        up = socket.create_connection(backend, timeout=5)
+    except OSError:
+        client.close()
+        return
+    up.settimeout(None)
+    for s in (client, up):
+        s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    sel = selectors.DefaultSelector()
+    sel.register(client, selectors.EVENT_READ, up)
+    sel.register(up, selectors.EVENT_READ, client)
+    open_ends = 2
+    try:
+        while open_ends:
+            for k, _ in sel.select(timeout=300):
+                try:
+                    data = k.fileobj.recv(65536)
+                except OSError:
+                    data = b""
+                if not data:
+                    sel.unregister(k.fileobj)
+                    try:
+                        k.data.shutdown(socket.SHUT_WR)
+                    except OSError:
+                        pass
+                    open_ends -= 1
+                    continue
+                k.data.sendall(data)
+    except OSError:
+        pass
+    finally:
+        sel.close()
+        client.close()
+        up.close()

@@ -14,6 +14,7 @@ import json
 import os
 import random
 import secrets
+import select
 import signal
 import socket
 import ssl
@@ -29,9 +30,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import rbac  # noqa: E402
 import tables  # noqa: E402
-from api import Api, full, now_ts, to_view  # noqa: E402
+from api import Api, full, to_view  # noqa: E402
 from faults import REASONS, Faults, RequestLog  # noqa: E402
-from resources import BY_KEY, BY_PATH, RESOURCES, group_versions  # noqa: E402
+from resources import BY_PATH, RESOURCES, group_versions  # noqa: E402
 from store import (ApiError, Store, fields_match, labels_match,  # noqa: E402
                    parse_field_selector, parse_label_selector)
 
@@ -115,6 +116,15 @@ def write_kubeconfig(d, port, token, client_cert):
                  head + extra_ctx + "current-context: fake\nusers:\n" + users)
     write_atomic(os.path.join(d, "kubeconfig-tokenfile"),
                  head + "current-context: fake\nusers:\n" + users_tf)
+
+
+def write_user_kubeconfig(d, port, path, token, namespace):
+    ca = _b64file(os.path.join(d, "ca.crt"))
+    write_atomic(path, "apiVersion: v1\nkind: Config\nclusters:\n- name: fake\n  cluster:\n"
+                 "    server: https://127.0.0.1:%d\n    certificate-authority-data: %s\n"
+                 "contexts:\n- name: fake\n  context:\n    cluster: fake\n    user: user\n"
+                 "    namespace: %s\ncurrent-context: fake\nusers:\n- name: user\n  user:\n"
+                 "    token: %s\n" % (port, ca, namespace, token))
 
 
 # --- discovery and OpenAPI ------------------------------------------------------------------------
@@ -219,6 +229,9 @@ class Server(ThreadingHTTPServer):
     def finish_request(self, request, client_address):
         # The TLS handshake runs in the connection's own thread, never in the accept loop.
         request.settimeout(10)
+        # Headers and body go out as separate TLS records: without TCP_NODELAY, Nagle and
+        # the client's delayed ACK add 40 ms to every response.
+        request.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         try:
             tls = self.ctx.wrap_socket(request, server_side=True)
         except (ssl.SSLError, OSError) as e:
@@ -348,9 +361,11 @@ class Handler(BaseHTTPRequestHandler):
             if path.startswith("/fake/") or path == "/fake":
                 return self.control(path, query, body)
             user, groups = self.authenticate()
+            self._who = (user, groups)
             attrs["user"] = user
             self.route(path, query, attrs)
-            if not rbac.authorize(self.st.store, user, groups, attrs):
+            if attrs.get("resource") != "selfsubjectaccessreviews" and \
+                    not rbac.authorize(self.st.store, user, groups, attrs):
                 msg = rbac.forbidden_message(user, attrs)
                 det = {"kind": attrs.get("resource", "")}
                 if attrs.get("name"):
@@ -530,6 +545,10 @@ class Handler(BaseHTTPRequestHandler):
             raise ApiError(404, "NotFound", "the server could not find the requested resource")
         dry = "All" in query.get("dryRun", "")
         verb = attrs["verb"]
+        if res.plural == "selfsubjectaccessreviews":
+            if verb != "create":
+                raise ApiError(405, "MethodNotAllowed", "only create is allowed")
+            return self.access_review(res, self._json(body), attrs)
         api = st.api
         if sub == "scale":
             if verb == "get":
@@ -592,14 +611,38 @@ class Handler(BaseHTTPRequestHandler):
         raise ApiError(405, "MethodNotAllowed", "the server does not allow this method on the "
                        "requested resource")
 
+    def access_review(self, res, review, attrs):
+        """`kubectl auth can-i`: the caller's own permissions, by the same matcher."""
+        if not isinstance(review, dict):
+            raise ApiError(400, "BadRequest", "expected a SelfSubjectAccessReview")
+        spec = review.get("spec") or {}
+        user, groups = self._who
+        ra, nra = spec.get("resourceAttributes"), spec.get("nonResourceAttributes")
+        if ra:
+            q = {"verb": ra.get("verb", ""), "group": ra.get("group", ""),
+                 "resource": ra.get("resource", ""), "sub": ra.get("subresource") or None,
+                 "name": ra.get("name") or None, "ns": ra.get("namespace") or None}
+        elif nra:
+            q = {"nonResource": True, "verb": nra.get("verb", ""), "path": nra.get("path", "")}
+        else:
+            raise ApiError(422, "Invalid", "resourceAttributes or nonResourceAttributes needed")
+        allowed = rbac.authorize(self.st.store, user, groups, q)
+        out = {"kind": res.kind, "apiVersion": res.gv, "metadata": {"creationTimestamp": None},
+               "spec": spec, "status": {"allowed": allowed}}
+        if allowed:
+            out["status"]["reason"] = "allowed by the fake's RBAC"
+        return self.send_json(201, out)
+
     def _ctype(self):
         return (self.headers.get("Content-Type") or "").split(";")[0].strip()
 
     def _json(self, body):
         if "protobuf" in (self.headers.get("Content-Type") or ""):
-            raise ApiError(415, "UnsupportedMediaType", "the fake API server speaks JSON only: "
-                           "protobuf bodies (kubectl create <generator>) are not supported; use "
-                           "kubectl apply or kubectl create -f")
+            import protobuf
+            try:
+                return protobuf.decode(body)
+            except protobuf.ProtoError as e:
+                raise ApiError(415, "UnsupportedMediaType", str(e))
         try:
             return json.loads(body or b"null")
         except ValueError as e:
@@ -638,6 +681,15 @@ class Handler(BaseHTTPRequestHandler):
     def _event(self, etype, obj):
         self._chunk(json.dumps({"type": etype, "object": obj},
                                separators=(",", ":")).encode() + b"\n")
+
+    def _peer_closed(self):
+        """A watch client sends nothing after its request: the socket turning readable means
+        it closed (or reset) the connection, and this thread can stop waiting for events."""
+        try:
+            r, _, _ = select.select([self.connection], [], [], 0)
+        except (OSError, ValueError):
+            return True
+        return bool(r)
 
     def watch(self, res, ns, query, name):
         st = self.st
@@ -731,6 +783,9 @@ class Handler(BaseHTTPRequestHandler):
             now = time.time()
             if now >= deadline:
                 break
+            if self._peer_closed():
+                self.close_connection = True
+                return
             with store.lock:
                 evs = store.events_after(last)
                 if evs is not None and not evs:
@@ -785,6 +840,9 @@ class Handler(BaseHTTPRequestHandler):
                                    data.get("token"))
                 if data.get("file"):
                     write_atomic(data["file"], tok)
+                if data.get("kubeconfig"):
+                    write_user_kubeconfig(st.dir, st.port, data["kubeconfig"], tok,
+                                          data.get("namespace") or "default")
                 return self.send_json(200, {"token": tok})
             if m == "DELETE":
                 st.revoke(data.get("token"), data.get("user"))
@@ -934,6 +992,7 @@ def main():
             st.kubelet = controllers.Kubelet(st.api, st.stop, images, args)
             st.api.kubelet = st.kubelet
             st.kubelet.start()
+            controllers.ServiceProxy(st.api, st.stop).start()
 
     write_kubeconfig(args.dir, st.port, admin_token, args.client_cert)
     with open(os.path.join(args.dir, "pid"), "w") as f:

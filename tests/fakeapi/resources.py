@@ -1,4 +1,5 @@
-"""The resource types the fake API server serves: one table drives discovery, routing and storage."""
+"""The resource types the fake API server serves: one table drives discovery, routing and
+storage."""
 
 ALL_VERBS = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]
 
@@ -7,7 +8,7 @@ class Res:
     """One REST resource (a plural under a group-version)."""
 
     def __init__(self, group, version, plural, kind, namespaced, short=(), singular=None,
-                 subresources=(), status=False, generation=False, categories=()):
+                 subresources=(), status=False, generation=False, categories=(), verbs=None):
         self.group = group
         self.version = version
         self.plural = plural
@@ -19,6 +20,7 @@ class Res:
         self.status = status  # has a status subresource: main-resource writes keep status
         self.generation = generation  # metadata.generation bumped on spec changes
         self.categories = list(categories)
+        self.verbs = list(verbs or ALL_VERBS)
         # Two views may share one storage (core v1 events and events.k8s.io/v1 events).
         self.storage = (group, plural)
 
@@ -42,7 +44,7 @@ class Res:
             "singularName": self.singular,
             "namespaced": self.namespaced,
             "kind": self.kind,
-            "verbs": list(ALL_VERBS),
+            "verbs": list(self.verbs),
         }]
         if self.short:
             out[0]["shortNames"] = list(self.short)
@@ -88,6 +90,8 @@ def _table():
         Res("rbac.authorization.k8s.io", "v1", "clusterroles", "ClusterRole", False),
         Res("rbac.authorization.k8s.io", "v1", "clusterrolebindings", "ClusterRoleBinding",
             False),
+        Res("authorization.k8s.io", "v1", "selfsubjectaccessreviews",
+            "SelfSubjectAccessReview", False, verbs=["create"]),
     ]
     for r in t:
         if r.group == "events.k8s.io":

@@ -6,7 +6,7 @@ GET /healthz   200 "ok"
 GET /env       the environment as JSON (tests check what the kubelet passed)
 GET /work?ms=N burns N ms of CPU, so throughput follows the CPU limit
 GET /alloc?mb=N allocates and keeps N MiB (the memory limit's OOM kill shows up as OOMKilled)
-Each request runs on its own thread; $WORKERS is only reported.
+Any other path: 404. Each request runs on its own thread; $WORKERS is only reported.
 """
 
 import json
@@ -54,6 +54,8 @@ class Handler(BaseHTTPRequestHandler):
                 for i in range(0, len(chunk), 4096):
                     chunk[i] = 1
             return self.reply(200, "holding %d MiB\n" % (sum(len(h) for h in HOLD) >> 20))
+        if u.path != "/":
+            return self.reply(404, "not found\n")
         greeting = os.environ.get("GREETING", "")
         return self.reply(200, "hello from %s%s\n" % (os.environ.get("POD_NAME", "?"),
                                                       " " + greeting if greeting else ""))
