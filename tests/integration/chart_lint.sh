@@ -66,7 +66,10 @@ expect "default: every namespaced object is in the release namespace" "$f" \
 # --- namespaced mode: a Role and RoleBinding in each listed namespace, nothing cluster-wide.
 render namespaced --set 'watchNamespaces={shop,blog}'
 f="$tmp/namespaced.yaml"
-expect "namespaced: no ClusterRole or ClusterRoleBinding" "$f" \
+expect "namespaced: nothing cluster-wide but the read-only nodes grant" "$f" \
+    '[c["metadata"]["name"] for c in of("ClusterRole")] == ["sizeup-nodes"] and one("ClusterRole")["rules"] == [{"apiGroups": [""], "resources": ["nodes"], "verbs": ["list"]}] and [b["roleRef"]["name"] for b in of("ClusterRoleBinding")] == ["sizeup-nodes"]'
+render namespaced-nonodes --set 'watchNamespaces={shop,blog}' --set rbac.nodes=false
+expect "namespaced, rbac.nodes=false: no ClusterRole or ClusterRoleBinding at all" "$tmp/namespaced-nonodes.yaml" \
     'of("ClusterRole") == [] and of("ClusterRoleBinding") == []'
 expect "namespaced: one Role and RoleBinding per namespace, plus the Lease Role" "$f" \
     'sorted((r["metadata"]["namespace"], r["metadata"]["name"]) for r in of("Role")) == [("blog", "sizeup"), ("shop", "sizeup"), ("sizeup", "sizeup-leader-election")] and sorted(b["metadata"]["namespace"] for b in of("RoleBinding")) == ["blog", "shop", "sizeup"]'
