@@ -123,6 +123,11 @@ while IFS=$'\t' read -r id kind where first; do
         skipped+=("$where: $first (sizeup ${missing% } not implemented in this build)")
         continue
     fi
+    # The app a documented sweep starts must be installed (scripts/install-deps.sh demo).
+    if grep -q 'gunicorn' "$tmp/run.sh" && ! command -v gunicorn >/dev/null; then
+        skipped+=("$where: $first (gunicorn is not installed: scripts/install-deps.sh demo)")
+        continue
+    fi
     echo "---- $where"
     sed 's/^/   $ /' "$tmp/run.sh"
     if (cd "$work" && CGROUP_ROOT="$cg" timeout 120 sh -e "$tmp/run.sh") >"$tmp/out" 2>&1; then
