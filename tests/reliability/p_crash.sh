@@ -1,0 +1,160 @@
+#!/usr/bin/env bash
+# Promise: kill -9 never leaves damage. The operator is killed (SIGKILL) at 20 points of a sweep,
+# 10 in each mode, found by watching the fake's request log for the operator's own requests
+# (it runs under its own identity): after each kind of write, mid rollout, mid load and mid
+# restore. After each kill a new operator is started and the sweep must end (done, or failed
+# with the original restored), and then: in-place, the pod template equals the original
+# exactly and no sizeup bookkeeping annotation is left; clone mode, the clone is gone and the
+# original unchanged; the ConfigMap holds one coherent result (state.json terminal and
+# matching the status, results.json parses with one row per finished variant).
+set -u
+. "$(dirname "$0")/lib.sh"
+. "$ROOT/tests/fakeapi/lib.sh"
+fake_require
+W=$(mktemp -d /tmp/sizeup-rel-crash.XXXXXX)
+OP=
+cleanup() {
+    [ -n "$OP" ] && kill -KILL "$OP" 2>/dev/null && wait "$OP" 2>/dev/null
+    fake_stop
+    rm -rf "$W"
+}
+trap cleanup EXIT
+fake_start "$W/fake" || { result FAIL crash-kill9 "the fake did not start"; exit 1; }
+remember_secret "$W/fake/token" "$W/fake/control-token"
+k apply -f "$ROOT/manifests/examples/" >/dev/null
+k apply -f - >/dev/null <<'YAML'
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: rel-load}
+data:
+  profile.yaml: |
+    users: 2
+    duration: 2s
+    warmup: 0s
+    timeout: 2s
+    requests:
+      - { name: hello, method: GET, path: / }
+YAML
+k rollout status deployment/web --timeout=60s >/dev/null || { result FAIL crash-kill9 "example app did not roll out"; exit 1; }
+fakectl POST /fake/tokens "{\"user\":\"rel-operator\",\"groups\":[\"system:masters\"],\"file\":\"$W/op-token\",\"kubeconfig\":\"$W/op-kubeconfig\"}" >/dev/null
+remember_secret "$W/op-token"
+
+fingerprint() { # the Deployment minus what a sweep may legitimately change
+    k get deployment web -o json | python3 -c '
+import json, sys
+o = json.load(sys.stdin)
+m = o["metadata"]
+for f in ("resourceVersion", "managedFields", "generation"):
+    m.pop(f, None)
+m["annotations"] = {k: v for k, v in m.get("annotations", {}).items() if not k.startswith("sizeup.dev/")}
+o.pop("status", None)
+print(json.dumps(o, sort_keys=True))'
+}
+ann() { k get deployment web -o json | python3 -c 'import json,sys; print(json.load(sys.stdin)["metadata"].get("annotations",{}).get(sys.argv[1],""))' "$1"; }
+last_seq() { fakectl GET /fake/log | python3 -c 'import json,sys; e=json.load(sys.stdin)["entries"]; print(e[-1]["seq"] if e else 0)'; }
+op_run() { # LOGNAME: starts the operator in the background
+    "$SIZEUP" operator --kubeconfig "$W/op-kubeconfig" --admin-addr off >"$W/$1.log" 2>&1 &
+    OP=$!
+}
+op_term() {
+    [ -n "$OP" ] || return 0
+    kill -TERM "$OP" 2>/dev/null
+    for _ in $(seq 1 130); do kill -0 "$OP" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$OP" 2>/dev/null
+    wait "$OP" 2>/dev/null
+    OP=
+}
+wait_end() { # SECONDS: waits for done / failed:*; echoes the status
+    local s= t0=$SECONDS
+    while [ $((SECONDS - t0)) -lt "$1" ]; do
+        s=$(ann sizeup.dev/status)
+        [[ "$s" == done || "$s" == failed:* ]] && break
+        sleep 0.3
+    done
+    echo "$s"
+}
+
+orig=$(fingerprint)
+restored=0 total=0 resumed=0 failedrestored=0 notes=()
+point() { # MODE POINT DESCRIPTION
+    local mode=$1 at=$2 what=$3 seq0 kout st verdict=ok why=
+    total=$((total + 1))
+    seq0=$(last_seq)
+    op_run "op-$total-a"
+    k annotate --overwrite deployment web sizeup.dev/profile=rel-load sizeup.dev/mode="$mode" \
+        "sizeup.dev/configs=1@0.3/128Mi 1@0.6/128Mi" "sizeup.dev/sweep=crash-$total" >/dev/null
+    kout=$(python3 "$ROOT/tests/reliability/killer.py" --dir "$W/fake" --pid "$OP" \
+        --user rel-operator --since "$seq0" --at "$at" --timeout 60)
+    local krc=$?
+    wait "$OP" 2>/dev/null
+    OP=
+    [ $krc -eq 0 ] || { verdict=bad; why="kill point not reached: $kout"; }
+    op_run "op-$total-b"
+    st=$(wait_end 90)
+    op_term
+    case "$st" in
+        done) resumed=$((resumed + 1)) ;;
+        failed:*) failedrestored=$((failedrestored + 1)) ;;
+        *) verdict=bad; why="$why; status '$st' after restart" ;;
+    esac
+    # The clone goes away (garbage collection may take a moment).
+    local clone=1
+    for _ in $(seq 1 20); do k get deployment web-sizeup >/dev/null 2>&1 || { clone=0; break; }; sleep 0.3; done
+    [ $clone = 0 ] || { verdict=bad; why="$why; clone web-sizeup left"; }
+    [ "$(fingerprint)" = "$orig" ] || { verdict=bad; why="$why; Deployment differs from the original"; }
+    local left
+    left=$(k get deployment web -o json | python3 -c '
+import json, sys
+a = json.load(sys.stdin)["metadata"].get("annotations", {})
+print(" ".join(k for k in a if k.startswith("sizeup.dev/") and k not in
+      ("sizeup.dev/sweep", "sizeup.dev/configs", "sizeup.dev/profile", "sizeup.dev/mode",
+       "sizeup.dev/status", "sizeup.dev/last-sweep")))')
+    [ -z "$left" ] || { verdict=bad; why="$why; left annotations: $left"; }
+    local coh
+    coh=$(k get configmap web-sizing -o json 2>/dev/null | python3 -c '
+import json, sys
+st = sys.argv[1]
+try:
+    d = json.load(sys.stdin)["data"]
+    s = json.loads(d["state.json"])
+    ok = s["phase"] in ("done", "failed") and (s["phase"] == "done") == (st == "done")
+    if st == "done":
+        r = json.loads(d["results.json"])
+        ok = ok and len(r["variants"]) == s["total"] == s["done"]
+    print("ok" if ok else "incoherent: phase %s done %s/%s, status %s" % (s["phase"], s.get("done"), s.get("total"), st))
+except Exception as e:
+    print("incoherent: %r" % e)' "$st")
+    [ "$coh" = ok ] || { verdict=bad; why="$why; ConfigMap $coh"; }
+    [ $verdict = ok ] && restored=$((restored + 1)) || notes+=("#$total $mode $what: $why")
+    echo "$verdict #$total $mode $what: $kout -> $st"
+}
+
+# In place: the operator's writes are status patch, ConfigMap create, template save (update),
+# variant patch, ConfigMap update per variant, and the restore (an update) at the end.
+point in-place 'patch:deployments:web#1' 'after the first status write'
+point in-place 'write:configmaps:web-sizing#1' 'after the first ConfigMap write'
+point in-place 'update:deployments:web#1' 'after saving the original template'
+point in-place 'patch:deployments:web#2' 'after the first variant patch'
+point in-place 'patch:deployments:web#2+0.4' 'mid rollout of variant 1'
+point in-place 'patch:deployments:web#2+2.0' 'mid load of variant 1'
+point in-place 'write:configmaps:web-sizing#2' 'after the first variant result'
+point in-place 'patch:deployments:web#4+0.4' 'mid rollout of variant 2'
+point in-place 'update:deployments:web#2' 'after the restore write'
+point in-place 'write:configmaps:web-sizing#3' 'after the last variant result, before the restore'
+# Clone mode: status patch, ConfigMap, clone create, clone patches per variant, clone delete.
+point clone 'patch:deployments:web#1' 'after the first status write'
+point clone 'write:configmaps:web-sizing#1' 'after the first ConfigMap write'
+point clone 'create:deployments:*#1' 'after creating the clone'
+point clone 'create:deployments:*#1+0.4' 'mid rollout of the clone'
+point clone 'create:deployments:*#1+2.0' 'mid load of variant 1'
+point clone 'write:configmaps:web-sizing#2' 'after the first variant result'
+point clone 'patch:deployments:web-sizeup#2' 'after patching the clone to variant 2'
+point clone 'patch:deployments:web-sizeup#2+0.4' 'mid rollout of variant 2'
+point clone 'patch:deployments:web-sizeup#2+2.0' 'mid load of variant 2'
+point clone 'delete:deployments:web-sizeup#1' 'after deleting the clone'
+for f in "$W"/op-*.log; do keep_logs crash "$f"; done
+keep_logs crash "$W/fake/server.log" "$W/fake/requests.log"
+verdict=PASS
+[ "$restored" -eq "$total" ] || verdict=FAIL
+result $verdict crash-kill9 "$restored/$total restored ($resumed resumed to done, $failedrestored failed with the original restored)${notes:+; failing: ${notes[*]}}"
+[ $verdict = PASS ]
