@@ -1,7 +1,16 @@
 #!/usr/bin/env bash
-# Reliability (fast subset): the Kubernetes client's watches under injected faults: 410 Gone as
-# HTTP and as an ERROR event (re-list), watches dropped at random / timed out / bookmarks only
-# (resume from the last resourceVersion), watches closing at once (back off, no hot loop).
+# Reliability, fast subset of `make reliability`: the Kubernetes client's watches under injected faults (410 as HTTP and as an ERROR event, random drops, timeouts, bookmarks only, closes at once).
+# Runs tests/reliability/p_kube_faults.sh with its own log directory, then the credential scan over
+# those logs. Exit 0 only when every promise line is PASS.
 set -u
 export REL_FAST=1 KF_SCENARIOS="gone resume hot"
-exec bash "$ROOT/tests/reliability/p_kube_faults.sh"
+export REL_LOGS=$(mktemp -d /tmp/sizeup-rel-kube_watch.XXXXXX)
+export REL_RESULTS=$REL_LOGS/results REL_SECRETS=$REL_LOGS/.secrets
+trap 'rm -rf "$REL_LOGS"' EXIT
+: >"$REL_RESULTS"
+: >"$REL_SECRETS"
+bash "$ROOT/tests/reliability/p_kube_faults.sh"
+rc=$?
+bash "$ROOT/tests/reliability/p_logscan.sh" || rc=1
+grep -q '^FAIL' "$REL_RESULTS" && rc=1
+exit $rc

@@ -1,7 +1,16 @@
 #!/usr/bin/env bash
-# Reliability (fast subset): the load generator against misbehaving targets (garbage, a response
-# with no end, headers over the cap, a reset mid-body, never answering, never accepting, a
-# slowloris trickle): right error class, no crash, no hang. See tests/reliability/p_loadgen.sh.
+# Reliability, fast subset of `make reliability`: the load generator against misbehaving targets (garbage, no end, headers over the cap, reset mid-body, never answering, never accepting, slowloris): right error class, no crash, no hang.
+# Runs tests/reliability/p_loadgen.sh with its own log directory, then the credential scan over
+# those logs. Exit 0 only when every promise line is PASS.
 set -u
-export REL_FAST=1
-exec bash "$ROOT/tests/reliability/p_loadgen.sh"
+export REL_FAST=1 
+export REL_LOGS=$(mktemp -d /tmp/sizeup-rel-loadgen.XXXXXX)
+export REL_RESULTS=$REL_LOGS/results REL_SECRETS=$REL_LOGS/.secrets
+trap 'rm -rf "$REL_LOGS"' EXIT
+: >"$REL_RESULTS"
+: >"$REL_SECRETS"
+bash "$ROOT/tests/reliability/p_loadgen.sh"
+rc=$?
+bash "$ROOT/tests/reliability/p_logscan.sh" || rc=1
+grep -q '^FAIL' "$REL_RESULTS" && rc=1
+exit $rc

@@ -15,23 +15,25 @@ mapfile -t bins < <(ls build/fuzz/fuzz_* 2>/dev/null | grep -v '\.' )
 [ ${#bins[@]} -gt 0 ] || { result FAIL fuzz "no fuzz targets built"; exit 1; }
 W=$(mktemp -d /tmp/sizeup-rel-fuzz.XXXXXX)
 trap 'rm -rf "$W"' EXIT
-lane() { # output file, targets...
-    local out=$1
-    shift
-    for b in "$@"; do
+# Two lanes take targets from one queue (slowest first, so the lanes finish together).
+slow="fuzz_report_json fuzz_kube_status fuzz_http fuzz_watch fuzz_profile fuzz_kubeconfig"
+{
+    for n in $slow; do [ -x "build/fuzz/$n" ] && echo "build/fuzz/$n"; done
+    for b in "${bins[@]}"; do grep -qw "$(basename "$b")" <<<"$slow" || echo "$b"; done
+} >"$W/queue"
+lane() { # output file
+    local out=$1 b
+    while :; do
+        b=$(flock "$W/queue" sh -c 'head -n 1 "$0"; sed -i 1d "$0"' "$W/queue")
+        [ -n "$b" ] || break
         local t0=$(date +%s)
         RUNS=$RUNS tests/fuzz/run.sh 0 "$b" >"$W/$(basename "$b").out" 2>&1
         echo "$(basename "$b") $? $(($(date +%s) - t0))" >>"$out"
     done
 }
-# Alternate targets between the two lanes.
-l1=() l2=()
-for i in "${!bins[@]}"; do
-    if [ $((i % 2)) -eq 0 ]; then l1+=("${bins[$i]}"); else l2+=("${bins[$i]}"); fi
-done
-lane "$W/lane1" "${l1[@]}" &
+lane "$W/lane1" &
 p1=$!
-lane "$W/lane2" "${l2[@]}" &
+lane "$W/lane2" &
 p2=$!
 wait $p1 $p2
 rc=0
@@ -53,4 +55,27 @@ for b in "${bins[@]}"; do
     fi
 done
 echo "fuzz total: $total executions"
+
+# Crashes found earlier (by this suite) are kept in tests/reliability/findings/TARGET-*; each is
+# replayed once through its target: it must no longer crash.
+found=0 still=0 names=()
+for f in "$ROOT"/tests/reliability/findings/fuzz_*; do
+    [ -f "$f" ] || continue
+    t=$(basename "$f")
+    t=${t%%-*}
+    [ -x "build/fuzz/$t" ] || continue
+    found=$((found + 1))
+    if ! "build/fuzz/$t" "$f" >"$W/replay.log" 2>&1; then
+        still=$((still + 1))
+        names+=("$(basename "$f"): $(grep -m1 -E 'runtime error|ERROR: AddressSanitizer' "$W/replay.log" | sed 's/^.*src\//src\//')")
+    fi
+done
+if [ $found -gt 0 ]; then
+    if [ $still -eq 0 ]; then
+        result PASS fuzz-findings "$found earlier crash inputs replayed, 0 crash any more"
+    else
+        result FAIL fuzz-findings "$still of $found earlier crash inputs still crash: ${names[*]}"
+        rc=1
+    fi
+fi
 exit $rc
