@@ -16,7 +16,7 @@ mkdir -p "$REL_LOGS"
 export REL_RESULTS="$REL_LOGS/results" REL_SECRETS="$REL_LOGS/.secrets"
 : >"$REL_RESULTS"
 : >"$REL_SECRETS"
-order=(loadgen kube_faults fuzz rbac scope bad_input crash sigterm leader drift valgrind)
+order=(loadgen kube_faults op_faults scope bad_input drift sigterm leader crash rbac valgrind fuzz)
 [ $# -gt 0 ] && order=("$@")
 started=$(date +%s)
 for p in "${order[@]}"; do
