@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Reliability, fast subset of `make reliability`: bad sizeup.dev/ annotation values give failed: <reason>, a Warning Event, and no other write.
+# Reliability, fast subset of `make reliability`: bad sizeup.dev/ annotation values give failed:
+# <reason>, a Warning Event, and no other write.
 # Runs tests/reliability/p_bad_input.sh with its own log directory, then the credential scan over
 # those logs. Exit 0 only when every promise line is PASS.
 set -u

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Reliability, fast subset of `make reliability`: a user's edit during an in-place sweep is kept at the restore and reported as drift.
+# Reliability, fast subset of `make reliability`: a user's edit during an in-place sweep is kept at
+# the restore and reported as drift.
 # Runs tests/reliability/p_drift.sh with its own log directory, then the credential scan over
 # those logs. Exit 0 only when every promise line is PASS.
 set -u

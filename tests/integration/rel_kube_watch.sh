@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Reliability, fast subset of `make reliability`: the Kubernetes client's watches under injected faults (410 as HTTP and as an ERROR event, random drops, timeouts, bookmarks only, closes at once).
+# Reliability, fast subset of `make reliability`: the Kubernetes client's watches under injected
+# faults (410 as HTTP and as an ERROR event, random drops, timeouts, bookmarks only, closes at
+# once).
 # Runs tests/reliability/p_kube_faults.sh with its own log directory, then the credential scan over
 # those logs. Exit 0 only when every promise line is PASS.
 set -u

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Reliability, fast subset of `make reliability`: the Kubernetes client's requests under injected faults (409 budget, 429 Retry-After, 5xx backoff, token rotation, wrong CA and host name).
+# Reliability, fast subset of `make reliability`: the Kubernetes client's requests under injected
+# faults (409 budget, 429 Retry-After, 5xx backoff, token rotation, wrong CA and host name).
 # Runs tests/reliability/p_kube_faults.sh with its own log directory, then the credential scan over
 # those logs. Exit 0 only when every promise line is PASS.
 set -u

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Reliability, fast subset of `make reliability`: two leader-elected operators; kill -9 of the leader mid-sweep; the other takes over and finishes.
+# Reliability, fast subset of `make reliability`: two leader-elected operators; kill -9 of the
+# leader mid-sweep; the other takes over and finishes.
 # Runs tests/reliability/p_leader.sh with its own log directory, then the credential scan over
 # those logs. Exit 0 only when every promise line is PASS.
 set -u

@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Reliability, fast subset of `make reliability`: the load generator against misbehaving targets (garbage, no end, headers over the cap, reset mid-body, never answering, never accepting, slowloris): right error class, no crash, no hang.
+# Reliability, fast subset of `make reliability`: the load generator against misbehaving targets
+# (garbage, no end, headers over the cap, reset mid-body, never answering, never accepting,
+# slowloris): right error class, no crash, no hang.
 # Runs tests/reliability/p_loadgen.sh with its own log directory, then the credential scan over
 # those logs. Exit 0 only when every promise line is PASS.
 set -u

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Reliability, fast subset of `make reliability`: the operator writes nothing to a Deployment without sizeup.dev/sweep or outside --namespace.
+# Reliability, fast subset of `make reliability`: the operator writes nothing to a Deployment
+# without sizeup.dev/sweep or outside --namespace.
 # Runs tests/reliability/p_scope.sh with its own log directory, then the credential scan over
 # those logs. Exit 0 only when every promise line is PASS.
 set -u

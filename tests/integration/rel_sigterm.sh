@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Reliability, fast subset of `make reliability`: SIGTERM during a held rollout: exit 0 within 10 s, template restored, Lease released.
+# Reliability, fast subset of `make reliability`: SIGTERM during a held rollout: exit 0 within 10
+# s, template restored, Lease released.
 # Runs tests/reliability/p_sigterm.sh with its own log directory, then the credential scan over
 # those logs. Exit 0 only when every promise line is PASS.
 set -u
