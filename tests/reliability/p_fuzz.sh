@@ -14,6 +14,14 @@ fi
 mapfile -t bins < <(ls build/fuzz/fuzz_* 2>/dev/null | grep -v '\.' )
 [ ${#bins[@]} -gt 0 ] || { result FAIL fuzz "no fuzz targets built"; exit 1; }
 W=$(mktemp -d /tmp/sizeup-rel-fuzz.XXXXXX)
+# crash_reason LOG: the sanitizer's line, or for an abort() the fuzz target's line that called it.
+crash_reason() {
+    local r
+    r=$(grep -m1 -E 'runtime error|ERROR: (Address|Leak)Sanitizer: [a-z-]+' "$1" | sed 's/^.*\(src\/\)/\1/')
+    [ -z "$r" ] && r=$(grep -m1 -oE 'in LLVMFuzzerTestOneInput .*tests/fuzz/[a-z_]+\.c:[0-9]+' "$1" |
+        sed 's/^.*\(tests\/fuzz\/\)/abort() at \1/')
+    echo "$r"
+}
 trap 'rm -rf "$W"' EXIT
 # Two lanes take targets from one queue (slowest first, so the lanes finish together).
 slow="fuzz_report_json fuzz_kube_status fuzz_http fuzz_watch fuzz_profile fuzz_kubeconfig"
@@ -28,7 +36,8 @@ lane() { # output file
         [ -n "$b" ] || break
         local t0=$(date +%s)
         RUNS=$RUNS tests/fuzz/run.sh 0 "$b" >"$W/$(basename "$b").out" 2>&1
-        echo "$(basename "$b") $? $(($(date +%s) - t0))" >>"$out"
+        local st=$?
+        echo "$(basename "$b") $st $(($(date +%s) - t0))" >>"$out"
     done
 }
 lane "$W/lane1" &
@@ -49,9 +58,11 @@ for b in "${bins[@]}"; do
         result PASS "fuzz-$n" "$execs executions in ${secs} s, 0 crashes"
     else
         rc=1
-        why=$(grep -hE 'runtime error|ERROR: (Address|Leak)Sanitizer|^SUMMARY' "build/fuzz/out/$n.log" | head -n 2 | tr '\n' ' ')
+        # Executions until the crash: the last "#N" status line of libFuzzer.
+        execs=$(grep -oE '^#[0-9]+' "build/fuzz/out/$n.log" | tail -n 1 | tr -d '#')
+        why=$(crash_reason "build/fuzz/out/$n.log")
         art=$(ls build/fuzz/out/"$n"-crash-* build/fuzz/out/"$n"-leak-* build/fuzz/out/"$n"-timeout-* 2>/dev/null | head -n 1)
-        result FAIL "fuzz-$n" "${execs:-0} of $RUNS executions, crashed: ${why:-exit $status}${art:+ (reproducer $art)}"
+        result FAIL "fuzz-$n" "crashed after ${execs:-0} of $RUNS executions: ${why:-exit $status}${art:+ (reproducer $art)}"
     fi
 done
 echo "fuzz total: $total executions"
@@ -67,14 +78,14 @@ for f in "$ROOT"/tests/reliability/findings/fuzz_*; do
     found=$((found + 1))
     if ! "build/fuzz/$t" "$f" >"$W/replay.log" 2>&1; then
         still=$((still + 1))
-        names+=("$(basename "$f"): $(grep -m1 -E 'runtime error|ERROR: AddressSanitizer' "$W/replay.log" | sed 's/^.*src\//src\//')")
+        names+=("$(basename "$f") -> $(crash_reason "$W/replay.log")")
     fi
 done
 if [ $found -gt 0 ]; then
     if [ $still -eq 0 ]; then
         result PASS fuzz-findings "$found earlier crash inputs replayed, 0 crash any more"
     else
-        result FAIL fuzz-findings "$still of $found earlier crash inputs still crash: ${names[*]}"
+        result FAIL fuzz-findings "$still of $found earlier crash inputs still crash: $(printf '%s; ' "${names[@]}")"
         rc=1
     fi
 fi
