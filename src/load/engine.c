@@ -151,6 +151,7 @@ struct engine {
     unsigned peak_users;
     int no_uring; /* SIZEUP_NO_URING set: plain send()/read() only (for comparisons) */
     atomic_int quit;
+    _Atomic int64_t stop_ns; /* when a stop was asked (INT64_MAX: never): the window's end */
     struct worker **w;
 };
 
@@ -294,8 +295,9 @@ static void record(struct worker *w, struct conn *c, int64_t now, int status, in
         return;
     c->has_req = 0;
     w->busy--;
-    /* What ends after the measured window was in flight at its end: not counted (like wrk). */
-    if (now >= e->plan.end_ns)
+    /* What ends after the measured window (or after a stop) was in flight at its end: not
+     * counted (like wrk), so the counts match the reported duration. */
+    if (now >= e->plan.end_ns || now >= atomic_load_explicit(&e->stop_ns, memory_order_relaxed))
         return;
     if (status >= LOAD_STATUS_MAX) {
         status = 0;
@@ -1192,6 +1194,7 @@ int load_run(const struct load_opts *o, struct load_result *out, char *err)
     memset(&e, 0, sizeof(e));
     memset(out, 0, sizeof(*out));
     atomic_init(&e.quit, 0);
+    atomic_init(&e.stop_ns, INT64_MAX);
     rc = engine_init(&e, o, err);
     if (rc)
         goto out;
@@ -1248,6 +1251,7 @@ int load_run(const struct load_opts *o, struct load_result *out, char *err)
         int64_t now = now_ns(&e);
         if (quit_ns < 0 && o->stop && *o->stop) {
             quit_ns = now;
+            atomic_store(&e.stop_ns, now);
             atomic_store(&e.quit, 1);
         }
         if (o->progress && now - last_progress >= PUBLISH_NS) {
