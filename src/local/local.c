@@ -57,6 +57,7 @@ struct local {
     uint64_t oom0;
     bool oom0_ok;
     double t_begin;
+    double host_busy0; /* CPU seconds busy on the whole host at usage_begin; < 0 unknown */
     pthread_t sampler;
     bool sampling;
     volatile int sampler_stop;
@@ -651,6 +652,28 @@ static int local_target_url(void *self, char *buf, size_t len, char *err)
 
 /* ---- usage --------------------------------------------------------------------------------- */
 
+/* CPU seconds the whole host has been busy (all CPUs, everything but idle and iowait), from the
+ * first line of /proc/stat. Returns < 0 when unreadable. */
+static double host_busy_s(void)
+{
+    char buf[512];
+    unsigned long long v[8] = {0};
+    FILE *f = fopen("/proc/stat", "r");
+    double s = -1;
+
+    if (!f)
+        return -1;
+    if (fgets(buf, sizeof(buf), f) &&
+        sscanf(buf, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3],
+               &v[4], &v[5], &v[6], &v[7]) >= 4) {
+        long hz = sysconf(_SC_CLK_TCK);
+        unsigned long long busy = v[0] + v[1] + v[2] + v[5] + v[6] + v[7];
+        s = hz > 0 ? (double)busy / (double)hz : -1;
+    }
+    fclose(f);
+    return s;
+}
+
 static void *sampler_main(void *arg)
 {
     struct local *l = arg;
@@ -669,6 +692,7 @@ static int local_usage_begin(void *self, char *err)
     (void)err;
 
     l->t_begin = now_s();
+    l->host_busy0 = host_busy_s();
     l->cpu0_ok = l->oom0_ok = false;
     l->sampled_peak = -1;
     if (!l->have_cg)
@@ -704,7 +728,9 @@ static int local_usage_end(void *self, struct platform_usage *out, char *err)
     out->window_s = now_s() - l->t_begin;
     out->cpu_s = -1;
     out->peak_memory_bytes = -1;
+    out->host_other_cores = -1;
     stop_sampler(l);
+    double busy1 = host_busy_s();
     if (!l->have_cg) {
         snprintf(out->note, sizeof(out->note), "no cgroup: CPU and memory use not measured");
     } else {
@@ -723,6 +749,10 @@ static int local_usage_end(void *self, struct platform_usage *out, char *err)
             out->oom_killed = true;
             out->restarts = (unsigned)(ooms - l->oom0);
         }
+    }
+    if (l->host_busy0 >= 0 && busy1 >= l->host_busy0 && out->cpu_s >= 0 && out->window_s > 0) {
+        double other = (busy1 - l->host_busy0 - out->cpu_s) / out->window_s;
+        out->host_other_cores = other > 0 ? other : 0;
     }
     if (exited(l, how, sizeof(how))) {
         out->died = true;

@@ -704,17 +704,21 @@ static void find_caveats(const struct advisor_row *rows, size_t n, const struct 
     list[0] = '\0';
     k = 0;
     for (size_t i = 0; i < n; i++)
-        if (rows[i].flags & (ADVISOR_ROW_CONTENDED | ADVISOR_ROW_GEN_SATURATED))
-            cat(list, sizeof(list), "%s%s (load generator %.1f cores%s)", k++ ? ", " : "",
-                rows[i].variant.label, rows[i].gen_cores,
-                rows[i].flags & ADVISOR_ROW_GEN_SATURATED ? ", saturated" : "");
+        if (rows[i].flags & (ADVISOR_ROW_CONTENDED | ADVISOR_ROW_GEN_SATURATED)) {
+            char other[64] = "";
+            if (rows[i].host_other_cores >= 0)
+                snprintf(other, sizeof(other), ", everything else %.2f", rows[i].host_other_cores);
+            cat(list, sizeof(list), "%s%s (load generator %.2f cores%s%s)", k++ ? "; " : "",
+                rows[i].variant.label, rows[i].gen_cores, other,
+                rows[i].flags & ADVISOR_ROW_GEN_SATURATED ? ", generator saturated" : "");
+        }
     if (k)
         finding(a,
-                "The load generator shares this host with the app, and for %d variant%s the "
-                "app's CPU limit plus the generator's CPU exceeded the host's cores or the "
-                "generator itself was saturated: %s. Those rows are marked contended; they "
-                "show a floor, not the app's capacity.",
-                k, k == 1 ? "" : "s", list);
+                "The host could not give %d variant%s its CPU limit: the app's limit plus the "
+                "load generator and the other processes on this %.0f-core host came to more "
+                "than the host has, or the generator itself was saturated: %s. Those rows are "
+                "marked contended; they show a floor, not the app's capacity.",
+                k, k == 1 ? "" : "s", o->host_cores, list);
     bool unenforced = false;
     for (size_t i = 0; i < n; i++)
         if (rows[i].flags & ADVISOR_ROW_UNENFORCED)

@@ -34,7 +34,7 @@
 /* Marks on a row that keep it from being presented as the app's capacity. */
 #define ADVISOR_ROW_CPU_EXCEEDS_HOST (1u << 0) /* asked for more CPU than the host has */
 #define ADVISOR_ROW_UNENFORCED       (1u << 1) /* limits not enforced (no writable cgroup) */
-#define ADVISOR_ROW_CONTENDED        (1u << 2) /* app CPU limit + load generator CPU > host */
+#define ADVISOR_ROW_CONTENDED        (1u << 2) /* app CPU limit + generator / other CPU > host */
 #define ADVISOR_ROW_GEN_SATURATED    (1u << 3) /* the load generator was the bottleneck */
 #define ADVISOR_ROW_INTERRUPTED      (1u << 4) /* measurement cut short (cancelled) */
 /* Flags that disqualify a row from the recommendation and the rule fit. Unenforced limits do
@@ -55,6 +55,7 @@ struct advisor_row {
     double cpu_cores_used;     /* mean cores during the measured window; < 0 unknown */
     int64_t peak_memory_bytes; /* < 0 unknown */
     double gen_cores;          /* load generator's mean cores; < 0 unknown */
+    double host_other_cores;   /* everything else on the host (generator included); < 0 unknown */
     unsigned flags;            /* ADVISOR_ROW_* */
 };
 

@@ -292,7 +292,7 @@ int output_results_md(FILE *f, const struct output_doc *d, char *err)
             usage = true;
     if (usage) {
         fprintf(f, "\n### Measured usage\n\n| Config | CPU used (cores) | Peak memory | Load "
-                   "generator CPU (cores) |\n|---|---|---|---|\n");
+                   "generator CPU (cores) | Rest of the host (cores) |\n|---|---|---|---|---|\n");
         for (size_t i = 0; i < d->n; i++) {
             const struct advisor_row *r = &d->rows[i];
             if (!r->measured)
@@ -309,7 +309,11 @@ int output_results_md(FILE *f, const struct output_doc *d, char *err)
             else
                 fprintf(f, "- | ");
             if (r->gen_cores >= 0)
-                fprintf(f, "%.2f |\n", r->gen_cores);
+                fprintf(f, "%.2f | ", r->gen_cores);
+            else
+                fprintf(f, "- | ");
+            if (r->host_other_cores >= 0)
+                fprintf(f, "%.2f |\n", r->host_other_cores);
             else
                 fprintf(f, "- |\n");
         }
@@ -468,6 +472,10 @@ static cJSON *json_variant(const struct output_doc *d, size_t i)
             cJSON_AddNumberToObject(u, "peak_memory_bytes", (double)r->peak_memory_bytes);
         else
             cJSON_AddNullToObject(u, "peak_memory_bytes");
+        if (r->host_other_cores >= 0)
+            cJSON_AddNumberToObject(u, "host_other_cores", r->host_other_cores);
+        else
+            cJSON_AddNullToObject(u, "host_other_cores");
     }
     cJSON *g = cJSON_AddObjectToObject(o, "load_generator");
     if (g) {
@@ -705,8 +713,13 @@ int output_write_all(const char *dir, const struct output_doc *d, char *err)
     if (first)
         return first;
     for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
-        if (files[i].needs_recommendation && d->advice->recommended < 0)
+        if (files[i].needs_recommendation && d->advice->recommended < 0) {
+            /* No recommendation: values from an earlier run must not pass for this one's. */
+            char p[4096];
+            if ((size_t)snprintf(p, sizeof(p), "%s/%s", dir, files[i].name) < sizeof(p))
+                unlink(p);
             continue;
+        }
         int rc = output_write_atomic(dir, files[i].name, files[i].fn, d, e);
         if (rc && !first) {
             first = rc;

@@ -79,6 +79,10 @@ struct platform_usage {
     int64_t peak_memory_bytes; /* peak memory during the window (or the variant's life, when the
                                   platform can only give that; see peak_is_lifetime); < 0 unknown */
     bool peak_is_lifetime;
+    /* CPU cores used on the same host by everything but the variant (the load generator and
+     * any other process) during the window; < 0 unknown (kube: the node's other pods). With
+     * the variant's limit it shows whether the host could give the variant its limit. */
+    double host_other_cores;
     unsigned restarts;  /* processes / containers restarted during the window */
     bool oom_killed;    /* the OOM killer fired in the variant during the window */
     bool died;          /* the variant stopped running during the window */

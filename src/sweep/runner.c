@@ -160,9 +160,22 @@ static void mark_row(const struct sweep *s, struct sweep_row *row)
         row->flags |= ADVISOR_ROW_UNENFORCED;
     if (!row->have_load || row->gen_cores < 0)
         return;
-    if (f->load_shares_host && host > 0 &&
-        (double)row->variant.cpu_millicores / 1000.0 + row->gen_cores > host + 1e-9)
+    if (row->have_usage && row->usage.host_other_cores >= 0)
+        row->host_other_cores = row->usage.host_other_cores;
+    double limit = (double)row->variant.cpu_millicores / 1000.0;
+    if (f->load_shares_host && host > 0 && limit + row->gen_cores > host + 1e-9)
         row->flags |= ADVISOR_ROW_CONTENDED;
+    /* The variant used clearly less than its limit while the host had no CPU to spare
+     * (everything else, the generator included, took the rest): the row shows what the host
+     * could spare, not the limit. A variant that got 90% of its limit is measured at its limit
+     * however busy the host was; one that left CPU unused on an idle host is not CPU-bound. */
+    if (row->have_usage && row->usage.host_other_cores >= 0 && row->usage.cpu_s >= 0 &&
+        row->usage.window_s > 0 && host > 0) {
+        double used = row->usage.cpu_s / row->usage.window_s;
+        double got = limit < host ? limit : host;
+        if (used < 0.9 * got && used + row->usage.host_other_cores > host - 0.1)
+            row->flags |= ADVISOR_ROW_CONTENDED;
+    }
     double can = row->load.threads > 0 ? (double)row->load.threads : 1.0;
     if (f->load_shares_host && host > 0 && host < can)
         can = host;
@@ -183,6 +196,7 @@ static void run_variant(struct ctx *c)
 
     c->t0 = now_s();
     row->gen_cores = -1;
+    row->host_other_cores = -1;
     memset(&fail, 0, sizeof(fail));
     log_info("sweep.variant", "index=%zu of=%zu variant=%s", c->index + 1, c->s->n,
              row->variant.spec);
@@ -290,6 +304,7 @@ int sweep_run(const struct sweep_opts *o, struct sweep *s, char *err)
     for (size_t i = 0; i < s->n; i++) {
         s->rows[i].variant = o->variants->items[i];
         s->rows[i].gen_cores = -1;
+        s->rows[i].host_other_cores = -1;
     }
     snprintf(s->platform, sizeof(s->platform), "%s", pl->ops->name);
     rc = pl->ops->facts(pl->self, &s->facts, err);
@@ -345,6 +360,7 @@ void sweep_row_to_advisor(const struct sweep *s, size_t i, struct advisor_row *o
     out->cpu_cores_used = -1;
     out->peak_memory_bytes = -1;
     out->gen_cores = r->gen_cores;
+    out->host_other_cores = r->host_other_cores;
     out->measured = r->state == SWEEP_ROW_MEASURED && r->have_load;
     if (r->state == SWEEP_ROW_FAILED)
         snprintf(out->note, sizeof(out->note), "%s", r->failure.reason);

@@ -58,10 +58,11 @@ struct sweep_row {
     struct load_result load; /* the measured phase; owned, freed by sweep_free */
     bool have_usage;
     struct platform_usage usage;
-    double gen_cores;  /* load generator mean cores in the measured phase; < 0 unknown */
-    double ready_s;    /* apply -> ready */
-    double wall_s;     /* apply -> stopped */
-    double overhead_s; /* wall_s minus the load phases' planned length */
+    double gen_cores;        /* load generator mean cores in the measured phase; < 0 unknown */
+    double host_other_cores; /* everything but the variant on the host, cores; < 0 unknown */
+    double ready_s;          /* apply -> ready */
+    double wall_s;           /* apply -> stopped */
+    double overhead_s;       /* wall_s minus the load phases' planned length */
 };
 
 struct sweep {

@@ -57,6 +57,7 @@ static void seed_rows(struct advisor_row *rows)
         rows[i].cpu_cores_used = -1;
         rows[i].peak_memory_bytes = -1;
         rows[i].gen_cores = -1;
+        rows[i].host_other_cores = -1;
     }
 }
 
