@@ -204,6 +204,28 @@ out:
     return rc;
 }
 
+/* The results ConfigMap is rewritten whole: one of that name that sizeup did not create is the
+ * user's, and is never overwritten. */
+static int check_sizing_owner(struct jctx *x, char *reason)
+{
+    cJSON *cm = NULL;
+    char sub[ERR_LEN] = "";
+    int rc = kube_get(x->c, &KUBE_CONFIGMAPS, x->j->ns, x->cm_name, &cm, sub);
+
+    if (rc == -ENOENT)
+        return 0;
+    if (rc)
+        return err_set(reason, rc, "reading ConfigMap %s: %s", x->cm_name, sub);
+    const char *by = kube_label(cm, "app.kubernetes.io/managed-by");
+    if (!by || strcmp(by, "sizeup") != 0)
+        rc = err_set(reason, -EINVAL,
+                     "ConfigMap %s exists and is not managed by sizeup (label "
+                     "app.kubernetes.io/managed-by: sizeup): not overwriting it",
+                     x->cm_name);
+    cJSON_Delete(cm);
+    return rc;
+}
+
 static int check_request(struct sweep_job *sj, char *reason)
 {
     struct jctx *x = sj->x;
@@ -229,6 +251,9 @@ static int check_request(struct sweep_job *sj, char *reason)
         return err_set(reason, -EINVAL,
                        "port: not annotated and the container declares no containerPort");
     rc = load_profile(sj, reason);
+    if (rc)
+        return rc;
+    rc = check_sizing_owner(x, reason);
     if (rc)
         return rc;
     if (x->req.target == ANNOT_TARGET_URL)
