@@ -6,4 +6,6 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 rc=0
 echo "== bench/loadgen.sh: sizeup loadtest vs wrk, ab, hey, autocannon"
 "$root/bench/loadgen.sh" "$root/build/sizeup" || rc=1
+echo "== bench/sweep_overhead.sh: the local sweep's own time per variant"
+"$root/bench/sweep_overhead.sh" "$root/build/sizeup" || rc=1
 exit $rc

@@ -489,6 +489,7 @@ static cJSON *json_variant(const struct output_doc *d, size_t i)
         cJSON *t = cJSON_AddObjectToObject(o, "timing");
         if (t) {
             cJSON_AddNumberToObject(t, "ready_s", sr->ready_s);
+            cJSON_AddNumberToObject(t, "stop_s", sr->stop_s);
             cJSON_AddNumberToObject(t, "wall_s", sr->wall_s);
             cJSON_AddNumberToObject(t, "overhead_s", sr->overhead_s);
         }
