@@ -490,9 +490,13 @@ static int exec_sweep(int argc, char **argv)
             rc = EXIT_RUNTIME;
     }
     print_table(&s, &profile);
-    printf("\n  files: %s/results.md  results.json  values.yaml  auto-sizing.yaml  report.html"
-           "\n  app logs: %s/logs/\n",
-           cli.out, cli.out);
+    {
+        char vp[4200];
+        snprintf(vp, sizeof(vp), "%s/values.yaml", cli.out);
+        printf("\n  files: %s/results.md  results.json  %sauto-sizing.yaml  report.html"
+               "\n  app logs: %s/logs/\n",
+               cli.out, access(vp, F_OK) == 0 ? "values.yaml  " : "", cli.out);
+    }
     if (src == -ECANCELED)
         rc = EXIT_CANCELLED;
     else if (src)
