@@ -28,7 +28,7 @@ FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=build/fuzz/%)
 FUZZ_SECONDS ?= 20
 
-.PHONY: all test unit integration e2e fuzz fuzz-build lint bench demo clean format help
+.PHONY: all test unit integration e2e fuzz fuzz-build lint bench demo clean format help reliability
 all: $(BUILD)/sizeup
 
 help:
@@ -38,6 +38,7 @@ help:
 	@echo "make fuzz      libFuzzer targets, FUZZ_SECONDS each (default $(FUZZ_SECONDS))"
 	@echo "make bench     benchmarks in bench/, figures for bench/RESULTS.md"
 	@echo "make lint      banned functions and formatting"
+	@echo "make reliability  faults, crashes, bad input and security: one line per promise"
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -73,17 +74,35 @@ integration:
 	$(MAKE) --no-print-directory BUILD=build/asan SAN=1 CFLAGS="-O1 -g" unit-bins
 	tests/run-tests.sh build/asan integration
 
-# libFuzzer targets link the library's sources directly, built by clang with the fuzzer runtime.
-build/fuzz/%: tests/fuzz/%.c $(SRCS)
+# libFuzzer targets: the library's sources are compiled once with coverage instrumentation
+# (fuzzer-no-link) into build/fuzz/libsizeup.a, and each target links against it.
+FUZZ_CFLAGS := $(WARN_BASE) -D_GNU_SOURCE -Isrc $(PKG_CFLAGS) -O1 -g \
+	-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+FUZZ_OBJS := $(SRCS:%.c=build/fuzz/obj/%.o)
+
+build/fuzz/obj/%.o: %.c
 	@mkdir -p $(dir $@)
-	clang $(WARN_BASE) -D_GNU_SOURCE -Isrc $(PKG_CFLAGS) -O1 -g -fsanitize=fuzzer,address,undefined \
-		-fno-sanitize-recover=undefined -o $@ $< $(SRCS) $(LDLIBS_ALL)
+	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -MMD -MP -c $< -o $@
+
+build/fuzz/libsizeup.a: $(FUZZ_OBJS)
+	rm -f $@
+	ar rcs $@ $(FUZZ_OBJS)
+
+build/fuzz/%: tests/fuzz/%.c build/fuzz/libsizeup.a
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< build/fuzz/libsizeup.a $(LDLIBS_ALL)
 
 fuzz-build: $(FUZZ_BIN)
 	@true
 
 fuzz: $(FUZZ_BIN)
 	tests/fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_BIN)
+
+# The whole reliability set (faults, crashes, bad input, security), one line per promise with
+# its figure. The fast subset also runs in `make test`.
+reliability:
+	$(MAKE) --no-print-directory BUILD=build/asan SAN=1 CFLAGS="-O1 -g" unit-bins
+	tests/reliability/run.sh build/asan
 
 lint:
 	scripts/lint.sh
@@ -100,4 +119,4 @@ format:
 clean:
 	rm -rf build
 
--include $(OBJS:.o=.d) $(BUILD)/obj/src/main.d
+-include $(OBJS:.o=.d) $(BUILD)/obj/src/main.d $(FUZZ_OBJS:.o=.d)

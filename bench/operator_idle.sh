@@ -3,7 +3,7 @@
 # server (no pods run). Prints, per N: time to the first full list, resident memory (total RSS,
 # split into anonymous = the operator's own heap and stacks, and file = mapped shared libraries;
 # and PSS, which shares library pages among the processes using them), and CPU seconds used per
-# minute of idling. Usage: bench/operator_idle.sh [N...] (default 1000 10000)
+# minute of idling; peak_mib is the highest RSS seen (VmHWM), reached while the list is read. Usage: bench/operator_idle.sh [N...] (default 1000 10000)
 # Needs build/sizeup (make), python3, openssl, kubectl.
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -26,7 +26,7 @@ trap cleanup EXIT
 status_kb() { awk -v k="$2:" '$1 == k {print $2}' "/proc/$1/status"; }
 cpu_s() { awk '{printf "%.2f", ($14 + $15) / 100}' "/proc/$1/stat"; }
 
-printf '%-8s %-10s %-10s %-10s %-10s %-10s %-10s\n' deploys synced_s rss_mib anon_mib file_mib pss_mib cpu_s/min
+printf '%-8s %-9s %-8s %-9s %-9s %-8s %-9s %-9s\n' deploys synced_s rss_mib anon_mib file_mib pss_mib peak_mib cpu_s/min
 [ $# -gt 0 ] || set -- 1000 10000
 for n1 in "$@"; do
     python3 - "$n1" >"$W/preload.json" <<'PY'
@@ -84,10 +84,11 @@ PY
     anon=$(status_kb "$OP_PID" RssAnon)
     file=$(status_kb "$OP_PID" RssFile)
     pss=$(awk '$1 == "Pss:" {print $2}' "/proc/$OP_PID/smaps_rollup")
-    printf '%-8s %-10s %-10.1f %-10.1f %-10.1f %-10.1f %-10.3f\n' "$n1" "$synced" \
+    hwm=$(status_kb "$OP_PID" VmHWM)
+    printf '%-8s %-9s %-8.1f %-9.1f %-9.1f %-8.1f %-9.1f %-9.3f\n' "$n1" "$synced" \
         "$(echo "$rss / 1024" | bc -l)" "$(echo "$anon / 1024" | bc -l)" \
         "$(echo "$file / 1024" | bc -l)" "$(echo "$pss / 1024" | bc -l)" \
-        "$(echo "($c1 - $c0) * 60 / $idle_s" | bc -l)"
+        "$(echo "$hwm / 1024" | bc -l)" "$(echo "($c1 - $c0) * 60 / $idle_s" | bc -l)"
     kill -TERM "$OP_PID"; wait "$OP_PID" 2>/dev/null; OP_PID=
     fake_stop
 done

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# `make bench`: every benchmark in bench/, figures for bench/RESULTS.md. Each script prints
-# its settings, per-run figures and a summary. Short by default; see each script's header.
+# `make bench`: every benchmark in bench/ (loadgen.sh first, then the other bench/*.sh), figures
+# for bench/RESULTS.md. Each script prints its settings, per-run figures and a summary; see each
+# script's header for its knobs. BENCH="loadgen" (names without .sh) runs only those.
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 rc=0
-echo "== bench/loadgen.sh: sizeup loadtest vs wrk, ab, hey, autocannon"
-"$root/bench/loadgen.sh" "$root/build/sizeup" || rc=1
-echo "== bench/sweep_overhead.sh: the local sweep's own time per variant"
-"$root/bench/sweep_overhead.sh" "$root/build/sizeup" || rc=1
+names=${BENCH:-loadgen $(cd "$root/bench" && ls ./*.sh | sed 's|^\./||; s|\.sh$||' | grep -v -x -e run -e loadgen)}
+for n in $names; do
+    echo "== bench/$n.sh"
+    SIZEUP="$root/build/sizeup" "$root/bench/$n.sh" || { echo "bench: $n failed"; rc=1; }
+done
 exit $rc

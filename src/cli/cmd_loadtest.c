@@ -250,7 +250,11 @@ static void on_progress(void *ud, const struct load_progress *pr)
         return;
     qty_format_duration((int64_t)(pr->elapsed_s * 1e6), el);
     qty_format_duration((int64_t)(pr->phase_s * 1e6), tot);
-    qty_format_duration((int64_t)pr->p95_us, p95);
+    /* The threads publish their p95 four times a second: "-" until the first one has. */
+    if (pr->p95_us)
+        qty_format_duration((int64_t)pr->p95_us, p95);
+    else
+        snprintf(p95, sizeof(p95), "-");
     /* \r and "erase to end of line": one line that rewrites itself. */
     fprintf(stderr, "\r\033[K%s %s/%s  %.0f req/s  p95 %s  requests %" PRIu64 "  errors %" PRIu64,
             pr->phase == LOAD_PHASE_WARMUP ? "warm-up" : "measure", el, tot, pr->rps, p95,

@@ -277,14 +277,16 @@ const char *qty_format_memory(int64_t bytes, char buf[QTY_LEN])
 
 const char *qty_format_duration(int64_t usec, char buf[QTY_LEN])
 {
+    /* Thresholds sit where three significant digits would round up to the next unit, so
+     * 999.7 ms prints as "1s", never as "1e+03ms". */
     if (usec < 1000)
         snprintf(buf, QTY_LEN, "%" PRId64 "us", usec);
-    else if (usec < 1000000)
+    else if (usec < 999500)
         snprintf(buf, QTY_LEN, "%.3gms", (double)usec / 1e3);
-    else if (usec < 60000000)
+    else if (usec < 59950000)
         snprintf(buf, QTY_LEN, "%.3gs", (double)usec / 1e6);
     else
-        snprintf(buf, QTY_LEN, "%" PRId64 "m%" PRId64 "s", usec / 60000000,
-                 (usec % 60000000) / 1000000);
+        snprintf(buf, QTY_LEN, "%" PRId64 "m%" PRId64 "s", (usec + 500000) / 60000000,
+                 ((usec + 500000) % 60000000) / 1000000);
     return buf;
 }

@@ -59,6 +59,12 @@ const struct kube_status *kube_client_last_status(const kube_client_t *c)
     return &c->last;
 }
 
+int kube_global_init(char *err)
+{
+    CURLcode cc = curl_global_init(CURL_GLOBAL_DEFAULT);
+    return cc == CURLE_OK ? 0 : err_set(err, -EIO, "curl_global_init: %s", curl_easy_strerror(cc));
+}
+
 int kube_client_new(kube_config_t *cfg, const struct kube_client_opts *opts, kube_client_t **out,
                     char *err)
 {
@@ -187,6 +193,7 @@ int kube_status_decode(const char *body, size_t len, long http_code, struct kube
 
     memset(out, 0, sizeof(*out));
     out->code = http_code;
+    out->retry_after_s = -1;
     copy_str(out->reason, sizeof(out->reason), reason_phrase(http_code));
     if (body && len > 0 && len <= KUBE_BODY_MAX)
         root = cJSON_ParseWithLength(body, len);
@@ -381,8 +388,11 @@ int kube__perform(kube_client_t *c, const char *method, const char *verb, const 
         curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 2L);
     }
     if (cfg->ca) {
+        /* The cluster's CA only, as kubectl does: not the system store besides (the blob
+         * replaces the CA file; the CA directory must be switched off explicitly). */
         struct curl_blob b = {cfg->ca, cfg->ca_len, CURL_BLOB_COPY};
         curl_easy_setopt(h, CURLOPT_CAINFO_BLOB, &b);
+        curl_easy_setopt(h, CURLOPT_CAPATH, NULL);
     }
     if (cfg->cert && cfg->key) {
         struct curl_blob bc = {cfg->cert, cfg->cert_len, CURL_BLOB_COPY};
@@ -502,6 +512,7 @@ int kube__request(kube_client_t *c, const char *method, const char *verb, const 
             goto out;
         } else {
             rc = kube_status_decode(x.buf, x.len, code, &st);
+            st.retry_after_s = x.retry_after_s;
             c->last = st;
             int again = 0;
             if (code == 401 && !reauth) {

@@ -98,6 +98,10 @@ int kube_config_token(kube_config_t *cfg, char *buf, size_t len);
 
 typedef struct kube_client kube_client_t;
 
+/* Initialises libcurl (whose global init is not thread-safe). Call once from main before any
+ * thread creates a client; tests and single-threaded tools may skip it. Returns 0 or -EIO. */
+int kube_global_init(char *err);
+
 /* Returns non-zero when the caller wants in-flight and future calls to stop (-ECANCELED). */
 typedef int (*kube_stop_fn)(void *ctx);
 
@@ -128,9 +132,10 @@ void kube_client_free(kube_client_t *c);
 
 /* The decoded form of an API `Status` (or of an HTTP error without one). */
 struct kube_status {
-    long code;         /* HTTP status, or Status.code */
-    char reason[64];   /* e.g. "Conflict", "NotFound", "Expired"; "" when absent */
-    char message[192]; /* Status.message, truncated; "" when absent */
+    long code;          /* HTTP status, or Status.code */
+    char reason[64];    /* e.g. "Conflict", "NotFound", "Expired"; "" when absent */
+    char message[192];  /* Status.message, truncated; "" when absent */
+    long retry_after_s; /* the response's Retry-After in seconds; -1 when absent */
 };
 
 /* The status of the last failed exchange on this client (code 0 when none). Borrowed. */
@@ -146,8 +151,8 @@ int kube_code_to_errno(long http_code, const char *reason);
 
 /* One request with retries, for paths the verbs below do not cover (discovery, metrics):
  * method "GET"/"POST"/..., path starting with "/", body NULL or JSON text with content_type
- * (NULL: application/json), cap the body cap. *out (may be NULL) receives the parsed JSON
- * body of a 2xx response (owned; NULL when the body is empty). */
+ * (NULL: application/json), cap the body cap (0: KUBE_BODY_MAX). *out (may be NULL) receives the
+ * parsed JSON body of a 2xx response (owned; NULL when the body is empty). */
 int kube_request(kube_client_t *c, const char *method, const char *path, const char *body,
                  const char *content_type, size_t cap, cJSON **out /* OUT */, char *err);
 

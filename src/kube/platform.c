@@ -176,8 +176,10 @@ static int set_resources(cJSON *res, const struct variant *v)
     return 0;
 }
 
-/* Edits a container in place: the worker env var (replacing any valueFrom) and resources. */
-static int set_container(cJSON *ctr, const char *env_name, const struct variant *v)
+/* Edits a container in place: the worker env var (replacing any valueFrom) and resources.
+ * for_patch: the entry is part of a strategic merge patch, where it merges with the stored one
+ * by name, so a stored valueFrom must be deleted explicitly (null). */
+static int set_container(cJSON *ctr, const char *env_name, const struct variant *v, bool for_patch)
 {
     char workers[16];
     cJSON *env = cJSON_GetObjectItemCaseSensitive(ctr, "env"), *e;
@@ -200,7 +202,8 @@ static int set_container(cJSON *ctr, const char *env_name, const struct variant 
         cJSON_DeleteItemFromArray(env, i);
     e = cJSON_CreateObject();
     if (!e || !cJSON_AddStringToObject(e, "name", env_name) ||
-        !cJSON_AddStringToObject(e, "value", workers)) {
+        !cJSON_AddStringToObject(e, "value", workers) ||
+        (for_patch && !cJSON_AddNullToObject(e, "valueFrom"))) {
         cJSON_Delete(e);
         return -ENOMEM;
     }
@@ -232,7 +235,7 @@ static char *variant_patch(const struct kplat *k, const struct variant *v)
     cJSON_AddItemToArray(ctrs, ctr);
     if (!cJSON_AddStringToObject(ann, KUBE_ANN_VARIANT, v->spec) ||
         !cJSON_AddStringToObject(ctr, "name", k->container) ||
-        set_container(ctr, k->workers_env, v) != 0)
+        set_container(ctr, k->workers_env, v, true) != 0)
         goto out;
     if (k->mode == KUBE_MODE_CLONE && !cJSON_AddNumberToObject(spec, "replicas", 1))
         goto out;
@@ -298,7 +301,7 @@ static cJSON *build_clone(const struct kplat *k, const struct variant *v)
         goto fail;
     pspec = obj_child(tpl, "spec");
     ctr = pspec ? kube_deploy_container(d, k->container) : NULL;
-    if (!ctr || set_container(ctr, k->workers_env, v))
+    if (!ctr || set_container(ctr, k->workers_env, v, false))
         goto fail;
     /* A load test never writes into real data: claims become empty directories. */
     vols = cJSON_GetObjectItem(pspec, "volumes");
@@ -990,6 +993,62 @@ static const struct platform_ops kube_ops = {
     .restore = op_restore,
     .free = op_free,
 };
+
+int kube_platform_recover(kube_client_t *c, const char *ns, const char *name, unsigned *done,
+                          char *err)
+{
+    struct kube_platform_config kc = {.client = c, .ns = ns, .deployment = name};
+    struct platform p;
+    cJSON *clone = NULL, *d = NULL;
+    unsigned did = 0;
+    int rc;
+
+    if (done)
+        *done = 0;
+    rc = kube_platform_new(&kc, &p, err);
+    if (rc)
+        return rc;
+    struct kplat *k = p.self;
+    rc = kube_get(c, &KUBE_DEPLOYMENTS, ns, k->clone, &clone, err);
+    if (rc == 0) {
+        const char *of = kube_label(clone, KUBE_LABEL_CLONE);
+        if (of && strcmp(of, name) == 0) {
+            rc = kube_delete(c, &KUBE_DEPLOYMENTS, ns, k->clone, "Background", err);
+            if (rc == 0 || rc == -ENOENT) {
+                rc = 0;
+                did |= KUBE_RECOVER_CLONE_DELETED;
+                log_info("kube.platform.recovered", "deployment=%s/%s action=clone_deleted", ns,
+                         k->clone);
+            }
+        }
+    } else if (rc == -ENOENT) {
+        rc = 0;
+    }
+    if (rc)
+        goto out;
+    rc = kube_get(c, &KUBE_DEPLOYMENTS, ns, name, &d, err);
+    if (rc == -ENOENT) {
+        rc = 0;
+        goto out;
+    }
+    if (rc || !kube_annotation(d, KUBE_ANN_ORIGINAL))
+        goto out;
+    /* No record of our last patch survives a crash: the saved template goes back exactly. */
+    rc = kube_update_retry(c, &KUBE_DEPLOYMENTS, ns, name, 8, restore_template, k, NULL, err);
+    if (rc == -ENOENT)
+        rc = 0;
+    else if (rc == 0) {
+        did |= KUBE_RECOVER_TEMPLATE_RESTORED;
+        log_info("kube.platform.recovered", "deployment=%s/%s action=template_restored", ns, name);
+    }
+out:
+    cJSON_Delete(clone);
+    cJSON_Delete(d);
+    p.ops->free(p.self);
+    if (done)
+        *done = did;
+    return rc;
+}
 
 bool kube_platform_drift(const struct platform *p, char *msg)
 {

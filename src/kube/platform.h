@@ -62,6 +62,18 @@ int kube_platform_new(const struct kube_platform_config *cfg, struct platform *o
  * sweep, so only sizeup's own fields were put back; msg (ERR_LEN, may be NULL) says what. */
 bool kube_platform_drift(const struct platform *p, char *msg);
 
+/* What kube_platform_recover found and undid. */
+#define KUBE_RECOVER_CLONE_DELETED     1u
+#define KUBE_RECOVER_TEMPLATE_RESTORED 2u
+
+/* Crash recovery, whatever the mode was: deletes `<name>-sizeup` when it is labelled as a clone
+ * of name (never anything else), and when the Deployment carries sizeup.dev/original-template
+ * puts that template back exactly and drops the annotation. *done (may be NULL) receives the
+ * KUBE_RECOVER_* bits of what was undone (0: nothing was left over). A missing Deployment is
+ * not an error. */
+int kube_platform_recover(kube_client_t *c, const char *ns, const char *name,
+                          unsigned *done /* OUT */, char *err);
+
 /* Parses a Kubernetes CPU quantity as metrics.k8s.io and nodes report it ("12345678n",
  * "250m", "1500u", "2") into cores. Returns 0 or -EINVAL. */
 int kube_parse_cores(const char *s, double *cores /* OUT */);

@@ -261,6 +261,7 @@ int kube_watch_once(kube_client_t *c, const struct kube_informer_opts *o,
     if (code < 200 || code >= 300) {
         struct kube_status st;
         rc = kube_status_decode(x.buf, x.len, code, &st);
+        st.retry_after_s = x.retry_after_s;
         kube__set_last(c, &st);
         err_set(err, rc, "watch %s: %ld %s%s%s", o->res->plural, st.code, st.reason,
                 st.message[0] ? ": " : "", st.message);
@@ -391,6 +392,10 @@ int kube_informer_run(kube_client_t *c, const struct kube_informer_opts *o, char
                          o->res->plural, wait);
             } else if (rc) {
                 wait = kube_backoff_next(&bo);
+                /* A throttled watch waits at least as long as the server asked. */
+                long ra = kube_client_last_status(c)->retry_after_s;
+                if (rc == -EBUSY && ra > 0 && (unsigned long)ra * 1000u > wait)
+                    wait = (unsigned)(ra > 300 ? 300000 : ra * 1000);
                 log_warn("kube.watch.failed", "resource=%s error=\"%s\" retry_ms=%u",
                          o->res->plural, eb, wait);
             } else if (took < 1000) {

@@ -30,6 +30,7 @@
 #include "load/load.h"
 #include "load/plan.h"
 #include "load/sock.h"
+#include "load/uring.h"
 #include "load/url.h"
 
 #define RBUF_SIZE         65536
@@ -42,6 +43,8 @@
 #define DEFAULT_MAX_CONNS 10000
 #define DEFAULT_SEED      0x5eed5eed5eedULL
 #define NOFILE_SLACK      64 /* descriptors beyond the connections: epoll, stdio, files */
+#define URING_ENTRIES     EVENTS_MAX
+#define URING_RBUF        4096 /* per batched receive; a longer response drains by read() */
 
 enum cstate {
     C_FREE = 0,   /* no socket */
@@ -61,6 +64,7 @@ struct conn {
     uint8_t has_req;  /* a request is bound to this connection */
     uint8_t measured; /* the bound request falls in the measured window */
     uint8_t list;     /* which timer list holds it */
+    uint8_t queued;   /* in the worker's batched-send queue */
     uint32_t events;  /* current epoll interest; 0 when not registered */
     uint32_t idx;     /* slot index (closed loop: the user number in this thread) */
     int32_t stage;    /* the bound request's stage, -1 for none */
@@ -110,6 +114,14 @@ struct worker {
     struct rusage ru0;
     double cpu_s;
     int64_t last_publish_ns, last_users_ns;
+    /* Batched system calls (plain HTTP where io_uring is allowed): sends queued during a pass,
+     * receives for the readable connections of one epoll batch. */
+    int use_uring;
+    struct uring ur;
+    struct conn **sendq;
+    unsigned nsend, sendq_cap;
+    struct conn *recvq[EVENTS_MAX];
+    char *ubufs; /* EVENTS_MAX * URING_RBUF */
     /* Published for the progress display; written by this thread only. */
     _Alignas(64) _Atomic uint64_t pub_requests;
     _Atomic uint64_t pub_failed;
@@ -137,6 +149,7 @@ struct engine {
     unsigned nthreads;
     unsigned max_conns;
     unsigned peak_users;
+    int no_uring; /* SIZEUP_NO_URING set: plain send()/read() only (for comparisons) */
     atomic_int quit;
     struct worker **w;
 };
@@ -514,6 +527,14 @@ static void start_send(struct worker *w, struct conn *c, int64_t now)
     http_parser_init(&c->parser, r->head);
     c->state = C_WRITING;
     arm_deadline(w, c, now);
+    if (w->use_uring && w->nsend < w->sendq_cap) {
+        /* Sent with the rest of this pass's requests in one io_uring_enter (flush_sends). */
+        if (!c->queued) {
+            c->queued = 1;
+            w->sendq[w->nsend++] = c;
+        }
+        return;
+    }
     do_write(w, c, now);
 }
 
@@ -536,22 +557,39 @@ static void complete(struct worker *w, struct conn *c, int64_t now, int reuse)
         user_next(w, c, now);
 }
 
+/* Feeds n received bytes to c's parser. Returns 1 when the response is still incomplete. */
+static int on_bytes(struct worker *w, struct conn *c, const char *buf, size_t n, int64_t now)
+{
+    size_t used = 0;
+    c->bytes_in += n;
+    int pr = http_parse(&c->parser, buf, n, &used);
+    if (pr == HTTP_DONE) {
+        complete(w, c, now, c->parser.keep_alive && used == n);
+        return 0;
+    }
+    if (pr == HTTP_ERROR) {
+        conn_error(w, c, LOAD_ERR_BAD_RESPONSE, now, 1);
+        return 0;
+    }
+    return 1;
+}
+
+static void on_eof(struct worker *w, struct conn *c, int64_t now)
+{
+    if (http_parse_eof(&c->parser) == HTTP_DONE)
+        complete(w, c, now, 0);
+    else
+        conn_error(w, c, LOAD_ERR_RESET, now, 0);
+}
+
 static void do_read(struct worker *w, struct conn *c, int64_t now)
 {
     for (;;) {
-        size_t n = 0, used = 0;
+        size_t n = 0;
         int rc = c->s.ops->read(&c->s, w->rbuf, RBUF_SIZE, &n);
         if (rc == SOCK_OK) {
-            c->bytes_in += n;
-            int pr = http_parse(&c->parser, w->rbuf, n, &used);
-            if (pr == HTTP_DONE) {
-                complete(w, c, now_ns(w->e), c->parser.keep_alive && used == n);
+            if (!on_bytes(w, c, w->rbuf, n, now_ns(w->e)))
                 return;
-            }
-            if (pr == HTTP_ERROR) {
-                conn_error(w, c, LOAD_ERR_BAD_RESPONSE, now_ns(w->e), 1);
-                return;
-            }
             if (n < RBUF_SIZE && c->s.ops->short_read_drains)
                 return;
             continue;
@@ -565,15 +603,112 @@ static void do_read(struct worker *w, struct conn *c, int64_t now)
             return;
         }
         if (rc == SOCK_EOF) {
-            if (http_parse_eof(&c->parser) == HTTP_DONE)
-                complete(w, c, now_ns(w->e), 0);
-            else
-                conn_error(w, c, LOAD_ERR_RESET, now, 0);
+            on_eof(w, c, now_ns(w->e));
             return;
         }
         conn_error(w, c, c->s.errclass, now, 0);
         return;
     }
+}
+
+/* ---- batched system calls ---- */
+
+static void send_done(struct worker *w, struct conn *c, int32_t res, int64_t now)
+{
+    const struct http_request *r = &w->e->reqs[c->req];
+    if (res >= 0) {
+        c->written += (size_t)res;
+        if (c->written < r->len) {
+            do_write(w, c, now); /* the rest the ordinary way (EPOLLOUT when it blocks) */
+            return;
+        }
+        c->state = C_READING;
+        return;
+    }
+    if (res == -EAGAIN) {
+        do_write(w, c, now);
+        return;
+    }
+    c->s.sys_errno = -res;
+    conn_error(w, c, sock_errclass(-res), now, 0);
+}
+
+/* Sends every request queued during this pass, in batches of one io_uring_enter each. A
+ * connection closed or re-queued since it was queued is skipped (its state says so). */
+static void flush_sends(struct worker *w)
+{
+    unsigned i = 0;
+    if (w->nsend == 1) {
+        /* One send: a plain send() costs the same system call and no ring bookkeeping. */
+        struct conn *c = w->sendq[0];
+        w->nsend = 0;
+        if (c->queued && c->state == C_WRITING && !c->written) {
+            c->queued = 0;
+            do_write(w, c, now_ns(w->e));
+        }
+        c->queued = 0;
+        return;
+    }
+    while (i < w->nsend) {
+        unsigned batch = 0;
+        for (; i < w->nsend && uring_space(&w->ur) > 0; i++) {
+            struct conn *c = w->sendq[i];
+            if (!c->queued)
+                continue;
+            if (c->state != C_WRITING || c->written) {
+                c->queued = 0;
+                continue;
+            }
+            const struct http_request *r = &w->e->reqs[c->req];
+            uring_prep_send(&w->ur, c->s.fd, r->buf, r->len, (uint64_t)(uintptr_t)c);
+            c->queued = 2; /* submitted: not to be prepared twice */
+            batch++;
+        }
+        if (!batch)
+            continue;
+        int rc = uring_submit_wait(&w->ur);
+        int64_t now = now_ns(w->e);
+        uint64_t ud;
+        int32_t res;
+        while (uring_next(&w->ur, &ud, &res)) {
+            struct conn *c = (struct conn *)(uintptr_t)ud;
+            c->queued = 0;
+            send_done(w, c, res, now);
+        }
+        if (rc < 0) {
+            /* The ring failed (it should not): the rest goes through plain send(). */
+            w->use_uring = 0;
+            for (unsigned k = 0; k < w->nsend; k++) {
+                struct conn *c = w->sendq[k];
+                if (c->queued && c->state == C_WRITING && !c->written) {
+                    c->queued = 0;
+                    do_write(w, c, now);
+                }
+                c->queued = 0;
+            }
+            break;
+        }
+    }
+    w->nsend = 0;
+}
+
+static void recv_done(struct worker *w, struct conn *c, int32_t res, const char *buf, int64_t now)
+{
+    if (c->state != C_READING)
+        return;
+    if (res > 0) {
+        if (on_bytes(w, c, buf, (size_t)res, now) && res == URING_RBUF)
+            do_read(w, c, now); /* a long response: drain the rest directly */
+        return;
+    }
+    if (res == 0) {
+        on_eof(w, c, now);
+        return;
+    }
+    if (res == -EAGAIN || res == -EINTR)
+        return;
+    c->s.sys_errno = -res;
+    conn_error(w, c, sock_errclass(-res), now, 0);
 }
 
 static void on_event(struct worker *w, struct conn *c, uint32_t ev, int64_t now)
@@ -717,6 +852,8 @@ static void *worker_main(void *arg)
     struct engine *e = w->e;
     struct epoll_event evs[EVENTS_MAX];
 
+    if (w->sendq_cap && uring_init(&w->ur, URING_ENTRIES) == 0)
+        w->use_uring = 1;
     int64_t now = now_ns(e);
     w->last_users_ns = now;
     w->last_publish_ns = now;
@@ -743,6 +880,8 @@ static void *worker_main(void *arg)
         if (now - w->last_publish_ns >= PUBLISH_NS)
             publish(w, now);
 
+        if (w->nsend)
+            flush_sends(w);
         int64_t wake = next_wakeup(w, now);
         int64_t d = wake > now ? wake - now : 0;
         struct timespec ts = {(time_t)(d / 1000000000LL), (long)(d % 1000000000LL)};
@@ -754,8 +893,42 @@ static void *worker_main(void *arg)
         if (n <= 0)
             continue;
         now = now_ns(e);
-        for (int i = 0; i < n; i++)
-            on_event(w, evs[i].data.ptr, evs[i].events, now);
+        if (!w->use_uring) {
+            for (int i = 0; i < n; i++)
+                on_event(w, evs[i].data.ptr, evs[i].events, now);
+            continue;
+        }
+        /* Readable responses are received in one batch; everything else as usual. A batch of
+         * one gains nothing from the ring (one system call either way): read() it. */
+        unsigned q = 0;
+        for (int i = 0; i < n; i++) {
+            struct conn *c = evs[i].data.ptr;
+            if (c->state == C_READING && !(evs[i].events & EPOLLOUT))
+                w->recvq[q++] = c;
+            else
+                on_event(w, c, evs[i].events, now);
+        }
+        if (q == 1) {
+            do_read(w, w->recvq[0], now);
+        } else if (q > 1) {
+            for (unsigned k = 0; k < q; k++)
+                uring_prep_recv(&w->ur, w->recvq[k]->s.fd, w->ubufs + (size_t)k * URING_RBUF,
+                                URING_RBUF, k);
+            int rc = uring_submit_wait(&w->ur);
+            uint64_t ud;
+            int32_t res;
+            now = now_ns(e);
+            while (uring_next(&w->ur, &ud, &res))
+                if (ud < q)
+                    recv_done(w, w->recvq[ud], res, w->ubufs + (size_t)ud * URING_RBUF, now);
+            if (rc < 0) {
+                /* Level-triggered epoll reports the unread responses again. */
+                flush_sends(w);
+                w->use_uring = 0;
+                continue;
+            }
+        }
+        flush_sends(w);
     }
 
     if (w->measuring) {
@@ -790,6 +963,10 @@ static void worker_free(struct worker *w)
     free(w->idle);
     free(w->by_name);
     free(w->by_stage);
+    free(w->sendq);
+    free(w->ubufs);
+    if (w->ur.fd > 0)
+        uring_free(&w->ur);
     free(w);
 }
 
@@ -836,6 +1013,16 @@ static int worker_new(struct engine *e, unsigned idx, unsigned cap, struct worke
     for (size_t i = 0; i < e->p->nstages; i++)
         load_stats_init(&w->by_stage[i]);
     hist_init(&w->phase_hist);
+    w->ur.fd = -1;
+    if (!e->tlsp && !e->no_uring) {
+        /* The ring itself is set up by the load thread (a single-issuer ring belongs to the
+         * thread that created it); without these buffers it stays on plain system calls. */
+        w->sendq_cap = 2 * cap + EVENTS_MAX;
+        w->sendq = calloc(w->sendq_cap, sizeof(*w->sendq));
+        w->ubufs = malloc((size_t)EVENTS_MAX * URING_RBUF);
+        if (!w->sendq || !w->ubufs)
+            w->sendq_cap = 0;
+    }
     uint64_t seed = e->o->seed ? e->o->seed : DEFAULT_SEED;
     w->rng = seed + idx;
     rng_next(&w->rng);
@@ -925,6 +1112,7 @@ static int engine_init(struct engine *e, const struct load_opts *o, char *err)
     if (rc)
         return rc;
     e->timeout_ns = p->timeout_us > 0 ? p->timeout_us * 1000 : 0;
+    e->no_uring = getenv("SIZEUP_NO_URING") != NULL;
     e->max_conns = o->max_connections ? o->max_connections : DEFAULT_MAX_CONNS;
 
     long cores = sysconf(_SC_NPROCESSORS_ONLN);

@@ -32,6 +32,11 @@ static int classify_errno(int e)
     }
 }
 
+int sock_errclass(int sys_errno)
+{
+    return classify_errno(sys_errno);
+}
+
 static int sock_fail(struct sock *s, int e)
 {
     s->sys_errno = e;

@@ -62,6 +62,9 @@ void sock_tls_free(struct sock_tls *t);
  * other). */
 int sock_connect(struct sock *s /* OUT */, const struct url_addr *a, const struct sock_tls *tls);
 
+/* The load_errclass for a system error number (ECONNREFUSED, ECONNRESET, EMFILE ...). */
+int sock_errclass(int sys_errno);
+
 /* After the fd became writable: checks the connect's outcome. SOCK_OK or SOCK_ERROR. */
 int sock_connect_finish(struct sock *s);
 

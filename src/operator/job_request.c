@@ -273,6 +273,15 @@ int job_sweep(struct jctx *x, char *err)
               "sweep %s started: %zu variants (%s), %s mode, profile %s", x->j->handled, sj.all.n,
               sj.configs, annot_mode_name(x->req.mode),
               x->req.profile ? x->req.profile : "built-in default");
+    /* Progress from the start, so an operator killed before the first variant ends resumes
+     * instead of starting over (the previous sweep's results are replaced as of now). */
+    char *state = job_state_json(&sj, NULL, 0, "running");
+    const char *key = JOB_STATE_KEY;
+    char werr[ERR_LEN] = "";
+    if (!state || job_put_sizing(x, &key, (const char *const *)&state, 1, werr) != 0)
+        log_warn("sweep.configmap", "namespace=%s deployment=%s error=\"%s\"", x->j->ns, x->j->name,
+                 LOGQ(state ? werr : "out of memory"));
+    free(state);
     rc = job_run_sweep(&sj, err);
 out:
     job_sweep_job_free(&sj);

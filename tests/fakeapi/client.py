@@ -19,6 +19,8 @@ class Fake:
 
     def __init__(self, *flags, directory=None):
         self.dir = directory or tempfile.mkdtemp(prefix="fakeapi-test.")
+        if os.path.exists(os.path.join(self.dir, "ready")):
+            os.unlink(os.path.join(self.dir, "ready"))  # left by a fake killed with SIGKILL
         self.logf = open(os.path.join(self.dir, "server.log"), "wb")
         self.proc = subprocess.Popen([sys.executable, os.path.join(HERE, "fakeapi.py"),
                                       "--dir", self.dir] + list(flags),
@@ -35,6 +37,9 @@ class Fake:
             raise RuntimeError("fakeapi not ready")
         self.port = int(self.read("ready"))
         self.ctx = ssl.create_default_context(cafile=os.path.join(self.dir, "ca.crt"))
+        # Control requests work even when a test gives the server a wrong host name.
+        self.control_ctx = ssl.create_default_context(cafile=os.path.join(self.dir, "ca.crt"))
+        self.control_ctx.check_hostname = False
         self.token = self.read("token")
         self.control_token = self.read("control-token")
 
@@ -57,14 +62,14 @@ class Fake:
             shutil.rmtree(self.dir, ignore_errors=True)
         return self.proc.returncode
 
-    def conn(self, timeout=30):
-        return http.client.HTTPSConnection("127.0.0.1", self.port, context=self.ctx,
+    def conn(self, timeout=30, ctx=None):
+        return http.client.HTTPSConnection("127.0.0.1", self.port, context=ctx or self.ctx,
                                            timeout=timeout)
 
     def request(self, method, path, body=None, ctype="application/json", token=None,
-                headers=None):
+                headers=None, ctx=None):
         """Returns (status, headers dict, decoded JSON or text)."""
-        c = self.conn()
+        c = self.conn(ctx=ctx)
         h = {"Authorization": "Bearer " + (token if token is not None else self.token),
              "Accept": "application/json"}
         if body is not None:
@@ -84,7 +89,7 @@ class Fake:
         return r.status, hdrs, out
 
     def control(self, method, path, body=None):
-        return self.request(method, path, body, token=self.control_token)
+        return self.request(method, path, body, token=self.control_token, ctx=self.control_ctx)
 
     def watch(self, path, timeout=30):
         """Yields decoded watch events; the generator ends when the stream ends. Raises

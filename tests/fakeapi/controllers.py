@@ -157,9 +157,19 @@ class DeploymentController:
         self.stop = stop
         self.queue = WorkQueue()
         self.active = set()  # deployments whose rollout is not complete: re-checked each second
+        self.current = None  # (thread id, key) of the reconcile in progress
         self.store.listeners.append(self._on_change)
 
+    def _enqueue(self, key):
+        # Events caused by a reconcile's own writes need no second pass of the same key.
+        if self.current != (threading.get_ident(), key):
+            self.queue.add(key)
+
     def start(self):
+        # Objects created before the controller existed (--preload) get their first sync.
+        entries, _ = self.store.entries(DEPLOY.key)
+        for e in entries:
+            self.queue.add((e.obj["metadata"]["namespace"], e.obj["metadata"]["name"]))
         threading.Thread(target=self.run, name="deployment-controller", daemon=True).start()
 
     def _on_change(self, key, etype, obj, old):
@@ -172,16 +182,19 @@ class DeploymentController:
                     (meta.get("annotations") or {}).get(STUCK_ANNOTATION) and \
                     old["metadata"].get("deletionTimestamp") == meta.get("deletionTimestamp"):
                 return  # our own status write or a metadata edit: nothing to do
-            self.queue.add((ns, meta.get("name")))
+            self._enqueue((ns, meta.get("name")))
         elif key in (RS.key, POD.key):
+            if key == RS.key and etype == "MODIFIED" and old is not None and \
+                    old.get("spec") == obj.get("spec"):
+                return  # a ReplicaSet's status is ours, derived from its pods
             for ref in meta.get("ownerReferences") or []:
                 if key == RS.key and ref.get("kind") == "Deployment":
-                    self.queue.add((ns, ref.get("name")))
+                    self._enqueue((ns, ref.get("name")))
                 elif key == POD.key and ref.get("kind") == "ReplicaSet":
                     rs = self.store.get(RS.key, ns, ref.get("name"))
                     for r2 in ((rs or {}).get("metadata") or {}).get("ownerReferences") or []:
                         if r2.get("kind") == "Deployment":
-                            self.queue.add((ns, r2.get("name")))
+                            self._enqueue((ns, r2.get("name")))
 
     def run(self):
         last_tick = time.time()
@@ -216,6 +229,13 @@ class DeploymentController:
         return out
 
     def reconcile(self, ns, name):
+        self.current = (threading.get_ident(), (ns, name))
+        try:
+            self._reconcile_locked(ns, name)
+        finally:
+            self.current = None
+
+    def _reconcile_locked(self, ns, name):
         with self.store.lock:
             d = self.store.get(DEPLOY.key, ns, name)
             if d is None or d["metadata"].get("deletionTimestamp"):
@@ -233,15 +253,19 @@ class DeploymentController:
         rss = self._owned(RS.key, meta["uid"])
         new_rs = None
         for r in rss:
-            rtpl = jcopy((r.get("spec") or {}).get("template") or {})
-            lbl = (rtpl.get("metadata") or {}).get("labels") or {}
-            lbl.pop("pod-template-hash", None)
-            if not lbl and "labels" in rtpl.get("metadata", {}):
-                rtpl["metadata"]["labels"] = {}
-            if rtpl == tpl or (r.get("metadata") or {}).get("labels", {}).get(
-                    "pod-template-hash") == h:
+            if (r["metadata"].get("labels") or {}).get("pod-template-hash") == h:
                 new_rs = r
                 break
+        if new_rs is None:
+            # A template equal to an old ReplicaSet's but for the hash label (a rollback, an
+            # in-place restore) brings that ReplicaSet back, as the real controller does.
+            for r in rss:
+                rtpl = jcopy((r.get("spec") or {}).get("template") or {})
+                lbl = (rtpl.get("metadata") or {}).get("labels") or {}
+                lbl.pop("pod-template-hash", None)
+                if rtpl == tpl:
+                    new_rs = r
+                    break
         created_new = False
         revs = [int((r["metadata"].get("annotations") or {}).get(
             "deployment.kubernetes.io/revision", "0")) for r in rss]
@@ -256,6 +280,8 @@ class DeploymentController:
             nr["metadata"].setdefault("annotations", {})[
                 "deployment.kubernetes.io/revision"] = str(max(revs) + 1)
             new_rs = self.api.update(RS, ns, nr["metadata"]["name"], nr)
+            rss = [new_rs if r["metadata"]["uid"] == new_rs["metadata"]["uid"] else r
+                   for r in rss]
         olds = [r for r in rss if r["metadata"]["uid"] != new_rs["metadata"]["uid"]]
         olds.sort(key=lambda r: int((r["metadata"].get("annotations") or {}).get(
             "deployment.kubernetes.io/revision", "0")))
@@ -320,15 +346,15 @@ class DeploymentController:
             rn = r["metadata"]["name"]
             if (r.get("spec") or {}).get("replicas", 0) != replicas[rn]:
                 before = (r.get("spec") or {}).get("replicas", 0)
-                emit_event(self.api, d, "Deployment", "apps/v1", "Normal", "ScalingReplicaSet",
-                           "Scaled %s replica set %s from %d to %d" % (
-                               "up" if replicas[rn] > before else "down", rn, before,
-                               replicas[rn]), "deployment-controller")
                 nr = jcopy(r)
                 nr["spec"]["replicas"] = replicas[rn]
                 nr["metadata"].setdefault("annotations", {})[
                     "deployment.kubernetes.io/desired-replicas"] = str(desired)
                 r = self.api.update(RS, ns, rn, nr)
+                emit_event(self.api, d, "Deployment", "apps/v1", "Normal", "ScalingReplicaSet",
+                           "Scaled %s replica set %s from %d to %d" % (
+                               "up" if replicas[rn] > before else "down", rn, before,
+                               replicas[rn]), "deployment-controller")
             self._sync_pods(r, stuck and rn == nname)
             pods, ready, avail = counts(r)
             info[rn] = (pods, ready, avail)
@@ -337,9 +363,7 @@ class DeploymentController:
                    "observedGeneration": r["metadata"].get("generation", 1)}
             rst = {k: v for k, v in rst.items() if v}
             if (r.get("status") or {}) != rst:
-                nr = jcopy(self.store.get(RS.key, ns, rn))
-                nr["status"] = rst
-                self.api.update(RS, ns, rn, nr, subresource="status", check_rv=False)
+                self.api.write_status(RS, ns, rn, rst)
         # Old ReplicaSets beyond revisionHistoryLimit are deleted.
         limit = spec.get("revisionHistoryLimit", 10)
         empty_olds = [o for o in olds if replicas[o["metadata"]["name"]] == 0
@@ -408,9 +432,7 @@ class DeploymentController:
         if old_st.get("collisionCount"):
             st["collisionCount"] = old_st["collisionCount"]
         if st != old_st:
-            nd = jcopy(self.store.get(DEPLOY.key, ns, name))
-            nd["status"] = st
-            self.api.update(DEPLOY, ns, name, nd, subresource="status", check_rv=False)
+            self.api.write_status(DEPLOY, ns, name, st)
 
     def _create_rs(self, d, tpl, h, revision):
         meta = d["metadata"]
@@ -434,12 +456,8 @@ class DeploymentController:
                                                 "blockOwnerDeletion": True}]},
               "spec": {"replicas": 0, "selector": sel, "template": rtpl,
                        "minReadySeconds": (d.get("spec") or {}).get("minReadySeconds", 0)}}
-        try:
-            return self.api.create(RS, ns, rs)
-        except ApiError as e:
-            if e.code == 409:
-                return self.store.get(RS.key, ns, rs["metadata"]["name"])
-            raise
+        # A 409 (an old Deployment's ReplicaSet of that name not yet collected) requeues.
+        return self.api.create(RS, ns, rs)
 
     def _sync_pods(self, rs, stuck):
         meta = rs["metadata"]
@@ -491,10 +509,13 @@ def _ready_for(p):
 class Cgroups:
     """Per-container cgroups below the cgroup this process runs in (v1 or v2)."""
 
-    def __init__(self):
+    def __init__(self, disabled=False):
         self.mode = None
         self.reason = ""
         self.bases = {}  # controller -> base dir we created
+        if disabled:
+            self.reason = "cgroups disabled (--no-cgroups)"
+            return
         tag = "fakeapi-%d" % os.getpid()
         try:
             lines = open("/proc/self/cgroup").read().splitlines()
@@ -514,6 +535,7 @@ class Cgroups:
             try:
                 for ctrl in ("cpu", "memory"):
                     mount = self._v1_mount(ctrl)
+                    self._reap_stale(mount + v1[ctrl].rstrip("/"))
                     base = os.path.join(mount + v1[ctrl].rstrip("/"), tag)
                     os.makedirs(base, exist_ok=True)
                     self.bases[ctrl] = base
@@ -525,6 +547,13 @@ class Cgroups:
         if v2 is not None and os.path.exists("/sys/fs/cgroup/cgroup.controllers"):
             try:
                 parent = "/sys/fs/cgroup" + v2.rstrip("/")
+                self._reap_stale(parent)
+                # The parent must delegate cpu and memory; it can only when it holds no
+                # processes itself (the root, or a delegated systemd scope).
+                with open(os.path.join(parent, "cgroup.subtree_control")) as f:
+                    enabled = f.read().split()
+                if "cpu" not in enabled or "memory" not in enabled:
+                    _write(os.path.join(parent, "cgroup.subtree_control"), "+cpu +memory")
                 base = os.path.join(parent, tag)
                 os.makedirs(base, exist_ok=True)
                 self.bases["unified"] = base
@@ -538,6 +567,26 @@ class Cgroups:
                     "cgroup v2 not writable: %s" % e
         if not self.reason:
             self.reason = "no cpu and memory cgroup controllers found"
+
+    @staticmethod
+    def _reap_stale(parent):
+        """Cgroups left by a fake that was killed (SIGKILL skips the cleanup): their server pid
+        is gone, so their pods are stopped and the directories removed."""
+        try:
+            names = os.listdir(parent)
+        except OSError:
+            return
+        for n in names:
+            m = re.match(r"^fakeapi-([0-9]+)$", n)
+            if not m or os.path.exists("/proc/" + m.group(1)):
+                continue
+            base = os.path.join(parent, n)
+            for sub in os.listdir(base):
+                if os.path.isdir(os.path.join(base, sub)):
+                    _kill_cgroup(os.path.join(base, sub))
+                    _rmdir(os.path.join(base, sub))
+            _rmdir(base)
+            log("removed stale cgroup %s" % base)
 
     @staticmethod
     def _v1_mount(ctrl):
@@ -614,6 +663,39 @@ class Cgroups:
         except OSError:
             pass
         return 0
+
+    def working_set(self, info):
+        """Memory usage minus inactive file cache, as metrics-server reports it."""
+        d = info.get("memoryDir")
+        if not d:
+            return None
+        try:
+            if self.mode == "v1":
+                with open(os.path.join(d, "memory.usage_in_bytes")) as f:
+                    usage = int(f.read())
+                inactive_key = "total_inactive_file"
+            else:
+                with open(os.path.join(d, "memory.current")) as f:
+                    usage = int(f.read())
+                inactive_key = "inactive_file"
+            with open(os.path.join(d, "memory.stat")) as f:
+                for line in f:
+                    k, _, v = line.partition(" ")
+                    if k == inactive_key:
+                        return max(0, usage - int(v))
+            return usage
+        except (OSError, ValueError):
+            return None
+
+    def reset_peak(self, info):
+        """A restarted container starts with a fresh memory high-water mark."""
+        d = info.get("memoryDir")
+        if d:
+            try:
+                _write(os.path.join(d, "memory.max_usage_in_bytes" if self.mode == "v1"
+                                    else "memory.peak"), "0")
+            except OSError:
+                pass
 
     def near_limit(self, info):
         """The memory high-water mark reached the limit: a SIGKILL then is the OOM killer's."""
@@ -727,7 +809,7 @@ class Kubelet:
         self.runs = {}  # (ns, name) -> PodRun
         self.lock = threading.RLock()
         self.wake = threading.Event()
-        self.cg = Cgroups()
+        self.cg = Cgroups(disabled=getattr(args, "no_cgroups", False))
         self.apps_dir = os.path.join(os.path.dirname(os.path.abspath(__file__)), "apps")
         if self.cg.mode is None:
             log("cgroups unavailable, pods run without limits: %s" % self.cg.reason)
@@ -743,7 +825,8 @@ class Kubelet:
         self.wake.set()
 
     def start(self):
-        threading.Thread(target=self.run, name="kubelet", daemon=True).start()
+        self.thread = threading.Thread(target=self.run, name="kubelet", daemon=True)
+        self.thread.start()
 
     def owns(self, pod):
         m = pod["metadata"]
@@ -956,7 +1039,9 @@ class Kubelet:
             return
         env = self._env(p, run, c)
         for k, v in extra_env.items():
-            env[k] = _expand(str(v), env)
+            # Like an image's ENV: the container's own env wins.
+            if k not in env:
+                env[k] = _expand(str(v), env)
         argv = [_expand(str(a), env) for a in argv]
         lim = (c.get("resources") or {}).get("limits") or {}
         try:
@@ -970,6 +1055,7 @@ class Kubelet:
             cr.cg_procs, cr.cg_info = self.cg.create(
                 "%s_%s_%s" % (run.ns, run.name, cr.name), cpu, mem)
         cr.oom_before = self.cg.oom_kills(cr.cg_info)
+        self.cg.reset_peak(cr.cg_info)
         cr.log_path = os.path.join(self.logdir, "%s_%s_%s.log" % (run.ns, run.name, cr.name))
         logf = open(cr.log_path, "ab")
         if cr.cg_info.get("unlimited"):
@@ -1017,6 +1103,7 @@ class Kubelet:
                 self._exited(p, run, cr, rc, policy)
                 continue
             self._probe(run, cr, now)
+            self._sample(cr, now)
         self._report(p, run)
 
     def _exited(self, p, run, cr, rc, policy):
@@ -1180,6 +1267,10 @@ class Kubelet:
               "hostIP": "127.0.0.1", "hostIPs": [{"ip": "127.0.0.1"}],
               "podIP": run.ip, "podIPs": [{"ip": run.ip}], "startTime": run.start_time,
               "containerStatuses": statuses, "qosClass": old.get("qosClass", "Burstable")}
+        unlimited = [cr.cg_info["unlimited"] for cr in run.containers
+                     if cr.cg_info.get("unlimited")]
+        if unlimited:
+            st["message"] = "fake kubelet: running without cgroup limits: " + unlimited[0]
         self._write_status(p, st)
 
     def _write_status(self, p, st):
@@ -1190,11 +1281,8 @@ class Kubelet:
             cur = self.store.get(POD.key, m["namespace"], m["name"])
             if cur is None or cur["metadata"].get("uid") != m.get("uid"):
                 return
-            np = jcopy(cur)
-            np["status"] = st
             try:
-                self.api.update(POD, m["namespace"], m["name"], np, subresource="status",
-                                check_rv=False)
+                self.api.write_status(POD, m["namespace"], m["name"], st)
             except ApiError:
                 pass
 
@@ -1232,6 +1320,9 @@ class Kubelet:
                     self.api.force_remove(POD, run.ns, run.name)
 
     def shutdown(self):
+        # The loop may be starting a container right now: let it finish its pass first.
+        if getattr(self, "thread", None) is not None:
+            self.thread.join(timeout=10)
         with self.lock:
             runs = list(self.runs.values())
         for run in runs:
@@ -1253,6 +1344,66 @@ class Kubelet:
                         pass
                 self.cg.remove(cr.cg_info)
         self.cg.shutdown()
+
+    # --- usage (metrics.k8s.io) ------------------------------------------------------------------
+
+    def _pids(self, cr):
+        for key in ("memoryDir", "cpuDir"):
+            d = cr.cg_info.get(key)
+            if d:
+                try:
+                    with open(os.path.join(d, "cgroup.procs")) as f:
+                        return [int(x) for x in f.read().split()]
+                except OSError:
+                    pass
+        return [cr.proc.pid] if cr.proc else []
+
+    def _sample(self, cr, now):
+        if getattr(cr, "next_sample", 0) > now:
+            return
+        cr.next_sample = now + 1.0
+        tick = os.sysconf("SC_CLK_TCK")
+        cpu = 0.0
+        rss = 0
+        for pid in self._pids(cr):
+            try:
+                with open("/proc/%d/stat" % pid) as f:
+                    parts = f.read().rsplit(")", 1)[1].split()
+                cpu += sum(int(x) for x in parts[11:15]) / tick
+                with open("/proc/%d/statm" % pid) as f:
+                    rss += int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+            except (OSError, ValueError, IndexError):
+                pass
+        mem = self.cg.working_set(cr.cg_info)
+        samples = getattr(cr, "samples", None)
+        if samples is None:
+            import collections
+            samples = cr.samples = collections.deque(maxlen=11)
+        samples.append((now, cpu, mem if mem is not None else rss))
+
+    def metrics(self, ns, name):
+        """PodMetrics for the pods the kubelet runs (CPU over the last ~10 s, working set)."""
+        out = []
+        with self.lock:
+            runs = [r for r in self.runs.values()
+                    if (ns is None or r.ns == ns) and (name is None or r.name == name)]
+        for run in runs:
+            cs = []
+            for cr in run.containers:
+                smp = list(getattr(cr, "samples", []) or [])
+                if len(smp) < 2:
+                    continue
+                (t0, c0, _), (t1, c1, m1) = smp[0], smp[-1]
+                rate = max(0.0, (c1 - c0) / (t1 - t0)) if t1 > t0 else 0.0
+                cs.append({"name": cr.name, "usage": {"cpu": "%dn" % int(rate * 1e9),
+                                                      "memory": "%dKi" % (m1 // 1024)}})
+            if not cs:
+                continue
+            window = "%ds" % max(1, int(smp[-1][0] - smp[0][0]))
+            out.append({"metadata": {"name": run.name, "namespace": run.ns,
+                                     "creationTimestamp": now_ts()},
+                        "timestamp": now_ts(), "window": window, "containers": cs})
+        return out
 
     # --- inspection -----------------------------------------------------------------------------
 

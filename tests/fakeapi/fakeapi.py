@@ -316,12 +316,26 @@ class Handler(BaseHTTPRequestHandler):
     # --- plumbing ------------------------------------------------------------------------------
 
     def _read_body(self):
+        if "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():
+            body = b""
+            while True:
+                size = int(self.rfile.readline(1024).split(b";")[0].strip() or b"0", 16)
+                if size == 0:
+                    while self.rfile.readline(1024) not in (b"\r\n", b"\n", b""):
+                        pass  # trailers
+                    return body
+                if len(body) + size > MAX_BODY:
+                    raise ApiError(413, "RequestEntityTooLarge", "request body too large")
+                body += self.rfile.read(size)
+                self.rfile.readline(16)
         n = int(self.headers.get("Content-Length") or 0)
         if n > MAX_BODY:
             raise ApiError(413, "RequestEntityTooLarge", "request body too large")
         return self.rfile.read(n) if n > 0 else b""
 
     def send_bytes(self, code, body, ctype="application/json", headers=None):
+        self._code = code
+        self._log_request()
         self.send_response(code)
         self.send_header("Content-Type", ctype)
         self.send_header("Content-Length", str(len(body)))
@@ -349,19 +363,24 @@ class Handler(BaseHTTPRequestHandler):
     def dispatch(self):
         t0 = time.time()
         self._code = 0
+        self._watch_fault = None
+        self._table_watch = None
         u = urllib.parse.urlsplit(self.path)
         path = u.path.rstrip("/") or "/"
         query = {k: v[-1] for k, v in urllib.parse.parse_qs(u.query, keep_blank_values=True)
                  .items()}
         attrs = {"method": self.command, "path": path}
-        user = None
-        fault = None
+        # What the request log needs; the entry is written before the response goes out, so
+        # a client that reads the log right after its answer always finds its request there.
+        self._req = {"t0": t0, "path": path, "query": u.query, "attrs": attrs, "user": None,
+                     "fault": None, "logged": path.startswith("/fake")}
         try:
             body = self._read_body()
             if path.startswith("/fake/") or path == "/fake":
                 return self.control(path, query, body)
             user, groups = self.authenticate()
             self._who = (user, groups)
+            self._req["user"] = user
             attrs["user"] = user
             self.route(path, query, attrs)
             if attrs.get("resource") != "selfsubjectaccessreviews" and \
@@ -376,11 +395,11 @@ class Handler(BaseHTTPRequestHandler):
                                else None)
             f = self.st.faults.take(("delay",), attrs)
             if f:
-                fault = "delay"
+                self._req["fault"] = "delay"
                 time.sleep(float(f.get("seconds", 1)))
             f = self.st.faults.take(("error",), attrs)
             if f:
-                fault = "error:%d" % f["code"]
+                self._req["fault"] = "error:%d" % f["code"]
                 code = f["code"]
                 headers = {}
                 if code == 429 or "retryAfter" in f:
@@ -407,17 +426,24 @@ class Handler(BaseHTTPRequestHandler):
             except OSError:
                 self.close_connection = True
         finally:
-            if not path.startswith("/fake"):
-                entry = {"method": self.command, "path": path, "code": self._code,
-                         "user": user, "ms": int((time.time() - t0) * 1000)}
-                if u.query:
-                    entry["query"] = u.query
-                for k in ("verb", "resource", "sub", "ns", "name"):
-                    if attrs.get(k):
-                        entry[k] = attrs[k]
-                if fault or attrs.get("fault"):
-                    entry["fault"] = fault or attrs.get("fault")
-                self.st.log.add(entry)
+            self._log_request()
+
+    def _log_request(self):
+        r = getattr(self, "_req", None)
+        if r is None or r["logged"]:
+            return
+        r["logged"] = True
+        attrs = r["attrs"]
+        entry = {"method": self.command, "path": r["path"], "code": self._code,
+                 "user": r["user"], "ms": int((time.time() - r["t0"]) * 1000)}
+        if r["query"]:
+            entry["query"] = r["query"]
+        for k in ("verb", "resource", "sub", "ns", "name"):
+            if attrs.get(k):
+                entry[k] = attrs[k]
+        if r["fault"] or self._watch_fault:
+            entry["fault"] = r["fault"] or self._watch_fault
+        self.st.log.add(entry)
 
     def authenticate(self):
         auth = self.headers.get("Authorization") or ""
@@ -545,6 +571,8 @@ class Handler(BaseHTTPRequestHandler):
             raise ApiError(404, "NotFound", "the server could not find the requested resource")
         dry = "All" in query.get("dryRun", "")
         verb = attrs["verb"]
+        if res.group == "metrics.k8s.io":
+            return self.pod_metrics(res, ns, name, verb, query)
         if res.plural == "selfsubjectaccessreviews":
             if verb != "create":
                 raise ApiError(405, "MethodNotAllowed", "only create is allowed")
@@ -610,6 +638,32 @@ class Handler(BaseHTTPRequestHandler):
                                         "status": "Success"})
         raise ApiError(405, "MethodNotAllowed", "the server does not allow this method on the "
                        "requested resource")
+
+    def pod_metrics(self, res, ns, name, verb, query):
+        if verb not in ("get", "list") or self.st.kubelet is None:
+            raise ApiError(404 if self.st.kubelet is None else 405,
+                           "NotFound" if self.st.kubelet is None else "MethodNotAllowed",
+                           "the server could not find the requested resource")
+        items = self.st.kubelet.metrics(ns, name)
+        lsel = parse_label_selector(query.get("labelSelector", ""))
+        if lsel:
+            keep = []
+            for it in items:
+                pod = self.st.store.get(("", "pods"), it["metadata"]["namespace"],
+                                        it["metadata"]["name"])
+                labels = ((pod or {}).get("metadata") or {}).get("labels") or {}
+                if labels_match(lsel, labels):
+                    it["metadata"]["labels"] = labels
+                    keep.append(it)
+            items = keep
+        if verb == "get":
+            if not items:
+                raise ApiError(404, "NotFound", 'podmetrics.metrics.k8s.io "%s" not found'
+                               % name, {"name": name, "group": "metrics.k8s.io",
+                                        "kind": "pods"})
+            return self.send_json(200, dict(items[0], kind=res.kind, apiVersion=res.gv))
+        return self.send_json(200, {"kind": "PodMetricsList", "apiVersion": res.gv,
+                                    "metadata": {}, "items": items})
 
     def access_review(self, res, review, attrs):
         """`kubectl auth can-i`: the caller's own permissions, by the same matcher."""
@@ -679,6 +733,21 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.flush()
 
     def _event(self, etype, obj):
+        if getattr(self, "_table_watch", None) is not None and etype != "ERROR":
+            # kubectl get -w asks for Tables: each event carries a one-row Table, the column
+            # definitions only in the first, as a real server sends them.
+            res, first = self._table_watch
+            if etype == "BOOKMARK":
+                obj = {"kind": "Table", "apiVersion": "meta.k8s.io/v1",
+                       "metadata": {"resourceVersion": obj["metadata"]["resourceVersion"]},
+                       "columnDefinitions": [], "rows": []}
+            else:
+                plain = {k: v for k, v in obj.items() if k not in ("kind", "apiVersion")}
+                obj = tables.table(res.plural, [plain], plain["metadata"].get(
+                    "resourceVersion", ""), res.kind, res.gv)
+                if not first:
+                    obj["columnDefinitions"] = []
+                self._table_watch = (res, False)
         self._chunk(json.dumps({"type": etype, "object": obj},
                                separators=(",", ":")).encode() + b"\n")
 
@@ -695,7 +764,8 @@ class Handler(BaseHTTPRequestHandler):
         st = self.st
         store = st.store
         attrs = {"verb": "watch", "resource": res.plural, "group": res.group, "ns": ns,
-                 "name": name, "method": "GET", "path": self.path, "user": None}
+                 "name": name, "method": "GET", "path": self.path.split("?")[0],
+                 "user": getattr(self, "_who", (None,))[0]}
         lsel = parse_label_selector(query.get("labelSelector", ""))
         fsel = parse_field_selector(query.get("fieldSelector", ""))
         if name:
@@ -706,10 +776,16 @@ class Handler(BaseHTTPRequestHandler):
         rvq = query.get("resourceVersion", "")
         view = res.group == "events.k8s.io"
         expire = st.faults.take(("watch-expire",), attrs)
+        if expire:
+            self._watch_fault = "watch-expire:" + expire.get("mode", "http")
         if expire and expire.get("mode", "http") == "http":
             raise ApiError(410, "Expired", "too old resource version: %s (%d)"
                            % (rvq or "0", store.rv))
         close = st.faults.take(("watch-close",), attrs)
+        if close and "afterEvents" not in close and "afterSeconds" not in close:
+            close["afterEvents"] = 0
+        if close:
+            self._watch_fault = "watch-close"
 
         def wanted(ev_key, obj):
             if ev_key != res.key:
@@ -733,6 +809,9 @@ class Handler(BaseHTTPRequestHandler):
                 if store.events_after(last) is None:
                     raise ApiError(410, "Expired", "too old resource version: %d (%d)"
                                    % (last, store.oldest_rv))
+        self._table_watch = (res, True) if self._wants_table() else None
+        self._code = 200
+        self._log_request()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         self.send_header("Transfer-Encoding", "chunked")
@@ -776,6 +855,10 @@ class Handler(BaseHTTPRequestHandler):
                 return act(what)
             self._event("ADDED", obj)
             sent += 1
+        if bookmarks and _truthy(query.get("sendInitialEvents")):
+            self._event("BOOKMARK", {"kind": res.kind, "apiVersion": res.gv, "metadata": {
+                "resourceVersion": str(last),
+                "annotations": {"k8s.io/initial-events-end": "true"}}})
         while not st.stop.is_set():
             what = fault_due()
             if what:
@@ -843,6 +926,17 @@ class Handler(BaseHTTPRequestHandler):
                 if data.get("kubeconfig"):
                     write_user_kubeconfig(st.dir, st.port, data["kubeconfig"], tok,
                                           data.get("namespace") or "default")
+                if data.get("serviceAccountDir"):
+                    # The files a pod finds in /var/run/secrets/kubernetes.io/serviceaccount.
+                    sad = data["serviceAccountDir"]
+                    os.makedirs(sad, exist_ok=True)
+                    write_atomic(os.path.join(sad, "token"), tok)
+                    with open(os.path.join(st.dir, "ca.crt")) as f:
+                        write_atomic(os.path.join(sad, "ca.crt"), f.read(), 0o644)
+                    user = data.get("user") or ""
+                    ns = user.split(":")[2] if user.startswith("system:serviceaccount:") \
+                        else (data.get("namespace") or "default")
+                    write_atomic(os.path.join(sad, "namespace"), ns, 0o644)
                 return self.send_json(200, {"token": tok})
             if m == "DELETE":
                 st.revoke(data.get("token"), data.get("user"))
@@ -942,6 +1036,10 @@ def main():
     ap.add_argument("--watch-timeout", type=float, default=1800.0,
                     help="server-side watch timeout when the client sets none")
     ap.add_argument("--no-kubelet", action="store_true", help="do not run pods")
+    ap.add_argument("--no-cgroups", action="store_true",
+                    help="run pods without cgroup limits (as when no cgroup is writable)")
+    ap.add_argument("--no-metrics", action="store_true",
+                    help="do not serve metrics.k8s.io (it is served when pods run)")
     ap.add_argument("--restart-backoff", type=float, default=1.0,
                     help="first crash-restart delay in seconds (doubles, max 30x)")
     ap.add_argument("--max-grace", type=float, default=5.0,
@@ -952,6 +1050,9 @@ def main():
     args.pod_net = ".".join(args.pod_net.split(".")[:3])
     os.makedirs(args.dir, exist_ok=True)
     args.dir = os.path.abspath(args.dir)
+    if args.no_kubelet or args.no_metrics:
+        import resources
+        resources.disable_group("metrics.k8s.io")
     for f in ("ready", "kubeconfig"):
         try:
             os.unlink(os.path.join(args.dir, f))

@@ -19,6 +19,7 @@ fake_start() {
     FAKE_DIR=$1
     shift
     mkdir -p "$FAKE_DIR"
+    rm -f "$FAKE_DIR/ready"  # a fake killed with SIGKILL leaves its old one
     python3 "$ROOT/tests/fakeapi/fakeapi.py" --dir "$FAKE_DIR" "$@" >"$FAKE_DIR/server.log" 2>&1 &
     FAKE_PID=$!
     local i

@@ -81,10 +81,16 @@ def _split_key(s):
         if rest.startswith(":") and (len(rest) == 1 or rest[1] in " \t"):
             return scalar(s[:j + 1]), rest[1:].strip()
         return None
-    m = re.match(r"^([^#{}\[\],][^:]*?|[^\s:][^:]*?)\s*:(\s+|$)(.*)$", s)
-    if not m or s.startswith(("- ", "-\t")) or s == "-":
+    if not s or s[0] in "#{}[],&*!|>%@`" or s.startswith(("- ", "-\t")) or s == "-":
         return None
-    return m.group(1).strip(), m.group(3)
+    for i, ch in enumerate(s):
+        # A plain key ends at the first ':' followed by a blank or the end of the line.
+        if ch == ":" and (i + 1 == len(s) or s[i + 1] in " \t"):
+            key = s[:i].strip()
+            return (key, s[i + 1:].strip()) if key else None
+        if ch == "#" and i and s[i - 1] in " \t":
+            return None
+    return None
 
 
 def scalar(s):

@@ -90,6 +90,7 @@ def _table():
         Res("rbac.authorization.k8s.io", "v1", "clusterroles", "ClusterRole", False),
         Res("rbac.authorization.k8s.io", "v1", "clusterrolebindings", "ClusterRoleBinding",
             False),
+        Res("metrics.k8s.io", "v1beta1", "pods", "PodMetrics", True, verbs=["get", "list"]),
         Res("authorization.k8s.io", "v1", "selfsubjectaccessreviews",
             "SelfSubjectAccessReview", False, verbs=["create"]),
     ]
@@ -123,3 +124,10 @@ def find_kind(api_version, kind):
         if r.group == group and r.version == version and r.kind == kind:
             return r
     return None
+
+
+def disable_group(group):
+    """Serve a group not at all (e.g. metrics.k8s.io when no pods run): not in discovery, 404."""
+    RESOURCES[:] = [r for r in RESOURCES if r.group != group]
+    for k in [k for k in BY_PATH if k[0] == group]:
+        del BY_PATH[k]

@@ -230,6 +230,16 @@ class Pods(unittest.TestCase):
         # 180 ms of CPU at 0.1 CPU takes at least ~1.2 s of wall time (quota periods).
         self.assertGreater(t_small, 0.9)
         self.assertLess(t_big, t_small)
+        # metrics.k8s.io reports the usage, never above the limit (plus sampling slack).
+        time.sleep(1.2)
+        code, _, m = self.req("GET", "/apis/metrics.k8s.io/v1beta1/namespaces/default/pods/"
+                              + ps["metadata"]["name"])
+        self.assertEqual((code, m["kind"]), (200, "PodMetrics"))
+        usage = m["containers"][0]["usage"]
+        nano = int(usage["cpu"].rstrip("n"))
+        self.assertGreater(nano, 0)
+        self.assertLess(nano, 150 * 10**6)
+        self.assertGreater(int(usage["memory"].rstrip("Ki")), 1024)
 
     def test_scale_subresource_and_pod_replacement(self):
         self.deploy("scaled", replicas=1)

@@ -4,6 +4,7 @@ resourceVersion, 410 Gone, bookmarks, garbage collection, generation, strategic 
 injection, tokens, the request log. Run by tests/integration/fakeapi_semantics.sh."""
 
 import http.client
+import json
 import os
 import sys
 import time
@@ -199,6 +200,46 @@ class Semantics(unittest.TestCase):
         _, _, d = self.req("PATCH", APPS + "/deployments/smp", patch, ctype=MERGE)
         self.assertNotIn("env", d["spec"]["template"]["spec"]["containers"][0])
 
+    def test_restored_template_brings_back_its_replicaset(self):
+        """In-place mode restores the original pod template: the result must equal it exactly
+        and the controller must treat it as the old revision, as a real one does."""
+        _, _, d = self.req("POST", APPS + "/deployments", deployment("restore", env=[
+            {"name": "WORKERS", "value": "2"}]))
+        original = json.dumps(d["spec"]["template"], sort_keys=True)
+
+        def rs_names():
+            _, _, lst = self.req("GET", APPS + "/replicasets?labelSelector=app%3Drestore")
+            return {r["metadata"]["name"]: r["metadata"]["annotations"][
+                "deployment.kubernetes.io/revision"] for r in lst["items"]}
+        for _ in range(50):
+            if rs_names():
+                break
+            time.sleep(0.1)
+        first = list(rs_names())
+        self.assertEqual(len(first), 1)
+        patch = {"spec": {"template": {"spec": {"containers": [
+            {"name": "app", "env": [{"name": "WORKERS", "value": "8"}]}]}}}}
+        self.req("PATCH", APPS + "/deployments/restore", patch, ctype=SMP)
+        for _ in range(50):
+            if len(rs_names()) == 2:
+                break
+            time.sleep(0.1)
+        # Restore with the template as saved (null creationTimestamp as kubectl sends it).
+        _, _, d = self.req("GET", APPS + "/deployments/restore")
+        saved = json.loads(original)
+        saved["metadata"]["creationTimestamp"] = None
+        d["spec"]["template"] = saved
+        code, _, d = self.req("PUT", APPS + "/deployments/restore", d)
+        self.assertEqual(code, 200, d)
+        self.assertEqual(json.dumps(d["spec"]["template"], sort_keys=True), original)
+        for _ in range(50):
+            names = rs_names()
+            if names.get(first[0]) == "3":
+                break
+            time.sleep(0.1)
+        self.assertEqual(rs_names()[first[0]], "3")
+        self.assertEqual(len(rs_names()), 2)
+
     def test_json_patch(self):
         self.cm("jp", {"a": "1"})
         code, _, o = self.req("PATCH", NS + "/configmaps/jp", [
@@ -308,6 +349,11 @@ class Semantics(unittest.TestCase):
             "n": str(i)}}}, ctype=MERGE)[0] for i in range(3)]
         self.assertEqual(codes, [409, 409, 200])
         self.assertEqual(self.req("GET", APPS + "/deployments/flt")[0], 200)
+        _, _, log = self.f.control("GET", "/fake/log")
+        faulted = [e for e in log["entries"] if e.get("name") == "flt" and e.get("fault")]
+        self.assertEqual([e["fault"] for e in faulted], ["error:409", "error:409"])
+        _, _, snap = self.f.control("GET", "/fake/faults")
+        self.assertEqual(snap["rules"][0]["count"], 0)
 
     def test_fault_429_503_delay(self):
         self.f.control("POST", "/fake/faults", [
@@ -382,6 +428,25 @@ class Semantics(unittest.TestCase):
             text = fh.read()
         self.assertNotIn(self.f.token, text)
         self.assertNotIn("Bearer", text)
+
+
+class Tls(unittest.TestCase):
+    def test_wrong_ca_and_host_mismatch_log_no_request(self):
+        import ssl
+        f = Fake("--no-kubelet", "--server-san", "DNS:wrong.example")
+        try:
+            with self.assertRaises(ssl.SSLError):
+                f.request("GET", "/version")  # verifies 127.0.0.1 against the certificate
+            other = ssl.create_default_context()  # the system CAs, not the fake's
+            other.check_hostname = False
+            with self.assertRaises(ssl.SSLError):
+                f.request("GET", "/version", ctx=other)
+            _, _, st = f.control("GET", "/fake/state")
+            self.assertGreaterEqual(st["handshakeFailures"], 2)
+            _, _, log = f.control("GET", "/fake/log")
+            self.assertEqual(log["entries"], [])
+        finally:
+            f.stop()
 
 
 if __name__ == "__main__":

@@ -66,7 +66,10 @@ expect "default: every namespaced object is in the release namespace" "$f" \
 # --- namespaced mode: a Role and RoleBinding in each listed namespace, nothing cluster-wide.
 render namespaced --set 'watchNamespaces={shop,blog}'
 f="$tmp/namespaced.yaml"
-expect "namespaced: no ClusterRole or ClusterRoleBinding" "$f" \
+expect "namespaced: nothing cluster-wide but the read-only nodes grant" "$f" \
+    '[c["metadata"]["name"] for c in of("ClusterRole")] == ["sizeup-nodes"] and one("ClusterRole")["rules"] == [{"apiGroups": [""], "resources": ["nodes"], "verbs": ["list"]}] and [b["roleRef"]["name"] for b in of("ClusterRoleBinding")] == ["sizeup-nodes"]'
+render namespaced-nonodes --set 'watchNamespaces={shop,blog}' --set rbac.nodes=false
+expect "namespaced, rbac.nodes=false: no ClusterRole or ClusterRoleBinding at all" "$tmp/namespaced-nonodes.yaml" \
     'of("ClusterRole") == [] and of("ClusterRoleBinding") == []'
 expect "namespaced: one Role and RoleBinding per namespace, plus the Lease Role" "$f" \
     'sorted((r["metadata"]["namespace"], r["metadata"]["name"]) for r in of("Role")) == [("blog", "sizeup"), ("shop", "sizeup"), ("sizeup", "sizeup-leader-election")] and sorted(b["metadata"]["namespace"] for b in of("RoleBinding")) == ["blog", "shop", "sizeup"]'
@@ -129,6 +132,56 @@ must_fail "schema: boolean as a string" "serviceMonitor.enabled: Invalid type" \
     tpl --set-string serviceMonitor.enabled=yes
 must_fail "serviceAccount.create=false needs a name" "serviceAccount.name is required" \
     tpl --set serviceAccount.create=false
+
+# --- values.yaml is documented key by key, typed in the schema, and indexed in reference.md.
+if out=$("$PY" - "$chart/values.yaml" "$chart/values.schema.json" "$ROOT/docs/reference.md" 2>&1 <<'PY'
+import json, re, sys, yaml
+text = open(sys.argv[1]).read().splitlines()
+values = yaml.safe_load("\n".join(text))
+schema = json.load(open(sys.argv[2]))
+ref = open(sys.argv[3]).read()
+problems = []
+# Keys whose children are documented by the comment above the key itself.
+GROUPS = {"resources", "securityContext"}
+stack = []
+for i, line in enumerate(text):
+    m = re.match(r"^( *)([A-Za-z][A-Za-z0-9]*):", line)
+    if not m:
+        continue
+    depth = len(m.group(1)) // 2
+    stack = stack[:depth] + [m.group(2)]
+    if depth > 1 or (depth == 1 and stack[0] in GROUPS):
+        continue
+    prev = next((text[j].strip() for j in range(i - 1, -1, -1) if text[j].strip()), "")
+    if not prev.startswith("#") and not (depth == 0 and isinstance(values.get(stack[0]), dict)):
+        problems.append("values.yaml:%d: %s has no comment above it" % (i + 1, ".".join(stack)))
+def walk(v, sch, path):
+    if sch.get("additionalProperties") is not False and path:
+        problems.append("schema: %s allows unknown keys" % path)
+    for k, sub in v.items():
+        p = path + "." + k if path else k
+        if k not in sch.get("properties", {}):
+            problems.append("schema: %s is not in values.schema.json" % p)
+            continue
+        s2 = sch["properties"][k]
+        if isinstance(sub, dict) and s2.get("type") == "object" and "properties" in s2:
+            walk(sub, s2, p)
+if schema.get("additionalProperties") is not False:
+    problems.append("schema: the top level allows unknown keys")
+walk(values, schema, "")
+for k, v in values.items():
+    names = [k] if not isinstance(v, dict) or k in GROUPS else [k + "." + c for c in v]
+    for n in names:
+        if "`%s" % n not in ref and "`%s`" % k not in ref:
+            problems.append("reference.md: no row for %s" % n)
+print("\n".join(problems))
+sys.exit(1 if problems else 0)
+PY
+); then
+    PASSED=$((PASSED + 1)); echo "ok   values.yaml: every key commented, in the schema (unknown keys refused), and in reference.md"
+else
+    FAILED=$((FAILED + 1)); echo "FAIL values.yaml documentation:"; sed 's/^/     /' <<<"$out"
+fi
 
 # --- NOTES.txt: helm only renders it on install, which needs a cluster; render a copy of it as a
 # template instead and read it from helm's --debug output.

@@ -49,21 +49,24 @@ expect "kustomize: the manifests hold the namespace, enforcing restricted PSS" "
 
 # Least privilege, exactly: every rule the chart grants, in cluster-wide and namespaced mode.
 watch_rules='[
-  (("apps",), ("deployments",), ("create", "delete", "get", "list", "patch", "watch")),
+  (("apps",), ("deployments",), ("create", "delete", "get", "list", "patch", "update", "watch")),
   (("",), ("pods", "services"), ("get", "list", "watch")),
   (("",), ("configmaps",), ("create", "get", "list", "patch", "update", "watch")),
   (("events.k8s.io",), ("events",), ("create", "patch")),
   (("metrics.k8s.io",), ("pods",), ("get", "list")),
 ]'
 norm='lambda rules: sorted((tuple(r["apiGroups"]), tuple(r["resources"]), tuple(sorted(r["verbs"]))) for r in rules)'
+node_rule='[(("",), ("nodes",), ("list",))]'
 expect "RBAC (cluster-wide): the ClusterRole grants exactly the documented rules" "$tmp/r1.yaml" \
-    "($norm)(one(\"ClusterRole\")[\"rules\"]) == sorted($watch_rules)"
+    "($norm)(one(\"ClusterRole\")[\"rules\"]) == sorted($watch_rules + $node_rule)"
 expect "RBAC (namespaced): each namespace's Role grants exactly the documented rules" "$tmp/r2.yaml" \
     "all(($norm)(r[\"rules\"]) == sorted($watch_rules) for r in of(\"Role\") if r[\"metadata\"][\"namespace\"] != \"sizeup\")"
+expect "RBAC (namespaced): the only cluster-wide grant is list on nodes" "$tmp/r2.yaml" \
+    "($norm)(one(\"ClusterRole\")[\"rules\"]) == $node_rule"
 expect "RBAC: the Lease Role may create Leases and get/update only its own one" "$tmp/r1.yaml" \
     '[r for r in of("Role") if r["metadata"]["name"] == "sizeup-leader-election"][0]["rules"] == [{"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["create"]}, {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "resourceNames": ["sizeup-leader"], "verbs": ["get", "update"]}]'
 expect "RBAC (podMetrics=false): no metrics.k8s.io rule" "$tmp/r7.yaml" \
-    "($norm)(one(\"ClusterRole\")[\"rules\"]) == sorted(${watch_rules}[:-1])"
+    "($norm)(one(\"ClusterRole\")[\"rules\"]) == sorted(${watch_rules}[:-1] + $node_rule)"
 
 # The checker catches each violation it claims to, on a broken copy of a compliant object.
 if "$PY" "$ROOT/tests/policy/test_check_policy.py" "$tmp/r1.yaml" >"$tmp/neg.log" 2>&1; then

@@ -9,7 +9,12 @@ fake_require
 WORK=$(mktemp -d /tmp/fakeapi-kubectl.XXXXXX)
 cleanup() { fake_stop; rm -rf "$WORK"; }
 trap cleanup EXIT
-fail() { echo "FAIL: $*" >&2; echo "--- server log" >&2; tail -n 30 "$WORK/fake/server.log" >&2; exit 1; }
+fail() {
+    echo "FAIL: $*" >&2
+    echo "--- server log" >&2
+    tail -n 30 "$WORK/fake/server.log" >&2
+    exit 1
+}
 json() { python3 -c "import json,sys; d=json.load(sys.stdin); print($1)"; }
 
 fake_start "$WORK/fake"
@@ -64,7 +69,7 @@ YAML
 
 k apply -f "$WORK/m/app.yaml"
 out=$(k apply -f "$WORK/m/app.yaml")
-echo "$out" | grep -q "deployment.apps/web unchanged" || fail "second apply changed something: $out"
+grep -q "deployment.apps/web unchanged" <<<"$out" || fail "second apply changed something: $out"
 k rollout status deployment/web --timeout=60s
 k wait --for=condition=Available deployment/web --timeout=30s
 k get deployments,services,configmaps
@@ -95,7 +100,8 @@ PY
 echo "cgroups=$cgmode pid=$pid1"
 case $cgmode in
 v1)
-    [ "$(cat "$cpudir/cpu.cfs_quota_us")" = 25000 ] || fail "cpu quota $(cat "$cpudir/cpu.cfs_quota_us")"
+    quota=$(cat "$cpudir/cpu.cfs_quota_us")
+    [ "$quota" = 25000 ] || fail "cpu quota $quota"
     [ "$(cat "$cpudir/cpu.cfs_period_us")" = 100000 ] || fail "cpu period"
     [ "$(cat "$memdir/memory.limit_in_bytes")" = 67108864 ] || fail "memory limit"
     grep -qx "$pid1" "$cpudir/cgroup.procs" || fail "pod process not in its cpu cgroup"
@@ -110,13 +116,15 @@ esac
 
 # annotate: metadata only, generation unchanged.
 k annotate deployment web sizeup.dev/sweep=now
-[ "$(k get deployment web -o jsonpath='{.metadata.annotations.sizeup\.dev/sweep}')" = now ] || fail "annotation"
-[ "$(k get deployment web -o jsonpath='{.metadata.generation}')" = 1 ] || fail "annotate bumped generation"
+jp() { k get deployment web -o jsonpath="$1"; }
+[ "$(jp '{.metadata.annotations.sizeup\.dev/sweep}')" = now ] || fail "annotation"
+[ "$(jp '{.metadata.generation}')" = 1 ] || fail "annotate bumped generation"
 
 # Strategic merge patch of one env var (merged by name): a rollout replaces the pod.
-k patch deployment web -p '{"spec":{"template":{"spec":{"containers":[{"name":"web","env":[{"name":"GREETING","value":"patched"}]}]}}}}'
+k patch deployment web -p '{"spec":{"template":{"spec":{"containers":[
+    {"name":"web","env":[{"name":"GREETING","value":"patched"}]}]}}}}'
 k rollout status deployment/web --timeout=60s
-[ "$(k get deployment web -o jsonpath='{.metadata.generation}')" = 2 ] || fail "generation after patch"
+[ "$(jp '{.metadata.generation}')" = 2 ] || fail "generation after patch"
 env=$(k get deployment web -o jsonpath='{.spec.template.spec.containers[0].env[*].name}')
 [ "$env" = "WORKERS GREETING" ] || fail "env after strategic merge: $env"
 pods=$(k get pods -l app=web -o jsonpath='{.items[*].metadata.name}')
@@ -134,7 +142,8 @@ k patch deployment web --type json -p '[{"op":"replace","path":"/spec/replicas",
 k rollout status deployment/web --timeout=60s
 [ "$(k get pods -l app=web -o name | wc -l)" = 2 ] || fail "two replicas"
 for ip in $(k get pods -l app=web -o jsonpath='{.items[*].status.podIP}'); do
-    curl -sf --max-time 5 "http://$ip:8080/" | grep -q "patched" || fail "replica at $ip"
+    out=$(curl -sf --max-time 5 "http://$ip:8080/")
+    grep -q "patched" <<<"$out" || fail "replica at $ip: $out"
 done
 k get pods -o wide
 
@@ -158,22 +167,34 @@ data:
 YAML
 k apply -k "$WORK/kust"
 [ "$(k get configmap k-plain -o jsonpath='{.metadata.labels.via}')" = kustomize ] || fail "apply -k"
-case $(k get configmaps -l via=kustomize -o name) in *configmap/k-gen-*) ;; *) fail "generated configmap" ;; esac
+case $(k get configmaps -l via=kustomize -o name) in
+*configmap/k-gen-*) ;;
+*) fail "generated configmap" ;;
+esac
 
 # delete: the Deployment's ReplicaSets and pods are garbage-collected, processes stopped.
-pids=$(fakectl GET /fake/pods | python3 -c 'import json,sys; print(" ".join(str(c["pid"]) for p in json.load(sys.stdin)["pods"] for c in p["containers"] if c["pid"]))')
+pids=$(fakectl GET /fake/pods | python3 -c '
+import json, sys
+print(" ".join(str(c["pid"]) for p in json.load(sys.stdin)["pods"] for c in p["containers"]
+               if c["pid"]))')
 k delete -f "$WORK/m/app.yaml"
 k delete -k "$WORK/kust"
 for _ in $(seq 1 100); do
     [ -z "$(k get pods,replicasets -o name)" ] && break
     sleep 0.1
 done
-[ -z "$(k get pods,replicasets -o name)" ] || fail "dependents left after delete: $(k get pods,replicasets -o name)"
+left=$(k get pods,replicasets -o name)
+[ -z "$left" ] || fail "dependents left after delete: $left"
 for p in $pids; do ! kill -0 "$p" 2>/dev/null || fail "pod process $p survived delete"; done
 if k get deployment web 2>/dev/null; then fail "deployment still there"; fi
 
-cgbase=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); c=d["pods"][0]["containers"][0]["cgroup"]; print(c.get("cpuDir","").rsplit("/",1)[0])' "$WORK/pods.json")
+cgbase=$(python3 -c '
+import json, sys
+c = json.load(open(sys.argv[1]))["pods"][0]["containers"][0]["cgroup"]
+print(c.get("cpuDir", "").rsplit("/", 1)[0])' "$WORK/pods.json")
 fake_stop
 [ -z "$cgbase" ] || [ ! -d "$cgbase" ] || fail "cgroup base $cgbase left after SIGTERM"
-grep -q "Authorization\|$(cat "$WORK/fake/token")" "$WORK/fake/requests.log" && fail "token in request log"
+if grep -q "Authorization\|$(cat "$WORK/fake/token")" "$WORK/fake/requests.log"; then
+    fail "token in request log"
+fi
 echo "fakeapi_kubectl: ok"

@@ -37,16 +37,20 @@ subjects:
 YAML
 k apply -f "$WORK/rbac.yaml"
 k create deployment web --image=example/web:1 --dry-run=client -o json | k apply -f -
-fakectl POST /fake/tokens "{\"user\":\"system:serviceaccount:default:op\",\"kubeconfig\":\"$WORK/sa.kubeconfig\"}" >/dev/null
+user=system:serviceaccount:default:op
+fakectl POST /fake/tokens "{\"user\":\"$user\",\"kubeconfig\":\"$WORK/sa.kubeconfig\"}" >/dev/null
 sa() { kubectl --kubeconfig "$WORK/sa.kubeconfig" --cache-dir "$WORK/kcache-sa" "$@"; }
 [ "$(sa auth can-i list deployments)" = yes ] || fail "can-i list"
 [ "$(sa auth can-i patch deployments || true)" = no ] || fail "can-i patch"
 sa get deployments web -o name
 if out=$(sa annotate deployment web sizeup.dev/sweep=now 2>&1); then fail "annotate allowed"; fi
 echo "$out"
+want='deployments.apps "web" is forbidden: User "system:serviceaccount:default:op" cannot'
+want+=' patch resource "deployments" in API group "apps" in the namespace "default"'
 case $out in
-*'deployments.apps "web" is forbidden: User "system:serviceaccount:default:op" cannot patch resource "deployments" in API group "apps" in the namespace "default"'*) ;;
+*"$want"*) ;;
 *) fail "unexpected denial: $out" ;;
 esac
-fakectl GET /fake/log | grep -q '"code": 403' || fail "403 not in the request log"
+log=$(fakectl GET /fake/log)
+grep -q '"code": 403' <<<"$log" || fail "403 not in the request log"
 echo "fakeapi_rbac: ok"

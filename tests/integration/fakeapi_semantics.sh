@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# API semantics (conflicts, watch, 410, bookmarks, GC, generation, patches, faults, tokens):
-# runs tests/fakeapi/test_semantics.py against a fake API server it starts itself.
+# API semantics of the fake API server (conflicts, watch, 410, bookmarks, GC, generation,
+# patches, faults, tokens, request log), plus its patch and YAML helpers: runs
+# tests/fakeapi/test_{patch,miniyaml,semantics}.py, the last against a fake it starts itself.
 set -euo pipefail
 ROOT=${ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 for t in python3 openssl; do
     command -v "$t" >/dev/null 2>&1 || { echo "skip: $t is not installed"; exit 77; }
 done
+python3 "$ROOT/tests/fakeapi/test_patch.py" -v
+python3 "$ROOT/tests/fakeapi/test_miniyaml.py" -v
 exec python3 "$ROOT/tests/fakeapi/test_semantics.py" -v

@@ -5,7 +5,7 @@
 set -eu
 cd "$ROOT"
 command -v clang >/dev/null || { echo "clang not installed"; exit 77; }
-make --no-print-directory fuzz-build >/dev/null
+make --no-print-directory -j2 fuzz-build >/dev/null
 bins=()
 for src in tests/fuzz/fuzz_*.c; do bins+=("build/fuzz/$(basename "$src" .c)"); done
 [ -x "${bins[0]}" ] || { echo "no fuzz targets built"; exit 1; }

@@ -557,6 +557,33 @@ static void test_informer(void **state)
     env_stop(&e);
 }
 
+/* A throttled watch waits the Retry-After the server asked for, not just its backoff. */
+static void test_informer_watch_429(void **state)
+{
+    (void)state;
+    static const struct mock_resp script[] = {
+        {200, NULL, "{\"metadata\":{\"resourceVersion\":\"5\"},\"items\":[]}", 0, 0},
+        {429, "Retry-After: 1\r\n", "{\"kind\":\"Status\",\"code\":429}", 0, 0},
+        {200, NULL, EV("ADDED", "x", "6"), 0, 0},
+    };
+    struct env e;
+    struct seen s = {.stop_after = 4};
+    char err[ERR_LEN] = "";
+    struct kube_informer_opts o = {.res = &KUBE_CONFIGMAPS,
+                                   .ns = "ns1",
+                                   .backoff_base_ms = 10,
+                                   .backoff_max_ms = 20,
+                                   .on_event = on_event,
+                                   .ctx = &s};
+    env_start(&e, script, 3);
+    long long t0 = now_ms();
+    assert_int_equal(kube_informer_run(e.c, &o, err), 42);
+    assert_true(now_ms() - t0 >= 1000);
+    assert_string_equal(s.log, "LIST_BEGIN LIST_END RESTART ADDED:x ");
+    assert_int_equal(kube_client_last_status(e.c)->retry_after_s, 1);
+    env_stop(&e);
+}
+
 static void *set_stop(void *ud)
 {
     mock_sleep_ms(300);
@@ -612,6 +639,7 @@ int main(void)
         cmocka_unit_test(test_update_retry_on_conflict),
         cmocka_unit_test(test_watch_once),
         cmocka_unit_test(test_informer),
+        cmocka_unit_test(test_informer_watch_429),
         cmocka_unit_test(test_stop_interrupts),
         cmocka_unit_test(test_connection_refused),
     };

@@ -154,6 +154,13 @@ static void test_format(void **state)
     assert_string_equal(qty_format_duration(850, b), "850us");
     assert_string_equal(qty_format_duration(12300, b), "12.3ms");
     assert_string_equal(qty_format_duration(150000000, b), "2m30s");
+    assert_string_equal(qty_format_duration(999700, b), "1s");
+    assert_string_equal(qty_format_duration(999400, b), "999ms");
+    assert_string_equal(qty_format_duration(59970000, b), "1m0s");
+    /* No unit boundary prints in exponent notation. */
+    for (int64_t us = 1; us < 4000000000LL; us = us * 11 / 10 + 1)
+        if (strchr(qty_format_duration(us, b), 'e'))
+            fail_msg("%lld us formats as %s", (long long)us, b);
     /* Round trip: what we format, we parse back to the same value. */
     int64_t v;
     for (int64_t m = 1; m < 70000; m += 37) {

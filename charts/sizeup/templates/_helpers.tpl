@@ -65,11 +65,13 @@ The rules the operator needs in every namespace it watches. No wildcards: each v
 is named, and docs/safety.md says why each one is there.
 */}}
 {{- define "sizeup.watchRules" -}}
-# Watch Deployments for the sizeup.dev/ annotations; patch them (status annotation, in-place
-# variants and their restore); create and delete the temporary "<name>-sizeup" clone.
+# Watch Deployments for the sizeup.dev/ annotations; patch them (status annotation, variants);
+# update them (in-place mode saves and restores the pod template as a read-modify-write guarded
+# by resourceVersion, so a user's concurrent edit is never lost); create and delete the
+# temporary "<name>-sizeup" clone.
 - apiGroups: ["apps"]
   resources: ["deployments"]
-  verbs: ["get", "list", "watch", "patch", "create", "delete"]
+  verbs: ["get", "list", "watch", "patch", "update", "create", "delete"]
 # Wait for a variant's pod to be ready, read its IP, restarts and OOMKilled; read Services to pick
 # clone labels that no Service selects.
 - apiGroups: [""]
@@ -89,4 +91,13 @@ is named, and docs/safety.md says why each one is there.
   resources: ["pods"]
   verbs: ["get", "list"]
 {{- end }}
+{{- end }}
+
+{{/* Node capacity: read-only, cluster-scoped (nodes are not namespaced). */}}
+{{- define "sizeup.nodeRules" -}}
+# The largest node's allocatable CPU and memory, so a variant no node can hold is reported as
+# such. Read-only; without it these facts are unknown.
+- apiGroups: [""]
+  resources: ["nodes"]
+  verbs: ["list"]
 {{- end }}

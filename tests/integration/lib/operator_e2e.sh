@@ -1,7 +1,8 @@
 # Helpers for the operator's end-to-end tests (tests/integration/e2e_*.sh, operator_*.sh).
 # Source it from a test; it needs ROOT and SIZEUP (set by tests/run-tests.sh). It starts the fake
 # API server (tests/fakeapi), applies manifests/examples, runs `sizeup operator` against it and
-# cleans everything up on exit. Every process it starts is stopped by its own PID.
+# cleans everything up on exit. Every process it starts is stopped by its own PID. Set E2E_KEEP=1
+# to keep the work directory (logs, kubeconfig) for a look afterwards.
 
 E2E_W=
 OP_PID=
@@ -34,7 +35,11 @@ e2e_cleanup() {
         echo "---- operator log (tail)"; tail -n 40 "$E2E_W"/op*.log 2>/dev/null
         echo "---- fake API server log (tail)"; tail -n 20 "$E2E_W/fake/server.log" 2>/dev/null
     fi
-    [ -n "$E2E_W" ] && rm -rf "$E2E_W"
+    if [ -n "${E2E_KEEP:-}" ] && [ -n "$E2E_W" ]; then
+        echo "kept: $E2E_W (E2E_KEEP is set)"
+    elif [ -n "$E2E_W" ]; then
+        rm -rf "$E2E_W"
+    fi
     exit $rc
 }
 

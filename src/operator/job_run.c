@@ -1,0 +1,328 @@
+/* The sweep of one Deployment: the same sweep runner, advisor and output
+ * renderers as `sizeup sweep`, on the Kubernetes platform, with the ConfigMap,
+ * the status annotation and Events written after every variant. */
+
+#include <errno.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/log.h"
+#include "kube/objects.h"
+#include "kube/platform.h"
+#include "operator/job_internal.h"
+#include "sweep/runner.h"
+
+typedef int (*render_fn)(FILE *f, const struct output_doc *d, char *err);
+
+static char *render(render_fn fn, const struct output_doc *d, char *err)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f)
+        return NULL;
+    int rc = fn(f, d, err);
+    if (fclose(f) != 0 || rc) {
+        free(buf);
+        return NULL;
+    }
+    return buf;
+}
+
+/* Runs the advisor over rows[0..n) and writes every key of the ConfigMap. */
+static int write_outputs(struct sweep_job *sj, const struct sweep *s,
+                         const struct advisor_row *rows, size_t n, const char *phase, char *err)
+{
+    struct advisor_opts ao = {0};
+    struct output_doc d = {0};
+    char *md = NULL, *js = NULL, *vals = NULL, *rule = NULL, *html = NULL, *state = NULL;
+    cJSON *jo = NULL;
+    int rc;
+
+    ao.thresholds = sj->profile.thresholds;
+    ao.per_user_rps = sj->profile.per_user_rps > 0 ? sj->profile.per_user_rps : 0.5;
+    ao.target_rps = sj->profile.target_rps > 0 ? sj->profile.target_rps
+                                               : sj->profile.target_users * ao.per_user_rps;
+    ao.host_cores = (double)sj->facts.host_millicores / 1000.0;
+    ao.limits_note = sj->facts.limits_enforced ? NULL : sj->facts.limits_note;
+    rc = advisor_run(rows, n, &ao, &sj->advice, err);
+    if (rc)
+        return rc;
+    sj->have_advice = 1;
+
+    d.rows = rows;
+    d.n = n;
+    d.advice = &sj->advice;
+    d.sweep = sj->nprior ? NULL : s; /* a resumed sweep's load details live in two runs */
+    d.profile = &sj->profile;
+    d.facts = &sj->facts;
+    d.platform = "kube";
+    char command[600];
+    snprintf(command, sizeof(command), "sizeup operator: deployment %s/%s, %s=%s, mode %s",
+             sj->x->j->ns, sj->x->j->name, ANNOT_SWEEP, sj->x->j->handled,
+             annot_mode_name(sj->x->req.mode));
+    d.command = command;
+    d.configs = sj->configs;
+    d.started = sj->started;
+    d.finished = time(NULL);
+    d.cancelled = strcmp(phase, "done") != 0 && strcmp(phase, "running") != 0;
+    d.paths = sj->paths;
+
+    rc = -ENOMEM;
+    md = render(output_results_md, &d, err);
+    jo = output_results_json(&d);
+    js = jo ? cJSON_Print(jo) : NULL;
+    vals = render(output_values_yaml, &d, err);
+    rule = render(output_rule_yaml, &d, err);
+    html = render(output_report_html, &d, err);
+    state = job_state_json(sj, rows, n, phase);
+    if (!md || !js || !vals || !rule || !html || !state) {
+        if (!err[0])
+            err_set(err, -ENOMEM, "rendering the outputs failed");
+        goto out;
+    }
+    const char *keys[] = {"results.md",       "results.json", "values.yaml",
+                          "auto-sizing.yaml", "report.html",  JOB_STATE_KEY};
+    const char *values[] = {md, js, vals, rule, html, state};
+    rc = job_put_sizing(sj->x, keys, values, 6, err);
+out:
+    cJSON_Delete(jo);
+    free(md);
+    free(js);
+    free(vals);
+    free(rule);
+    free(html);
+    free(state);
+    return rc;
+}
+
+/* prior rows + rows[0..upto] of s, in sweep order. Owned array (free()). */
+static struct advisor_row *all_rows(const struct sweep_job *sj, const struct sweep *s, size_t upto,
+                                    size_t *n)
+{
+    size_t k = sj->nprior + upto;
+    struct advisor_row *rows = calloc(k ? k : 1, sizeof(*rows));
+    if (!rows)
+        return NULL;
+    for (size_t i = 0; i < sj->nprior; i++)
+        rows[i] = sj->prior[i];
+    for (size_t i = 0; i < upto; i++)
+        sweep_row_to_advisor(s, i, &rows[sj->nprior + i]);
+    *n = k;
+    return rows;
+}
+
+static enum metrics_verdict to_metric(const struct advisor_row *r, const struct advice *a, size_t i)
+{
+    if (!r->measured)
+        return METRICS_VERDICT_FAILED;
+    switch (a->rows[i].verdict) {
+    case VERDICT_HEALTHY:
+        return METRICS_VERDICT_HEALTHY;
+    case VERDICT_STRESSED:
+        return METRICS_VERDICT_STRESSED;
+    default:
+        return METRICS_VERDICT_OVERLOADED;
+    }
+}
+
+/* A row that counts as progress: measured to its end, or failed for a reason of
+ * its own. A row cut short by a stop (pending, or measured but interrupted) is
+ * measured again on resume. */
+static bool row_complete(const struct sweep_row *r)
+{
+    if (r->state == SWEEP_ROW_MEASURED)
+        return !(r->flags & ADVISOR_ROW_INTERRUPTED);
+    return r->state == SWEEP_ROW_FAILED && r->failure.kind != PLATFORM_FAIL_CANCELLED;
+}
+
+static int on_row_done(void *ud, const struct sweep *s, size_t index, char *err)
+{
+    struct sweep_job *sj = ud;
+    struct jctx *x = sj->x;
+    size_t n = 0;
+    char status[64], lat[32];
+    int rc;
+
+    if (!row_complete(&s->rows[index]))
+        return 0;
+    sj->facts = s->facts;
+    struct advisor_row *rows = all_rows(sj, s, index + 1, &n);
+    if (!rows)
+        return err_set(err, -ENOMEM, "out of memory");
+    rc = write_outputs(sj, s, rows, n, "running", err);
+    if (rc)
+        log_warn("sweep.configmap", "namespace=%s deployment=%s error=\"%s\"", x->j->ns, x->j->name,
+                 LOGQ(err));
+    const struct advisor_row *r = &rows[n - 1];
+    if (sj->have_advice)
+        metrics_variant(x->env->m, to_metric(r, &sj->advice, n - 1));
+    if (!r->measured)
+        job_event(x, "Warning", "VariantFailed", "variant %zu/%zu %s FAILED: %s", n, sj->all.n,
+                  r->variant.spec, r->note);
+    else if (sj->have_advice)
+        job_event(x, "Normal", "VariantMeasured",
+                  "variant %zu/%zu %s: %s, %.1f req/s, p95 %s, errors %.2f%%", n, sj->all.n,
+                  r->variant.spec, verdict_name(sj->advice.rows[n - 1].verdict), r->throughput_rps,
+                  output_fmt_latency(r->p95_us, lat), r->error_rate * 100);
+    log_info("sweep.result",
+             "namespace=%s deployment=%s index=%zu total=%zu spec=%s measured=%d "
+             "rps=%.1f p95_us=%llu",
+             x->j->ns, x->j->name, n, sj->all.n, r->variant.spec, r->measured ? 1 : 0,
+             r->throughput_rps, (unsigned long long)r->p95_us);
+    /* A variant finished is progress even when the status write fails: do not
+     * stop for it. */
+    snprintf(status, sizeof(status), "running %zu/%zu", n, sj->all.n);
+    char serr[ERR_LEN] = "";
+    if (job_set_status(x, status, NULL, serr) != 0)
+        log_warn("sweep.status", "namespace=%s deployment=%s error=\"%s\"", x->j->ns, x->j->name,
+                 LOGQ(serr));
+    free(rows);
+    return rc;
+}
+
+static int make_platform(struct sweep_job *sj, enum kube_sweep_mode mode, struct platform *out,
+                         char *err)
+{
+    struct jctx *x = sj->x;
+    struct kube_platform_config pc = {0};
+
+    pc.client = x->c;
+    pc.ns = x->j->ns;
+    pc.deployment = x->j->name;
+    pc.container = x->req.container;
+    pc.workers_env = x->req.workers_env;
+    pc.port = (unsigned)x->req.port;
+    pc.target = x->req.target == ANNOT_TARGET_URL ? x->req.target_url : NULL;
+    pc.mode = mode;
+    return kube_platform_new(&pc, out, err);
+}
+
+static enum kube_sweep_mode req_mode(const struct jctx *x)
+{
+    return x->req.mode == ANNOT_MODE_IN_PLACE ? KUBE_MODE_IN_PLACE : KUBE_MODE_CLONE;
+}
+
+int job_run_sweep(struct sweep_job *sj, char *err)
+{
+    struct jctx *x = sj->x;
+    struct sweep s = {0};
+    struct sweep_opts so = {0};
+    char status[ERR_LEN + 16], serr[ERR_LEN] = "";
+    int rc;
+
+    rc = make_platform(sj, req_mode(x), &sj->plat, err);
+    if (rc)
+        goto failed;
+    so.platform = &sj->plat;
+    so.profile = &sj->profile;
+    so.variants = &sj->todo;
+    so.stop = &x->j->stop;
+    so.row_done = on_row_done;
+    so.row_done_ud = sj;
+    rc = sweep_run(&so, &s, err);
+    sj->facts = s.facts;
+    char drift[ERR_LEN] = "";
+    if (kube_platform_drift(&sj->plat, drift))
+        job_event(x, "Warning", "TemplateDrift", "%s", drift);
+
+    size_t n = 0;
+    struct advisor_row *rows = NULL;
+    size_t reached = 0;
+    while (reached < s.n && row_complete(&s.rows[reached]))
+        reached++;
+    rows = all_rows(sj, &s, reached, &n);
+    if (rc == 0 && (!rows || !n || write_outputs(sj, &s, rows, n, "done", err) != 0)) {
+        /* Measured but not delivered: the user must not read "done" over missing
+         * results. */
+        err_wrap(err, -EIO, "writing ConfigMap %s", x->cm_name);
+        free(rows);
+        sweep_free(&s);
+        goto failed;
+    }
+    if (rc == 0) {
+        char rec[160] = "no variant qualifies";
+        if (sj->have_advice && sj->advice.recommended >= 0)
+            snprintf(rec, sizeof(rec), "recommended %s", rows[sj->advice.recommended].variant.spec);
+        job_event(x, "Normal", "SweepCompleted", "sweep %s done: %zu variants, %s", x->j->handled,
+                  n, rec);
+        metrics_sweep_result(x->env->m, METRICS_SWEEP_DONE);
+        log_info("sweep.done", "namespace=%s deployment=%s variants=%zu", x->j->ns, x->j->name, n);
+        rc = job_set_status(x, "done", NULL, err);
+    } else if (rc == -ECANCELED && x->j->stop_reason != JOB_STOP_CANCEL) {
+        /* Shutdown or lost lease: the runner restored the original; the progress
+         * stays in the ConfigMap and the status stays "running k/n", so the next
+         * leader resumes. */
+        if (rows && n)
+            write_outputs(sj, &s, rows, n, "interrupted", serr);
+        job_event(x, "Normal", "SweepInterrupted",
+                  "operator stopping after %zu/%zu variants; original restored; "
+                  "the sweep "
+                  "resumes when an operator leads again",
+                  n, sj->all.n);
+        metrics_sweep_result(x->env->m, METRICS_SWEEP_CANCELLED);
+        x->j->handled[0] = '\0'; /* not finished: a successor must pick it up */
+        rc = 0;
+    } else if (rc == -ECANCELED) {
+        if (rows && n)
+            write_outputs(sj, &s, rows, n, "cancelled", serr);
+        job_event(x, "Normal", "SweepCancelled", "sweep cancelled after %zu/%zu variants", n,
+                  sj->all.n);
+        metrics_sweep_result(x->env->m, METRICS_SWEEP_CANCELLED);
+        rc = job_set_status(x, "failed: cancelled (sizeup.dev/sweep removed)", NULL, err);
+    } else {
+        if (rows && n)
+            write_outputs(sj, &s, rows, n, "failed", serr);
+        free(rows);
+        sweep_free(&s);
+        goto failed;
+    }
+    free(rows);
+    sweep_free(&s);
+    return rc;
+failed:
+    snprintf(status, sizeof(status), "failed: %s", err[0] ? err : "sweep failed");
+    job_event(x, "Warning", "SweepFailed", "%s", status);
+    metrics_sweep_result(x->env->m, METRICS_SWEEP_FAILED);
+    log_warn("sweep.failed", "namespace=%s deployment=%s error=\"%s\"", x->j->ns, x->j->name,
+             LOGQ(err));
+    return job_set_status(x, status, NULL, serr);
+}
+
+/* One mode's clean-up on a fresh platform: prepare adopts what an earlier run
+ * of ours left (a clone labelled as ours; a saved original template, kept as
+ * the original) and refuses what is not ours; restore then deletes the clone or
+ * puts the saved template back. */
+static int cleanup_mode(struct sweep_job *sj, enum kube_sweep_mode mode, char *err)
+{
+    struct platform p = {0};
+    int rc = make_platform(sj, mode, &p, err);
+    if (rc)
+        return rc;
+    rc = p.ops->prepare(p.self, err);
+    if (rc == 0)
+        rc = p.ops->restore(p.self, err);
+    p.ops->free(p.self);
+    return rc;
+}
+
+int job_restore_leftovers(struct sweep_job *sj, char *err)
+{
+    struct jctx *x = sj->x;
+    int rc = 0;
+
+    /* Both modes, whatever the annotation says now: the mode may have been
+     * changed while no operator ran. In place only when a saved template shows a
+     * patch may be on. */
+    if (kube_annotation(x->deploy, KUBE_ANN_ORIGINAL))
+        rc = cleanup_mode(sj, KUBE_MODE_IN_PLACE, err);
+    if (rc == 0)
+        rc = cleanup_mode(sj, KUBE_MODE_CLONE, err);
+    if (rc == 0)
+        log_info("sweep.cleaned-up", "namespace=%s deployment=%s", x->j->ns, x->j->name);
+    return rc;
+}
