@@ -189,7 +189,10 @@ static void print_table(const struct sweep *s, const struct profile *p)
             continue;
         }
         char marks[160] = "";
-        unsigned f = r->flags & ~ADVISOR_ROW_UNENFORCED;
+        unsigned f = r->flags;
+        if (f & ADVISOR_ROW_UNENFORCED)
+            snprintf(marks + strlen(marks), sizeof(marks) - strlen(marks),
+                     " [limits not enforced]");
         if (f & ADVISOR_ROW_CPU_EXCEEDS_HOST)
             snprintf(marks + strlen(marks), sizeof(marks) - strlen(marks), " [exceeds host]");
         if (f & ADVISOR_ROW_CONTENDED)

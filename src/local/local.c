@@ -211,9 +211,10 @@ static int local_prepare(void *self, char *err)
     if (l->cfg.no_cgroup) {
         l->enforced = false;
         snprintf(l->note, sizeof(l->note), "cgroups disabled by configuration");
-    } else if (l->self.version == CG_NONE) {
+    } else if (l->self.version == CG_NONE || !l->enforced) {
         l->enforced = false;
-        snprintf(l->note, sizeof(l->note), "no usable cgroup: %s", l->self.why);
+        if (l->self.version == CG_NONE)
+            snprintf(l->note, sizeof(l->note), "no usable cgroup: %s", l->self.why);
     } else {
         snprintf(name, sizeof(name), "sizeup-%d", (int)getpid());
         if (cg_prepare(&l->self, name, &l->parent, e) == 0) {
@@ -938,6 +939,12 @@ int local_platform_new(const struct local_config *cfg, struct platform *out, cha
     l->enforced = l->self.version != CG_NONE && !cfg->no_cgroup;
     if (!l->enforced)
         snprintf(l->note, sizeof(l->note), "%s", l->self.why);
+    /* An early, cheap answer for the start-up banner; prepare gives the final one. */
+    if (l->enforced && (access(l->self.cpu, W_OK) != 0 || access(l->self.memory, W_OK) != 0)) {
+        l->enforced = false;
+        snprintf(l->note, sizeof(l->note), "no writable cgroup: %s is not writable by this user",
+                 access(l->self.cpu, W_OK) != 0 ? l->self.cpu : l->self.memory);
+    }
     out->ops = &local_ops;
     out->self = l;
     return 0;

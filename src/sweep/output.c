@@ -167,7 +167,7 @@ const char *output_state(const struct output_doc *d, size_t i, char *buf, size_t
     const struct advisor_row *r = &d->rows[i];
     char marks[160];
 
-    output_marks(r->flags & ~ADVISOR_ROW_UNENFORCED, marks, sizeof(marks));
+    output_marks(r->flags, marks, sizeof(marks));
     if (!r->measured)
         snprintf(buf, len, "FAILED (%s)", r->note[0] ? r->note : "not run");
     else if (marks[0])
