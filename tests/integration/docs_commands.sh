@@ -139,7 +139,7 @@ while IFS=$'\t' read -r id kind where first; do
         if grep -q 'sizeup sweep' "$tmp/run.sh"; then
             if "$PY" -c 'import json, sys
 d = json.load(open(sys.argv[1]))
-bad = [(v.get("spec"), v.get("state"), v.get("reason", v.get("state_text"))) for v in d["variants"]
+bad = [(v.get("spec"), v.get("state"), (v.get("failure") or {}).get("reason")) for v in d["variants"]
        if v.get("state") != "measured"]
 if bad or not d["variants"]:
     sys.exit("variants not measured: %r" % bad)' "$work/sizing/results.json" 2>"$tmp/why"; then
