@@ -93,6 +93,11 @@ k["contexts"] = [c for c in k["contexts"] if c["name"] == k["current-context"]]
 open(sys.argv[2], "w").write(yaml.safe_dump(k))
 PY
     chmod 600 "$2"
+    printf '%s' "$tok" >"$2.token"
+}
+http_code() { # TOKEN-FILE PATH: the HTTP status the fake answers a GET of PATH with
+    curl -s -o /dev/null -w '%{http_code}' --cacert "$fake/ca.crt" \
+        -H "Authorization: Bearer $(cat "$1")" "https://127.0.0.1:$port$2"
 }
 sa_kubeconfig system:serviceaccount:sizeup:sizeup "$tmp/sa.kubeconfig"
 sa=(kubectl --kubeconfig "$tmp/sa.kubeconfig" --request-timeout=20s)
@@ -193,6 +198,15 @@ can "read its Lease" get lease sizeup-leader -n sizeup
 sed -i 's/holderIdentity: sizeup-0/holderIdentity: sizeup-1/' "$tmp/lease-cur.yaml"
 can "update (renew) its Lease" replace -f "$tmp/lease-cur.yaml"
 
+# Nodes: the fake serves none, so an authorized list gets 404 and an unauthorized one 403.
+sa_kubeconfig system:serviceaccount:default:default "$tmp/nobody.kubeconfig"
+code=$(http_code "$tmp/sa.kubeconfig.token" /api/v1/nodes)
+nobody=$(http_code "$tmp/nobody.kubeconfig.token" /api/v1/nodes)
+if [ "$code" = 404 ] && [ "$nobody" = 403 ]; then
+    PASSED=$((PASSED + 1)); echo "ok   allowed: list nodes (404: the fake has no nodes; 403 for a ServiceAccount without the rule)"
+else
+    FAILED=$((FAILED + 1)); echo "FAIL list nodes: $code for the operator, $nobody for another ServiceAccount (want 404, 403)"
+fi
 cannot "read Secrets" get secret app-secret -n default
 cannot "list Secrets" get secrets -A
 cannot "delete a ConfigMap" delete configmap app-sizing -n default
