@@ -163,9 +163,9 @@ can "list Pods and Services" get pods,services -A
 can "read ConfigMaps" get configmaps -n default
 can "create a ConfigMap (results)" create -f "$(obj cm 'apiVersion: v1
 kind: ConfigMap
-metadata: {name: app-sizing, namespace: default}
+metadata: {name: rbac-check, namespace: default}
 data: {results.md: x}')"
-can "update a ConfigMap" patch configmap app-sizing -n default -p '{"data":{"values.yaml":"a: 1"}}'
+can "update a ConfigMap" patch configmap rbac-check -n default -p '{"data":{"values.yaml":"a: 1"}}'
 can "patch a Deployment (status annotation)" annotate deployment app -n default sizeup.dev/status=done --overwrite
 sed 's/name: app$/name: app-sizeup/' "$tmp/app.yaml" >"$tmp/clone.yaml"
 "${sa[@]}" get deployment app -n default -o yaml >"$tmp/app-cur.yaml"
@@ -209,7 +209,7 @@ else
 fi
 cannot "read Secrets" get secret app-secret -n default
 cannot "list Secrets" get secrets -A
-cannot "delete a ConfigMap" delete configmap app-sizing -n default
+cannot "delete a ConfigMap" delete configmap rbac-check -n default
 cannot "delete Pods" delete pods -n default --all
 cannot "update a Pod" label pods -n default --all x=y
 cannot "create a Service" create -f "$(obj svc 'apiVersion: v1
