@@ -111,6 +111,15 @@ def current_user():
     return dict(row) if row else None
 
 
+@app.get("/")
+def index():
+    """The conferences with their submission counts: what `GET /` (the default profile) loads."""
+    rows = db().execute(
+        "SELECT c.id, c.name, c.city, c.day, count(s.id) AS submissions FROM conferences c "
+        "LEFT JOIN submissions s ON s.conference_id = c.id GROUP BY c.id ORDER BY c.id").fetchall()
+    return as_json({"conferences": [dict(r) for r in rows]})
+
+
 @app.get("/healthz")
 def healthz():
     db().execute("SELECT 1").fetchone()

@@ -189,7 +189,10 @@ static void print_table(const struct sweep *s, const struct profile *p)
             continue;
         }
         char marks[160] = "";
-        unsigned f = r->flags & ~ADVISOR_ROW_UNENFORCED;
+        unsigned f = r->flags;
+        if (f & ADVISOR_ROW_UNENFORCED)
+            snprintf(marks + strlen(marks), sizeof(marks) - strlen(marks),
+                     " [limits not enforced]");
         if (f & ADVISOR_ROW_CPU_EXCEEDS_HOST)
             snprintf(marks + strlen(marks), sizeof(marks) - strlen(marks), " [exceeds host]");
         if (f & ADVISOR_ROW_CONTENDED)
@@ -490,9 +493,13 @@ static int exec_sweep(int argc, char **argv)
             rc = EXIT_RUNTIME;
     }
     print_table(&s, &profile);
-    printf("\n  files: %s/results.md  results.json  values.yaml  auto-sizing.yaml  report.html"
-           "\n  app logs: %s/logs/\n",
-           cli.out, cli.out);
+    {
+        char vp[4200];
+        snprintf(vp, sizeof(vp), "%s/values.yaml", cli.out);
+        printf("\n  files: %s/results.md  results.json  %sauto-sizing.yaml  report.html"
+               "\n  app logs: %s/logs/\n",
+               cli.out, access(vp, F_OK) == 0 ? "values.yaml  " : "", cli.out);
+    }
     if (src == -ECANCELED)
         rc = EXIT_CANCELLED;
     else if (src)

@@ -422,6 +422,9 @@ static int check_server(const char *s, char *err)
 {
     if (strncmp(s, "https://", 8) != 0 && strncmp(s, "http://", 7) != 0)
         return err_set(err, -EINVAL, "cluster server '%.80s' is not an http(s) URL", s);
+    const char *host = s + (s[4] == 's' ? 8 : 7);
+    if (*host == '\0' || *host == '/')
+        return err_set(err, -EINVAL, "cluster server '%.80s' names no host", s);
     for (const char *p = s; *p; p++)
         if ((unsigned char)*p <= 0x20 || (unsigned char)*p >= 0x7f)
             return err_set(err, -EINVAL, "cluster server URL holds a control character or space");

@@ -1,6 +1,7 @@
 #include "local/local.h"
 
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -210,9 +211,10 @@ static int local_prepare(void *self, char *err)
     if (l->cfg.no_cgroup) {
         l->enforced = false;
         snprintf(l->note, sizeof(l->note), "cgroups disabled by configuration");
-    } else if (l->self.version == CG_NONE) {
+    } else if (l->self.version == CG_NONE || !l->enforced) {
         l->enforced = false;
-        snprintf(l->note, sizeof(l->note), "no usable cgroup: %s", l->self.why);
+        if (l->self.version == CG_NONE)
+            snprintf(l->note, sizeof(l->note), "no usable cgroup: %s", l->self.why);
     } else {
         snprintf(name, sizeof(name), "sizeup-%d", (int)getpid());
         if (cg_prepare(&l->self, name, &l->parent, e) == 0) {
@@ -763,21 +765,74 @@ static int local_usage_end(void *self, struct platform_usage *out, char *err)
 
 /* ---- stop ---------------------------------------------------------------------------------- */
 
-/* True when nothing of the variant is left: main process reaped, group and cgroup empty. */
+/* Reaps every exited child of ours without blocking: sizeup is a child subreaper (set in
+ * local_platform_new), so the app's orphaned grandchildren come to us and would otherwise stay
+ * zombies, which still count as members of the process group. The main process's status is
+ * kept. */
+static void reap_children(struct local *l)
+{
+    for (;;) {
+        int st;
+        pid_t r = waitpid(-1, &st, WNOHANG);
+        if (r <= 0)
+            return;
+        if (r == l->pid) {
+            l->reaped = true;
+            l->status = st;
+        }
+    }
+}
+
+/* True when a live (not zombie) process is in process group pgid, from /proc. */
+static bool group_alive(pid_t pgid)
+{
+    DIR *d = opendir("/proc");
+    struct dirent *e;
+    bool alive = false;
+
+    if (!d)
+        return kill(-pgid, 0) == 0;
+    while (!alive && (e = readdir(d))) {
+        char path[64], buf[512];
+        if (e->d_name[0] < '1' || e->d_name[0] > '9')
+            continue;
+        snprintf(path, sizeof(path), "/proc/%s/stat", e->d_name);
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            continue;
+        ssize_t n = read(fd, buf, sizeof(buf) - 1);
+        close(fd);
+        if (n <= 0)
+            continue;
+        buf[n] = '\0';
+        /* pid (comm) state ppid pgrp ...: comm may hold spaces and parentheses. */
+        char *rp = strrchr(buf, ')');
+        char state;
+        long ppid, pgrp;
+        if (rp && sscanf(rp + 1, " %c %ld %ld", &state, &ppid, &pgrp) == 3 && pgrp == pgid &&
+            state != 'Z' && state != 'X')
+            alive = true;
+    }
+    closedir(d);
+    return alive;
+}
+
+/* True when nothing of the variant is left: the main process reaped, and no live process in its
+ * cgroup (every process of the variant, whatever its process group) or, without a cgroup, in its
+ * process group. Zombies do not count: they hold no resources and are reaped above. */
 static bool all_gone(struct local *l)
 {
+    reap_children(l);
     exited(l, NULL, 0);
     if (!l->reaped)
-        return false;
-    if (kill(-l->pid, 0) == 0)
         return false;
     if (l->have_cg) {
         pid_t pids[4];
         size_t n = 0;
-        if (cg_pids(&l->cg, pids, 4, &n, NULL) == 0 && n > 0)
-            return false;
+        if (cg_pids(&l->cg, pids, 4, &n, NULL) == 0)
+            return n == 0;
     }
-    return true;
+    return !group_alive(l->pid);
 }
 
 static void signal_all(struct local *l, int sig)
@@ -873,6 +928,9 @@ int local_platform_new(const struct local_config *cfg, struct platform *out, cha
     if (!l)
         return err_set(err, -ENOMEM, "out of memory");
     l->cfg = *cfg;
+    /* Orphaned grandchildren of the app come to us to be reaped, instead of lingering as zombies
+     * under a slow init and keeping the process group alive. */
+    prctl(PR_SET_CHILD_SUBREAPER, 1);
     snprintf(l->workers_env, sizeof(l->workers_env), "%s", we);
     if (!cfg->no_cgroup)
         cg_detect(&l->self);
@@ -881,6 +939,12 @@ int local_platform_new(const struct local_config *cfg, struct platform *out, cha
     l->enforced = l->self.version != CG_NONE && !cfg->no_cgroup;
     if (!l->enforced)
         snprintf(l->note, sizeof(l->note), "%s", l->self.why);
+    /* An early, cheap answer for the start-up banner; prepare gives the final one. */
+    if (l->enforced && (access(l->self.cpu, W_OK) != 0 || access(l->self.memory, W_OK) != 0)) {
+        l->enforced = false;
+        snprintf(l->note, sizeof(l->note), "no writable cgroup: %s is not writable by this user",
+                 access(l->self.cpu, W_OK) != 0 ? l->self.cpu : l->self.memory);
+    }
     out->ops = &local_ops;
     out->self = l;
     return 0;

@@ -49,6 +49,16 @@ static double num(const cJSON *o, const char *k, double dflt)
     return cJSON_IsNumber(v) && isfinite(v->valuedouble) ? v->valuedouble : dflt;
 }
 
+/* num() clamped to [lo, hi] before conversion: a hand-edited state must not make a float to
+ * integer conversion overflow (undefined behaviour) or a nonsense figure. */
+static double clamped(const cJSON *o, const char *k, double dflt, double lo, double hi)
+{
+    double v = num(o, k, dflt);
+    return v < lo ? lo : v > hi ? hi : v;
+}
+
+#define U64_CAP 9.0e18 /* below UINT64_MAX and INT64_MAX, exactly representable */
+
 /* Reads a row written by row_to_json; the spec must parse and match want. */
 static int row_from_json(const cJSON *o, const struct variant *want, struct advisor_row *r)
 {
@@ -62,16 +72,16 @@ static int row_from_json(const cJSON *o, const struct variant *want, struct advi
     r->measured = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "measured"));
     if (cJSON_IsString(note))
         snprintf(r->note, sizeof(r->note), "%s", note->valuestring);
-    r->throughput_rps = num(o, "throughput_rps", 0);
-    r->p50_us = (uint64_t)fmax(0, num(o, "p50_us", 0));
-    r->p95_us = (uint64_t)fmax(0, num(o, "p95_us", 0));
-    r->p99_us = (uint64_t)fmax(0, num(o, "p99_us", 0));
-    r->error_rate = num(o, "error_rate", 0);
-    r->requests = (uint64_t)fmax(0, num(o, "requests", 0));
-    r->cpu_cores_used = num(o, "cpu_cores_used", -1);
-    r->peak_memory_bytes = (int64_t)num(o, "peak_memory_bytes", -1);
-    r->gen_cores = num(o, "gen_cores", -1);
-    r->flags = (unsigned)num(o, "flags", 0);
+    r->throughput_rps = clamped(o, "throughput_rps", 0, 0, 1e12);
+    r->p50_us = (uint64_t)clamped(o, "p50_us", 0, 0, U64_CAP);
+    r->p95_us = (uint64_t)clamped(o, "p95_us", 0, 0, U64_CAP);
+    r->p99_us = (uint64_t)clamped(o, "p99_us", 0, 0, U64_CAP);
+    r->error_rate = clamped(o, "error_rate", 0, 0, 1);
+    r->requests = (uint64_t)clamped(o, "requests", 0, 0, U64_CAP);
+    r->cpu_cores_used = clamped(o, "cpu_cores_used", -1, -1, 1e6);
+    r->peak_memory_bytes = (int64_t)clamped(o, "peak_memory_bytes", -1, -1, U64_CAP);
+    r->gen_cores = clamped(o, "gen_cores", -1, -1, 1e6);
+    r->flags = (unsigned)clamped(o, "flags", 0, 0, 0xffffffffu);
     return 0;
 }
 
@@ -204,6 +214,28 @@ out:
     return rc;
 }
 
+/* The results ConfigMap is rewritten whole: one of that name that sizeup did not create is the
+ * user's, and is never overwritten. */
+static int check_sizing_owner(struct jctx *x, char *reason)
+{
+    cJSON *cm = NULL;
+    char sub[ERR_LEN] = "";
+    int rc = kube_get(x->c, &KUBE_CONFIGMAPS, x->j->ns, x->cm_name, &cm, sub);
+
+    if (rc == -ENOENT)
+        return 0;
+    if (rc)
+        return err_set(reason, rc, "reading ConfigMap %s: %s", x->cm_name, sub);
+    const char *by = kube_label(cm, "app.kubernetes.io/managed-by");
+    if (!by || strcmp(by, "sizeup") != 0)
+        rc = err_set(reason, -EINVAL,
+                     "ConfigMap %s exists and is not managed by sizeup (label "
+                     "app.kubernetes.io/managed-by: sizeup): not overwriting it",
+                     x->cm_name);
+    cJSON_Delete(cm);
+    return rc;
+}
+
 static int check_request(struct sweep_job *sj, char *reason)
 {
     struct jctx *x = sj->x;
@@ -229,6 +261,9 @@ static int check_request(struct sweep_job *sj, char *reason)
         return err_set(reason, -EINVAL,
                        "port: not annotated and the container declares no containerPort");
     rc = load_profile(sj, reason);
+    if (rc)
+        return rc;
+    rc = check_sizing_owner(x, reason);
     if (rc)
         return rc;
     if (x->req.target == ANNOT_TARGET_URL)

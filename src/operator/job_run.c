@@ -260,8 +260,7 @@ int job_run_sweep(struct sweep_job *sj, char *err)
         if (rows && n)
             write_outputs(sj, &s, rows, n, "interrupted", serr);
         job_event(x, "Normal", "SweepInterrupted",
-                  "operator stopping after %zu/%zu variants; original restored; "
-                  "the sweep "
+                  "operator stopping after %zu/%zu variants; original restored; the sweep "
                   "resumes when an operator leads again",
                   n, sj->all.n);
         metrics_sweep_result(x->env->m, METRICS_SWEEP_CANCELLED);

@@ -697,10 +697,11 @@ static void find_caveats(const struct advisor_row *rows, size_t n, const struct 
         }
     if (k)
         finding(a,
-                "%d variant%s asked for more CPU than this host has (%.0f cores): %s. Their "
-                "rows show what the host could give, not the limit asked for; they are marked "
-                "and never recommended.",
-                k, k == 1 ? "" : "s", o->host_cores, list);
+                "%d variant%s asked for more CPU than this host has (%.0f cores): %s. %s "
+                "what the host could give, not the limit asked for; %s marked and never "
+                "recommended.",
+                k, k == 1 ? "" : "s", o->host_cores, list,
+                k == 1 ? "Its row shows" : "Their rows show", k == 1 ? "it is" : "they are");
     list[0] = '\0';
     k = 0;
     for (size_t i = 0; i < n; i++)
@@ -714,11 +715,11 @@ static void find_caveats(const struct advisor_row *rows, size_t n, const struct 
         }
     if (k)
         finding(a,
-                "The host could not give %d variant%s its CPU limit: the app's limit plus the "
+                "The host could not give %d variant%s %s CPU limit: the app's limit plus the "
                 "load generator and the other processes on this %.0f-core host came to more "
                 "than the host has, or the generator itself was saturated: %s. Those rows are "
                 "marked contended; they show a floor, not the app's capacity.",
-                k, k == 1 ? "" : "s", o->host_cores, list);
+                k, k == 1 ? "" : "s", k == 1 ? "its" : "their", o->host_cores, list);
     bool unenforced = false;
     for (size_t i = 0; i < n; i++)
         if (rows[i].flags & ADVISOR_ROW_UNENFORCED)

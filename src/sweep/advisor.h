@@ -37,11 +37,11 @@
 #define ADVISOR_ROW_CONTENDED        (1u << 2) /* app CPU limit + generator / other CPU > host */
 #define ADVISOR_ROW_GEN_SATURATED    (1u << 3) /* the load generator was the bottleneck */
 #define ADVISOR_ROW_INTERRUPTED      (1u << 4) /* measurement cut short (cancelled) */
-/* Flags that disqualify a row from the recommendation and the rule fit. Unenforced limits do
- * not: when no limit is enforced every row is equally affected and the caveat is stated. */
+/* Flags that keep a row from being presented as capacity: no estimated users, no
+ * recommendation, no vote in the rule fit or the findings. Its figures stay in the table. */
 #define ADVISOR_ROW_NOT_CAPACITY                                                                   \
-    (ADVISOR_ROW_CPU_EXCEEDS_HOST | ADVISOR_ROW_CONTENDED | ADVISOR_ROW_GEN_SATURATED |            \
-     ADVISOR_ROW_INTERRUPTED)
+    (ADVISOR_ROW_CPU_EXCEEDS_HOST | ADVISOR_ROW_UNENFORCED | ADVISOR_ROW_CONTENDED |               \
+     ADVISOR_ROW_GEN_SATURATED | ADVISOR_ROW_INTERRUPTED)
 
 /* One variant's figures, as measured. */
 struct advisor_row {

@@ -167,7 +167,7 @@ const char *output_state(const struct output_doc *d, size_t i, char *buf, size_t
     const struct advisor_row *r = &d->rows[i];
     char marks[160];
 
-    output_marks(r->flags & ~ADVISOR_ROW_UNENFORCED, marks, sizeof(marks));
+    output_marks(r->flags, marks, sizeof(marks));
     if (!r->measured)
         snprintf(buf, len, "FAILED (%s)", r->note[0] ? r->note : "not run");
     else if (marks[0])
@@ -489,6 +489,7 @@ static cJSON *json_variant(const struct output_doc *d, size_t i)
         cJSON *t = cJSON_AddObjectToObject(o, "timing");
         if (t) {
             cJSON_AddNumberToObject(t, "ready_s", sr->ready_s);
+            cJSON_AddNumberToObject(t, "stop_s", sr->stop_s);
             cJSON_AddNumberToObject(t, "wall_s", sr->wall_s);
             cJSON_AddNumberToObject(t, "overhead_s", sr->overhead_s);
         }

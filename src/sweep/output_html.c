@@ -190,27 +190,28 @@ int output_report_html(FILE *f, const struct output_doc *d, char *err)
     const struct advice *a = d->advice;
     char t[40], line[1024], b1[QTY_LEN], b2[QTY_LEN], l1[32], l2[32], l3[32], st[320];
 
-    fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
-          "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-          "<title>sizeup: sizing results</title>\n<style>\n"
-          "body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;margin:2em auto;"
-          "max-width:1000px;padding:0 1em;color:#212121;line-height:1.45}\n"
-          "h1{font-size:1.6em}h2{font-size:1.25em;margin-top:1.6em;border-bottom:1px solid #ddd}\n"
-          "table{border-collapse:collapse;font-size:.9em;margin:.6em 0}\n"
-          "th,td{border:1px solid #ddd;padding:.3em .55em;text-align:right}\n"
-          "th{background:#f5f5f5}td:first-child,th:first-child{text-align:left}\n"
-          "tr.rec{background:#e8f5e9;font-weight:600}\n"
-          ".HEALTHY{color:#2e7d32}.STRESSED{color:#a66d00}.OVERLOADED,.FAILED{color:#c62828}\n"
-          ".warn{background:#fff3e0;border-left:4px solid #ef6c00;padding:.5em 1em}\n"
-          "figure{margin:1em 0}figcaption{font-weight:600;margin-bottom:.3em}\n"
-          ".chart{max-width:100%;height:auto;font-size:12px}.lbl{fill:#212121}"
-          ".val{fill:#424242}\n.thr{stroke:#616161;stroke-dasharray:4 3}.thrl{fill:#616161;"
-          "font-size:11px}\n"
-          "code,pre{background:#f5f5f5;font-size:.9em}pre{padding:.6em;overflow:auto}\n"
-          "dl.setup{display:grid;grid-template-columns:max-content auto;gap:.2em 1em}"
-          "dl.setup dt{font-weight:600}dl.setup dd{margin:0}\n"
-          "</style></head><body>\n<h1>Sizing results</h1>\n",
-          f);
+    fputs(
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+        "<title>sizeup: sizing results</title>\n<style>\n"
+        "body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;margin:2em auto;"
+        "max-width:1000px;padding:0 1em;color:#212121;line-height:1.45}\n"
+        "h1{font-size:1.6em}h2{font-size:1.25em;margin-top:1.6em;border-bottom:1px solid #ddd}\n"
+        "table{border-collapse:collapse;font-size:.9em;margin:.6em 0}\n"
+        "th,td{border:1px solid #ddd;padding:.3em .55em;text-align:right}\n"
+        "th{background:#f5f5f5}td:first-child,th:first-child{text-align:left;white-space:nowrap}\n"
+        "tr.rec{background:#e8f5e9;font-weight:600}\n"
+        ".HEALTHY{color:#2e7d32}.STRESSED{color:#a66d00}.OVERLOADED,.FAILED{color:#c62828}\n"
+        ".warn{background:#fff3e0;border-left:4px solid #ef6c00;padding:.5em 1em}\n"
+        "figure{margin:1em 0}figcaption{font-weight:600;margin-bottom:.3em}\n"
+        ".chart{max-width:100%;height:auto;font-size:12px}.lbl{fill:#212121}"
+        ".val{fill:#424242}\n.thr{stroke:#616161;stroke-dasharray:4 3}.thrl{fill:#616161;"
+        "font-size:11px}\n"
+        "code,pre{background:#f5f5f5;font-size:.9em}pre{padding:.6em;overflow:auto}\n"
+        "dl.setup{display:grid;grid-template-columns:max-content auto;gap:.2em 1em}"
+        "dl.setup dt{font-weight:600}dl.setup dd{margin:0}\n"
+        "</style></head><body>\n<h1>Sizing results</h1>\n",
+        f);
     if (d->cancelled)
         fputs("<p class=\"warn\"><b>Cancelled:</b> the sweep was stopped before its end; the "
               "rows below are what was measured until then.</p>\n",

@@ -272,8 +272,10 @@ static void run_variant(struct ctx *c)
                  row->usage.note[0] ? row->usage.note : "died during the measured window");
 stop:
     progress(c, SWEEP_PHASE_STOP, NULL);
+    double t_stop = now_s();
     if (pl->ops->stop_variant(pl->self, err) != 0)
         log_warn("sweep.stop", "variant=%s error=\"%s\"", row->variant.spec, err);
+    row->stop_s = now_s() - t_stop;
     row->wall_s = now_s() - c->t0;
     row->overhead_s = row->wall_s - (row->have_load ? plan_length_s(plan, nplan) : 0);
     mark_row(c->s, row);

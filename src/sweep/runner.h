@@ -62,6 +62,7 @@ struct sweep_row {
     double host_other_cores; /* everything but the variant on the host, cores; < 0 unknown */
     double ready_s;          /* apply -> ready */
     double wall_s;           /* apply -> stopped */
+    double stop_s;           /* stop_variant: the app's shutdown and the clean-up */
     double overhead_s;       /* wall_s minus the load phases' planned length */
 };
 

@@ -68,11 +68,15 @@ int variant_parse(const char *token, struct variant *out, char *err)
         return err_set(err, rc, "bad variant '%s': %s", token, qerr);
     if (cpu <= 0)
         return err_set(err, -EINVAL, "bad variant '%s': CPU must be above zero", token);
+    if (cpu > VARIANT_CPU_MAX_M)
+        return err_set(err, -ERANGE, "bad variant '%s': more than 1024 cores", token);
     rc = qty_parse_memory(slash + 1, &mem, qerr);
     if (rc)
         return err_set(err, rc, "bad variant '%s': %s", token, qerr);
     if (mem <= 0)
         return err_set(err, -EINVAL, "bad variant '%s': memory must be above zero", token);
+    if (mem > VARIANT_MEMORY_MAX)
+        return err_set(err, -ERANGE, "bad variant '%s': more than 64Ti of memory", token);
     /* The smallest memory limit a kubelet accepts in practice is a few MiB; below 4 MiB a
      * process cannot even start, so such a token is a unit mistake ("512" meaning 512Mi). */
     if (mem < (4LL << 20))

@@ -16,6 +16,8 @@
 #define VARIANT_LIST_MAX    4096 /* characters in a whole list */
 #define VARIANT_WORKERS_MAX 1024
 #define VARIANT_LABEL_LEN   64
+#define VARIANT_CPU_MAX_M   1024000LL    /* 1024 cores: beyond any node */
+#define VARIANT_MEMORY_MAX  (64LL << 40) /* 64 TiB: likewise */
 
 /* Seed 000's sweep: the list used when the user names none. */
 #define VARIANT_DEFAULT_LIST "1@0.5/512Mi 1@1/512Mi 2@1/1Gi 2@2/1Gi 4@2/1Gi 4@4/2Gi"

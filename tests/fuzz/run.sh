@@ -14,6 +14,8 @@ for bin in "$@"; do
     mkdir -p "$seeds" "$work"
     limit=(-max_total_time="$secs")
     [ -n "${RUNS:-}" ] && limit=(-runs="$RUNS")
+    # shellcheck disable=SC2206
+    [ -n "${FUZZ_SEED:-}" ] && limit+=(-seed="$FUZZ_SEED")
     log="$root/build/fuzz/out/$name.log"
     if "$bin" "${limit[@]}" -rss_limit_mb=2048 -timeout=10 -artifact_prefix="$root/build/fuzz/out/$name-" \
         "$work" "$seeds" >"$log" 2>&1; then

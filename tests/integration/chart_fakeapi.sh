@@ -93,6 +93,11 @@ k["contexts"] = [c for c in k["contexts"] if c["name"] == k["current-context"]]
 open(sys.argv[2], "w").write(yaml.safe_dump(k))
 PY
     chmod 600 "$2"
+    printf '%s' "$tok" >"$2.token"
+}
+http_code() { # TOKEN-FILE PATH: the HTTP status the fake answers a GET of PATH with
+    curl -s -o /dev/null -w '%{http_code}' --cacert "$fake/ca.crt" \
+        -H "Authorization: Bearer $(cat "$1")" "https://127.0.0.1:$port$2"
 }
 sa_kubeconfig system:serviceaccount:sizeup:sizeup "$tmp/sa.kubeconfig"
 sa=(kubectl --kubeconfig "$tmp/sa.kubeconfig" --request-timeout=20s)
@@ -158,9 +163,9 @@ can "list Pods and Services" get pods,services -A
 can "read ConfigMaps" get configmaps -n default
 can "create a ConfigMap (results)" create -f "$(obj cm 'apiVersion: v1
 kind: ConfigMap
-metadata: {name: app-sizing, namespace: default}
+metadata: {name: rbac-check, namespace: default}
 data: {results.md: x}')"
-can "update a ConfigMap" patch configmap app-sizing -n default -p '{"data":{"values.yaml":"a: 1"}}'
+can "update a ConfigMap" patch configmap rbac-check -n default -p '{"data":{"values.yaml":"a: 1"}}'
 can "patch a Deployment (status annotation)" annotate deployment app -n default sizeup.dev/status=done --overwrite
 sed 's/name: app$/name: app-sizeup/' "$tmp/app.yaml" >"$tmp/clone.yaml"
 "${sa[@]}" get deployment app -n default -o yaml >"$tmp/app-cur.yaml"
@@ -193,9 +198,18 @@ can "read its Lease" get lease sizeup-leader -n sizeup
 sed -i 's/holderIdentity: sizeup-0/holderIdentity: sizeup-1/' "$tmp/lease-cur.yaml"
 can "update (renew) its Lease" replace -f "$tmp/lease-cur.yaml"
 
+# Nodes: the fake serves none, so an authorized list gets 404 and an unauthorized one 403.
+sa_kubeconfig system:serviceaccount:default:default "$tmp/nobody.kubeconfig"
+code=$(http_code "$tmp/sa.kubeconfig.token" /api/v1/nodes)
+nobody=$(http_code "$tmp/nobody.kubeconfig.token" /api/v1/nodes)
+if [ "$code" = 404 ] && [ "$nobody" = 403 ]; then
+    PASSED=$((PASSED + 1)); echo "ok   allowed: list nodes (404: the fake has no nodes; 403 for a ServiceAccount without the rule)"
+else
+    FAILED=$((FAILED + 1)); echo "FAIL list nodes: $code for the operator, $nobody for another ServiceAccount (want 404, 403)"
+fi
 cannot "read Secrets" get secret app-secret -n default
 cannot "list Secrets" get secrets -A
-cannot "delete a ConfigMap" delete configmap app-sizing -n default
+cannot "delete a ConfigMap" delete configmap rbac-check -n default
 cannot "delete Pods" delete pods -n default --all
 cannot "update a Pod" label pods -n default --all x=y
 cannot "create a Service" create -f "$(obj svc 'apiVersion: v1
@@ -242,53 +256,73 @@ metadata: {name: y-sizing, namespace: default}')"
 op_probe=""
 [ -x "$SIZEUP" ] && op_probe=$(timeout 5 "$SIZEUP" operator --help 2>&1 || true)
 if [ -x "$SIZEUP" ] && [[ $op_probe != *"not available in this build yet"* ]]; then
-    sa_kubeconfig system:serviceaccount:sizeup:sizeup "$tmp/sa.kubeconfig"
-    mapfile -t chart_args < <("$PY" -c 'import sys, yaml
+    # sweep_as RENDER USER NS: runs the operator with the args of the Deployment in RENDER, as
+    # ServiceAccount USER, asks for a one-variant sweep of app in NS with a short profile, and
+    # checks the sweep ends "done" and that the fake refused none of the operator's requests.
+    sweep_as() {
+        local render=$1 user=$2 ns=$3 a status total denied mark
+        sa_kubeconfig "system:serviceaccount:sizeup:$user" "$tmp/op.kubeconfig"
+        mapfile -t chart_args < <("$PY" -c 'import sys, yaml
 d = [o for o in yaml.safe_load_all(open(sys.argv[1])) if o and o["kind"] == "Deployment"][0]
-for a in d["spec"]["template"]["spec"]["containers"][0]["args"]: print(a)' "$tmp/want.yaml")
-    # The chart's args start with the subcommand; the admin port moves off 8081 so parallel tests
-    # cannot collide.
-    args=()
-    for a in "${chart_args[@]}"; do [ "$a" = ":8081" ] && a="127.0.0.1:0"; args+=("$a"); done
-    mark=$(wc -l <"$fake/requests.log")
-    echo "running: sizeup ${args[*]} --kubeconfig sa.kubeconfig"
-    "$SIZEUP" "${args[@]}" --kubeconfig "$tmp/sa.kubeconfig" >"$tmp/operator.log" 2>&1 &
-    op_pid=$!
-    # Section 2 wrote a status by hand: clear it, then ask for a sweep of one small variant.
-    "${admin[@]}" annotate deployment app -n default sizeup.dev/status- >/dev/null
-    "${admin[@]}" annotate deployment app -n default --overwrite sizeup.dev/sweep=1 \
-        sizeup.dev/configs="1@0.5/128Mi" >/dev/null
-    status=""
-    for _ in $(seq 240); do
-        status=$("${admin[@]}" get deploy app -n default \
-            -o jsonpath='{.metadata.annotations.sizeup\.dev/status}' 2>/dev/null || true)
-        case $status in done | failed*) break ;; esac
-        kill -0 "$op_pid" 2>/dev/null || break
-        sleep 0.5
-    done
-    if [ "$status" = "done" ]; then
-        PASSED=$((PASSED + 1)); echo "ok   the operator with the chart's flags swept app: status $status"
-    elif [[ $status == *"no Kubernetes platform"* ]]; then
-        # The operator is there but cannot sweep yet: say so, do not count it either way.
-        echo "skip the sweep itself: the operator in this build says '$status'"
-    else
-        FAILED=$((FAILED + 1)); echo "FAIL the operator did not finish the sweep: status '$status'"
-        tail -n 30 "$tmp/operator.log" | sed 's/^/     /'
-    fi
-    # Only the operator's own requests: the ones after it started, by its ServiceAccount.
-    tail -n +"$((mark + 1))" "$fake/requests.log" |
-        grep -F '"user":"system:serviceaccount:sizeup:sizeup"' >"$tmp/op-requests.log" || true
-    total=$(wc -l <"$tmp/op-requests.log")
-    denied=$(grep -c '"code":403' "$tmp/op-requests.log" || true)
-    if [ "$total" -gt 0 ] && [ "$denied" -eq 0 ]; then
-        PASSED=$((PASSED + 1)); echo "ok   $total API requests by the operator, none refused (403)"
-    else
-        FAILED=$((FAILED + 1)); echo "FAIL the operator made $total requests, $denied refused (403):"
-        grep '"code":403' "$tmp/op-requests.log" | head -n 10 | sed 's/^/     /'
-    fi
-    kill "$op_pid" 2>/dev/null || true
-    wait "$op_pid" 2>/dev/null || true
-    op_pid=""
+for a in d["spec"]["template"]["spec"]["containers"][0]["args"]: print(a)' "$render")
+        # The chart's args start with the subcommand; the admin port moves off 8081 so that
+        # parallel tests cannot collide.
+        args=()
+        for a in "${chart_args[@]}"; do [ "$a" = ":8081" ] && a="127.0.0.1:0"; args+=("$a"); done
+        "${admin[@]}" apply -f - >/dev/null <<EOT
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: quick, namespace: $ns}
+data:
+  profile.yaml: |
+    users: 4
+    duration: 2s
+    warmup: 1s
+EOT
+        sed "s/namespace: default/namespace: $ns/" "$tmp/app.yaml" | "${admin[@]}" apply -f - >/dev/null
+        # Section 2 wrote a status by hand: clear it before asking.
+        "${admin[@]}" annotate deployment app -n "$ns" sizeup.dev/status- >/dev/null
+        mark=$(wc -l <"$fake/requests.log")
+        echo "running: sizeup ${args[*]} --kubeconfig <$user's token>"
+        "$SIZEUP" "${args[@]}" --kubeconfig "$tmp/op.kubeconfig" >"$tmp/operator.log" 2>&1 &
+        op_pid=$!
+        "${admin[@]}" annotate deployment app -n "$ns" --overwrite sizeup.dev/sweep="$ns-1" \
+            sizeup.dev/configs="1@0.5/128Mi" sizeup.dev/profile=quick >/dev/null
+        status=""
+        for _ in $(seq 240); do
+            status=$("${admin[@]}" get deploy app -n "$ns" \
+                -o jsonpath='{.metadata.annotations.sizeup\.dev/status}' 2>/dev/null || true)
+            case $status in "done" | failed*) break ;; esac
+            kill -0 "$op_pid" 2>/dev/null || break
+            sleep 0.5
+        done
+        if [ "$status" = "done" ]; then
+            PASSED=$((PASSED + 1)); echo "ok   as $user, the operator swept $ns/app: status $status"
+        elif [[ $status == *"no Kubernetes platform"* ]]; then
+            # The operator is there but cannot sweep yet: say so, do not count it either way.
+            echo "skip the sweep itself: the operator in this build says '$status'"
+        else
+            FAILED=$((FAILED + 1)); echo "FAIL as $user, the sweep of $ns/app ended '$status'"
+            tail -n 30 "$tmp/operator.log" | sed 's/^/     /'
+        fi
+        kill "$op_pid" 2>/dev/null || true
+        wait "$op_pid" 2>/dev/null || true
+        op_pid=""
+        # Only the operator's own requests: the ones after it started, by its ServiceAccount.
+        tail -n +"$((mark + 1))" "$fake/requests.log" |
+            grep -F "\"user\":\"system:serviceaccount:sizeup:$user\"" >"$tmp/op-requests.log" || true
+        total=$(wc -l <"$tmp/op-requests.log")
+        denied=$(grep -c '"code":403' "$tmp/op-requests.log" || true)
+        if [ "$total" -gt 0 ] && [ "$denied" -eq 0 ]; then
+            PASSED=$((PASSED + 1)); echo "ok   $total API requests by the operator as $user, none refused (403)"
+        else
+            FAILED=$((FAILED + 1)); echo "FAIL the operator as $user made $total requests, $denied refused (403):"
+            grep '"code":403' "$tmp/op-requests.log" | head -n 10 | sed 's/^/     /'
+        fi
+    }
+    sweep_as "$tmp/want.yaml" sizeup default
+    # Namespaced mode: the flags (--namespace shop) and Roles of the "scoped" release.
+    sweep_as "$tmp/scoped.yaml" scoped-sizeup shop
 
     # Leader election with the flags the chart adds for replicaCount > 1: the operator must take
     # the Lease the Role names, renew it, and release it on SIGTERM, with no 403.
@@ -300,9 +334,10 @@ for a in d["spec"]["template"]["spec"]["containers"][0]["args"]: print(a)' "$tmp
     args=()
     for a in "${chart_args[@]}"; do [ "$a" = ":8081" ] && a="127.0.0.1:0"; args+=("$a"); done
     "${admin[@]}" delete lease sizeup-leader -n sizeup >/dev/null
+    sa_kubeconfig system:serviceaccount:sizeup:sizeup "$tmp/op.kubeconfig"
     mark=$(wc -l <"$fake/requests.log")
-    echo "running: sizeup ${args[*]} --kubeconfig sa.kubeconfig"
-    POD_NAME=sizeup-test-0 "$SIZEUP" "${args[@]}" --kubeconfig "$tmp/sa.kubeconfig" \
+    echo "running: sizeup ${args[*]} --kubeconfig <sizeup's token>"
+    POD_NAME=sizeup-test-0 "$SIZEUP" "${args[@]}" --kubeconfig "$tmp/op.kubeconfig" \
         >"$tmp/operator-leader.log" 2>&1 &
     op_pid=$!
     holder=""

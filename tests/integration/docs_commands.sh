@@ -135,6 +135,19 @@ while IFS=$'\t' read -r id kind where first; do
         sed 's/^/   | /' "$tmp/out" | head -n 15
         # The entrypoint snippet's output is cross-checked below.
         if grep -qF 'sizeup_workers' "$tmp/run.sh"; then cp "$tmp/out" "$tmp/snippet.out"; fi
+        # A documented sweep must have measured something, not just exited 0 with FAILED rows.
+        if grep -q 'sizeup sweep' "$tmp/run.sh"; then
+            if "$PY" -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+bad = [(v.get("spec"), v.get("state"), (v.get("failure") or {}).get("reason")) for v in d["variants"]
+       if v.get("state") != "measured"]
+if bad or not d["variants"]:
+    sys.exit("variants not measured: %r" % bad)' "$work/sizing/results.json" 2>"$tmp/why"; then
+                ran+=("$where: every variant of the guide's sweep was measured (sizing/results.json)")
+            else
+                failed+=("$where: the guide's sweep did not measure its variants: $(cat "$tmp/why")")
+            fi
+        fi
     else
         rc=$?
         failed+=("$where: $first (exit $rc)")

@@ -47,6 +47,20 @@ check_bad target 'http://127.0.0.1:1/' 'target: 127.0.0.1:1 is unreachable'
 check_bad profile 'no-such-profile' 'profile: ConfigMap "no-such-profile" not found'
 check_bad profile 'broken-profile' 'profile:'
 
+# A ConfigMap web-sizing that sizeup did not create is never overwritten.
+k apply -f - >/dev/null <<'YAML' || fail "cannot create the user's web-sizing"
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: web-sizing
+data:
+  mine: "keep me"
+YAML
+check_bad mode clone 'ConfigMap web-sizing exists and is not managed by sizeup'
+[ "$(k get configmap web-sizing -o jsonpath='{.data.mine}')" = "keep me" ] ||
+    fail "the user's ConfigMap web-sizing was changed"
+k delete configmap web-sizing >/dev/null
+
 check_events web BadAnnotation
 k get deployment web-sizeup >/dev/null 2>&1 && fail "a clone was created for a bad request"
 gen1=$(k get deployment web -o jsonpath='{.metadata.generation}')

@@ -166,6 +166,10 @@ static void test_kubeconfig_bad(void **state)
          "current-context: a\ncontexts: [{name: a, context: {cluster: c}}]\n"
          "clusters: [{name: c, cluster: {server: 'ftp://x'}}]\n",
          -EINVAL, "not an http(s) URL"},
+        {"server without a host",
+         "current-context: a\ncontexts: [{name: a, context: {cluster: c}}]\n"
+         "clusters: [{name: c, cluster: {server: 'https://'}}]\n",
+         -EINVAL, "names no host"},
         {"exec plugin", ONE_CLUSTER "users: [{name: u, user: {exec: {command: aws}}}]\n", -ENOTSUP,
          "exec credential plugin"},
         {"auth-provider", ONE_CLUSTER "users: [{name: u, user: {auth-provider: {name: gcp}}}]\n",

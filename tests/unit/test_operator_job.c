@@ -168,7 +168,9 @@ static void test_sanitises_numbers(void **state)
     const char *text =
         "{\"version\":1,\"sweep\":\"sweep-7\",\"uid\":\"uid-1\",\"configs\":\"" CONFIGS
         "\",\"rows\":[{\"spec\":\"1@0.5/256Mi\",\"measured\":true,"
-        "\"p95_us\":-5,\"requests\":\"many\",\"throughput_rps\":1e400}]}";
+        "\"p95_us\":-5,\"requests\":\"many\",\"throughput_rps\":1e400,"
+        "\"peak_memory_bytes\":1e40,\"p99_us\":1e300,\"flags\":-3,"
+        "\"error_rate\":7}]}";
     assert_int_equal(job_progress_parse(text, "sweep-7", "uid-1", CONFIGS, &f.sj.all, &prior, &n),
                      0);
     assert_int_equal(n, 1);
@@ -176,6 +178,10 @@ static void test_sanitises_numbers(void **state)
     assert_int_equal(prior[0].requests, 0);
     assert_true(prior[0].throughput_rps == 0);
     assert_true(prior[0].cpu_cores_used < 0); /* absent: unknown */
+    assert_true(prior[0].peak_memory_bytes > 0 && prior[0].peak_memory_bytes <= (int64_t)9e18);
+    assert_true(prior[0].p99_us <= (uint64_t)9e18);
+    assert_int_equal(prior[0].flags, 0);
+    assert_true(prior[0].error_rate == 1);
     free(prior);
 }
 
