@@ -106,6 +106,7 @@ struct worker {
     uint64_t next_j;     /* open loop: this thread's next request number */
     int64_t next_due_ns; /* ... and when it is due */
     int measuring;
+    int no_pwait2; /* epoll_pwait2 answered ENOSYS once: use epoll_wait from then on */
     struct load_stats *by_name;
     struct load_stats *by_stage;
     struct hist phase_hist;
@@ -887,8 +888,13 @@ static void *worker_main(void *arg)
         int64_t wake = next_wakeup(w, now);
         int64_t d = wake > now ? wake - now : 0;
         struct timespec ts = {(time_t)(d / 1000000000LL), (long)(d % 1000000000LL)};
-        int n = epoll_pwait2(w->epfd, evs, EVENTS_MAX, &ts, NULL);
-        if (n < 0 && errno == ENOSYS) {
+        int n = -1;
+        if (!w->no_pwait2) {
+            n = epoll_pwait2(w->epfd, evs, EVENTS_MAX, &ts, NULL);
+            if (n < 0 && errno == ENOSYS)
+                w->no_pwait2 = 1; /* remembered: one failed system call per run, not per pass */
+        }
+        if (w->no_pwait2) {
             /* Kernels before 5.11: millisecond timeouts, rounded up so we never spin. */
             n = epoll_wait(w->epfd, evs, EVENTS_MAX, (int)((d + 999999) / 1000000));
         }
