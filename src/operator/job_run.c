@@ -224,7 +224,18 @@ int job_run_sweep(struct sweep_job *sj, char *err)
     so.stop = &x->j->stop;
     so.row_done = on_row_done;
     so.row_done_ud = sj;
-    rc = sweep_run(&so, &s, err);
+    if (sj->todo.n) {
+        rc = sweep_run(&so, &s, err);
+    } else {
+        /* Resumed with every variant already measured (the earlier operator died after the
+         * last result but before the final write): nothing to run, but the final ConfigMap
+         * (phase done, every key) must still be written before the status says done. The
+         * facts only come from the API: without them the advice just says less. */
+        char ferr[ERR_LEN] = "";
+        if (sj->plat.ops->facts(sj->plat.self, &s.facts, ferr) != 0)
+            log_warn("sweep.facts", "namespace=%s deployment=%s error=\"%s\"", x->j->ns, x->j->name,
+                     LOGQ(ferr));
+    }
     sj->facts = s.facts;
     char drift[ERR_LEN] = "";
     if (kube_platform_drift(&sj->plat, drift))
