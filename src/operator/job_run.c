@@ -295,6 +295,25 @@ int job_run_sweep(struct sweep_job *sj, char *err)
     sweep_free(&s);
     return rc;
 failed:
+    if (job_retryable(rc) && !x->j->stop) {
+        int attempt = x->j->attempt > 0 ? x->j->attempt : 1;
+        int delay = job_retry_delay_s(attempt);
+        if (delay > 0) {
+            /* The runner restored the template or deleted the clone before returning: nothing
+             * is left applied while the request waits for its next run. */
+            const char *what = rc == KUBE_ECONFLICT ? "conflicts" : "API errors";
+            snprintf(status, sizeof(status), "pending: retrying after %s in %ds (attempt %d/%d)",
+                     what, delay, attempt + 1, JOB_MAX_ATTEMPTS);
+            job_event(x, "Warning", "SweepRetrying",
+                      "sweep %s attempt %d/%d failed: %s; original left untouched; retrying in "
+                      "%d s",
+                      x->j->handled, attempt, JOB_MAX_ATTEMPTS, err[0] ? err : "API error", delay);
+            log_warn("sweep.retry", "namespace=%s deployment=%s attempt=%d delay_s=%d error=\"%s\"",
+                     x->j->ns, x->j->name, attempt, delay, LOGQ(err));
+            x->j->retry_in_s = delay;
+            return job_set_status(x, status, NULL, serr);
+        }
+    }
     snprintf(status, sizeof(status), "failed: %s", err[0] ? err : "sweep failed");
     job_event(x, "Warning", "SweepFailed", "%s", status);
     metrics_sweep_result(x->env->m, METRICS_SWEEP_FAILED);
