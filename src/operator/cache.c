@@ -134,9 +134,12 @@ static int set_str(char **slot, const char *v)
     return 0;
 }
 
+/* "running k/n", or "pending: retrying ..." (a request waiting to be run again after a
+ * transient failure): either way a sweep an operator still owes. */
 static int is_running(const char *status)
 {
-    return status && strncmp(status, "running", 7) == 0;
+    return status &&
+           (strncmp(status, "running", 7) == 0 || strncmp(status, "pending: retrying", 17) == 0);
 }
 
 /* The action an idle (not busy) entry calls for. */

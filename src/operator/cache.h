@@ -9,7 +9,8 @@
  *
  * The decision, for a Deployment with sweep S, last handled L and status T:
  *   S set, S != L, no sweep of ours running          -> START
- *   S set, S == L, T "running ...", none of ours      -> RECOVER (an operator died mid-sweep)
+ *   S set, S == L, T "running ..." or "pending: retrying ...", none of ours
+ *                                                     -> RECOVER (an operator died mid-sweep)
  *   S removed or the Deployment deleted, ours running -> CANCEL
  *   anything else                                     -> NONE
  * A sweep this process finished is never recovered from a late event that still says

@@ -39,6 +39,24 @@ static void on_request(void *ctx, const char *verb, long code, double seconds)
     metrics_api_request(env->m, (int)code);
 }
 
+int job_retryable(int rc)
+{
+    /* Conflicts outlasting the client's own retries, throttling and server errors pass;
+     * anything else (a bad request, a refusal, a missing object) would fail again. */
+    return rc == KUBE_ECONFLICT || rc == -EBUSY || rc == -EIO;
+}
+
+int job_retry_delay_s(int attempt)
+{
+    int d = JOB_RETRY_BASE_S;
+
+    if (attempt < 1 || attempt >= JOB_MAX_ATTEMPTS)
+        return 0;
+    for (int i = 1; i < attempt && d < JOB_RETRY_CAP_S; i++)
+        d *= 2;
+    return d < JOB_RETRY_CAP_S ? d : JOB_RETRY_CAP_S;
+}
+
 int job_set_status(struct jctx *x, const char *status, const char *last, char *err)
 {
     int rc = -ENOMEM;
@@ -146,6 +164,12 @@ static int run_start(struct jctx *x, char *err)
     char reason[ERR_LEN] = "", warn[ERR_LEN] = "";
     const char *sweep = kube_annotation(x->deploy, ANNOT_SWEEP);
 
+    if ((!sweep || !*sweep) && x->j->attempt > 1) {
+        /* Withdrawn while waiting for a retry: the status must not keep saying pending. */
+        log_info("sweep.cancelled", "namespace=%s deployment=%s while=retry-wait", x->j->ns,
+                 x->j->name);
+        return job_set_status(x, "failed: cancelled (sizeup.dev/sweep removed)", NULL, err);
+    }
     if (!sweep || !*sweep)
         return 0; /* withdrawn before we got to it */
     snprintf(x->j->handled, sizeof(x->j->handled), "%.*s", (int)sizeof(x->j->handled) - 1, sweep);

@@ -8,6 +8,7 @@
 
 #include <signal.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "core/err.h"
 #include "kube/client.h"
@@ -46,7 +47,25 @@ struct job {
     volatile sig_atomic_t stop_reason; /* enum job_stop */
     /* OUT: the sweep value the job handled (written to last-sweep), "" when none. */
     char handled[ANNOT_MAX_SWEEP + 1];
+    /* Which run of the same request this is (1 the first; set by the operator on a requeue). */
+    int attempt;
+    /* OUT: > 0 when the sweep failed on a transient API error (409 Conflict past the client's
+     * retry budget, 429, 5xx) and asks to be run again after that many seconds; the status then
+     * reads "pending: retrying ..." and nothing is left applied. */
+    int retry_in_s;
+    int64_t due_ms; /* the operator's: when a requeued job may run (monotonic ms) */
 };
+
+#define JOB_MAX_ATTEMPTS 5  /* runs of one request before a transient error is "failed:" */
+#define JOB_RETRY_BASE_S 2  /* the wait after the first transient failure, doubled after each */
+#define JOB_RETRY_CAP_S  60 /* the longest wait between two runs */
+
+/* Whether rc (a negative errno from a sweep) is a transient API error worth a requeue. */
+int job_retryable(int rc);
+
+/* The wait in seconds before run attempt + 1 after run `attempt` (1-based) failed on a
+ * transient error: 2, 4, 8, ... capped at JOB_RETRY_CAP_S; 0 when no attempt is left. */
+int job_retry_delay_s(int attempt);
 
 /* Runs j to its end: validates, sweeps, writes results and status, restores. Returns 0 when the
  * job ended as it should (a sweep done, a bad annotation reported, a recovery made), or a

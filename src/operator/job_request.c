@@ -440,8 +440,9 @@ int job_recover(struct jctx *x, char *err)
                   x->j->handled, sj.nprior, sj.all.n);
         /* Whatever the dead operator left applied goes first, then the rest is measured. */
         rc = job_restore_leftovers(&sj, err);
+        /* With nothing left to measure job_run_sweep still writes the final ConfigMap. */
         if (rc == 0)
-            rc = sj.todo.n ? job_run_sweep(&sj, err) : job_set_status(x, "done", NULL, err);
+            rc = job_run_sweep(&sj, err);
         goto out;
     }
     rc = job_restore_leftovers(&sj, err);

@@ -224,7 +224,18 @@ int job_run_sweep(struct sweep_job *sj, char *err)
     so.stop = &x->j->stop;
     so.row_done = on_row_done;
     so.row_done_ud = sj;
-    rc = sweep_run(&so, &s, err);
+    if (sj->todo.n) {
+        rc = sweep_run(&so, &s, err);
+    } else {
+        /* Resumed with every variant already measured (the earlier operator died after the
+         * last result but before the final write): nothing to run, but the final ConfigMap
+         * (phase done, every key) must still be written before the status says done. The
+         * facts only come from the API: without them the advice just says less. */
+        char ferr[ERR_LEN] = "";
+        if (sj->plat.ops->facts(sj->plat.self, &s.facts, ferr) != 0)
+            log_warn("sweep.facts", "namespace=%s deployment=%s error=\"%s\"", x->j->ns, x->j->name,
+                     LOGQ(ferr));
+    }
     sj->facts = s.facts;
     char drift[ERR_LEN] = "";
     if (kube_platform_drift(&sj->plat, drift))
@@ -284,6 +295,25 @@ int job_run_sweep(struct sweep_job *sj, char *err)
     sweep_free(&s);
     return rc;
 failed:
+    if (job_retryable(rc) && !x->j->stop) {
+        int attempt = x->j->attempt > 0 ? x->j->attempt : 1;
+        int delay = job_retry_delay_s(attempt);
+        if (delay > 0) {
+            /* The runner restored the template or deleted the clone before returning: nothing
+             * is left applied while the request waits for its next run. */
+            const char *what = rc == KUBE_ECONFLICT ? "conflicts" : "API errors";
+            snprintf(status, sizeof(status), "pending: retrying after %s in %ds (attempt %d/%d)",
+                     what, delay, attempt + 1, JOB_MAX_ATTEMPTS);
+            job_event(x, "Warning", "SweepRetrying",
+                      "sweep %s attempt %d/%d failed: %s; original left untouched; retrying in "
+                      "%d s",
+                      x->j->handled, attempt, JOB_MAX_ATTEMPTS, err[0] ? err : "API error", delay);
+            log_warn("sweep.retry", "namespace=%s deployment=%s attempt=%d delay_s=%d error=\"%s\"",
+                     x->j->ns, x->j->name, attempt, delay, LOGQ(err));
+            x->j->retry_in_s = delay;
+            return job_set_status(x, status, NULL, serr);
+        }
+    }
     snprintf(status, sizeof(status), "failed: %s", err[0] ? err : "sweep failed");
     job_event(x, "Warning", "SweepFailed", "%s", status);
     metrics_sweep_result(x->env->m, METRICS_SWEEP_FAILED);

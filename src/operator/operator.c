@@ -49,6 +49,7 @@ struct op {
     pthread_cond_t cv;
     cache_t *cache;
     struct job *qhead, *qtail;
+    struct job *delayed;  /* requeued after a transient failure, waiting for due_ms (busy) */
     struct job **running; /* max_concurrent slots */
     int leader;
     int stopping;
@@ -147,9 +148,39 @@ static void scan_cb(void *ctx, enum cache_action a, const char *ns, const char *
     enqueue_locked(ctx, a, ns, name, uid);
 }
 
+/* Moves the delayed jobs that are due (or all of ns/name when name is set) to the queue. */
+static void promote_delayed_locked(struct op *op, const char *ns, const char *name)
+{
+    struct job **pp = &op->delayed;
+    int64_t now = mono_ms();
+
+    while (*pp) {
+        struct job *j = *pp;
+        int match = name ? strcmp(j->ns, ns) == 0 && strcmp(j->name, name) == 0 : now >= j->due_ms;
+        if (!match) {
+            pp = &j->next;
+            continue;
+        }
+        *pp = j->next;
+        j->next = NULL;
+        if (op->qtail)
+            op->qtail->next = j;
+        else
+            op->qhead = j;
+        op->qtail = j;
+        log_info("operator.queued", "namespace=%s deployment=%s kind=sweep attempt=%d", j->ns,
+                 j->name, j->attempt);
+        pthread_cond_signal(&op->cv);
+    }
+}
+
 /* Asks every running job (or only the one on ns/name) to stop for reason. */
 static void stop_jobs_locked(struct op *op, const char *ns, const char *name, enum job_stop why)
 {
+    /* A request waiting for its retry runs at once on a cancel: it finds the annotation gone
+     * and says so in the status. */
+    if (ns && why == JOB_STOP_CANCEL)
+        promote_delayed_locked(op, ns, name);
     for (int i = 0; i < op->nworkers; i++) {
         struct job *j = op->running[i];
         if (!j || (ns && (strcmp(j->ns, ns) != 0 || strcmp(j->name, name) != 0)))
@@ -163,16 +194,19 @@ static void stop_jobs_locked(struct op *op, const char *ns, const char *name, en
     }
 }
 
-/* Drops every queued job, releasing their busy marks. */
+/* Drops every queued and delayed job, releasing their busy marks. A delayed one's status
+ * still reads "pending: retrying ...", which the next leader takes up as a sweep to recover. */
 static void drain_queue_locked(struct op *op)
 {
-    struct job *j = op->qhead, *next;
-    for (; j; j = next) {
-        next = j->next;
-        cache_job_done(op->cache, j->ns, j->name, NULL);
-        free(j);
+    struct job *lists[2] = {op->qhead, op->delayed}, *next;
+    for (int i = 0; i < 2; i++) {
+        for (struct job *j = lists[i]; j; j = next) {
+            next = j->next;
+            cache_job_done(op->cache, j->ns, j->name, NULL);
+            free(j);
+        }
     }
-    op->qhead = op->qtail = NULL;
+    op->qhead = op->qtail = op->delayed = NULL;
 }
 
 /* ---- informers ---------------------------------------------------------------------------- */
@@ -316,6 +350,20 @@ static void *worker_thread(void *arg)
 
         pthread_mutex_lock(&op->mu);
         op->running[slot] = NULL;
+        if (j->retry_in_s > 0 && !j->stop && op->leader && !op->stopping) {
+            /* Requeued with backoff: the Deployment stays busy, so no event starts it twice;
+             * a new sweep value seen meanwhile is taken by the next run, which reads the
+             * annotations afresh. */
+            j->kind = CACHE_START;
+            j->attempt = (j->attempt > 0 ? j->attempt : 1) + 1;
+            j->due_ms = mono_ms() + (int64_t)j->retry_in_s * 1000;
+            j->retry_in_s = 0;
+            j->stop = 0;
+            j->next = op->delayed;
+            op->delayed = j;
+            pthread_mutex_unlock(&op->mu);
+            continue;
+        }
         enum cache_action next = cache_job_done(op->cache, j->ns, j->name, j->handled);
         if (next == CACHE_START && op->leader && !op->stopping)
             enqueue_locked(op, CACHE_START, j->ns, j->name, j->uid);
@@ -525,6 +573,10 @@ int operator_run(const struct operator_opts *o, char *err)
             break;
         }
         metrics_heartbeat(&op->m);
+        pthread_mutex_lock(&op->mu);
+        if (op->leader && !op->stopping)
+            promote_delayed_locked(op, NULL, NULL);
+        pthread_mutex_unlock(&op->mu);
         int64_t now = mono_ms();
         if (o->leader_elect && now >= next_lease) {
             char lerr[ERR_LEN] = "";

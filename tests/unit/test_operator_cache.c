@@ -75,6 +75,10 @@ static void test_restart_finds_finished_and_running(void **state)
     assert_true(cache_busy(c, "default", "mid"));
     /* Its sweep annotation was removed while no operator ran: still restore it. */
     assert_int_equal(obs(c, "gone", NULL, "v1", "running 1/2"), CACHE_RECOVER);
+    /* Waiting for a retry after conflicts when the operator stopped: still owed. */
+    assert_int_equal(
+        obs(c, "retry", "v1", "v1", "pending: retrying after conflicts in 4s (attempt 2/5)"),
+        CACHE_RECOVER);
     cache_free(c);
 }
 

@@ -194,13 +194,36 @@ static void test_log_safe(void **state)
     assert_string_equal(job_log_safe(NULL, out, sizeof(out)), "");
 }
 
+/* Past the client's own conflict retries a request is run again after 2, 4, 8, 16 s, then
+ * given up; only transient API errors qualify. */
+static void test_retry_backoff(void **state)
+{
+    (void)state;
+    assert_int_equal(job_retry_delay_s(0), 0);
+    assert_int_equal(job_retry_delay_s(1), 2);
+    assert_int_equal(job_retry_delay_s(2), 4);
+    assert_int_equal(job_retry_delay_s(3), 8);
+    assert_int_equal(job_retry_delay_s(4), 16);
+    assert_int_equal(job_retry_delay_s(JOB_MAX_ATTEMPTS), 0);
+    assert_int_equal(job_retry_delay_s(1000), 0);
+    for (int a = 1; a < JOB_MAX_ATTEMPTS; a++)
+        assert_true(job_retry_delay_s(a) <= JOB_RETRY_CAP_S);
+    assert_true(job_retryable(KUBE_ECONFLICT));
+    assert_true(job_retryable(-EBUSY));
+    assert_true(job_retryable(-EIO));
+    assert_false(job_retryable(0));
+    assert_false(job_retryable(-EINVAL));
+    assert_false(job_retryable(-EPERM));
+    assert_false(job_retryable(-ENOENT));
+    assert_false(job_retryable(-ECANCELED));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_round_trip),
-        cmocka_unit_test(test_refuses_foreign_progress),
-        cmocka_unit_test(test_sanitises_numbers),
-        cmocka_unit_test(test_log_safe),
+        cmocka_unit_test(test_round_trip),        cmocka_unit_test(test_refuses_foreign_progress),
+        cmocka_unit_test(test_sanitises_numbers), cmocka_unit_test(test_log_safe),
+        cmocka_unit_test(test_retry_backoff),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
