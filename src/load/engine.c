@@ -1,0 +1,1135 @@
+/* The load engine behind load_run(): one epoll loop per thread, non-blocking keep-alive HTTP/1.1
+ * connections, closed loop (users) or open loop (rate) on the schedule of a plan.
+ *
+ * Why hand-written instead of libcurl: libcurl's multi interface costs several times the CPU per
+ * request (easy-handle bookkeeping, header callbacks, timers, allocations), and on loopback a
+ * load generator's own CPU decides how much load it can offer. Here a request is one write and
+ * (usually) one read: the bytes are serialized once before the run, the response is parsed in
+ * place from one per-thread buffer, epoll interest changes only when a write would block, and
+ * nothing on the per-request path allocates.
+ *
+ * Threads share only read-only state (the engine) and publish progress through relaxed atomics
+ * that only their owner writes; statistics stay per thread until load_run merges them. */
+
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "load/hist.h"
+#include "load/http.h"
+#include "load/load.h"
+#include "load/plan.h"
+#include "load/sock.h"
+#include "load/url.h"
+
+#define RBUF_SIZE         65536
+#define EVENTS_MAX        256
+#define PUBLISH_NS        (250 * 1000000LL) /* progress publication period */
+#define MAX_WAIT_NS       (50 * 1000000LL)  /* longest sleep: bounds reaction to a stop */
+#define USERS_CHECK_NS    (1000000LL)       /* closed loop: re-read the ramp every 1 ms */
+#define BACKOFF_MIN_NS    (1000000LL)       /* reconnect delay after a failed connect ... */
+#define BACKOFF_MAX_NS    (100 * 1000000LL) /* ... doubling up to this */
+#define DEFAULT_MAX_CONNS 10000
+#define DEFAULT_SEED      0x5eed5eed5eedULL
+#define NOFILE_SLACK      64 /* descriptors beyond the connections: epoll, stdio, files */
+
+enum cstate {
+    C_FREE = 0,   /* no socket */
+    C_BACKOFF,    /* closed loop: waiting before reconnecting */
+    C_CONNECTING, /* TCP connect in progress */
+    C_HANDSHAKE,  /* TLS handshake in progress */
+    C_IDLE,       /* connected, no request */
+    C_WRITING,    /* sending the request */
+    C_READING     /* awaiting / reading the response */
+};
+
+enum { L_NONE = 0, L_FIFO, L_BACKOFF };
+
+struct conn {
+    struct sock s;
+    uint8_t state;
+    uint8_t has_req;  /* a request is bound to this connection */
+    uint8_t measured; /* the bound request falls in the measured window */
+    uint8_t list;     /* which timer list holds it */
+    uint32_t events;  /* current epoll interest; 0 when not registered */
+    uint32_t idx;     /* slot index (closed loop: the user number in this thread) */
+    int32_t stage;    /* the bound request's stage, -1 for none */
+    uint32_t req;     /* the bound request's index in the profile */
+    uint32_t fails;   /* consecutive failed connects (backoff) */
+    uint32_t idle_pos;
+    size_t written;
+    uint64_t bytes_in;
+    int64_t origin_ns;   /* latency origin: due time (open loop) or send time (closed loop) */
+    int64_t deadline_ns; /* connect or request deadline, or the end of a backoff */
+    struct conn *prev, *next;
+    struct http_parser parser;
+};
+
+struct clist {
+    struct conn *head, *tail;
+};
+
+struct engine;
+
+struct worker {
+    struct engine *e;
+    unsigned idx;
+    pthread_t tid;
+    int started;
+    int epfd;
+    struct conn *conns;
+    unsigned cap;         /* slots */
+    unsigned *free_slots; /* open loop: unused slot indices */
+    unsigned nfree;
+    struct conn **idle; /* open loop: connected, unused connections */
+    unsigned nidle;
+    unsigned open; /* sockets open */
+    unsigned busy, peak_busy;
+    unsigned target_users;
+    struct clist fifo, backoff;
+    uint64_t rng;
+    size_t seg_hint, due_hint;
+    uint64_t next_j;     /* open loop: this thread's next request number */
+    int64_t next_due_ns; /* ... and when it is due */
+    int measuring;
+    struct load_stats *by_name;
+    struct load_stats *by_stage;
+    struct hist phase_hist;
+    uint64_t phase_requests, phase_failed;
+    uint64_t sent_measured;
+    struct rusage ru0;
+    double cpu_s;
+    int64_t last_publish_ns, last_users_ns;
+    /* Published for the progress display; written by this thread only. */
+    _Alignas(64) _Atomic uint64_t pub_requests;
+    _Atomic uint64_t pub_failed;
+    _Atomic uint64_t pub_p95;
+    _Atomic uint64_t pub_count;
+    _Atomic int pub_phase;
+    _Atomic int done;
+    char rbuf[RBUF_SIZE];
+};
+
+struct engine {
+    const struct load_opts *o;
+    const struct profile *p;
+    struct url url;
+    struct url_addr addr;
+    struct sock_tls tls;
+    const struct sock_tls *tlsp; /* NULL for plain http */
+    struct http_request *reqs;
+    size_t nreqs;
+    uint64_t *cumw; /* cumulative weights */
+    uint64_t totalw;
+    struct plan plan;
+    struct timespec t0;
+    int64_t timeout_ns; /* 0: none */
+    unsigned nthreads;
+    unsigned max_conns;
+    unsigned peak_users;
+    atomic_int quit;
+    struct worker **w;
+};
+
+static int64_t now_ns(const struct engine *e)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)(ts.tv_sec - e->t0.tv_sec) * 1000000000LL + (ts.tv_nsec - e->t0.tv_nsec);
+}
+
+/* splitmix64: tiny, fast, and good enough to pick a request by weight. */
+static uint64_t rng_next(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+static uint32_t pick_req(struct worker *w)
+{
+    const struct engine *e = w->e;
+    if (e->nreqs == 1)
+        return 0;
+    uint64_t r = rng_next(&w->rng) % e->totalw;
+    size_t lo = 0, hi = e->nreqs - 1;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (e->cumw[mid] > r)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return (uint32_t)lo;
+}
+
+/* ---- intrusive lists: the request/connect deadline FIFO and the backoff list ---- */
+
+static void list_push(struct clist *l, struct conn *c, uint8_t which)
+{
+    c->list = which;
+    c->next = NULL;
+    c->prev = l->tail;
+    if (l->tail)
+        l->tail->next = c;
+    else
+        l->head = c;
+    l->tail = c;
+}
+
+static void list_remove(struct worker *w, struct conn *c)
+{
+    struct clist *l;
+    if (c->list == L_NONE)
+        return;
+    l = c->list == L_FIFO ? &w->fifo : &w->backoff;
+    if (c->prev)
+        c->prev->next = c->next;
+    else
+        l->head = c->next;
+    if (c->next)
+        c->next->prev = c->prev;
+    else
+        l->tail = c->prev;
+    c->prev = c->next = NULL;
+    c->list = L_NONE;
+}
+
+/* Every deadline is "entered + timeout" with one timeout, so appending keeps the FIFO sorted
+ * and expiry only ever looks at its head: O(1) per request, no heap, no timer wheel. */
+static void arm_deadline(struct worker *w, struct conn *c, int64_t now)
+{
+    list_remove(w, c);
+    if (w->e->timeout_ns <= 0)
+        return;
+    c->deadline_ns = now + w->e->timeout_ns;
+    list_push(&w->fifo, c, L_FIFO);
+}
+
+/* ---- idle stack (open loop) ---- */
+
+static void idle_push(struct worker *w, struct conn *c)
+{
+    c->idle_pos = w->nidle;
+    w->idle[w->nidle++] = c;
+}
+
+static void idle_remove(struct worker *w, struct conn *c)
+{
+    struct conn *last = w->idle[--w->nidle];
+    w->idle[c->idle_pos] = last;
+    last->idle_pos = c->idle_pos;
+}
+
+static struct conn *idle_pop(struct worker *w)
+{
+    return w->nidle ? w->idle[--w->nidle] : NULL;
+}
+
+/* ---- statistics ---- */
+
+static void stats_add(struct load_stats *s, int status, int errclass, int failed, uint64_t lat_us,
+                      int with_lat, uint64_t bin, uint64_t bout)
+{
+    s->requests++;
+    if (status) {
+        s->responses++;
+        s->status[status]++;
+    }
+    s->failed += (uint64_t)failed;
+    if (errclass >= 0)
+        s->errors[errclass]++;
+    s->bytes_in += bin;
+    s->bytes_out += bout;
+    if (with_lat)
+        hist_record(&s->latency, lat_us);
+}
+
+static void start_measuring(struct worker *w)
+{
+    w->measuring = 1;
+    getrusage(RUSAGE_THREAD, &w->ru0);
+    w->phase_requests = w->phase_failed = 0;
+    hist_init(&w->phase_hist);
+    atomic_store_explicit(&w->pub_requests, 0, memory_order_relaxed);
+    atomic_store_explicit(&w->pub_failed, 0, memory_order_relaxed);
+    atomic_store_explicit(&w->pub_p95, 0, memory_order_relaxed);
+    atomic_store_explicit(&w->pub_count, 0, memory_order_relaxed);
+    atomic_store_explicit(&w->pub_phase, LOAD_PHASE_MEASURE, memory_order_relaxed);
+}
+
+/* Records the end of the request bound to c: a response (status > 0) or an error class. */
+static void record(struct worker *w, struct conn *c, int64_t now, int status, int errclass,
+                   int with_lat)
+{
+    const struct engine *e = w->e;
+    uint64_t lat = 0;
+    uint64_t bout = 0;
+
+    if (!c->has_req)
+        return;
+    c->has_req = 0;
+    w->busy--;
+    /* What ends after the measured window was in flight at its end: not counted (like wrk). */
+    if (now >= e->plan.end_ns)
+        return;
+    if (status >= LOAD_STATUS_MAX) {
+        status = 0;
+        errclass = LOAD_ERR_BAD_RESPONSE;
+    }
+    int failed = errclass >= 0 || status < 200 || status > 399;
+    if (with_lat)
+        lat = now > c->origin_ns ? (uint64_t)(now - c->origin_ns) / 1000 : 0;
+    if (c->written)
+        bout = c->written;
+    if (c->measured) {
+        if (!w->measuring)
+            start_measuring(w);
+        stats_add(&w->by_name[c->req], status, errclass, failed, lat, with_lat, c->bytes_in, bout);
+        if (c->stage >= 0)
+            stats_add(&w->by_stage[c->stage], status, errclass, failed, lat, with_lat, c->bytes_in,
+                      bout);
+    } else if (w->measuring) {
+        return; /* a warm-up request that ended inside the window: neither phase's */
+    }
+    if (with_lat)
+        hist_record(&w->phase_hist, lat);
+    w->phase_requests++;
+    w->phase_failed += (uint64_t)failed;
+    atomic_store_explicit(&w->pub_requests, w->phase_requests, memory_order_relaxed);
+    atomic_store_explicit(&w->pub_failed, w->phase_failed, memory_order_relaxed);
+}
+
+/* ---- connections ---- */
+
+static void set_interest(struct worker *w, struct conn *c, uint32_t ev)
+{
+    struct epoll_event ee;
+    if (c->events == ev)
+        return;
+    ee.events = ev;
+    ee.data.ptr = c;
+    if (epoll_ctl(w->epfd, c->events ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, c->s.fd, &ee) == 0)
+        c->events = ev;
+}
+
+static void bind_req(struct worker *w, struct conn *c, int64_t at_ns)
+{
+    const struct plan_seg *seg = plan_seg_at(&w->e->plan, at_ns, &w->seg_hint);
+    c->req = pick_req(w);
+    c->has_req = 1;
+    c->measured = (uint8_t)(seg && seg->measured);
+    c->stage = seg ? seg->stage : -1;
+    c->origin_ns = at_ns;
+    c->written = 0;
+    c->bytes_in = 0;
+    w->busy++;
+    if (w->measuring && w->busy > w->peak_busy)
+        w->peak_busy = w->busy;
+}
+
+static void close_conn(struct worker *w, struct conn *c)
+{
+    if (c->state == C_FREE)
+        return;
+    list_remove(w, c);
+    if (c->state == C_IDLE && w->e->plan.open_loop)
+        idle_remove(w, c);
+    if (c->state != C_BACKOFF) {
+        /* Closing the fd also drops it from the epoll set. */
+        c->s.ops->close(&c->s);
+        w->open--;
+    }
+    c->events = 0;
+    c->state = C_FREE;
+    if (w->e->plan.open_loop)
+        w->free_slots[w->nfree++] = c->idx;
+}
+
+static void conn_open(struct worker *w, struct conn *c, int64_t now);
+static void start_send(struct worker *w, struct conn *c, int64_t now);
+
+static int user_active(const struct worker *w, const struct conn *c)
+{
+    return c->idx < w->target_users;
+}
+
+/* Closed loop: the user behind c goes on (its next request) or parks. */
+static void user_next(struct worker *w, struct conn *c, int64_t now)
+{
+    if (!user_active(w, c) || now >= w->e->plan.end_ns)
+        return;
+    bind_req(w, c, now);
+    if (c->state == C_IDLE)
+        start_send(w, c, now);
+    else
+        conn_open(w, c, now);
+}
+
+/* Closed loop: a refused or failing connect retries after a growing pause, so a dead target
+ * costs little CPU while every attempt is still counted. */
+static void backoff(struct worker *w, struct conn *c, int64_t now)
+{
+    int64_t d = BACKOFF_MIN_NS << (c->fails < 7 ? c->fails : 7);
+    c->fails++;
+    c->state = C_BACKOFF;
+    c->deadline_ns = now + (d < BACKOFF_MAX_NS ? d : BACKOFF_MAX_NS);
+    list_push(&w->backoff, c, L_BACKOFF);
+}
+
+/* A failure: counts the bound request (if any), closes, and lets the user retry. */
+static void conn_error(struct worker *w, struct conn *c, int errclass, int64_t now, int with_lat)
+{
+    int at_connect = c->state == C_CONNECTING || c->state == C_HANDSHAKE;
+
+    record(w, c, now, 0, errclass, with_lat);
+    close_conn(w, c);
+    if (w->e->plan.open_loop)
+        return;
+    if (at_connect)
+        backoff(w, c, now);
+    else
+        user_next(w, c, now);
+}
+
+static void conn_ready(struct worker *w, struct conn *c, int64_t now)
+{
+    c->fails = 0;
+    list_remove(w, c);
+    set_interest(w, c, EPOLLIN);
+    if (c->has_req) {
+        start_send(w, c, now);
+        return;
+    }
+    c->state = C_IDLE;
+    if (w->e->plan.open_loop)
+        idle_push(w, c);
+}
+
+static void handshake_step(struct worker *w, struct conn *c, int64_t now)
+{
+    int rc = c->s.ops->handshake(&c->s);
+    switch (rc) {
+    case SOCK_OK:
+        conn_ready(w, c, now);
+        break;
+    case SOCK_WANT_READ:
+        set_interest(w, c, EPOLLIN);
+        break;
+    case SOCK_WANT_WRITE:
+        set_interest(w, c, EPOLLIN | EPOLLOUT);
+        break;
+    default:
+        conn_error(w, c, c->s.errclass, now, 0);
+        break;
+    }
+}
+
+static void conn_connected(struct worker *w, struct conn *c, int64_t now)
+{
+    if (w->e->tlsp) {
+        c->state = C_HANDSHAKE;
+        handshake_step(w, c, now);
+        return;
+    }
+    conn_ready(w, c, now);
+}
+
+static void conn_open(struct worker *w, struct conn *c, int64_t now)
+{
+    const struct engine *e = w->e;
+    int rc = sock_connect(&c->s, &e->addr, e->tlsp);
+
+    c->events = 0;
+    if (rc == SOCK_ERROR) {
+        /* Failed before any socket was kept (refused at once, EMFILE): the slot stays free. */
+        c->state = C_FREE;
+        record(w, c, now, 0, c->s.errclass, 0);
+        if (w->e->plan.open_loop)
+            w->free_slots[w->nfree++] = c->idx;
+        else
+            backoff(w, c, now);
+        return;
+    }
+    w->open++;
+    c->state = C_CONNECTING;
+    arm_deadline(w, c, now);
+    if (rc == SOCK_OK) {
+        set_interest(w, c, EPOLLIN);
+        conn_connected(w, c, now);
+        return;
+    }
+    set_interest(w, c, EPOLLOUT);
+    if (!c->events)
+        conn_error(w, c, LOAD_ERR_OTHER, now, 0);
+}
+
+static void do_read(struct worker *w, struct conn *c, int64_t now);
+
+static void do_write(struct worker *w, struct conn *c, int64_t now)
+{
+    const struct http_request *r = &w->e->reqs[c->req];
+    for (;;) {
+        size_t n = 0;
+        int rc = c->s.ops->write(&c->s, r->buf + c->written, r->len - c->written, &n);
+        if (rc == SOCK_OK) {
+            c->written += n;
+            if (c->written < r->len)
+                continue;
+            c->state = C_READING;
+            set_interest(w, c, EPOLLIN);
+            return;
+        }
+        if (rc == SOCK_WANT_WRITE) {
+            set_interest(w, c, EPOLLIN | EPOLLOUT);
+            return;
+        }
+        if (rc == SOCK_WANT_READ) {
+            set_interest(w, c, EPOLLIN);
+            return;
+        }
+        conn_error(w, c, c->s.errclass ? c->s.errclass : LOAD_ERR_RESET, now, 0);
+        return;
+    }
+}
+
+static void start_send(struct worker *w, struct conn *c, int64_t now)
+{
+    const struct http_request *r = &w->e->reqs[c->req];
+    if (!w->e->plan.open_loop)
+        c->origin_ns = now;
+    c->written = 0;
+    c->bytes_in = 0;
+    http_parser_init(&c->parser, r->head);
+    c->state = C_WRITING;
+    arm_deadline(w, c, now);
+    do_write(w, c, now);
+}
+
+/* The response to c's request is complete. */
+static void complete(struct worker *w, struct conn *c, int64_t now, int reuse)
+{
+    int status = c->parser.status;
+    list_remove(w, c);
+    record(w, c, now, status, -1, 1);
+    if (!reuse) {
+        close_conn(w, c);
+        if (!w->e->plan.open_loop)
+            user_next(w, c, now);
+        return;
+    }
+    c->state = C_IDLE;
+    if (w->e->plan.open_loop)
+        idle_push(w, c);
+    else
+        user_next(w, c, now);
+}
+
+static void do_read(struct worker *w, struct conn *c, int64_t now)
+{
+    for (;;) {
+        size_t n = 0, used = 0;
+        int rc = c->s.ops->read(&c->s, w->rbuf, RBUF_SIZE, &n);
+        if (rc == SOCK_OK) {
+            c->bytes_in += n;
+            int pr = http_parse(&c->parser, w->rbuf, n, &used);
+            if (pr == HTTP_DONE) {
+                complete(w, c, now_ns(w->e), c->parser.keep_alive && used == n);
+                return;
+            }
+            if (pr == HTTP_ERROR) {
+                conn_error(w, c, LOAD_ERR_BAD_RESPONSE, now_ns(w->e), 1);
+                return;
+            }
+            if (n < RBUF_SIZE && c->s.ops->short_read_drains)
+                return;
+            continue;
+        }
+        if (rc == SOCK_WANT_READ) {
+            set_interest(w, c, EPOLLIN); /* drops a write interest a TLS read once needed */
+            return;
+        }
+        if (rc == SOCK_WANT_WRITE) {
+            set_interest(w, c, EPOLLIN | EPOLLOUT);
+            return;
+        }
+        if (rc == SOCK_EOF) {
+            if (http_parse_eof(&c->parser) == HTTP_DONE)
+                complete(w, c, now_ns(w->e), 0);
+            else
+                conn_error(w, c, LOAD_ERR_RESET, now, 0);
+            return;
+        }
+        conn_error(w, c, c->s.errclass, now, 0);
+        return;
+    }
+}
+
+static void on_event(struct worker *w, struct conn *c, uint32_t ev, int64_t now)
+{
+    switch (c->state) {
+    case C_CONNECTING:
+        if (sock_connect_finish(&c->s) == SOCK_OK)
+            conn_connected(w, c, now);
+        else
+            conn_error(w, c, c->s.errclass, now, 0);
+        break;
+    case C_HANDSHAKE:
+        handshake_step(w, c, now);
+        break;
+    case C_WRITING:
+        do_write(w, c, now);
+        if (c->state == C_READING && (ev & EPOLLIN))
+            do_read(w, c, now);
+        break;
+    case C_READING:
+        do_read(w, c, now);
+        break;
+    case C_IDLE: {
+        /* An idle keep-alive connection became readable: the server closed it (or sent bytes
+         * no request asked for). Either way it cannot carry a request any more. */
+        close_conn(w, c);
+        break;
+    }
+    default:
+        break;
+    }
+}
+
+/* ---- schedule ---- */
+
+static void advance_due(struct worker *w)
+{
+    const struct engine *e = w->e;
+    /* Request k is due when k - 0.5 requests are due: a window of D seconds at R/s holds
+     * exactly D*R of them, none on its edges. */
+    double k = (double)w->next_j * e->nthreads + w->idx + 0.5;
+    w->next_due_ns = plan_due_ns(&e->plan, k, &w->due_hint);
+    w->next_j++;
+}
+
+/* Open loop: hands every request now due to an idle connection, or to a new connection while
+ * under the cap; the rest wait (their wait counts, their latency runs from the due time). */
+static void dispatch(struct worker *w, int64_t now)
+{
+    const struct engine *e = w->e;
+    while (w->next_due_ns <= now) {
+        struct conn *c = idle_pop(w);
+        int64_t due = w->next_due_ns;
+        if (!c) {
+            if (w->nfree == 0)
+                return;
+            c = &w->conns[w->free_slots[--w->nfree]];
+            bind_req(w, c, due);
+            if (due >= e->plan.measure_start_ns)
+                w->sent_measured++;
+            advance_due(w);
+            conn_open(w, c, now);
+            continue;
+        }
+        bind_req(w, c, due);
+        if (due >= e->plan.measure_start_ns)
+            w->sent_measured++;
+        advance_due(w);
+        start_send(w, c, now);
+    }
+}
+
+static void update_users(struct worker *w, int64_t now)
+{
+    const struct engine *e = w->e;
+    double u = plan_target_at(&e->plan, now, &w->seg_hint);
+    unsigned total = (unsigned)llround(u);
+    unsigned share = total / e->nthreads + (w->idx < total % e->nthreads ? 1u : 0u);
+    unsigned old = w->target_users;
+
+    if (share > w->cap)
+        share = w->cap;
+    w->target_users = share;
+    for (unsigned i = old; i < share; i++) {
+        struct conn *c = &w->conns[i];
+        if (c->state == C_IDLE || c->state == C_FREE)
+            user_next(w, c, now);
+    }
+}
+
+static void expire(struct worker *w, int64_t now)
+{
+    while (w->fifo.head && w->fifo.head->deadline_ns <= now) {
+        struct conn *c = w->fifo.head;
+        if (c->state == C_CONNECTING || c->state == C_HANDSHAKE)
+            conn_error(w, c, LOAD_ERR_CONNECT_TIMEOUT, now, 0);
+        else
+            conn_error(w, c, LOAD_ERR_TIMEOUT, now, 1);
+    }
+    struct conn *c = w->backoff.head;
+    while (c) {
+        struct conn *next = c->next;
+        if (c->deadline_ns <= now) {
+            list_remove(w, c);
+            c->state = C_FREE;
+            user_next(w, c, now);
+        }
+        c = next;
+    }
+}
+
+static int64_t next_wakeup(struct worker *w, int64_t now)
+{
+    int64_t t = now + MAX_WAIT_NS;
+    if (w->e->plan.open_loop && w->next_due_ns < t && (w->nidle || w->nfree))
+        t = w->next_due_ns;
+    if (w->fifo.head && w->fifo.head->deadline_ns < t)
+        t = w->fifo.head->deadline_ns;
+    for (struct conn *c = w->backoff.head; c; c = c->next)
+        if (c->deadline_ns < t)
+            t = c->deadline_ns;
+    if (!w->e->plan.open_loop && w->last_users_ns + USERS_CHECK_NS < t && w->e->p->nstages > 0)
+        t = w->last_users_ns + USERS_CHECK_NS;
+    if (w->e->plan.end_ns < t)
+        t = w->e->plan.end_ns;
+    if (w->last_publish_ns + PUBLISH_NS < t)
+        t = w->last_publish_ns + PUBLISH_NS;
+    return t;
+}
+
+static void publish(struct worker *w, int64_t now)
+{
+    w->last_publish_ns = now;
+    atomic_store_explicit(&w->pub_p95, hist_percentile(&w->phase_hist, 95), memory_order_relaxed);
+    atomic_store_explicit(&w->pub_count, w->phase_hist.count, memory_order_relaxed);
+}
+
+static void *worker_main(void *arg)
+{
+    struct worker *w = arg;
+    struct engine *e = w->e;
+    struct epoll_event evs[EVENTS_MAX];
+
+    int64_t now = now_ns(e);
+    w->last_users_ns = now;
+    w->last_publish_ns = now;
+    if (e->plan.measure_start_ns == 0)
+        start_measuring(w);
+    if (e->plan.open_loop)
+        advance_due(w);
+    else
+        update_users(w, now);
+
+    while (!atomic_load_explicit(&e->quit, memory_order_relaxed)) {
+        now = now_ns(e);
+        if (now >= e->plan.end_ns)
+            break;
+        if (!w->measuring && now >= e->plan.measure_start_ns)
+            start_measuring(w);
+        if (e->plan.open_loop)
+            dispatch(w, now);
+        else if (e->p->nstages > 0 && now - w->last_users_ns >= USERS_CHECK_NS) {
+            w->last_users_ns = now;
+            update_users(w, now);
+        }
+        expire(w, now);
+        if (now - w->last_publish_ns >= PUBLISH_NS)
+            publish(w, now);
+
+        int64_t wake = next_wakeup(w, now);
+        int64_t d = wake > now ? wake - now : 0;
+        struct timespec ts = {(time_t)(d / 1000000000LL), (long)(d % 1000000000LL)};
+        int n = epoll_pwait2(w->epfd, evs, EVENTS_MAX, &ts, NULL);
+        if (n < 0 && errno == ENOSYS) {
+            /* Kernels before 5.11: millisecond timeouts, rounded up so we never spin. */
+            n = epoll_wait(w->epfd, evs, EVENTS_MAX, (int)((d + 999999) / 1000000));
+        }
+        if (n <= 0)
+            continue;
+        now = now_ns(e);
+        for (int i = 0; i < n; i++)
+            on_event(w, evs[i].data.ptr, evs[i].events, now);
+    }
+
+    if (w->measuring) {
+        struct rusage ru;
+        getrusage(RUSAGE_THREAD, &ru);
+        w->cpu_s = (double)(ru.ru_utime.tv_sec - w->ru0.ru_utime.tv_sec) +
+                   (double)(ru.ru_utime.tv_usec - w->ru0.ru_utime.tv_usec) / 1e6 +
+                   (double)(ru.ru_stime.tv_sec - w->ru0.ru_stime.tv_sec) +
+                   (double)(ru.ru_stime.tv_usec - w->ru0.ru_stime.tv_usec) / 1e6;
+    }
+    publish(w, now_ns(e));
+    for (unsigned i = 0; i < w->cap; i++) {
+        struct conn *c = &w->conns[i];
+        if (c->state != C_FREE && c->state != C_BACKOFF)
+            c->s.ops->close(&c->s);
+        c->state = C_FREE;
+    }
+    atomic_store_explicit(&w->done, 1, memory_order_release);
+    return NULL;
+}
+
+/* ---- set-up and tear-down ---- */
+
+static void worker_free(struct worker *w)
+{
+    if (!w)
+        return;
+    if (w->epfd >= 0)
+        close(w->epfd);
+    free(w->conns);
+    free(w->free_slots);
+    free(w->idle);
+    free(w->by_name);
+    free(w->by_stage);
+    free(w);
+}
+
+static int worker_new(struct engine *e, unsigned idx, unsigned cap, struct worker **out, char *err)
+{
+    struct worker *w = aligned_alloc(64, (sizeof(*w) + 63) / 64 * 64);
+    int rc = 0;
+
+    *out = NULL;
+    if (!w)
+        return err_set(err, -ENOMEM, "out of memory");
+    memset(w, 0, sizeof(*w));
+    w->e = e;
+    w->idx = idx;
+    w->cap = cap;
+    w->epfd = epoll_create1(EPOLL_CLOEXEC);
+    w->conns = calloc(cap ? cap : 1, sizeof(*w->conns));
+    w->by_name = calloc(e->nreqs, sizeof(*w->by_name));
+    w->by_stage = calloc(e->p->nstages ? e->p->nstages : 1, sizeof(*w->by_stage));
+    if (e->plan.open_loop) {
+        w->free_slots = calloc(cap ? cap : 1, sizeof(*w->free_slots));
+        w->idle = calloc(cap ? cap : 1, sizeof(*w->idle));
+    }
+    if (w->epfd < 0) {
+        char eb[64];
+        rc = err_set(err, -errno, "epoll_create1: %s", err_str(errno, eb, sizeof(eb)));
+        goto out;
+    }
+    if (!w->conns || !w->by_name || !w->by_stage ||
+        (e->plan.open_loop && (!w->free_slots || !w->idle))) {
+        rc = err_set(err, -ENOMEM, "out of memory");
+        goto out;
+    }
+    for (unsigned i = 0; i < cap; i++) {
+        w->conns[i].idx = i;
+        w->conns[i].s.fd = -1;
+        w->conns[i].stage = -1;
+    }
+    if (e->plan.open_loop)
+        for (unsigned i = 0; i < cap; i++)
+            w->free_slots[w->nfree++] = cap - 1 - i;
+    for (size_t i = 0; i < e->nreqs; i++)
+        load_stats_init(&w->by_name[i]);
+    for (size_t i = 0; i < e->p->nstages; i++)
+        load_stats_init(&w->by_stage[i]);
+    hist_init(&w->phase_hist);
+    uint64_t seed = e->o->seed ? e->o->seed : DEFAULT_SEED;
+    w->rng = seed + idx;
+    rng_next(&w->rng);
+    atomic_store(&w->pub_phase, LOAD_PHASE_WARMUP);
+out:
+    if (rc) {
+        worker_free(w);
+        return rc;
+    }
+    *out = w;
+    return 0;
+}
+
+static int raise_nofile(rlim_t need, char *err)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+        return 0;
+    if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur >= need)
+        return 0;
+    if (rl.rlim_cur == RLIM_INFINITY)
+        return 0;
+    struct rlimit want = rl;
+    want.rlim_cur = need;
+    if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < need)
+        want.rlim_max = need;
+    if (setrlimit(RLIMIT_NOFILE, &want) == 0)
+        return 0;
+    /* Not allowed to raise the hard limit: take what it allows and say it is too little. */
+    return err_set(err, -EMFILE,
+                   "too many open files: the run needs %llu file descriptors but RLIMIT_NOFILE "
+                   "allows %llu (raise it with 'ulimit -n %llu', or lower --users / "
+                   "--max-connections)",
+                   (unsigned long long)need, (unsigned long long)rl.rlim_max,
+                   (unsigned long long)need);
+}
+
+static void engine_free(struct engine *e)
+{
+    if (e->w) {
+        for (unsigned i = 0; i < e->nthreads; i++)
+            worker_free(e->w[i]);
+        free(e->w);
+    }
+    for (size_t i = 0; e->reqs && i < e->nreqs; i++)
+        http_request_free(&e->reqs[i]);
+    free(e->reqs);
+    free(e->cumw);
+    plan_free(&e->plan);
+    sock_tls_free(&e->tls);
+}
+
+static int engine_init(struct engine *e, const struct load_opts *o, char *err)
+{
+    const struct profile *p = o->profile;
+    int rc = 0;
+
+    e->o = o;
+    e->p = p;
+    if (!p || p->nrequests == 0)
+        return err_set(err, -EINVAL, "the profile has no requests");
+    rc = url_parse(o->url, &e->url, err);
+    if (rc)
+        return rc;
+    rc = plan_build(p, &e->plan, err);
+    if (rc)
+        return err_wrap(err, rc, "profile %s", p->source ? p->source : "");
+    e->nreqs = p->nrequests;
+    e->reqs = calloc(e->nreqs, sizeof(*e->reqs));
+    e->cumw = calloc(e->nreqs, sizeof(*e->cumw));
+    if (!e->reqs || !e->cumw)
+        return err_set(err, -ENOMEM, "out of memory");
+    for (size_t i = 0; i < e->nreqs; i++) {
+        rc = http_request_build(&e->url, &p->requests[i], &e->reqs[i], err);
+        if (rc)
+            return rc;
+        e->totalw += p->requests[i].weight ? p->requests[i].weight : 1;
+        e->cumw[i] = e->totalw;
+    }
+    if (e->url.tls) {
+        rc = sock_tls_init(&e->tls, &e->url, o->insecure, err);
+        if (rc)
+            return rc;
+        e->tlsp = &e->tls;
+    }
+    rc = url_resolve(&e->url, &e->addr, err);
+    if (rc)
+        return rc;
+    e->timeout_ns = p->timeout_us > 0 ? p->timeout_us * 1000 : 0;
+    e->max_conns = o->max_connections ? o->max_connections : DEFAULT_MAX_CONNS;
+
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    unsigned t = o->threads ? o->threads : (cores > 0 ? (unsigned)cores : 1);
+    if (!e->plan.open_loop) {
+        e->peak_users = (unsigned)llround(e->plan.peak);
+        if (e->peak_users == 0)
+            return err_set(err, -EINVAL, "the run never has a user");
+        if (t > e->peak_users)
+            t = e->peak_users;
+    } else if (t > e->max_conns) {
+        t = e->max_conns;
+    }
+    e->nthreads = t ? t : 1;
+    rlim_t need =
+        (rlim_t)(e->plan.open_loop ? e->max_conns : e->peak_users) + NOFILE_SLACK + e->nthreads;
+    return raise_nofile(need, err);
+}
+
+static void snapshot(struct engine *e, int64_t now, uint64_t *last_req, int64_t *last_ns,
+                     struct load_progress *pr)
+{
+    uint64_t req = 0, failed = 0, count = 0;
+    double p95w = 0;
+    int measuring = now >= e->plan.measure_start_ns;
+
+    for (unsigned i = 0; i < e->nthreads; i++) {
+        struct worker *w = e->w[i];
+        if (atomic_load_explicit(&w->pub_phase, memory_order_relaxed) !=
+            (measuring ? LOAD_PHASE_MEASURE : LOAD_PHASE_WARMUP))
+            continue;
+        req += atomic_load_explicit(&w->pub_requests, memory_order_relaxed);
+        failed += atomic_load_explicit(&w->pub_failed, memory_order_relaxed);
+        uint64_t c = atomic_load_explicit(&w->pub_count, memory_order_relaxed);
+        /* Per-thread p95s weighted by their sample counts: exact with one thread, a close
+         * estimate otherwise; the final report merges the histograms exactly. */
+        p95w += (double)atomic_load_explicit(&w->pub_p95, memory_order_relaxed) * (double)c;
+        count += c;
+    }
+    memset(pr, 0, sizeof(*pr));
+    pr->phase = now >= e->plan.end_ns ? LOAD_PHASE_DONE
+                                      : (measuring ? LOAD_PHASE_MEASURE : LOAD_PHASE_WARMUP);
+    int64_t ps = measuring ? e->plan.measure_start_ns : 0;
+    int64_t pe = measuring ? e->plan.end_ns : e->plan.measure_start_ns;
+    pr->elapsed_s = (double)(now - ps) / 1e9;
+    pr->phase_s = (double)(pe - ps) / 1e9;
+    pr->requests = req;
+    pr->failed = failed;
+    int64_t since = *last_ns;
+    if (measuring && since < e->plan.measure_start_ns) {
+        /* The phase changed since the last snapshot: its counters restarted at its start. */
+        *last_req = 0;
+        since = e->plan.measure_start_ns;
+    }
+    if (req < *last_req)
+        *last_req = 0;
+    pr->rps = now > since ? (double)(req - *last_req) * 1e9 / (double)(now - since) : 0;
+    pr->p95_us = count ? (uint64_t)(p95w / (double)count) : 0;
+    *last_req = req;
+    *last_ns = now;
+}
+
+static void sleep_ns(int64_t ns)
+{
+    struct timespec ts = {(time_t)(ns / 1000000000LL), (long)(ns % 1000000000LL)};
+    /* Interrupted by a signal: return early so the caller looks at the stop flag at once. */
+    nanosleep(&ts, NULL);
+}
+
+int load_run(const struct load_opts *o, struct load_result *out, char *err)
+{
+    struct engine e;
+    sigset_t all, old;
+    int rc = 0, sig_blocked = 0, result_init = 0;
+    int64_t quit_ns = -1;
+
+    memset(&e, 0, sizeof(e));
+    memset(out, 0, sizeof(*out));
+    atomic_init(&e.quit, 0);
+    rc = engine_init(&e, o, err);
+    if (rc)
+        goto out;
+    rc = load_result_init(out, o->profile);
+    if (rc) {
+        err_set(err, rc, "out of memory");
+        goto out;
+    }
+    result_init = 1;
+    e.w = calloc(e.nthreads, sizeof(*e.w));
+    if (!e.w) {
+        rc = err_set(err, -ENOMEM, "out of memory");
+        goto out;
+    }
+    for (unsigned i = 0; i < e.nthreads; i++) {
+        unsigned cap;
+        if (e.plan.open_loop)
+            cap = e.max_conns / e.nthreads + (i < e.max_conns % e.nthreads ? 1u : 0u);
+        else
+            cap = e.peak_users / e.nthreads + (i < e.peak_users % e.nthreads ? 1u : 0u);
+        rc = worker_new(&e, i, cap, &e.w[i], err);
+        if (rc)
+            goto out;
+    }
+
+    /* Load threads take no signals: SIGINT and SIGTERM reach the caller's thread, whose
+     * handler sets o->stop; SIGPIPE stays blocked where sockets are written. */
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
+    sig_blocked = 1;
+    clock_gettime(CLOCK_MONOTONIC, &e.t0);
+    for (unsigned i = 0; i < e.nthreads; i++) {
+        int prc = pthread_create(&e.w[i]->tid, NULL, worker_main, e.w[i]);
+        if (prc) {
+            char eb[64];
+            atomic_store(&e.quit, 1);
+            rc = err_set(err, -prc, "cannot start load thread: %s", err_str(prc, eb, sizeof(eb)));
+            break;
+        }
+        e.w[i]->started = 1;
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    sig_blocked = 0;
+
+    uint64_t last_req = 0;
+    int64_t last_ns = 0, last_progress = 0;
+    for (;;) {
+        unsigned running = 0;
+        for (unsigned i = 0; i < e.nthreads; i++)
+            if (e.w[i]->started && !atomic_load_explicit(&e.w[i]->done, memory_order_acquire))
+                running++;
+        if (!running)
+            break;
+        int64_t now = now_ns(&e);
+        if (quit_ns < 0 && o->stop && *o->stop) {
+            quit_ns = now;
+            atomic_store(&e.quit, 1);
+        }
+        if (o->progress && now - last_progress >= PUBLISH_NS) {
+            struct load_progress pr;
+            snapshot(&e, now, &last_req, &last_ns, &pr);
+            o->progress(o->progress_ud, &pr);
+            last_progress = now;
+        }
+        sleep_ns(20 * 1000000LL);
+    }
+    for (unsigned i = 0; i < e.nthreads; i++)
+        if (e.w[i]->started)
+            pthread_join(e.w[i]->tid, NULL);
+    if (rc)
+        goto out;
+
+    /* Merge: per name and per stage from every thread; the total is the sum over names. */
+    int64_t end = e.plan.end_ns;
+    if (quit_ns >= 0 && quit_ns < end) {
+        end = quit_ns;
+        out->interrupted = true;
+    }
+    double dur = (double)(end - e.plan.measure_start_ns) / 1e9;
+    out->duration_s = dur > 0 ? dur : 0;
+    out->threads = e.nthreads;
+    out->users = e.plan.open_loop ? 0 : e.peak_users;
+    uint64_t sent = 0;
+    for (unsigned i = 0; i < e.nthreads; i++) {
+        struct worker *w = e.w[i];
+        for (size_t n = 0; n < e.nreqs && n < out->nnames; n++) {
+            load_stats_merge(&out->by_name[n], &w->by_name[n]);
+            load_stats_merge(&out->total, &w->by_name[n]);
+        }
+        for (size_t s = 0; s < e.p->nstages && s < out->nstages; s++)
+            load_stats_merge(&out->by_stage[s], &w->by_stage[s]);
+        out->tool_cpu_s += w->cpu_s;
+        out->peak_concurrency += w->peak_busy;
+        sent += w->sent_measured;
+    }
+    for (size_t s = 0; s < out->nstages && out->stage_duration_s; s++) {
+        const struct plan_seg *seg = NULL;
+        for (size_t k = 0; k < e.plan.nsegs; k++)
+            if (e.plan.segs[k].stage == (int)s)
+                seg = &e.plan.segs[k];
+        if (!seg)
+            continue;
+        int64_t a = seg->start_ns, b = seg->start_ns + seg->dur_ns;
+        if (b > end)
+            b = end;
+        out->stage_duration_s[s] = b > a ? (double)(b - a) / 1e9 : 0;
+    }
+    if (e.plan.open_loop) {
+        out->target_rate_rps = e.p->nstages ? 0 : e.p->rate;
+        if (e.p->nstages && e.plan.end_ns > e.plan.measure_start_ns) {
+            /* With stages, the requested rate is the mean over the measured stages. */
+            double due = 0;
+            for (size_t k = 0; k < e.plan.nsegs; k++)
+                if (e.plan.segs[k].measured)
+                    due += (e.plan.segs[k].from + e.plan.segs[k].to) / 2 *
+                           ((double)e.plan.segs[k].dur_ns / 1e9);
+            out->target_rate_rps = due / ((double)(e.plan.end_ns - e.plan.measure_start_ns) / 1e9);
+        }
+        out->achieved_rate_rps = out->duration_s > 0 ? (double)sent / out->duration_s : 0;
+    }
+    out->verdict = verdict_classify(&out->total, &e.p->thresholds);
+out:
+    if (sig_blocked)
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+    engine_free(&e);
+    if (rc && result_init)
+        load_result_free(out);
+    return rc;
+}

@@ -1,0 +1,857 @@
+#include "local/local.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/log.h"
+#include "core/quantity.h"
+#include "local/cgroup.h"
+
+extern char **environ;
+
+#define POLL_MS      50
+#define SAMPLE_MS    100
+#define KILL_WAIT_US 2000000
+#define MAX_ENV      4096
+
+struct local {
+    struct local_config cfg;
+    char workers_env[64];
+    struct cg_self self;
+    struct cg_parent parent;
+    bool enforced;
+    bool prepared;
+    char note[ERR_LEN];
+    unsigned seq; /* variants started, for cgroup names */
+
+    /* the running variant */
+    const struct variant *v;
+    pid_t pid; /* also the process group id; 0 when none */
+    bool reaped;
+    int status;
+    struct cg cg;
+    bool have_cg;
+    char log_path[1024];
+    double started;
+
+    /* the usage window */
+    uint64_t cpu0_ns;
+    bool cpu0_ok;
+    uint64_t oom0;
+    bool oom0_ok;
+    double t_begin;
+    pthread_t sampler;
+    bool sampling;
+    volatile int sampler_stop;
+    int64_t sampled_peak; /* written by the sampler thread, read after join */
+};
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void sleep_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+static bool isalnum_ascii(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+
+int local_expand_arg(const char *arg, const char *workers_env, unsigned workers, unsigned port,
+                     char *out, size_t len)
+{
+    size_t o = 0, wl = strlen(workers_env);
+
+    for (const char *p = arg; *p;) {
+        char val[24];
+        size_t skip = 0;
+        if (p[0] == '$') {
+            if (strncmp(p + 1, workers_env, wl) == 0 &&
+                !(isalnum_ascii(p[1 + wl]) || p[1 + wl] == '_')) {
+                skip = 1 + wl;
+                snprintf(val, sizeof(val), "%u", workers);
+            } else if (p[1] == '{' && strncmp(p + 2, workers_env, wl) == 0 && p[2 + wl] == '}') {
+                skip = 3 + wl;
+                snprintf(val, sizeof(val), "%u", workers);
+            } else if (strncmp(p + 1, "PORT", 4) == 0 && !(isalnum_ascii(p[5]) || p[5] == '_')) {
+                skip = 5;
+                snprintf(val, sizeof(val), "%u", port);
+            } else if (strncmp(p + 1, "{PORT}", 6) == 0) {
+                skip = 7;
+                snprintf(val, sizeof(val), "%u", port);
+            }
+        }
+        if (skip) {
+            size_t vl = strlen(val);
+            if (o + vl >= len)
+                return -E2BIG;
+            memcpy(out + o, val, vl);
+            o += vl;
+            p += skip;
+            continue;
+        }
+        if (o + 1 >= len)
+            return -E2BIG;
+        out[o++] = *p++;
+    }
+    out[o] = '\0';
+    return 0;
+}
+
+/* ---- facts --------------------------------------------------------------------------------- */
+
+static int online_cpus(void)
+{
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof(set), &set) == 0)
+        return CPU_COUNT(&set);
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
+}
+
+static int64_t mem_total(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+    return pages > 0 && size > 0 ? (int64_t)pages * size : 0;
+}
+
+static void cpu_model(char *buf, size_t len)
+{
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    char line[512];
+
+    buf[0] = '\0';
+    if (!f)
+        return;
+    while (fgets(line, sizeof(line), f)) {
+        if (strncmp(line, "model name", 10) == 0) {
+            char *c = strchr(line, ':');
+            if (c) {
+                c++;
+                while (*c == ' ')
+                    c++;
+                c[strcspn(c, "\n")] = '\0';
+                snprintf(buf, len, "%s", c);
+            }
+            break;
+        }
+    }
+    fclose(f);
+}
+
+static int local_facts(void *self, struct platform_facts *out, char *err)
+{
+    struct local *l = self;
+    struct utsname u;
+    char model[128], mem[QTY_LEN];
+    (void)err;
+
+    memset(out, 0, sizeof(*out));
+    int64_t cpu_m = (int64_t)online_cpus() * 1000;
+    int64_t lim = cg_self_cpu_limit_m(&l->self);
+    if (lim > 0 && lim < cpu_m)
+        cpu_m = lim;
+    out->host_millicores = cpu_m;
+    int64_t memb = mem_total(), mlim = cg_self_memory_limit(&l->self);
+    if (mlim > 0 && (memb == 0 || mlim < memb))
+        memb = mlim;
+    out->host_memory_bytes = memb;
+    out->limits_enforced = l->enforced;
+    snprintf(out->limits_note, sizeof(out->limits_note), "%s", l->note);
+    out->load_shares_host = true;
+    cpu_model(model, sizeof(model));
+    if (uname(&u) != 0)
+        memset(&u, 0, sizeof(u));
+    snprintf(out->machine, sizeof(out->machine),
+             "%s %s %s%s%s, %d CPUs (%.3g usable), %.1f GiB "
+             "RAM, cgroup %s",
+             u.sysname, u.release, u.machine, model[0] ? ", " : "", model, online_cpus(),
+             (double)cpu_m / 1000.0, (double)memb / (1024.0 * 1024 * 1024),
+             l->self.version == CG_V2   ? "v2"
+             : l->self.version == CG_V1 ? "v1"
+                                        : "none");
+    (void)mem;
+    return 0;
+}
+
+/* ---- prepare / restore --------------------------------------------------------------------- */
+
+static int local_prepare(void *self, char *err)
+{
+    struct local *l = self;
+    char name[64], e[ERR_LEN] = "";
+    (void)err;
+
+    if (l->cfg.no_cgroup) {
+        l->enforced = false;
+        snprintf(l->note, sizeof(l->note), "cgroups disabled by configuration");
+    } else if (l->self.version == CG_NONE) {
+        l->enforced = false;
+        snprintf(l->note, sizeof(l->note), "no usable cgroup: %s", l->self.why);
+    } else {
+        snprintf(name, sizeof(name), "sizeup-%d", (int)getpid());
+        if (cg_prepare(&l->self, name, &l->parent, e) == 0) {
+            l->enforced = true;
+            l->note[0] = '\0';
+        } else {
+            l->enforced = false;
+            snprintf(l->note, sizeof(l->note), "no writable cgroup: %s", e);
+        }
+    }
+    if (!l->enforced)
+        log_error("local.limits",
+                  "enforced=false reason=\"%s\" effect=\"every variant runs "
+                  "without its CPU and memory limits\"",
+                  l->note);
+    else
+        log_info("local.cgroup", "version=v%d parent=%s", l->self.version == CG_V2 ? 2 : 1,
+                 l->parent.memory);
+    l->prepared = true;
+    return 0;
+}
+
+static int local_stop_variant(void *self, char *err);
+
+static int local_restore(void *self, char *err)
+{
+    struct local *l = self;
+    int rc = local_stop_variant(self, err);
+
+    if (l->prepared && l->enforced) {
+        int r = cg_unprepare(&l->parent, rc ? NULL : err);
+        if (r && !rc)
+            rc = r;
+    }
+    l->prepared = false;
+    return rc;
+}
+
+/* ---- apply --------------------------------------------------------------------------------- */
+
+/* Connects to 127.0.0.1:port within timeout_ms. Returns a connected fd or -1. */
+static int connect_port(unsigned port, int timeout_ms)
+{
+    struct sockaddr_in a;
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+
+    if (fd < 0)
+        return -1;
+    memset(&a, 0, sizeof(a));
+    a.sin_family = AF_INET;
+    a.sin_port = htons((uint16_t)port);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0)
+        return fd;
+    if (errno != EINPROGRESS) {
+        close(fd);
+        return -1;
+    }
+    struct pollfd p = {fd, POLLOUT, 0};
+    int soerr = 0;
+    socklen_t sl = sizeof(soerr);
+    if (poll(&p, 1, timeout_ms) != 1 || getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) != 0 ||
+        soerr != 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* GET path on the port; returns the HTTP status, or -1 when no status line came in time. */
+static int http_status(unsigned port, const char *path, int timeout_ms)
+{
+    char req[1024], buf[128];
+    int fd = connect_port(port, timeout_ms), status = -1;
+    size_t got = 0;
+
+    if (fd < 0)
+        return -1;
+    int n = snprintf(req, sizeof(req),
+                     "GET %s HTTP/1.1\r\nHost: 127.0.0.1:%u\r\nUser-Agent: sizeup-ready\r\n"
+                     "Connection: close\r\n\r\n",
+                     path, port);
+    if (n <= 0 || (size_t)n >= sizeof(req) || send(fd, req, (size_t)n, MSG_NOSIGNAL) != n)
+        goto out;
+    double deadline = now_s() + timeout_ms / 1000.0;
+    while (got < sizeof(buf) - 1) {
+        int left = (int)((deadline - now_s()) * 1000);
+        struct pollfd p = {fd, POLLIN, 0};
+        if (left <= 0 || poll(&p, 1, left) != 1)
+            break;
+        ssize_t r = recv(fd, buf + got, sizeof(buf) - 1 - got, 0);
+        if (r <= 0)
+            break;
+        got += (size_t)r;
+        buf[got] = '\0';
+        if (strchr(buf, '\n'))
+            break;
+    }
+    buf[got] = '\0';
+    if (strncmp(buf, "HTTP/1.", 7) == 0 && got >= 12)
+        status = (int)strtol(buf + 9, NULL, 10);
+out:
+    close(fd);
+    return status;
+}
+
+static void safe_name(const char *spec, char *out, size_t len)
+{
+    size_t o = 0;
+    for (const char *p = spec; *p && o + 1 < len; p++)
+        out[o++] = (isalnum_ascii(*p) || *p == '.' || *p == '-') ? *p : '_';
+    out[o] = '\0';
+}
+
+/* Builds the child's environment: ours without the two variables we set, then those. Returns an
+ * owned array whose strings [0..n) are borrowed from environ except the last two (owned). */
+static char **build_env(const char *workers_env, unsigned workers, unsigned port)
+{
+    size_t n = 0, wl = strlen(workers_env);
+    while (environ[n] && n < MAX_ENV)
+        n++;
+    char **env = calloc(n + 3, sizeof(*env));
+    if (!env)
+        return NULL;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        if ((strncmp(environ[i], workers_env, wl) == 0 && environ[i][wl] == '=') ||
+            strncmp(environ[i], "PORT=", 5) == 0)
+            continue;
+        env[k++] = environ[i];
+    }
+    char *w = malloc(wl + 24), *p = malloc(24);
+    if (!w || !p) {
+        free(w);
+        free(p);
+        free(env);
+        return NULL;
+    }
+    snprintf(w, wl + 24, "%s=%u", workers_env, workers);
+    snprintf(p, 24, "PORT=%u", port);
+    env[k++] = w;
+    env[k++] = p;
+    env[k] = NULL;
+    return env;
+}
+
+static void free_env(char **env)
+{
+    if (!env)
+        return;
+    size_t n = 0;
+    while (env[n])
+        n++;
+    /* The last two entries are ours. */
+    if (n >= 2) {
+        free(env[n - 1]);
+        free(env[n - 2]);
+    }
+    free(env);
+}
+
+static void free_args(char **args)
+{
+    for (size_t i = 0; args && args[i]; i++)
+        free(args[i]);
+    free(args);
+}
+
+static int local_apply(void *self, const struct variant *v, struct platform_failure *fail,
+                       char *err)
+{
+    struct local *l = self;
+    char **args = NULL, **env = NULL, e[ERR_LEN] = "", ebuf[64], name[96];
+    int pipefd[2] = {-1, -1}, logfd = -1, rc = 0;
+
+    memset(fail, 0, sizeof(*fail));
+    if (l->pid > 0)
+        local_stop_variant(self, NULL);
+    l->v = v;
+    l->seq++;
+
+    /* Someone else answering on the port would be measured instead of the app: refuse. */
+    int probe = connect_port(l->cfg.port, 100);
+    if (probe >= 0) {
+        close(probe);
+        fail->kind = PLATFORM_FAIL_APPLY;
+        snprintf(fail->reason, sizeof(fail->reason),
+                 "port %u already answers before the app started (another process?)", l->cfg.port);
+        return err_set(err, -EADDRINUSE, "%s", fail->reason);
+    }
+
+    args = calloc((size_t)l->cfg.argc + 1, sizeof(*args));
+    if (!args) {
+        rc = err_set(err, -ENOMEM, "out of memory");
+        goto fail_apply;
+    }
+    for (int i = 0; i < l->cfg.argc; i++) {
+        args[i] = malloc(LOCAL_ARG_MAX);
+        if (!args[i]) {
+            rc = err_set(err, -ENOMEM, "out of memory");
+            goto fail_apply;
+        }
+        if (local_expand_arg(l->cfg.argv[i], l->workers_env, v->workers, l->cfg.port, args[i],
+                             LOCAL_ARG_MAX) != 0) {
+            rc = err_set(err, -E2BIG, "argument %d is longer than %d characters once expanded", i,
+                         LOCAL_ARG_MAX);
+            goto fail_apply;
+        }
+    }
+    env = build_env(l->workers_env, v->workers, l->cfg.port);
+    if (!env) {
+        rc = err_set(err, -ENOMEM, "out of memory");
+        goto fail_apply;
+    }
+
+    safe_name(v->spec, name, sizeof(name));
+    if (l->enforced) {
+        char cgname[128];
+        snprintf(cgname, sizeof(cgname), "v%u-%s", l->seq, name);
+        rc = cg_create(&l->parent, cgname, v->cpu_millicores, v->memory_bytes, &l->cg, e);
+        if (rc) {
+            err_set(err, rc, "%s", e);
+            goto fail_apply;
+        }
+        l->have_cg = true;
+    }
+
+    if (l->cfg.log_dir) {
+        snprintf(l->log_path, sizeof(l->log_path), "%s/%s.log", l->cfg.log_dir, name);
+        logfd = open(l->log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    } else {
+        l->log_path[0] = '\0';
+    }
+    if (logfd < 0)
+        logfd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    int nullin = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (pipe2(pipefd, O_CLOEXEC) != 0) {
+        rc = err_set(err, -errno, "pipe: %s", err_str(errno, ebuf, sizeof(ebuf)));
+        if (nullin >= 0)
+            close(nullin);
+        goto fail_apply;
+    }
+
+    pid_t pid = fork();
+    if (pid < 0) {
+        rc = err_set(err, -errno, "fork: %s", err_str(errno, ebuf, sizeof(ebuf)));
+        if (nullin >= 0)
+            close(nullin);
+        goto fail_apply;
+    }
+    if (pid == 0) {
+        /* Child: only async-signal-safe calls until exec. */
+        int code;
+        sigset_t all;
+        setpgid(0, 0);
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        sigemptyset(&all);
+        sigprocmask(SIG_SETMASK, &all, NULL);
+        signal(SIGINT, SIG_DFL);
+        signal(SIGTERM, SIG_DFL);
+        signal(SIGPIPE, SIG_DFL);
+        if (l->have_cg && (code = cg_enter(&l->cg, getpid())) != 0) {
+            int ecode = -code;
+            (void)!write(pipefd[1], &ecode, sizeof(ecode));
+            _exit(126);
+        }
+        if (nullin >= 0)
+            dup2(nullin, 0);
+        if (logfd >= 0) {
+            dup2(logfd, 1);
+            dup2(logfd, 2);
+        }
+        execvpe(args[0], args, env);
+        code = errno;
+        (void)!write(pipefd[1], &code, sizeof(code));
+        _exit(127);
+    }
+    setpgid(pid, pid); /* also from the parent: no window where a signal misses the group */
+    l->pid = pid;
+    l->reaped = false;
+    l->started = now_s();
+    close(pipefd[1]);
+    pipefd[1] = -1;
+    if (nullin >= 0)
+        close(nullin);
+    int child_errno = 0;
+    ssize_t got;
+    do {
+        got = read(pipefd[0], &child_errno, sizeof(child_errno));
+    } while (got < 0 && errno == EINTR);
+    close(pipefd[0]);
+    pipefd[0] = -1;
+    if (got == (ssize_t)sizeof(child_errno)) {
+        fail->kind = PLATFORM_FAIL_APPLY;
+        snprintf(fail->reason, sizeof(fail->reason), "cannot run '%s': %s", args[0],
+                 err_str(child_errno, ebuf, sizeof(ebuf)));
+        rc = err_set(err, -child_errno, "%s", fail->reason);
+        goto out;
+    }
+    log_info("local.start", "variant=%s pid=%d cgroup=%s", v->spec, (int)pid,
+             l->have_cg ? l->cg.memory : "none");
+    goto out;
+fail_apply:
+    fail->kind = PLATFORM_FAIL_APPLY;
+    snprintf(fail->reason, sizeof(fail->reason), "%s", err ? err : "could not start");
+out:
+    if (pipefd[0] >= 0)
+        close(pipefd[0]);
+    if (pipefd[1] >= 0)
+        close(pipefd[1]);
+    if (logfd >= 0)
+        close(logfd);
+    free_args(args);
+    free_env(env);
+    if (rc && l->pid <= 0 && l->have_cg) {
+        cg_destroy(&l->cg, NULL);
+        l->have_cg = false;
+    }
+    return rc;
+}
+
+/* ---- wait_ready ---------------------------------------------------------------------------- */
+
+/* The last non-empty line of the variant's log, for a FAILED row's reason. */
+static void log_tail(const struct local *l, char *out, size_t len)
+{
+    char buf[512];
+    out[0] = '\0';
+    if (!l->log_path[0])
+        return;
+    int fd = open(l->log_path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    off_t end = lseek(fd, 0, SEEK_END);
+    off_t start = end > (off_t)sizeof(buf) - 1 ? end - (off_t)sizeof(buf) + 1 : 0;
+    ssize_t n = pread(fd, buf, sizeof(buf) - 1, start);
+    close(fd);
+    if (n <= 0)
+        return;
+    buf[n] = '\0';
+    while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r' || buf[n - 1] == ' '))
+        buf[--n] = '\0';
+    char *last = strrchr(buf, '\n');
+    last = last ? last + 1 : buf;
+    size_t o = 0;
+    for (; *last && o + 1 < len; last++)
+        out[o++] = (*last >= 32 && *last < 127) ? *last : '?';
+    out[o] = '\0';
+}
+
+/* Returns true when the variant's main process has exited (reaping it), describing how. */
+static bool exited(struct local *l, char *how, size_t len)
+{
+    if (l->pid <= 0)
+        return true;
+    if (!l->reaped) {
+        int st;
+        pid_t r = waitpid(l->pid, &st, WNOHANG);
+        if (r == l->pid) {
+            l->reaped = true;
+            l->status = st;
+        } else {
+            return false;
+        }
+    }
+    if (how) {
+        if (WIFEXITED(l->status))
+            snprintf(how, len, "exited with status %d after %.1f s", WEXITSTATUS(l->status),
+                     now_s() - l->started);
+        else if (WIFSIGNALED(l->status))
+            snprintf(how, len, "killed by signal %d after %.1f s", WTERMSIG(l->status),
+                     now_s() - l->started);
+        else
+            snprintf(how, len, "stopped after %.1f s", now_s() - l->started);
+    }
+    return true;
+}
+
+static int local_wait_ready(void *self, int64_t timeout_us, volatile sig_atomic_t *stop,
+                            struct platform_failure *fail, char *err)
+{
+    struct local *l = self;
+    double deadline = now_s() + (double)timeout_us / 1e6;
+    int last_status = -1;
+    char how[128], tail[200];
+
+    memset(fail, 0, sizeof(*fail));
+    for (;;) {
+        if (stop && *stop) {
+            fail->kind = PLATFORM_FAIL_CANCELLED;
+            snprintf(fail->reason, sizeof(fail->reason), "cancelled");
+            return err_set(err, -ECANCELED, "cancelled");
+        }
+        if (exited(l, how, sizeof(how))) {
+            uint64_t ooms = 0;
+            bool oom = l->have_cg && cg_oom_kills(&l->cg, &ooms, NULL) == 0 && ooms > 0;
+            log_tail(l, tail, sizeof(tail));
+            fail->kind = oom ? PLATFORM_FAIL_OOM : PLATFORM_FAIL_DIED;
+            snprintf(fail->reason, sizeof(fail->reason), "%s%s%s%s%s",
+                     oom ? "OOM-killed at the memory limit; " : "", how,
+                     tail[0] ? " (last output: \"" : "", tail, tail[0] ? "\")" : "");
+            return err_set(err, -ECHILD, "%s", fail->reason);
+        }
+        int fd = connect_port(l->cfg.port, 200);
+        if (fd >= 0) {
+            close(fd);
+            if (!l->cfg.ready_path)
+                return 0;
+            last_status = http_status(l->cfg.port, l->cfg.ready_path, 1000);
+            if (last_status > 0 && last_status < 500)
+                return 0;
+        }
+        if (now_s() >= deadline)
+            break;
+        sleep_ms(POLL_MS);
+    }
+    fail->kind = PLATFORM_FAIL_NEVER_READY;
+    if (last_status >= 500)
+        snprintf(fail->reason, sizeof(fail->reason),
+                 "never ready: GET %s still returned %d after %.0f s", l->cfg.ready_path,
+                 last_status, (double)timeout_us / 1e6);
+    else
+        snprintf(fail->reason, sizeof(fail->reason),
+                 "never ready: nothing answered on 127.0.0.1:%u within %.0f s", l->cfg.port,
+                 (double)timeout_us / 1e6);
+    return err_set(err, -ETIMEDOUT, "%s", fail->reason);
+}
+
+static int local_target_url(void *self, char *buf, size_t len, char *err)
+{
+    struct local *l = self;
+    int n = snprintf(buf, len, "http://127.0.0.1:%u", l->cfg.port);
+    if (n < 0 || (size_t)n >= len)
+        return err_set(err, -ENAMETOOLONG, "URL buffer too small");
+    return 0;
+}
+
+/* ---- usage --------------------------------------------------------------------------------- */
+
+static void *sampler_main(void *arg)
+{
+    struct local *l = arg;
+    while (!l->sampler_stop) {
+        int64_t cur;
+        if (cg_mem_current(&l->cg, &cur, NULL) == 0 && cur > l->sampled_peak)
+            l->sampled_peak = cur;
+        sleep_ms(SAMPLE_MS);
+    }
+    return NULL;
+}
+
+static int local_usage_begin(void *self, char *err)
+{
+    struct local *l = self;
+    (void)err;
+
+    l->t_begin = now_s();
+    l->cpu0_ok = l->oom0_ok = false;
+    l->sampled_peak = -1;
+    if (!l->have_cg)
+        return 0;
+    l->cpu0_ok = cg_cpu_ns(&l->cg, &l->cpu0_ns, NULL) == 0;
+    l->oom0_ok = cg_oom_kills(&l->cg, &l->oom0, NULL) == 0;
+    if (cg_mem_peak_reset(&l->cg, NULL) != 0) {
+        /* No resettable watermark (v2): sample memory.current through the window. */
+        l->sampler_stop = 0;
+        l->sampled_peak = 0;
+        if (pthread_create(&l->sampler, NULL, sampler_main, l) == 0)
+            l->sampling = true;
+    }
+    return 0;
+}
+
+static void stop_sampler(struct local *l)
+{
+    if (!l->sampling)
+        return;
+    l->sampler_stop = 1;
+    pthread_join(l->sampler, NULL);
+    l->sampling = false;
+}
+
+static int local_usage_end(void *self, struct platform_usage *out, char *err)
+{
+    struct local *l = self;
+    char how[128];
+    (void)err;
+
+    memset(out, 0, sizeof(*out));
+    out->window_s = now_s() - l->t_begin;
+    out->cpu_s = -1;
+    out->peak_memory_bytes = -1;
+    stop_sampler(l);
+    if (!l->have_cg) {
+        snprintf(out->note, sizeof(out->note), "no cgroup: CPU and memory use not measured");
+    } else {
+        uint64_t ns;
+        if (l->cpu0_ok && cg_cpu_ns(&l->cg, &ns, NULL) == 0 && ns >= l->cpu0_ns)
+            out->cpu_s = (double)(ns - l->cpu0_ns) / 1e9;
+        int64_t peak;
+        if (l->sampled_peak >= 0) {
+            out->peak_memory_bytes = l->sampled_peak;
+            snprintf(out->note, sizeof(out->note), "peak memory sampled every %d ms", SAMPLE_MS);
+        } else if (cg_mem_peak(&l->cg, &peak, NULL) == 0) {
+            out->peak_memory_bytes = peak;
+        }
+        uint64_t ooms;
+        if (l->oom0_ok && cg_oom_kills(&l->cg, &ooms, NULL) == 0 && ooms > l->oom0) {
+            out->oom_killed = true;
+            out->restarts = (unsigned)(ooms - l->oom0);
+        }
+    }
+    if (exited(l, how, sizeof(how))) {
+        out->died = true;
+        snprintf(out->note, sizeof(out->note), "%s during the measured window", how);
+    }
+    return 0;
+}
+
+/* ---- stop ---------------------------------------------------------------------------------- */
+
+/* True when nothing of the variant is left: main process reaped, group and cgroup empty. */
+static bool all_gone(struct local *l)
+{
+    exited(l, NULL, 0);
+    if (!l->reaped)
+        return false;
+    if (kill(-l->pid, 0) == 0)
+        return false;
+    if (l->have_cg) {
+        pid_t pids[4];
+        size_t n = 0;
+        if (cg_pids(&l->cg, pids, 4, &n, NULL) == 0 && n > 0)
+            return false;
+    }
+    return true;
+}
+
+static void signal_all(struct local *l, int sig)
+{
+    kill(-l->pid, sig);
+    if (l->have_cg)
+        cg_signal_all(&l->cg, sig, NULL);
+}
+
+static int local_stop_variant(void *self, char *err)
+{
+    struct local *l = self;
+    int rc = 0;
+
+    stop_sampler(l);
+    if (l->pid > 0) {
+        double grace = l->cfg.stop_grace_us > 0 ? (double)l->cfg.stop_grace_us / 1e6 : 5.0;
+        signal_all(l, SIGTERM);
+        double until = now_s() + grace;
+        while (!all_gone(l) && now_s() < until)
+            sleep_ms(10);
+        if (!all_gone(l)) {
+            log_warn("local.stop", "variant=%s pid=%d action=SIGKILL after_s=%.1f",
+                     l->v ? l->v->spec : "?", (int)l->pid, grace);
+            signal_all(l, SIGKILL);
+            until = now_s() + (double)KILL_WAIT_US / 1e6;
+            while (!all_gone(l) && now_s() < until)
+                sleep_ms(10);
+        }
+        if (!l->reaped && waitpid(l->pid, &l->status, 0) == l->pid)
+            l->reaped = true;
+        if (!all_gone(l))
+            rc = err_set(err, -EBUSY, "processes of variant %s survived SIGKILL",
+                         l->v ? l->v->spec : "?");
+        l->pid = 0;
+    }
+    if (l->have_cg) {
+        int r = cg_destroy(&l->cg, rc ? NULL : err);
+        if (r && !rc)
+            rc = r;
+        if (!r)
+            l->have_cg = false;
+    }
+    return rc;
+}
+
+static void local_free(void *self)
+{
+    struct local *l = self;
+    if (!l)
+        return;
+    stop_sampler(l);
+    free(l);
+}
+
+static const struct platform_ops local_ops = {
+    .name = "local",
+    .facts = local_facts,
+    .prepare = local_prepare,
+    .apply = local_apply,
+    .wait_ready = local_wait_ready,
+    .target_url = local_target_url,
+    .usage_begin = local_usage_begin,
+    .usage_end = local_usage_end,
+    .stop_variant = local_stop_variant,
+    .restore = local_restore,
+    .free = local_free,
+};
+
+int local_platform_new(const struct local_config *cfg, struct platform *out, char *err)
+{
+    struct local *l;
+
+    memset(out, 0, sizeof(*out));
+    if (!cfg->argv || cfg->argc < 1 || !cfg->argv[0] || !cfg->argv[0][0])
+        return err_set(err, -EINVAL, "no command to run: give it after --");
+    if (cfg->argc > LOCAL_MAX_ARGS)
+        return err_set(err, -EINVAL, "more than %d command arguments", LOCAL_MAX_ARGS);
+    if (cfg->port == 0 || cfg->port > 65535)
+        return err_set(err, -EINVAL, "port must be 1..65535");
+    if (cfg->ready_path && (cfg->ready_path[0] != '/' || strlen(cfg->ready_path) > 512 ||
+                            strpbrk(cfg->ready_path, " \r\n")))
+        return err_set(err, -EINVAL, "ready path '%s' must start with '/' and have no spaces",
+                       cfg->ready_path);
+    const char *we = cfg->workers_env ? cfg->workers_env : "WORKERS";
+    if (!*we || strlen(we) >= 64)
+        return err_set(err, -EINVAL, "bad workers env name");
+    for (const char *p = we; *p; p++)
+        if (!(isalnum_ascii(*p) || *p == '_'))
+            return err_set(err, -EINVAL, "bad workers env name '%s': letters, digits and _ only",
+                           we);
+    l = calloc(1, sizeof(*l));
+    if (!l)
+        return err_set(err, -ENOMEM, "out of memory");
+    l->cfg = *cfg;
+    snprintf(l->workers_env, sizeof(l->workers_env), "%s", we);
+    if (!cfg->no_cgroup)
+        cg_detect(&l->self);
+    else
+        snprintf(l->self.why, sizeof(l->self.why), "cgroups disabled");
+    l->enforced = l->self.version != CG_NONE && !cfg->no_cgroup;
+    if (!l->enforced)
+        snprintf(l->note, sizeof(l->note), "%s", l->self.why);
+    out->ops = &local_ops;
+    out->self = l;
+    return 0;
+}

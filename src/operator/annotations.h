@@ -1,0 +1,85 @@
+#ifndef SIZEUP_OPERATOR_ANNOTATIONS_H
+#define SIZEUP_OPERATOR_ANNOTATIONS_H
+
+/* The `sizeup.dev/...` annotations of a Deployment, parsed into a sweep request (DESIGN.md,
+ * "Operator"). Every bad value gives a reason that names the annotation, the value (quoted,
+ * truncated and made printable) and what was expected, ready for `sizeup.dev/status:
+ * failed: <reason>` and a Warning Event. Parsing reads nothing but its input. */
+
+#include <stddef.h>
+
+#include "core/err.h"
+#include "sweep/variant.h"
+
+#define ANNOT_PREFIX "sizeup.dev/"
+
+/* The annotations the operator itself writes or keeps on a Deployment. */
+#define ANNOT_SWEEP  "sizeup.dev/sweep"
+#define ANNOT_STATUS "sizeup.dev/status"
+/* The sweep value the operator last handled: a sweep value equal to it was already run, so a
+ * restarted operator does not run it again. */
+#define ANNOT_LAST_SWEEP "sizeup.dev/last-sweep"
+
+/* Caps on values taken from the API: anything longer is a bad value, not a truncation. */
+#define ANNOT_MAX_VALUE   4096 /* configs, target */
+#define ANNOT_MAX_SWEEP   253  /* the sweep request id (e.g. a date) */
+#define ANNOT_MAX_NAME    253  /* Kubernetes object names (DNS-1123 subdomain) */
+#define ANNOT_MAX_ENVNAME 256
+
+#define ANNOT_DEFAULT_CONFIGS     VARIANT_DEFAULT_LIST
+#define ANNOT_DEFAULT_WORKERS_ENV "WORKERS"
+#define ANNOT_DEFAULT_VAL_WORKERS "workers.count"
+#define ANNOT_DEFAULT_VAL_RES     "resources"
+
+enum annot_mode { ANNOT_MODE_CLONE = 0, ANNOT_MODE_IN_PLACE };
+
+enum annot_target { ANNOT_TARGET_POD = 0, ANNOT_TARGET_URL };
+
+/* One annotation as the API gave it; both strings borrowed. */
+struct annot_kv {
+    const char *key;
+    const char *value;
+};
+
+/* A parsed sweep request. Every string is owned (free with annot_request_free) and set:
+ * defaults are filled in, except container (NULL = the first container), port (0 = the
+ * container's first containerPort), profile (NULL = the built-in default profile) and
+ * target_url (NULL unless target is ANNOT_TARGET_URL). */
+struct annot_request {
+    char *sweep;       /* the request id: a new value requests another sweep */
+    char *configs;     /* the variant list, validated, as the user wrote it */
+    size_t nvariants;  /* how many variants configs names */
+    char *workers_env; /* env var that carries the worker count */
+    char *container;
+    int port;
+    char *profile; /* ConfigMap name, key profile.yaml */
+    enum annot_mode mode;
+    enum annot_target target;
+    char *target_url;
+    char *values_workers;   /* dotted path in values.yaml for the worker count */
+    char *values_resources; /* dotted path in values.yaml for resources */
+};
+
+/* Parses the annotations kv[0..n) (any keys; only sizeup.dev/ ones are read) into *req.
+ * Returns 0, -ENOENT when there is no non-empty sizeup.dev/sweep (no sweep requested; err
+ * says so), -EINVAL with the reason in err for a bad value, or -ENOMEM. On failure *req is
+ * left zeroed. warn (ERR_LEN, may be NULL) receives a note about unknown sizeup.dev/ keys
+ * (most likely typos), which do not fail the request; it is "" when there is nothing to say. */
+int annot_parse(const struct annot_kv *kv, size_t n, struct annot_request *req /* OUT */,
+                char *warn, char *err);
+
+/* Frees what req owns and zeroes it; a zeroed request is a no-op. */
+void annot_request_free(struct annot_request *req);
+
+/* Returns "clone" or "in-place". */
+const char *annot_mode_name(enum annot_mode mode);
+
+/* Returns non-zero when key is one the operator reads or writes (sizeup.dev/ plus a known
+ * name): the operator keeps only these per Deployment. */
+int annot_key_relevant(const char *key);
+
+/* Checks a variant list "workers@cpu/memory ..." with the sweep layer's parser and counts its
+ * variants; the reason ("configs: bad variant '2@x/1Gi': ...") names the bad token. Borrows s. */
+int annot_check_configs(const char *s, size_t *nvariants /* OUT */, char *err);
+
+#endif

@@ -1,0 +1,206 @@
+#include "operator/job.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/log.h"
+#include "kube/objects.h"
+#include "operator/job_internal.h"
+
+#define MAX_SIZEUP_ANNOTATIONS 32
+
+const char *job_log_safe(const char *s, char *out, size_t len)
+{
+    size_t i = 0;
+    if (!len)
+        return out;
+    for (; s && s[i] && i + 1 < len; i++) {
+        unsigned char ch = (unsigned char)s[i];
+        out[i] = ch == '"' ? '\'' : ch == '\\' ? '/' : (ch < 0x20 || ch == 0x7f) ? '?' : (char)ch;
+    }
+    out[i] = '\0';
+    return out;
+}
+
+static int stop_client(void *ctx)
+{
+    const struct job_env *env = ctx;
+    return *env->hard_stop != 0;
+}
+
+static void on_request(void *ctx, const char *verb, long code, double seconds)
+{
+    const struct job_env *env = ctx;
+    (void)verb;
+    (void)seconds;
+    metrics_api_request(env->m, (int)code);
+}
+
+int job_set_status(struct jctx *x, const char *status, const char *last, char *err)
+{
+    int rc = -ENOMEM;
+    cJSON *patch = cJSON_CreateObject();
+    cJSON *meta = patch ? cJSON_AddObjectToObject(patch, "metadata") : NULL;
+    cJSON *ann = meta ? cJSON_AddObjectToObject(meta, "annotations") : NULL;
+    char *text = NULL;
+
+    if (!ann || !cJSON_AddStringToObject(ann, ANNOT_STATUS, status) ||
+        (last && !cJSON_AddStringToObject(ann, ANNOT_LAST_SWEEP, last)))
+        goto out;
+    text = cJSON_PrintUnformatted(patch);
+    if (!text)
+        goto out;
+    rc = kube_patch(x->c, &KUBE_DEPLOYMENTS, x->j->ns, x->j->name, KUBE_PATCH_MERGE, text, NULL,
+                    err);
+    if (rc == -ENOENT)
+        rc = 0;
+    if (rc == 0)
+        log_info("sweep.status", "namespace=%s deployment=%s status=\"%s\"", x->j->ns, x->j->name,
+                 LOGQ(status));
+out:
+    if (rc == -ENOMEM)
+        err_set(err, rc, "out of memory");
+    free(text);
+    cJSON_Delete(patch);
+    return rc;
+}
+
+void job_event(struct jctx *x, const char *type, const char *reason, const char *fmt, ...)
+{
+    char note[1024], err[ERR_LEN] = "";
+    va_list ap;
+    struct kube_event_spec spec = {0};
+
+    va_start(ap, fmt);
+    vsnprintf(note, sizeof(note), fmt, ap);
+    va_end(ap);
+    if (!x->deploy)
+        return;
+    spec.regarding = x->deploy;
+    spec.type = type;
+    spec.reason = reason;
+    spec.action = "Sweep";
+    spec.note = note;
+    spec.reporting_controller = JOB_REPORTER;
+    spec.reporting_instance = x->env->identity;
+    if (kube_event_emit(x->c, &spec, err) != 0)
+        log_warn("sweep.event", "namespace=%s deployment=%s reason=%s error=\"%s\"", x->j->ns,
+                 x->j->name, reason, LOGQ(err));
+}
+
+int job_put_sizing(struct jctx *x, const char *const *keys, const char *const *values, size_t n,
+                   char *err)
+{
+    cJSON *labels = cJSON_CreateObject();
+    int rc;
+
+    if (!labels || !cJSON_AddStringToObject(labels, "app.kubernetes.io/managed-by", "sizeup") ||
+        !cJSON_AddStringToObject(labels, "sizeup.dev/deployment", x->j->name)) {
+        cJSON_Delete(labels);
+        return err_set(err, -ENOMEM, "out of memory");
+    }
+    rc = kube_configmap_put(x->c, x->j->ns, x->cm_name, keys, values, n, labels, x->deploy, err);
+    cJSON_Delete(labels);
+    return rc;
+}
+
+int job_fail_request(struct jctx *x, const char *reason, char *err)
+{
+    char status[ERR_LEN + 16];
+
+    snprintf(status, sizeof(status), "failed: %s", reason);
+    log_warn("sweep.rejected", "namespace=%s deployment=%s reason=\"%s\"", x->j->ns, x->j->name,
+             LOGQ(reason));
+    job_event(x, "Warning", "BadAnnotation", "sweep not started: %s", reason);
+    metrics_sweep_result(x->env->m, METRICS_SWEEP_FAILED);
+    return job_set_status(x, status, x->j->handled[0] ? x->j->handled : NULL, err);
+}
+
+/* Collects the sizeup.dev/ annotations of the Deployment (borrowed from x->deploy). */
+static size_t collect_annotations(const cJSON *deploy, struct annot_kv *kv, size_t max)
+{
+    const cJSON *ann = kube_path_get(deploy, "metadata.annotations");
+    const cJSON *it;
+    size_t n = 0;
+
+    cJSON_ArrayForEach(it, ann)
+    {
+        if (n == max)
+            break;
+        if (!cJSON_IsString(it) || !it->string ||
+            strncmp(it->string, ANNOT_PREFIX, sizeof(ANNOT_PREFIX) - 1) != 0)
+            continue;
+        kv[n].key = it->string;
+        kv[n].value = it->valuestring;
+        n++;
+    }
+    return n;
+}
+
+static int run_start(struct jctx *x, char *err)
+{
+    struct annot_kv kv[MAX_SIZEUP_ANNOTATIONS];
+    char reason[ERR_LEN] = "", warn[ERR_LEN] = "";
+    const char *sweep = kube_annotation(x->deploy, ANNOT_SWEEP);
+
+    if (!sweep || !*sweep)
+        return 0; /* withdrawn before we got to it */
+    snprintf(x->j->handled, sizeof(x->j->handled), "%.*s", (int)sizeof(x->j->handled) - 1, sweep);
+    size_t n = collect_annotations(x->deploy, kv, MAX_SIZEUP_ANNOTATIONS);
+    int rc = annot_parse(kv, n, &x->req, warn, reason);
+    if (rc == -ENOENT)
+        return 0;
+    if (warn[0])
+        job_event(x, "Warning", "UnknownAnnotation", "%s", warn);
+    if (rc == -EINVAL)
+        return job_fail_request(x, reason, err);
+    if (rc)
+        return err_set(err, rc, "%s", reason);
+    return job_sweep(x, err);
+}
+
+int job_run(const struct job_env *env, struct job *j, char *err)
+{
+    struct jctx x = {0};
+    struct kube_client_opts co = {0};
+    struct kube_meta meta;
+    int rc;
+
+    x.env = env;
+    x.j = j;
+    j->handled[0] = '\0';
+    snprintf(x.cm_name, sizeof(x.cm_name), "%s%s", j->name, JOB_SIZING_SUFFIX);
+    co.stop = stop_client;
+    co.stop_ctx = (void *)env;
+    co.on_request = on_request;
+    co.on_request_ctx = (void *)env;
+    co.user_agent = "sizeup-operator";
+    rc = kube_client_new(env->cfg, &co, &x.c, err);
+    if (rc)
+        goto out;
+    rc = kube_get(x.c, &KUBE_DEPLOYMENTS, j->ns, j->name, &x.deploy, err);
+    if (rc == -ENOENT) {
+        log_info("sweep.gone", "namespace=%s deployment=%s", j->ns, j->name);
+        rc = 0;
+        goto out;
+    }
+    if (rc)
+        goto out;
+    if (kube_meta_read(x.deploy, &meta) != 0 || strcmp(meta.uid, j->uid) != 0) {
+        /* Re-created under the same name since the event: its own events will come. */
+        log_info("sweep.gone", "namespace=%s deployment=%s why=uid-changed", j->ns, j->name);
+        goto out;
+    }
+    if (j->kind == CACHE_RECOVER)
+        rc = job_recover(&x, err);
+    else
+        rc = run_start(&x, err);
+out:
+    annot_request_free(&x.req);
+    cJSON_Delete(x.deploy);
+    kube_client_free(x.c);
+    return rc;
+}

@@ -1,0 +1,93 @@
+#ifndef SIZEUP_OPERATOR_JOB_INTERNAL_H
+#define SIZEUP_OPERATOR_JOB_INTERNAL_H
+
+/* Shared between job.c (the job's life cycle and its writes to the API) and job_sweep.c (the
+ * sweep itself, through the sweep runner and the Kubernetes platform). Not for other modules. */
+
+#include <cjson/cJSON.h>
+
+#include "kube/client.h"
+#include "load/profile.h"
+#include "sweep/advisor.h"
+#include "sweep/output.h"
+#include "sweep/platform.h"
+#include "sweep/variant.h"
+#include "operator/annotations.h"
+#include "operator/job.h"
+
+struct jctx {
+    const struct job_env *env;
+    struct job *j;
+    kube_client_t *c;
+    cJSON *deploy; /* owned: the Deployment as read when the job started */
+    struct annot_request req;
+    char cm_name[300]; /* <deployment>-sizing */
+};
+
+/* Sets sizeup.dev/status (and sizeup.dev/last-sweep when last is non-NULL) with a merge patch.
+ * A Deployment deleted meanwhile is not an error. */
+int job_set_status(struct jctx *x, const char *status, const char *last, char *err);
+
+/* Emits an Event about the Deployment (type "Normal" or "Warning"); failures are logged, not
+ * returned: an Event lost must not stop a sweep. */
+void job_event(struct jctx *x, const char *type, const char *reason, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* Writes the ConfigMap <deployment>-sizing with keys[0..n) = values[0..n) (all borrowed),
+ * labelled app.kubernetes.io/managed-by: sizeup and owned by the Deployment. */
+int job_put_sizing(struct jctx *x, const char *const *keys, const char *const *values, size_t n,
+                   char *err);
+
+/* Reports a request that cannot run: a Warning Event and status "failed: <reason>", nothing
+ * else changed. Returns 0 when reported. */
+int job_fail_request(struct jctx *x, const char *reason, char *err);
+
+/* Runs the validated request x->req (START) to its end. */
+int job_sweep(struct jctx *x, char *err);
+
+/* Handles a sweep left running by an earlier operator (RECOVER): resumes it from the
+ * ConfigMap's progress, or restores the original and marks it failed. */
+int job_recover(struct jctx *x, char *err);
+
+/* Everything one sweep carries between the runner's callbacks. */
+struct sweep_job {
+    struct jctx *x;
+    struct profile profile;
+    struct variant_list all;   /* the whole list, as annotated */
+    struct variant_list todo;  /* what this run measures: all, or the rest after a resume */
+    struct advisor_row *prior; /* owned: rows measured by an earlier operator (resume) */
+    size_t nprior;
+    struct output_paths paths;
+    struct platform plat;
+    struct platform_facts facts;
+    time_t started;
+    char configs[VARIANT_LIST_MAX + 1];
+    struct advice advice; /* the last advice computed */
+    int have_advice;
+};
+
+/* Frees what sj owns (not sj->x). */
+void job_sweep_job_free(struct sweep_job *sj);
+
+/* The progress document (state.json) for rows[0..n) of sj, phase "running", "done", ... Owned
+ * string (free()), NULL when out of memory. */
+char *job_state_json(const struct sweep_job *sj, const struct advisor_row *rows, size_t n,
+                     const char *phase);
+
+/* Parses the progress document text (borrowed, may be NULL) of a sweep: when it belongs to
+ * this sweep value, Deployment uid and variant list, and its rows match the first variants of
+ * all, returns 0 with *prior an owned array (free()) of *nprior measured rows. -ENOENT when
+ * the document is missing, malformed or not this sweep's; -ENOMEM. */
+int job_progress_parse(const char *text, const char *sweep, const char *uid, const char *configs,
+                       const struct variant_list *all, struct advisor_row **prior /* OUT */,
+                       size_t *nprior /* OUT */);
+
+/* Runs sj->todo (validated, status already "running 0/n" or resumed) through the sweep runner
+ * on the Kubernetes platform and reports the end: ConfigMap, status, Events, metrics. */
+int job_run_sweep(struct sweep_job *sj, char *err);
+
+/* Cleans up what an earlier operator left for this Deployment: deletes a leftover clone and
+ * puts a saved pod template back. */
+int job_restore_leftovers(struct sweep_job *sj, char *err);
+
+#endif

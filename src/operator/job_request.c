@@ -1,0 +1,421 @@
+/* A sweep request checked against the cluster before anything is changed (profile ConfigMap,
+ * variant list, values paths, container and port), the progress document in the ConfigMap, and
+ * the START and RECOVER entry points. The sweep itself is in job_run.c. */
+
+#include <errno.h>
+#include <netdb.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/log.h"
+#include "kube/objects.h"
+#include "operator/job_internal.h"
+
+#define PROFILE_KEY   "profile.yaml"
+#define STATE_VERSION 1
+
+/* ---- progress state in the ConfigMap ---------------------------------------------------- */
+
+static cJSON *row_to_json(const struct advisor_row *r)
+{
+    cJSON *o = cJSON_CreateObject();
+    if (!o)
+        return NULL;
+    cJSON_AddStringToObject(o, "spec", r->variant.spec);
+    cJSON_AddBoolToObject(o, "measured", r->measured);
+    cJSON_AddStringToObject(o, "note", r->note);
+    cJSON_AddNumberToObject(o, "throughput_rps", r->throughput_rps);
+    cJSON_AddNumberToObject(o, "p50_us", (double)r->p50_us);
+    cJSON_AddNumberToObject(o, "p95_us", (double)r->p95_us);
+    cJSON_AddNumberToObject(o, "p99_us", (double)r->p99_us);
+    cJSON_AddNumberToObject(o, "error_rate", r->error_rate);
+    cJSON_AddNumberToObject(o, "requests", (double)r->requests);
+    cJSON_AddNumberToObject(o, "cpu_cores_used", r->cpu_cores_used);
+    cJSON_AddNumberToObject(o, "peak_memory_bytes", (double)r->peak_memory_bytes);
+    cJSON_AddNumberToObject(o, "gen_cores", r->gen_cores);
+    cJSON_AddNumberToObject(o, "flags", r->flags);
+    return o;
+}
+
+static double num(const cJSON *o, const char *k, double dflt)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    return cJSON_IsNumber(v) && isfinite(v->valuedouble) ? v->valuedouble : dflt;
+}
+
+/* Reads a row written by row_to_json; the spec must parse and match want. */
+static int row_from_json(const cJSON *o, const struct variant *want, struct advisor_row *r)
+{
+    const cJSON *spec = cJSON_GetObjectItemCaseSensitive(o, "spec");
+    const cJSON *note = cJSON_GetObjectItemCaseSensitive(o, "note");
+
+    memset(r, 0, sizeof(*r));
+    if (!cJSON_IsString(spec) || variant_parse(spec->valuestring, &r->variant, NULL) != 0 ||
+        strcmp(r->variant.spec, want->spec) != 0)
+        return -EINVAL;
+    r->measured = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "measured"));
+    if (cJSON_IsString(note))
+        snprintf(r->note, sizeof(r->note), "%s", note->valuestring);
+    r->throughput_rps = num(o, "throughput_rps", 0);
+    r->p50_us = (uint64_t)fmax(0, num(o, "p50_us", 0));
+    r->p95_us = (uint64_t)fmax(0, num(o, "p95_us", 0));
+    r->p99_us = (uint64_t)fmax(0, num(o, "p99_us", 0));
+    r->error_rate = num(o, "error_rate", 0);
+    r->requests = (uint64_t)fmax(0, num(o, "requests", 0));
+    r->cpu_cores_used = num(o, "cpu_cores_used", -1);
+    r->peak_memory_bytes = (int64_t)num(o, "peak_memory_bytes", -1);
+    r->gen_cores = num(o, "gen_cores", -1);
+    r->flags = (unsigned)num(o, "flags", 0);
+    return 0;
+}
+
+char *job_state_json(const struct sweep_job *sj, const struct advisor_row *rows, size_t n,
+                     const char *phase)
+{
+    cJSON *o = cJSON_CreateObject(), *arr;
+    char ts[40] = "";
+    struct timespec now;
+    char *text = NULL;
+
+    if (!o)
+        return NULL;
+    clock_gettime(CLOCK_REALTIME, &now);
+    kube_time_format(&now, 0, ts, sizeof(ts));
+    cJSON_AddNumberToObject(o, "version", STATE_VERSION);
+    cJSON_AddStringToObject(o, "sweep", sj->x->j->handled);
+    cJSON_AddStringToObject(o, "uid", sj->x->j->uid);
+    cJSON_AddStringToObject(o, "mode", annot_mode_name(sj->x->req.mode));
+    cJSON_AddStringToObject(o, "configs", sj->configs);
+    cJSON_AddNumberToObject(o, "total", (double)sj->all.n);
+    cJSON_AddNumberToObject(o, "done", (double)n);
+    cJSON_AddStringToObject(o, "phase", phase);
+    cJSON_AddStringToObject(o, "updated", ts);
+    arr = cJSON_AddArrayToObject(o, "rows");
+    for (size_t i = 0; arr && i < n; i++) {
+        cJSON *r = row_to_json(&rows[i]);
+        if (r)
+            cJSON_AddItemToArray(arr, r);
+    }
+    text = cJSON_Print(o);
+    cJSON_Delete(o);
+    return text;
+}
+
+/* Loads the profile named by the request (or the built-in default). A missing ConfigMap, key
+ * or malformed YAML is the user's: -EINVAL with the reason. */
+static int load_profile(struct sweep_job *sj, char *reason)
+{
+    struct jctx *x = sj->x;
+    cJSON *cm = NULL;
+    char src[300], sub[ERR_LEN] = "";
+    int rc;
+
+    if (!x->req.profile)
+        return profile_init_default(&sj->profile) ? err_set(reason, -ENOMEM, "out of memory") : 0;
+    rc = kube_get(x->c, &KUBE_CONFIGMAPS, x->j->ns, x->req.profile, &cm, sub);
+    if (rc == -ENOENT)
+        return err_set(reason, -EINVAL, "profile: ConfigMap \"%s\" not found in namespace %s",
+                       x->req.profile, x->j->ns);
+    if (rc)
+        return err_set(reason, rc, "profile: reading ConfigMap \"%s\": %s", x->req.profile, sub);
+    const char *yaml = kube_configmap_get_key(cm, PROFILE_KEY);
+    if (!yaml) {
+        rc = err_set(reason, -EINVAL, "profile: ConfigMap \"%s\" has no key %s", x->req.profile,
+                     PROFILE_KEY);
+        goto out;
+    }
+    snprintf(src, sizeof(src), "%s/%s", x->req.profile, PROFILE_KEY);
+    rc = profile_load_buffer(yaml, strlen(yaml), src, &sj->profile, sub);
+    if (rc)
+        rc = err_set(reason, rc == -ENOMEM ? rc : -EINVAL, "profile: %s", sub);
+out:
+    cJSON_Delete(cm);
+    return rc;
+}
+
+/* Checks everything the request names against the Deployment before anything is changed. */
+/* Connects once to the host and port of a target URL (shape already checked by the annotation
+ * parser), so an unreachable target fails the request before anything is cloned or patched.
+ * Returns 0 or -EINVAL with the reason. */
+static int probe_target(const char *url, char *reason)
+{
+    char host[256], port[8], ebuf[128];
+    const char *rest = strncmp(url, "https://", 8) == 0 ? url + 8 : url + 7;
+    const char *dflt = rest == url + 8 ? "443" : "80";
+    size_t hl = strcspn(rest, "/?#");
+    const char *h = rest, *colon;
+    struct addrinfo hints, *res = NULL;
+    int rc, fd = -1;
+
+    if (h[0] == '[') {
+        const char *close = memchr(h, ']', hl);
+        if (!close)
+            return err_set(reason, -EINVAL, "target: bad host");
+        colon = close + 1 < h + hl && close[1] == ':' ? close + 1 : NULL;
+        snprintf(host, sizeof(host), "%.*s", (int)(close - h - 1), h + 1);
+    } else {
+        colon = memchr(h, ':', hl);
+        snprintf(host, sizeof(host), "%.*s", (int)(colon ? (size_t)(colon - h) : hl), h);
+    }
+    if (colon)
+        snprintf(port, sizeof(port), "%.*s", (int)(h + hl - colon - 1), colon + 1);
+    else
+        snprintf(port, sizeof(port), "%s", dflt);
+    memset(&hints, 0, sizeof(hints));
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_NUMERICSERV;
+    rc = getaddrinfo(host, port, &hints, &res);
+    if (rc)
+        return err_set(reason, -EINVAL, "target: cannot resolve %s: %s", host, gai_strerror(rc));
+    fd = socket(res->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        rc = err_set(reason, -EINVAL, "target: socket: %s", err_str(errno, ebuf, sizeof(ebuf)));
+        goto out;
+    }
+    rc = connect(fd, res->ai_addr, res->ai_addrlen);
+    if (rc < 0 && errno == EINPROGRESS) {
+        struct pollfd pfd = {fd, POLLOUT, 0};
+        int soerr = 0;
+        socklen_t sl = sizeof(soerr);
+        rc = poll(&pfd, 1, 3000);
+        if (rc == 0) {
+            errno = ETIMEDOUT;
+            rc = -1;
+        } else if (rc > 0 && getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) == 0 && soerr) {
+            errno = soerr;
+            rc = -1;
+        } else if (rc > 0) {
+            rc = 0;
+        }
+    }
+    if (rc < 0)
+        rc = err_set(reason, -EINVAL, "target: %s:%s is unreachable: %s", host, port,
+                     err_str(errno, ebuf, sizeof(ebuf)));
+out:
+    if (fd >= 0)
+        close(fd);
+    freeaddrinfo(res);
+    return rc;
+}
+
+static int check_request(struct sweep_job *sj, char *reason)
+{
+    struct jctx *x = sj->x;
+    char sub[ERR_LEN] = "", vp[2 * ANNOT_MAX_NAME + 32];
+    int rc;
+
+    snprintf(sj->configs, sizeof(sj->configs), "%s", x->req.configs);
+    rc = variant_parse_list(x->req.configs, &sj->all, sub);
+    if (rc)
+        return err_set(reason, -EINVAL, "configs: %s", sub);
+    snprintf(vp, sizeof(vp), "workers=%s,resources=%s", x->req.values_workers,
+             x->req.values_resources);
+    rc = output_paths_parse(vp, &sj->paths, sub);
+    if (rc)
+        return err_set(reason, -EINVAL, "values-paths: %s", sub);
+    const cJSON *ctr = kube_deploy_container(x->deploy, x->req.container);
+    if (!ctr)
+        return x->req.container
+                   ? err_set(reason, -EINVAL, "container: \"%s\" is not in the pod template",
+                             x->req.container)
+                   : err_set(reason, -EINVAL, "container: the pod template has no container");
+    if (!x->req.port && x->req.target == ANNOT_TARGET_POD && !kube_container_port(ctr))
+        return err_set(reason, -EINVAL,
+                       "port: not annotated and the container declares no containerPort");
+    rc = load_profile(sj, reason);
+    if (rc)
+        return rc;
+    if (x->req.target == ANNOT_TARGET_URL)
+        return probe_target(x->req.target_url, reason);
+    return 0;
+}
+
+void job_sweep_job_free(struct sweep_job *sj)
+{
+    if (sj->plat.ops)
+        sj->plat.ops->free(sj->plat.self);
+    profile_free(&sj->profile);
+    free(sj->prior);
+}
+
+int job_sweep(struct jctx *x, char *err)
+{
+    struct sweep_job sj = {0};
+    char reason[ERR_LEN] = "", status[64];
+    int rc;
+
+    sj.x = x;
+    sj.started = time(NULL);
+    rc = check_request(&sj, reason);
+    if (rc == -EINVAL) {
+        rc = job_fail_request(x, reason, err);
+        goto out;
+    }
+    if (rc) {
+        err_set(err, rc, "%s", reason);
+        goto out;
+    }
+    sj.todo = sj.all;
+    snprintf(status, sizeof(status), "running 0/%zu", sj.all.n);
+    rc = job_set_status(x, status, x->j->handled, err);
+    if (rc)
+        goto out;
+    log_info("sweep.start", "namespace=%s deployment=%s mode=%s variants=%zu profile=%s", x->j->ns,
+             x->j->name, annot_mode_name(x->req.mode), sj.all.n,
+             x->req.profile ? x->req.profile : "built-in");
+    job_event(x, "Normal", "SweepStarted",
+              "sweep %s started: %zu variants (%s), %s mode, profile %s", x->j->handled, sj.all.n,
+              sj.configs, annot_mode_name(x->req.mode),
+              x->req.profile ? x->req.profile : "built-in default");
+    rc = job_run_sweep(&sj, err);
+out:
+    job_sweep_job_free(&sj);
+    return rc;
+}
+
+int job_progress_parse(const char *text, const char *sweep, const char *uid, const char *configs,
+                       const struct variant_list *all, struct advisor_row **prior, size_t *nprior)
+{
+    cJSON *st = NULL;
+    struct advisor_row *rows_out = NULL;
+    int rc = -ENOENT;
+
+    *prior = NULL;
+    *nprior = 0;
+    if (!text || !(st = cJSON_Parse(text)))
+        goto out;
+    const cJSON *ver = cJSON_GetObjectItemCaseSensitive(st, "version");
+    const cJSON *sw = cJSON_GetObjectItemCaseSensitive(st, "sweep");
+    const cJSON *id = cJSON_GetObjectItemCaseSensitive(st, "uid");
+    const cJSON *cfg = cJSON_GetObjectItemCaseSensitive(st, "configs");
+    const cJSON *rows = cJSON_GetObjectItemCaseSensitive(st, "rows");
+    /* Progress of another sweep, another Deployment of the same name, or another variant list
+     * is not this sweep's: start over rather than mix results. */
+    if (!cJSON_IsNumber(ver) || ver->valueint != STATE_VERSION || !cJSON_IsString(sw) ||
+        strcmp(sw->valuestring, sweep) != 0 || !cJSON_IsString(id) ||
+        strcmp(id->valuestring, uid) != 0 || !cJSON_IsString(cfg) ||
+        strcmp(cfg->valuestring, configs) != 0 || !cJSON_IsArray(rows))
+        goto out;
+    size_t k = (size_t)cJSON_GetArraySize(rows);
+    if (k > all->n)
+        goto out;
+    rows_out = calloc(k ? k : 1, sizeof(*rows_out));
+    if (!rows_out) {
+        rc = -ENOMEM;
+        goto out;
+    }
+    for (size_t i = 0; i < k; i++)
+        if (row_from_json(cJSON_GetArrayItem(rows, (int)i), &all->items[i], &rows_out[i]))
+            goto out;
+    *prior = rows_out;
+    *nprior = k;
+    rows_out = NULL;
+    rc = 0;
+out:
+    free(rows_out);
+    cJSON_Delete(st);
+    return rc;
+}
+
+/* Reads the progress an earlier operator left for sweep `sweep` of this Deployment. Fills the
+ * prior rows and the remaining variants of sj; returns -ENOENT when nothing usable is there. */
+static int load_progress(struct sweep_job *sj, const char *sweep)
+{
+    struct jctx *x = sj->x;
+    cJSON *cm = NULL;
+    int rc = -ENOENT;
+
+    if (kube_get(x->c, &KUBE_CONFIGMAPS, x->j->ns, x->cm_name, &cm, NULL) != 0)
+        goto out;
+    rc = job_progress_parse(kube_configmap_get_key(cm, JOB_STATE_KEY), sweep, x->j->uid,
+                            sj->configs, &sj->all, &sj->prior, &sj->nprior);
+    if (rc)
+        goto out;
+    sj->todo.n = sj->all.n - sj->nprior;
+    for (size_t i = 0; i < sj->todo.n; i++)
+        sj->todo.items[i] = sj->all.items[sj->nprior + i];
+out:
+    cJSON_Delete(cm);
+    return rc;
+}
+
+int job_recover(struct jctx *x, char *err)
+{
+    struct annot_kv kv[32];
+    struct sweep_job sj = {0};
+    char reason[ERR_LEN] = "", status[ERR_LEN + 16];
+    const char *last = kube_annotation(x->deploy, ANNOT_LAST_SWEEP);
+    const cJSON *ann = kube_path_get(x->deploy, "metadata.annotations");
+    const cJSON *it;
+    size_t n = 0;
+    int rc;
+
+    sj.x = x;
+    sj.started = time(NULL);
+    snprintf(x->j->handled, sizeof(x->j->handled), "%s", last ? last : "");
+    cJSON_ArrayForEach(it, ann)
+    {
+        if (n < 32 && cJSON_IsString(it) && it->string &&
+            strncmp(it->string, ANNOT_PREFIX, sizeof(ANNOT_PREFIX) - 1) == 0) {
+            kv[n].key = it->string;
+            kv[n].value = it->valuestring;
+            n++;
+        }
+    }
+    const char *sweep = kube_annotation(x->deploy, ANNOT_SWEEP);
+    int resumable = sweep && last && strcmp(sweep, last) == 0 &&
+                    annot_parse(kv, n, &x->req, NULL, reason) == 0 &&
+                    check_request(&sj, reason) == 0 && load_progress(&sj, sweep) == 0;
+    if (!x->req.sweep) {
+        /* The request is gone or no longer parses: clean up with what the annotations say the
+         * sweep ran as (mode, container), defaults otherwise. */
+        struct annot_kv only[33];
+        size_t m = 0;
+        for (size_t i = 0; i < n; i++)
+            if (strcmp(kv[i].key, ANNOT_SWEEP) != 0)
+                only[m++] = kv[i];
+        only[m].key = ANNOT_SWEEP;
+        only[m].value = last && *last ? last : "recover";
+        m++;
+        if (annot_parse(only, m, &x->req, NULL, NULL) != 0) {
+            struct annot_kv minimal = {ANNOT_SWEEP, "recover"};
+            annot_parse(&minimal, 1, &x->req, NULL, NULL);
+        }
+    }
+    if (resumable) {
+        log_info("sweep.resume", "namespace=%s deployment=%s done=%zu total=%zu", x->j->ns,
+                 x->j->name, sj.nprior, sj.all.n);
+        job_event(x, "Normal", "SweepResumed",
+                  "sweep %s resumed after an operator restart: %zu/%zu variants already measured",
+                  x->j->handled, sj.nprior, sj.all.n);
+        /* Whatever the dead operator left applied goes first, then the rest is measured. */
+        rc = job_restore_leftovers(&sj, err);
+        if (rc == 0)
+            rc = sj.todo.n ? job_run_sweep(&sj, err) : job_set_status(x, "done", NULL, err);
+        goto out;
+    }
+    rc = job_restore_leftovers(&sj, err);
+    if (rc) {
+        snprintf(status, sizeof(status), "failed: interrupted, and restoring failed: %s", err);
+        job_event(x, "Warning", "SweepFailed", "%s", status);
+        metrics_sweep_result(x->env->m, METRICS_SWEEP_FAILED);
+        job_set_status(x, status, NULL, reason);
+        goto out;
+    }
+    snprintf(status, sizeof(status),
+             "failed: interrupted (operator restarted); original restored%s%s",
+             reason[0] ? "; cannot resume: " : "", reason);
+    job_event(x, "Warning", "SweepFailed", "%s", status);
+    metrics_sweep_result(x->env->m, METRICS_SWEEP_FAILED);
+    log_warn("sweep.recovered", "namespace=%s deployment=%s action=restored", x->j->ns, x->j->name);
+    rc = job_set_status(x, status, NULL, err);
+out:
+    job_sweep_job_free(&sj);
+    return rc;
+}

@@ -1,0 +1,586 @@
+#include "operator/operator.h"
+
+#include <errno.h>
+#include <malloc.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/log.h"
+#include "kube/client.h"
+#include "kube/objects.h"
+#include "operator/admin.h"
+#include "operator/annotations.h"
+#include "operator/cache.h"
+#include "operator/job.h"
+#include "operator/metrics.h"
+
+#define TICK_MS           200
+#define LEASE_RETRY_S     2
+#define WORKER_STOP_GRACE 8 /* seconds of the shutdown budget left to sweeps to restore */
+
+struct op;
+
+struct informer {
+    struct op *op;
+    const char *ns; /* borrowed from the options; NULL: every namespace */
+    kube_client_t *client;
+    pthread_t thread;
+    int started;
+    int synced;       /* the first list completed (guarded by op->mu) */
+    atomic_int alive; /* cleared when the thread returns */
+};
+
+struct op {
+    const struct operator_opts *o;
+    kube_config_t *cfg;
+    struct metrics m;
+    admin_t *admin;
+    char identity[254];
+    char lease_ns[64];
+    const char *lease_name;
+
+    /* Everything below mu is shared between informers, workers and the main thread. */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    cache_t *cache;
+    struct job *qhead, *qtail;
+    struct job **running; /* max_concurrent slots */
+    int leader;
+    int stopping;
+    size_t nsynced;
+
+    /* Flags polled by the clients' stop callbacks (no lock: set once, read often). */
+    atomic_int informers_stop;
+    volatile sig_atomic_t hard_stop;
+
+    struct informer *inf;
+    size_t ninf;
+    pthread_t *workers;
+    int nworkers;
+};
+
+static int64_t mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void sleep_ms(unsigned ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+        ;
+}
+
+static void on_api_request(void *ctx, const char *verb, long code, double seconds)
+{
+    struct op *op = ctx;
+    (void)verb;
+    (void)seconds;
+    metrics_api_request(&op->m, (int)code);
+}
+
+static int informer_should_stop(void *ctx)
+{
+    struct op *op = ctx;
+    return atomic_load(&op->informers_stop);
+}
+
+static int hard_should_stop(void *ctx)
+{
+    struct op *op = ctx;
+    return op->hard_stop != 0;
+}
+
+static int new_client(struct op *op, kube_stop_fn stop, long request_timeout_ms, int attempts,
+                      kube_client_t **out, char *err)
+{
+    struct kube_client_opts co = {0};
+    co.request_timeout_ms = request_timeout_ms;
+    co.max_attempts = attempts;
+    co.stop = stop;
+    co.stop_ctx = op;
+    co.on_request = on_api_request;
+    co.on_request_ctx = op;
+    co.user_agent = "sizeup-operator";
+    return kube_client_new(op->cfg, &co, out, err);
+}
+
+/* ---- the queue (callers hold op->mu) -------------------------------------------------------- */
+
+static void enqueue_locked(struct op *op, enum cache_action kind, const char *ns, const char *name,
+                           const char *uid)
+{
+    struct job *j = calloc(1, sizeof(*j));
+    if (!j || strlen(ns) >= sizeof(j->ns) || strlen(name) >= sizeof(j->name) ||
+        strlen(uid) >= sizeof(j->uid)) {
+        const char *why = j ? "name-too-long" : "out-of-memory";
+        /* Not queued: let the cache forget the busy mark so a later event can retry. */
+        free(j);
+        cache_job_done(op->cache, ns, name, NULL);
+        log_error("operator.enqueue", "namespace=%s deployment=%s error=%s", ns, name, why);
+        return;
+    }
+    j->kind = kind;
+    snprintf(j->ns, sizeof(j->ns), "%s", ns);
+    snprintf(j->name, sizeof(j->name), "%s", name);
+    snprintf(j->uid, sizeof(j->uid), "%s", uid);
+    if (op->qtail)
+        op->qtail->next = j;
+    else
+        op->qhead = j;
+    op->qtail = j;
+    log_info("operator.queued", "namespace=%s deployment=%s kind=%s", ns, name,
+             kind == CACHE_RECOVER ? "recover" : "sweep");
+    pthread_cond_signal(&op->cv);
+}
+
+static void scan_cb(void *ctx, enum cache_action a, const char *ns, const char *name,
+                    const char *uid)
+{
+    enqueue_locked(ctx, a, ns, name, uid);
+}
+
+/* Asks every running job (or only the one on ns/name) to stop for reason. */
+static void stop_jobs_locked(struct op *op, const char *ns, const char *name, enum job_stop why)
+{
+    for (int i = 0; i < op->nworkers; i++) {
+        struct job *j = op->running[i];
+        if (!j || (ns && (strcmp(j->ns, ns) != 0 || strcmp(j->name, name) != 0)))
+            continue;
+        j->stop_reason = why;
+        j->stop = 1;
+        log_info("operator.stop-job", "namespace=%s deployment=%s reason=%s", j->ns, j->name,
+                 why == JOB_STOP_CANCEL     ? "cancelled"
+                 : why == JOB_STOP_SHUTDOWN ? "shutdown"
+                                            : "lease-lost");
+    }
+}
+
+/* Drops every queued job, releasing their busy marks. */
+static void drain_queue_locked(struct op *op)
+{
+    struct job *j = op->qhead, *next;
+    for (; j; j = next) {
+        next = j->next;
+        cache_job_done(op->cache, j->ns, j->name, NULL);
+        free(j);
+    }
+    op->qhead = op->qtail = NULL;
+}
+
+/* ---- informers ---------------------------------------------------------------------------- */
+
+static void observe(struct informer *inf, const cJSON *obj)
+{
+    struct op *op = inf->op;
+    struct kube_meta meta;
+    int rc = 0;
+
+    if (!obj || kube_meta_read(obj, &meta) != 0)
+        return;
+    struct cache_obs o = {meta.ns,
+                          meta.name,
+                          meta.uid,
+                          kube_annotation(obj, ANNOT_SWEEP),
+                          kube_annotation(obj, ANNOT_LAST_SWEEP),
+                          kube_annotation(obj, ANNOT_STATUS)};
+    pthread_mutex_lock(&op->mu);
+    enum cache_action a = cache_observe(op->cache, &o, op->leader && !op->stopping, &rc);
+    if (a == CACHE_START || a == CACHE_RECOVER)
+        enqueue_locked(op, a, meta.ns, meta.name, meta.uid);
+    else if (a == CACHE_CANCEL)
+        stop_jobs_locked(op, meta.ns, meta.name, JOB_STOP_CANCEL);
+    atomic_store(&op->m.deployments_tracked, cache_count(op->cache));
+    pthread_mutex_unlock(&op->mu);
+    if (rc)
+        log_error("operator.cache", "namespace=%s deployment=%s error=out-of-memory", meta.ns,
+                  meta.name);
+}
+
+static int on_event(void *ctx, const struct kube_event *ev)
+{
+    struct informer *inf = ctx;
+    struct op *op = inf->op;
+    struct kube_meta meta;
+
+    switch (ev->type) {
+    case KUBE_EV_LIST_BEGIN:
+        pthread_mutex_lock(&op->mu);
+        cache_list_begin(op->cache, inf->ns);
+        pthread_mutex_unlock(&op->mu);
+        break;
+    case KUBE_EV_LIST_END:
+        pthread_mutex_lock(&op->mu);
+        cache_list_end(op->cache, inf->ns);
+        atomic_store(&op->m.deployments_tracked, cache_count(op->cache));
+        if (!inf->synced) {
+            inf->synced = 1;
+            if (++op->nsynced == op->ninf) {
+                atomic_store(&op->m.ready, 1);
+                log_info("operator.synced", "tracked=%zu", cache_count(op->cache));
+            }
+        }
+        pthread_mutex_unlock(&op->mu);
+        /* The list's pages were parsed and dropped: hand the memory back to the system so an
+         * idle operator stays small. */
+        malloc_trim(0);
+        break;
+    case KUBE_EV_RESTART:
+        atomic_fetch_add(&op->m.watch_restarts, 1);
+        break;
+    case KUBE_EV_ADDED:
+    case KUBE_EV_MODIFIED:
+        observe(inf, ev->object);
+        break;
+    case KUBE_EV_DELETED:
+        if (ev->object && kube_meta_read(ev->object, &meta) == 0) {
+            pthread_mutex_lock(&op->mu);
+            if (cache_delete(op->cache, meta.ns, meta.name) == CACHE_CANCEL)
+                stop_jobs_locked(op, meta.ns, meta.name, JOB_STOP_CANCEL);
+            atomic_store(&op->m.deployments_tracked, cache_count(op->cache));
+            pthread_mutex_unlock(&op->mu);
+        }
+        break;
+    default:
+        break;
+    }
+    return 0;
+}
+
+static void *informer_thread(void *arg)
+{
+    struct informer *inf = arg;
+    struct op *op = inf->op;
+    char err[ERR_LEN] = "";
+    struct kube_informer_opts io = {0};
+
+    io.res = &KUBE_DEPLOYMENTS;
+    io.ns = inf->ns;
+    io.list_limit = op->o->list_limit > 0 ? op->o->list_limit : 100;
+    io.on_event = on_event;
+    io.ctx = inf;
+    int rc = kube_informer_run(inf->client, &io, err);
+    if (rc != -ECANCELED)
+        log_error("operator.informer", "namespace=%s rc=%d error=\"%s\"", inf->ns ? inf->ns : "*",
+                  rc, LOGQ(err));
+    atomic_store(&inf->alive, 0);
+    return NULL;
+}
+
+/* ---- workers ------------------------------------------------------------------------------ */
+
+struct worker_arg {
+    struct op *op;
+    int slot;
+};
+
+static void *worker_thread(void *arg)
+{
+    struct worker_arg *wa = arg;
+    struct op *op = wa->op;
+    int slot = wa->slot;
+    struct job_env env = {op->cfg, &op->m, op->identity, &op->hard_stop};
+    char err[ERR_LEN];
+
+    free(wa);
+    for (;;) {
+        pthread_mutex_lock(&op->mu);
+        while (!op->qhead && !op->stopping)
+            pthread_cond_wait(&op->cv, &op->mu);
+        if (op->stopping) {
+            pthread_mutex_unlock(&op->mu);
+            break;
+        }
+        struct job *j = op->qhead;
+        op->qhead = j->next;
+        if (!op->qhead)
+            op->qtail = NULL;
+        j->next = NULL;
+        op->running[slot] = j;
+        pthread_mutex_unlock(&op->mu);
+
+        atomic_fetch_add(&op->m.sweeps_in_progress, 1);
+        err[0] = '\0';
+        int rc = job_run(&env, j, err);
+        atomic_fetch_sub(&op->m.sweeps_in_progress, 1);
+        if (rc)
+            log_error("operator.job", "namespace=%s deployment=%s rc=%d error=\"%s\"", j->ns,
+                      j->name, rc, LOGQ(err));
+
+        pthread_mutex_lock(&op->mu);
+        op->running[slot] = NULL;
+        enum cache_action next = cache_job_done(op->cache, j->ns, j->name, j->handled);
+        if (next == CACHE_START && op->leader && !op->stopping)
+            enqueue_locked(op, CACHE_START, j->ns, j->name, j->uid);
+        else if (next == CACHE_START)
+            cache_job_done(op->cache, j->ns, j->name, NULL);
+        pthread_mutex_unlock(&op->mu);
+        free(j);
+    }
+    return NULL;
+}
+
+/* ---- leadership --------------------------------------------------------------------------- */
+
+static void set_leader(struct op *op, int leader)
+{
+    pthread_mutex_lock(&op->mu);
+    if (leader == op->leader) {
+        pthread_mutex_unlock(&op->mu);
+        return;
+    }
+    op->leader = leader;
+    atomic_store(&op->m.leader, leader);
+    if (leader) {
+        log_info("operator.leader", "identity=%s state=acquired", op->identity);
+        cache_scan(op->cache, scan_cb, op);
+    } else {
+        log_warn("operator.leader", "identity=%s state=lost", op->identity);
+        drain_queue_locked(op);
+        stop_jobs_locked(op, NULL, NULL, JOB_STOP_LEASE);
+    }
+    pthread_mutex_unlock(&op->mu);
+}
+
+static void identity_init(struct op *op)
+{
+    const char *pod = getenv("POD_NAME");
+    char host[200] = "sizeup";
+
+    if (op->o->identity && *op->o->identity) {
+        snprintf(op->identity, sizeof(op->identity), "%s", op->o->identity);
+        return;
+    }
+    if (pod && *pod) {
+        snprintf(op->identity, sizeof(op->identity), "%s", pod);
+        return;
+    }
+    gethostname(host, sizeof(host) - 1);
+    host[sizeof(host) - 1] = '\0';
+    snprintf(op->identity, sizeof(op->identity), "%s-%ld", host, (long)getpid());
+}
+
+/* ---- life cycle --------------------------------------------------------------------------- */
+
+static int start_informers(struct op *op, char *err)
+{
+    size_t n = op->o->nnamespaces ? op->o->nnamespaces : 1;
+    int rc;
+
+    op->inf = calloc(n, sizeof(*op->inf));
+    if (!op->inf)
+        return err_set(err, -ENOMEM, "out of memory");
+    op->ninf = n;
+    for (size_t i = 0; i < n; i++) {
+        struct informer *inf = &op->inf[i];
+        inf->op = op;
+        inf->ns = op->o->nnamespaces ? op->o->namespaces[i] : NULL;
+        atomic_init(&inf->alive, 1);
+        /* Watches are long requests: the client's request timeout covers the other calls. */
+        rc = new_client(op, informer_should_stop, 0, 0, &inf->client, err);
+        if (rc)
+            return rc;
+        rc = pthread_create(&inf->thread, NULL, informer_thread, inf);
+        if (rc)
+            return err_set(err, -rc, "cannot start the informer thread");
+        inf->started = 1;
+    }
+    return 0;
+}
+
+static int start_workers(struct op *op, char *err)
+{
+    op->workers = calloc((size_t)op->nworkers, sizeof(*op->workers));
+    op->running = calloc((size_t)op->nworkers, sizeof(*op->running));
+    if (!op->workers || !op->running) {
+        op->nworkers = 0;
+        return err_set(err, -ENOMEM, "out of memory");
+    }
+    for (int i = 0; i < op->nworkers; i++) {
+        struct worker_arg *wa = malloc(sizeof(*wa));
+        if (!wa)
+            return err_set(err, -ENOMEM, "out of memory");
+        wa->op = op;
+        wa->slot = i;
+        int rc = pthread_create(&op->workers[i], NULL, worker_thread, wa);
+        if (rc) {
+            free(wa);
+            op->nworkers = i;
+            return err_set(err, -rc, "cannot start worker threads");
+        }
+    }
+    return 0;
+}
+
+/* Stops sweeps (they restore and persist), waits for them within the budget, then aborts what
+ * is left of their API calls. */
+static void stop_workers(struct op *op, int64_t deadline_ms)
+{
+    pthread_mutex_lock(&op->mu);
+    op->stopping = 1;
+    drain_queue_locked(op);
+    stop_jobs_locked(op, NULL, NULL, JOB_STOP_SHUTDOWN);
+    pthread_cond_broadcast(&op->cv);
+    pthread_mutex_unlock(&op->mu);
+
+    for (int i = 0; i < op->nworkers; i++) {
+        for (;;) {
+            int64_t left = deadline_ms - mono_ms();
+            if (left <= 0) {
+                if (!op->hard_stop)
+                    log_warn("operator.shutdown", "event=deadline action=abort-api-calls");
+                op->hard_stop = 1;
+                pthread_join(op->workers[i], NULL);
+                break;
+            }
+            struct timespec ts;
+            clock_gettime(CLOCK_REALTIME, &ts);
+            ts.tv_nsec += 100 * 1000000L;
+            if (ts.tv_nsec >= 1000000000L) {
+                ts.tv_sec++;
+                ts.tv_nsec -= 1000000000L;
+            }
+            if (pthread_timedjoin_np(op->workers[i], NULL, &ts) == 0)
+                break;
+        }
+    }
+}
+
+int operator_run(const struct operator_opts *o, char *err)
+{
+    struct op op_s, *op = &op_s;
+    kube_client_t *lease_client = NULL;
+    int rc = 0, mu_ready = 0;
+    struct kube_config_opts kco = {0};
+
+    memset(op, 0, sizeof(*op));
+    op->o = o;
+    op->nworkers = o->max_concurrent > 0 ? o->max_concurrent : 1;
+    atomic_init(&op->informers_stop, 0);
+    metrics_init(&op->m);
+    /* Few malloc arenas: every thread's arena would otherwise keep its own freed pages. */
+    mallopt(M_ARENA_MAX, 2);
+    identity_init(op);
+
+    kco.kubeconfig = o->kubeconfig;
+    rc = kube_config_load(&kco, &op->cfg, err);
+    if (rc)
+        goto out;
+    rc = cache_new(&op->cache);
+    if (rc) {
+        err_set(err, rc, "out of memory");
+        goto out;
+    }
+    pthread_mutex_init(&op->mu, NULL);
+    pthread_cond_init(&op->cv, NULL);
+    mu_ready = 1;
+
+    op->lease_name = o->lease_name && *o->lease_name ? o->lease_name : OPERATOR_DEFAULT_LEASE;
+    snprintf(op->lease_ns, sizeof(op->lease_ns), "%s",
+             o->lease_namespace && *o->lease_namespace ? o->lease_namespace
+                                                       : kube_config_namespace(op->cfg));
+    const char *addr = o->admin_addr ? o->admin_addr : ADMIN_DEFAULT_ADDR;
+    if (*addr && strcmp(addr, "off") != 0) {
+        rc = admin_start(addr, &op->m, &op->admin, err);
+        if (rc)
+            goto out;
+    }
+    metrics_heartbeat(&op->m);
+    if (!o->leader_elect) {
+        op->leader = 1;
+        atomic_store(&op->m.leader, 1);
+    }
+    log_info("operator.start",
+             "identity=%s server=%s namespaces=%zu max_concurrent=%d leader_elect=%d", op->identity,
+             kube_config_server(op->cfg), o->nnamespaces, op->nworkers, o->leader_elect ? 1 : 0);
+
+    rc = start_workers(op, err);
+    if (rc)
+        goto out;
+    rc = start_informers(op, err);
+    if (rc)
+        goto out;
+    if (o->leader_elect) {
+        rc = new_client(op, hard_should_stop, 3000, 2, &lease_client, err);
+        if (rc)
+            goto out;
+    }
+
+    int64_t next_lease = 0, last_renew = 0;
+    int dur = o->lease_duration_s > 0 ? o->lease_duration_s : OPERATOR_LEASE_DURATION_S;
+    int renew = dur / 3 > 0 ? dur / 3 : 1;
+    while (!*o->stop) {
+        int alive = 1;
+        for (size_t i = 0; i < op->ninf; i++)
+            alive &= atomic_load(&op->inf[i].alive);
+        if (!alive) {
+            rc = err_set(err, -EIO, "a Deployment watch stopped for good; exiting");
+            break;
+        }
+        metrics_heartbeat(&op->m);
+        int64_t now = mono_ms();
+        if (o->leader_elect && now >= next_lease) {
+            char lerr[ERR_LEN] = "";
+            int leader = 0;
+            int lrc = kube_lease_acquire(lease_client, op->lease_ns, op->lease_name, op->identity,
+                                         dur, &leader, lerr);
+            now = mono_ms();
+            if (lrc == 0 && leader)
+                last_renew = now;
+            if (lrc) {
+                log_warn("operator.lease", "namespace=%s name=%s rc=%d error=\"%s\"", op->lease_ns,
+                         op->lease_name, lrc, LOGQ(lerr));
+                /* Keep acting only while the last renewal is surely still valid: stop with a
+                 * margin before another candidate may take the lease over. */
+                leader = op->leader && now - last_renew < (int64_t)(dur * 1000 * 2 / 3);
+            }
+            set_leader(op, leader);
+            next_lease = now + (leader ? renew : LEASE_RETRY_S) * 1000;
+        }
+        sleep_ms(TICK_MS);
+    }
+
+    log_info("operator.shutdown", "event=begin budget_s=%d", OPERATOR_SHUTDOWN_BUDGET_S);
+out:;
+    int64_t deadline = mono_ms() + WORKER_STOP_GRACE * 1000;
+    atomic_store(&op->informers_stop, 1);
+    if (op->workers)
+        stop_workers(op, deadline);
+    for (size_t i = 0; op->inf && i < op->ninf; i++) {
+        if (op->inf[i].started)
+            pthread_join(op->inf[i].thread, NULL);
+        kube_client_free(op->inf[i].client);
+    }
+    if (lease_client) {
+        char lerr[ERR_LEN] = "";
+        if (op->leader &&
+            kube_lease_release(lease_client, op->lease_ns, op->lease_name, op->identity, lerr) != 0)
+            log_warn("operator.lease", "event=release-failed error=\"%s\"", LOGQ(lerr));
+        else if (op->leader)
+            log_info("operator.lease", "event=released name=%s", op->lease_name);
+        kube_client_free(lease_client);
+    }
+    admin_stop(op->admin);
+    if (mu_ready) {
+        pthread_mutex_lock(&op->mu);
+        drain_queue_locked(op);
+        pthread_mutex_unlock(&op->mu);
+        pthread_mutex_destroy(&op->mu);
+        pthread_cond_destroy(&op->cv);
+    }
+    free(op->workers);
+    free(op->running);
+    free(op->inf);
+    cache_free(op->cache);
+    kube_config_free(op->cfg);
+    if (rc == 0)
+        log_info("operator.shutdown", "event=done");
+    return rc;
+}

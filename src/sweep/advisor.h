@@ -1,0 +1,116 @@
+#ifndef SIZEUP_SWEEP_ADVISOR_H
+#define SIZEUP_SWEEP_ADVISOR_H
+
+/* The advisor: from one figure set per variant to seed 000's document: verdicts, estimated
+ * active users, the recommended variant (`*`), values for the chart, the fitted auto-sizing rule
+ * with each constant's derivation, and findings as plain sentences. Pure computation on scalars,
+ * so the same code serves the local sweep, the operator and the seed-000 fixture test. */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/err.h"
+#include "load/profile.h"
+#include "load/result.h"
+#include "sweep/rule.h"
+#include "sweep/variant.h"
+
+#define ADVISOR_MAX_FINDINGS 16
+#define ADVISOR_TEXT_LEN     768
+
+/* Relative throughput difference this advisor treats as noise when a sweep ran each variant
+ * once: closed-loop runs of 20 s on a shared host repeat within a few percent. */
+#define ADVISOR_NOISE 0.05
+/* Headroom on measured usage (requests, memory per worker). */
+#define ADVISOR_HEADROOM 0.25
+/* Requests when usage was not measured: these fractions of the limits. */
+#define ADVISOR_REQ_CPU_FRACTION 0.20
+#define ADVISOR_REQ_MEM_FRACTION 0.50
+/* A step of matched worker+core pairs "pays" when it adds at least this share of linear
+ * scaling (doubling pairs must add at least 25% throughput). */
+#define ADVISOR_PAYS_FRACTION 0.25
+
+/* Marks on a row that keep it from being presented as the app's capacity. */
+#define ADVISOR_ROW_CPU_EXCEEDS_HOST (1u << 0) /* asked for more CPU than the host has */
+#define ADVISOR_ROW_UNENFORCED       (1u << 1) /* limits not enforced (no writable cgroup) */
+#define ADVISOR_ROW_CONTENDED        (1u << 2) /* app CPU limit + load generator CPU > host */
+#define ADVISOR_ROW_GEN_SATURATED    (1u << 3) /* the load generator was the bottleneck */
+#define ADVISOR_ROW_INTERRUPTED      (1u << 4) /* measurement cut short (cancelled) */
+/* Flags that disqualify a row from the recommendation and the rule fit. Unenforced limits do
+ * not: when no limit is enforced every row is equally affected and the caveat is stated. */
+#define ADVISOR_ROW_NOT_CAPACITY                                                                   \
+    (ADVISOR_ROW_CPU_EXCEEDS_HOST | ADVISOR_ROW_CONTENDED | ADVISOR_ROW_GEN_SATURATED |            \
+     ADVISOR_ROW_INTERRUPTED)
+
+/* One variant's figures, as measured. */
+struct advisor_row {
+    struct variant variant;
+    bool measured;      /* false: the variant FAILED (or was never run) */
+    char note[ERR_LEN]; /* why it FAILED, when !measured */
+    double throughput_rps;
+    uint64_t p50_us, p95_us, p99_us;
+    double error_rate; /* 0..1 */
+    uint64_t requests;
+    double cpu_cores_used;     /* mean cores during the measured window; < 0 unknown */
+    int64_t peak_memory_bytes; /* < 0 unknown */
+    double gen_cores;          /* load generator's mean cores; < 0 unknown */
+    unsigned flags;            /* ADVISOR_ROW_* */
+};
+
+struct advisor_opts {
+    struct profile_thresholds thresholds;
+    double per_user_rps;     /* > 0 */
+    double target_rps;       /* 0: no target; else the load the recommendation must hold */
+    double host_cores;       /* for caveats; 0 unknown */
+    const char *limits_note; /* why limits are not enforced, or NULL */
+};
+
+struct advisor_row_out {
+    enum verdict verdict; /* meaningful when the row was measured */
+    double est_users;     /* throughput / per_user_rps */
+    bool capacity;        /* measured and no ADVISOR_ROW_NOT_CAPACITY flag */
+};
+
+struct rule_derivation {
+    bool fallback;     /* the data could not decide: seed 000's constant is used */
+    unsigned variants; /* how many variants the value was derived from */
+    char text[ADVISOR_TEXT_LEN];
+};
+
+struct advice {
+    size_t n;
+    struct advisor_row_out rows[VARIANT_MAX];
+
+    int recommended; /* index into the rows, or -1 when no row qualifies */
+    bool by_target;  /* chosen as the cheapest that holds the profile's target */
+    double target_rps;
+    unsigned replicas; /* pods of the recommended size the target needs (1 without target) */
+    char why[ADVISOR_TEXT_LEN];
+
+    /* values.yaml */
+    unsigned workers;
+    int64_t limit_cpu_m, limit_memory;
+    int64_t request_cpu_m, request_memory;
+    bool cpu_request_measured, memory_request_measured;
+    char requests_note[ADVISOR_TEXT_LEN];
+
+    /* auto-sizing.yaml */
+    struct rule rule;
+    struct rule_derivation cores_per_worker, memory_per_worker, max_workers;
+
+    size_t nfindings;
+    char findings[ADVISOR_MAX_FINDINGS][ADVISOR_TEXT_LEN];
+};
+
+/* Seed 000's classification on scalars: HEALTHY when p95 < healthy and errors < healthy;
+ * OVERLOADED when p95 > overloaded, errors > overloaded, or nothing completed; else STRESSED.
+ * Matches verdict_classify in the load layer. */
+enum verdict advisor_classify(const struct advisor_row *r, const struct profile_thresholds *t);
+
+/* Runs the advisor over rows[0..n) (n <= VARIANT_MAX), in sweep order. Borrows rows and o;
+ * fills *out entirely. Returns 0 or -EINVAL (bad options, too many rows). */
+int advisor_run(const struct advisor_row *rows, size_t n, const struct advisor_opts *o,
+                struct advice *out /* OUT */, char *err);
+
+#endif

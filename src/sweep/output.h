@@ -1,0 +1,80 @@
+#ifndef SIZEUP_SWEEP_OUTPUT_H
+#define SIZEUP_SWEEP_OUTPUT_H
+
+/* The advisor's files, the same locally and in the operator's ConfigMap:
+ *   results.md        seed 000's table, the findings, setup (date, machine, profile, command)
+ *   results.json      inputs + `variants` in sweep order (spec, verdict, usage and the load
+ *                     run's fields exactly as `sizeup loadtest --json` names them) + advice
+ *   values.yaml       the chart values (libyaml), at configurable paths
+ *   auto-sizing.yaml  the fitted rule: expression, constants, each constant's derivation
+ *   report.html       one self-contained page: inline SVG charts, the table, the findings
+ * Each renderer writes to a FILE or returns a string, so the operator can put the same bytes in
+ * a ConfigMap; output_write_all writes every file atomically (temporary file + rename). */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <time.h>
+
+#include <cJSON.h>
+
+#include "core/err.h"
+#include "load/profile.h"
+#include "sweep/advisor.h"
+#include "sweep/platform.h"
+
+#define OUTPUT_PATH_MAX  128 /* a values path ("workers.count") */
+#define OUTPUT_PATH_SEGS 8
+
+/* Where values.yaml puts the worker count and the resources block. */
+struct output_paths {
+    char workers[OUTPUT_PATH_MAX];   /* default "workers.count" */
+    char resources[OUTPUT_PATH_MAX]; /* default "resources" */
+};
+
+struct sweep; /* runner.h */
+
+/* Everything a document shows. All pointers borrowed for the duration of a call. */
+struct output_doc {
+    const struct advisor_row *rows; /* n rows, sweep order */
+    size_t n;
+    const struct advice *advice;
+    const struct sweep *sweep; /* may be NULL: results.json then carries no load fields */
+    const struct profile *profile;
+    const struct platform_facts *facts; /* may be NULL */
+    const char *platform;               /* "local", "kube"; may be NULL */
+    const char *command;                /* the command line as run; may be NULL */
+    const char *configs;                /* the variant list as given */
+    time_t started, finished;
+    bool cancelled;
+    struct output_paths paths;
+};
+
+/* Fills p with the defaults. */
+void output_paths_default(struct output_paths *p /* OUT */);
+
+/* Parses "workers=workers.count,resources=resources" (either key may be omitted; the other
+ * keeps its default). Paths are dotted names of [A-Za-z0-9_-] segments, at most
+ * OUTPUT_PATH_SEGS deep, and neither may be a prefix of the other. Returns 0 or -EINVAL. */
+int output_paths_parse(const char *s, struct output_paths *p /* OUT */, char *err);
+
+int output_results_md(FILE *f, const struct output_doc *d, char *err);
+
+/* Returns an owned object (cJSON_Delete), or NULL when out of memory. */
+cJSON *output_results_json(const struct output_doc *d);
+
+int output_values_yaml(FILE *f, const struct output_doc *d, char *err);
+int output_rule_yaml(FILE *f, const struct output_doc *d, char *err);
+int output_report_html(FILE *f, const struct output_doc *d, char *err);
+
+/* Creates dir if missing and writes the five files into it, each atomically. Returns 0 or the
+ * first error (the other files are still attempted). */
+int output_write_all(const char *dir, const struct output_doc *d, char *err);
+
+/* Creates dir and its missing parents (mode 0755). Returns 0 or a negative errno. */
+int output_mkdir_p(const char *dir, char *err);
+
+/* Latency for tables: "114ms", "0.8ms", "1.25s". Returns buf. */
+const char *output_fmt_latency(uint64_t us, char buf[32]);
+
+#endif

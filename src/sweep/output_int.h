@@ -1,0 +1,25 @@
+#ifndef SIZEUP_SWEEP_OUTPUT_INT_H
+#define SIZEUP_SWEEP_OUTPUT_INT_H
+
+/* Helpers shared by the output renderers (output.c, output_yaml.c, output_html.c); not part of
+ * the sweep layer's interface. */
+
+#include <stddef.h>
+#include <time.h>
+
+#include "sweep/output.h"
+
+/* "2026-11-29 20:10 UTC" / "2026-11-29T20:10:00Z". Return buf. */
+const char *output_fmt_time(time_t t, char buf[40]);
+const char *output_fmt_time_iso(time_t t, char buf[40]);
+
+/* The row's marks as words ("exceeds host CPU, contended"), "" when none. Returns buf. */
+const char *output_marks(unsigned flags, char *buf, size_t len);
+
+/* The State column: "HEALTHY", "STRESSED (contended)", "FAILED (OOM-killed)". Returns buf. */
+const char *output_state(const struct output_doc *d, size_t i, char *buf, size_t len);
+
+/* One line describing the profile: source, load, duration, mix. */
+void output_fmt_profile(const struct profile *p, char *buf, size_t len);
+
+#endif

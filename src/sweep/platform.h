@@ -1,0 +1,146 @@
+#ifndef SIZEUP_SWEEP_PLATFORM_H
+#define SIZEUP_SWEEP_PLATFORM_H
+
+/* The platform seam: the one thing that differs between `sizeup sweep` (local processes in
+ * cgroups, src/local) and `sizeup operator` (a Deployment through the API, src/kube). The sweep
+ * runner drives a platform only through these operations and never learns which one it has.
+ *
+ * Life cycle, as the runner calls it:
+ *
+ *     facts -> prepare -> { apply(v) -> wait_ready -> target_url -> usage_begin ... load ...
+ *                           usage_end -> stop_variant } for each variant -> restore -> free
+ *
+ * Rules every implementation keeps:
+ * - Every operation returns 0 or a negative errno and describes a failure in err (ERR_LEN).
+ * - A variant that cannot run (dies, never becomes ready, is OOM-killed, cannot be scheduled)
+ *   makes apply or wait_ready return a negative errno AND fill a struct platform_failure with
+ *   the kind and a one-line reason, which the runner records as a FAILED row before going on. A
+ * negative return without a failure kind (kind PLATFORM_FAIL_NONE) means the platform itself broke
+ * (API unreachable, no permission): the runner records the variant FAILED with err as the reason,
+ * calls stop_variant, and goes on as well; only prepare failing stops the sweep before it starts.
+ * - stop_variant and restore are idempotent and safe to call in any state (after a failed apply,
+ *   twice, after cancellation). restore is called exactly once per prepare by the runner, on
+ *   success, failure and cancellation alike, and must leave nothing behind: no process, no
+ *   cgroup (local); no clone, the original pod template back (kube).
+ * - Operations that wait (wait_ready) poll the stop flag at least every 100 ms and return
+ *   -ECANCELED promptly when it becomes non-zero.
+ * - self is opaque to the runner; the constructor (local_platform_new, kube_platform_new) takes
+ *   the platform-specific configuration (command, port, cgroup root / namespace, deployment).
+ */
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/err.h"
+#include "sweep/variant.h"
+
+#define PLATFORM_URL_LEN     512
+#define PLATFORM_MACHINE_LEN 160
+
+/* Why a variant could not be measured. */
+enum platform_fail {
+    PLATFORM_FAIL_NONE = 0,
+    PLATFORM_FAIL_APPLY,         /* could not be started / patched (exec failed, patch refused) */
+    PLATFORM_FAIL_DIED,          /* exited or crash-looped before or while being measured */
+    PLATFORM_FAIL_NEVER_READY,   /* running, but not ready within the timeout */
+    PLATFORM_FAIL_OOM,           /* killed by the kernel's OOM killer at the memory limit */
+    PLATFORM_FAIL_UNSCHEDULABLE, /* no node / host can give it what it asks for */
+    PLATFORM_FAIL_CANCELLED,     /* the sweep was cancelled while waiting */
+};
+
+struct platform_failure {
+    enum platform_fail kind;
+    char reason[ERR_LEN]; /* one line for people: "exited with status 3 after 0.4 s" */
+};
+
+/* What the platform knows about where variants run. Filled once, before prepare. */
+struct platform_facts {
+    /* CPU a variant can really get, in millicores: on the local platform the online CPUs
+     * sizeup may use (affinity, and its own cgroup's quota if any); on kube the largest
+     * node's allocatable CPU. 0 when unknown. A variant asking for more is marked. */
+    int64_t host_millicores;
+    int64_t host_memory_bytes; /* likewise for memory; 0 when unknown */
+    /* False when the platform cannot enforce the variant's limits (no writable cgroup): every
+     * result is then marked "limits not enforced". limits_note says why, for the outputs. */
+    bool limits_enforced;
+    char limits_note[ERR_LEN];
+    /* True when the load generator runs on the same host as the variant (local platform), so
+     * its CPU use competes with the app's and is checked per variant for contention. */
+    bool load_shares_host;
+    char machine[PLATFORM_MACHINE_LEN]; /* for results.md: "Linux 6.1.0 x86_64, 2 CPUs, ..." */
+};
+
+/* Resource use of the running variant over the window between usage_begin and usage_end. */
+struct platform_usage {
+    double window_s;           /* wall-clock length of the window */
+    double cpu_s;              /* CPU seconds (user + system) of the whole variant; < 0 unknown */
+    int64_t peak_memory_bytes; /* peak memory during the window (or the variant's life, when the
+                                  platform can only give that; see peak_is_lifetime); < 0 unknown */
+    bool peak_is_lifetime;
+    unsigned restarts;  /* processes / containers restarted during the window */
+    bool oom_killed;    /* the OOM killer fired in the variant during the window */
+    bool died;          /* the variant stopped running during the window */
+    char note[ERR_LEN]; /* what could not be read, if anything; "" when all was read */
+};
+
+struct platform_ops {
+    const char *name; /* "local", "kube" */
+
+    /* Fills *out. Cheap; may be called again at any time. */
+    int (*facts)(void *self, struct platform_facts *out /* OUT */, char *err);
+
+    /* Once before the first variant: check permissions, create the parent cgroup / the clone,
+     * save what restore puts back. A failure here aborts the sweep (restore is still called). */
+    int (*prepare)(void *self, char *err);
+
+    /* Starts (local) or rolls out (kube) the variant. Borrows v until stop_variant returns. On
+     * failure fills *fail (kind PLATFORM_FAIL_APPLY or more specific). */
+    int (*apply)(void *self, const struct variant *v, struct platform_failure *fail /* OUT */,
+                 char *err);
+
+    /* Waits until the applied variant serves (port answers and the ready path returns < 500,
+     * or the rollout is complete and the pod Ready), at most timeout_us, polling *stop (may be
+     * NULL). Returns 0 when ready; otherwise a negative errno with *fail filled (died, never
+     * ready, OOM-killed, unschedulable, cancelled). */
+    int (*wait_ready)(void *self, int64_t timeout_us, volatile sig_atomic_t *stop,
+                      struct platform_failure *fail /* OUT */, char *err);
+
+    /* Writes the base URL the load generator targets ("http://127.0.0.1:8080",
+     * "http://10.1.2.3:8080") into buf (len bytes). Valid while the variant runs. */
+    int (*target_url)(void *self, char *buf /* OUT */, size_t len, char *err);
+
+    /* Marks the start of the measured window: snapshots CPU time, resets the peak-memory
+     * watermark where the platform can (else samples), notes restart and OOM counters. */
+    int (*usage_begin)(void *self, char *err);
+
+    /* Ends the window and fills *out. Values the platform cannot read are < 0, said in
+     * out->note; that is not an error. */
+    int (*usage_end)(void *self, struct platform_usage *out /* OUT */, char *err);
+
+    /* Stops the current variant entirely (whole process group, SIGTERM then SIGKILL; or scale
+     * the clone down) and releases what apply created for it (the variant's cgroup).
+     * Idempotent. */
+    int (*stop_variant)(void *self, char *err);
+
+    /* Undoes prepare: stops any variant still running and removes everything the platform
+     * created (parent cgroup, clone) or puts back what it changed (in-place template).
+     * Idempotent; called on success, failure and cancellation. */
+    int (*restore)(void *self, char *err);
+
+    /* Frees self. Does not restore: the runner has called restore already. NULL-safe. */
+    void (*free)(void *self);
+};
+
+/* A platform is its operations and its opaque state. Owned by whoever created it (the CLI or
+ * the operator), which calls ops->free(self) last. */
+struct platform {
+    const struct platform_ops *ops;
+    void *self;
+};
+
+/* "died", "never ready", "OOM-killed", "unschedulable", ... for outputs. */
+const char *platform_fail_name(enum platform_fail kind);
+
+#endif

@@ -1,0 +1,367 @@
+#include "sweep/runner.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/log.h"
+#include "load/load.h"
+
+#define MAX_PHASES 4
+
+const char *sweep_phase_name(enum sweep_phase p)
+{
+    switch (p) {
+    case SWEEP_PHASE_START:
+        return "start";
+    case SWEEP_PHASE_READY:
+        return "ready";
+    case SWEEP_PHASE_WARMUP:
+        return "warm-up";
+    case SWEEP_PHASE_MEASURE:
+        return "measure";
+    case SWEEP_PHASE_STOP:
+        return "stop";
+    case SWEEP_PHASE_DONE:
+        return "done";
+    }
+    return "?";
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static bool stopped(const struct sweep_opts *o)
+{
+    return o->stop && *o->stop;
+}
+
+/* One load phase of a variant's plan. The profile is a shallow copy of the user's (it borrows
+ * every pointer), with the phase's own length. */
+struct phase {
+    enum sweep_phase kind;
+    struct profile prof;
+    bool measured;
+};
+
+/* Builds the plan: a warm-up phase (when the profile has one) then the measured phase. They run
+ * as separate load runs so that usage_begin/usage_end bracket exactly the measured window. A
+ * capacity search would append its step phases here. */
+static size_t build_plan(const struct profile *p, struct phase *plan)
+{
+    size_t n = 0;
+
+    if (p->warmup_us > 0) {
+        plan[n].kind = SWEEP_PHASE_WARMUP;
+        plan[n].prof = *p;
+        plan[n].prof.warmup_us = 0;
+        plan[n].prof.duration_us = p->warmup_us;
+        plan[n].measured = false;
+        if (p->nstages > 0) {
+            /* A staged profile warms up at its peak load, flat. */
+            double users = 0, rate = 0;
+            for (size_t i = 0; i < p->nstages; i++) {
+                if (p->stages[i].users > users)
+                    users = p->stages[i].users;
+                if (p->stages[i].rate > rate)
+                    rate = p->stages[i].rate;
+            }
+            plan[n].prof.stages = NULL;
+            plan[n].prof.nstages = 0;
+            plan[n].prof.users = users > 0 ? (unsigned)ceil(users) : 0;
+            plan[n].prof.rate = users > 0 ? 0 : rate;
+            if (plan[n].prof.users == 0 && plan[n].prof.rate <= 0)
+                plan[n].prof.users = 1;
+        }
+        n++;
+    }
+    plan[n].kind = SWEEP_PHASE_MEASURE;
+    plan[n].prof = *p;
+    plan[n].prof.warmup_us = 0;
+    plan[n].measured = true;
+    n++;
+    return n;
+}
+
+static double plan_length_s(const struct phase *plan, size_t n)
+{
+    double s = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (plan[i].prof.nstages > 0)
+            for (size_t k = 0; k < plan[i].prof.nstages; k++)
+                s += (double)plan[i].prof.stages[k].duration_us / 1e6;
+        else
+            s += (double)plan[i].prof.duration_us / 1e6;
+    }
+    return s;
+}
+
+struct ctx {
+    const struct sweep_opts *o;
+    struct sweep *s;
+    size_t index;
+    double t0;
+    enum sweep_phase phase;
+};
+
+static void progress(struct ctx *c, enum sweep_phase phase, const struct load_progress *lp)
+{
+    struct sweep_progress p;
+
+    c->phase = phase;
+    if (!c->o->progress)
+        return;
+    memset(&p, 0, sizeof(p));
+    p.index = c->index;
+    p.n = c->s->n;
+    p.variant = &c->s->rows[c->index].variant;
+    p.phase = phase;
+    p.elapsed_s = now_s() - c->t0;
+    if (lp) {
+        p.phase_elapsed_s = lp->elapsed_s;
+        p.phase_s = lp->phase_s;
+        p.rps = lp->rps;
+        p.p95_us = lp->p95_us;
+    }
+    c->o->progress(c->o->progress_ud, &p);
+}
+
+static void on_load_progress(void *ud, const struct load_progress *lp)
+{
+    struct ctx *c = ud;
+    progress(c, c->phase, lp);
+}
+
+static void fail_row(struct sweep_row *row, enum platform_fail kind, const char *reason)
+{
+    row->state = SWEEP_ROW_FAILED;
+    row->failure.kind = kind;
+    snprintf(row->failure.reason, sizeof(row->failure.reason), "%s",
+             reason && reason[0] ? reason : platform_fail_name(kind));
+}
+
+/* Marks that depend on the host: CPU beyond it, unenforced limits, contention with the load
+ * generator, a saturated generator. */
+static void mark_row(const struct sweep *s, struct sweep_row *row)
+{
+    const struct platform_facts *f = &s->facts;
+    double host = (double)f->host_millicores / 1000.0;
+
+    if (f->host_millicores > 0 && row->variant.cpu_millicores > f->host_millicores)
+        row->flags |= ADVISOR_ROW_CPU_EXCEEDS_HOST;
+    if (!f->limits_enforced)
+        row->flags |= ADVISOR_ROW_UNENFORCED;
+    if (!row->have_load || row->gen_cores < 0)
+        return;
+    if (f->load_shares_host && host > 0 &&
+        (double)row->variant.cpu_millicores / 1000.0 + row->gen_cores > host + 1e-9)
+        row->flags |= ADVISOR_ROW_CONTENDED;
+    double can = row->load.threads > 0 ? (double)row->load.threads : 1.0;
+    if (f->load_shares_host && host > 0 && host < can)
+        can = host;
+    if (row->gen_cores >= SWEEP_GEN_SATURATED_SHARE * can)
+        row->flags |= ADVISOR_ROW_GEN_SATURATED;
+}
+
+static void run_variant(struct ctx *c)
+{
+    const struct sweep_opts *o = c->o;
+    struct platform *pl = o->platform;
+    struct sweep_row *row = &c->s->rows[c->index];
+    struct platform_failure fail;
+    struct phase plan[MAX_PHASES];
+    size_t nplan = build_plan(o->profile, plan);
+    char err[ERR_LEN] = "", url[PLATFORM_URL_LEN];
+    int rc;
+
+    c->t0 = now_s();
+    row->gen_cores = -1;
+    memset(&fail, 0, sizeof(fail));
+    log_info("sweep.variant", "index=%zu of=%zu variant=%s", c->index + 1, c->s->n,
+             row->variant.spec);
+
+    progress(c, SWEEP_PHASE_START, NULL);
+    rc = pl->ops->apply(pl->self, &row->variant, &fail, err);
+    if (rc) {
+        fail_row(row, fail.kind ? fail.kind : PLATFORM_FAIL_APPLY,
+                 fail.reason[0] ? fail.reason : err);
+        goto stop;
+    }
+    progress(c, SWEEP_PHASE_READY, NULL);
+    rc = pl->ops->wait_ready(pl->self, o->ready_timeout_us > 0 ? o->ready_timeout_us : 60000000,
+                             o->stop, &fail, err);
+    if (rc) {
+        if (rc == -ECANCELED || fail.kind == PLATFORM_FAIL_CANCELLED)
+            goto stop; /* cancelled: the row stays pending, it was never measured */
+        fail_row(row, fail.kind ? fail.kind : PLATFORM_FAIL_NEVER_READY,
+                 fail.reason[0] ? fail.reason : err);
+        goto stop;
+    }
+    row->ready_s = now_s() - c->t0;
+    rc = pl->ops->target_url(pl->self, url, sizeof(url), err);
+    if (rc) {
+        fail_row(row, PLATFORM_FAIL_NONE, err);
+        goto stop;
+    }
+
+    for (size_t k = 0; k < nplan && !stopped(o); k++) {
+        struct load_opts lo;
+        struct load_result res;
+
+        memset(&lo, 0, sizeof(lo));
+        lo.url = url;
+        lo.profile = &plan[k].prof;
+        lo.threads = o->load_threads;
+        lo.progress = on_load_progress;
+        lo.progress_ud = c;
+        lo.stop = o->stop;
+        progress(c, plan[k].kind, NULL);
+        if (plan[k].measured) {
+            rc = pl->ops->usage_begin(pl->self, err);
+            if (rc)
+                log_warn("sweep.usage", "variant=%s phase=begin error=\"%s\"", row->variant.spec,
+                         err);
+        }
+        rc = load_run(&lo, &res, err);
+        if (rc) {
+            fail_row(row, PLATFORM_FAIL_NONE, err);
+            goto stop;
+        }
+        if (!plan[k].measured) {
+            load_result_free(&res);
+            continue;
+        }
+        memset(&row->usage, 0, sizeof(row->usage));
+        if (pl->ops->usage_end(pl->self, &row->usage, err) == 0)
+            row->have_usage = true;
+        else
+            log_warn("sweep.usage", "variant=%s phase=end error=\"%s\"", row->variant.spec, err);
+        row->load = res;
+        row->have_load = true;
+        row->state = SWEEP_ROW_MEASURED;
+        if (res.duration_s > 0)
+            row->gen_cores = res.tool_cpu_s / res.duration_s;
+        if (res.interrupted || stopped(o))
+            row->flags |= ADVISOR_ROW_INTERRUPTED;
+    }
+    if (row->have_usage && row->usage.oom_killed)
+        fail_row(row, PLATFORM_FAIL_OOM, "OOM-killed during the measured window");
+    else if (row->have_usage && row->usage.died)
+        fail_row(row, PLATFORM_FAIL_DIED,
+                 row->usage.note[0] ? row->usage.note : "died during the measured window");
+stop:
+    progress(c, SWEEP_PHASE_STOP, NULL);
+    if (pl->ops->stop_variant(pl->self, err) != 0)
+        log_warn("sweep.stop", "variant=%s error=\"%s\"", row->variant.spec, err);
+    row->wall_s = now_s() - c->t0;
+    row->overhead_s = row->wall_s - (row->have_load ? plan_length_s(plan, nplan) : 0);
+    mark_row(c->s, row);
+    if (row->state == SWEEP_ROW_FAILED)
+        log_warn("sweep.failed", "variant=%s reason=\"%s\"", row->variant.spec,
+                 row->failure.reason);
+    else if (row->state == SWEEP_ROW_MEASURED)
+        log_info("sweep.measured", "variant=%s wall_s=%.2f overhead_s=%.2f", row->variant.spec,
+                 row->wall_s, row->overhead_s);
+    progress(c, SWEEP_PHASE_DONE, NULL);
+}
+
+int sweep_run(const struct sweep_opts *o, struct sweep *s, char *err)
+{
+    struct platform *pl = o->platform;
+    struct ctx c;
+    char e[ERR_LEN] = "";
+    int rc = 0;
+
+    memset(s, 0, sizeof(*s));
+    s->started = time(NULL);
+    if (!o->variants || o->variants->n == 0 || o->variants->n > VARIANT_MAX)
+        return err_set(err, -EINVAL, "no variants to sweep");
+    s->rows = calloc(o->variants->n, sizeof(*s->rows));
+    if (!s->rows)
+        return err_set(err, -ENOMEM, "out of memory");
+    s->n = o->variants->n;
+    for (size_t i = 0; i < s->n; i++) {
+        s->rows[i].variant = o->variants->items[i];
+        s->rows[i].gen_cores = -1;
+    }
+    snprintf(s->platform, sizeof(s->platform), "%s", pl->ops->name);
+    rc = pl->ops->facts(pl->self, &s->facts, err);
+    if (rc)
+        goto out;
+    rc = pl->ops->prepare(pl->self, err);
+    if (rc) {
+        snprintf(s->abort_reason, sizeof(s->abort_reason), "%s", err ? err : "prepare failed");
+        goto out;
+    }
+    /* Facts may be sharper once prepared (e.g. whether the cgroup was writable). */
+    pl->ops->facts(pl->self, &s->facts, e);
+    memset(&c, 0, sizeof(c));
+    c.o = o;
+    c.s = s;
+    for (size_t i = 0; i < s->n; i++) {
+        if (stopped(o))
+            break;
+        c.index = i;
+        run_variant(&c);
+        if (o->row_done && o->row_done(o->row_done_ud, s, i, e) != 0)
+            log_warn("sweep.row_done", "index=%zu error=\"%s\"", i + 1, e);
+    }
+out:
+    if (pl->ops->restore(pl->self, e) != 0)
+        log_error("sweep.restore", "error=\"%s\"", e);
+    s->finished = time(NULL);
+    if (!rc && stopped(o)) {
+        s->cancelled = true;
+        rc = err_set(err, -ECANCELED, "sweep cancelled");
+    }
+    return rc;
+}
+
+void sweep_free(struct sweep *s)
+{
+    if (!s)
+        return;
+    for (size_t i = 0; s->rows && i < s->n; i++)
+        if (s->rows[i].have_load)
+            load_result_free(&s->rows[i].load);
+    free(s->rows);
+    memset(s, 0, sizeof(*s));
+}
+
+void sweep_row_to_advisor(const struct sweep *s, size_t i, struct advisor_row *out)
+{
+    const struct sweep_row *r = &s->rows[i];
+
+    memset(out, 0, sizeof(*out));
+    out->variant = r->variant;
+    out->flags = r->flags;
+    out->cpu_cores_used = -1;
+    out->peak_memory_bytes = -1;
+    out->gen_cores = r->gen_cores;
+    out->measured = r->state == SWEEP_ROW_MEASURED && r->have_load;
+    if (r->state == SWEEP_ROW_FAILED)
+        snprintf(out->note, sizeof(out->note), "%s", r->failure.reason);
+    else if (r->state == SWEEP_ROW_PENDING)
+        snprintf(out->note, sizeof(out->note), "not run (sweep cancelled)");
+    if (r->have_load) {
+        const struct load_stats *t = &r->load.total;
+        out->throughput_rps = load_stats_throughput(t, r->load.duration_s);
+        out->p50_us = hist_percentile(&t->latency, 50);
+        out->p95_us = hist_percentile(&t->latency, 95);
+        out->p99_us = hist_percentile(&t->latency, 99);
+        out->error_rate = load_stats_error_rate(t);
+        out->requests = t->requests;
+    }
+    if (r->have_usage) {
+        if (r->usage.cpu_s >= 0 && r->usage.window_s > 0)
+            out->cpu_cores_used = r->usage.cpu_s / r->usage.window_s;
+        out->peak_memory_bytes = r->usage.peak_memory_bytes;
+    }
+}

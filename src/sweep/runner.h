@@ -1,0 +1,126 @@
+#ifndef SIZEUP_SWEEP_RUNNER_H
+#define SIZEUP_SWEEP_RUNNER_H
+
+/* The sweep runner: rolls one platform through a list of variants and loads each one.
+ *
+ *     for each variant: apply -> wait_ready (timeout) -> load phases (warm-up, measure) with
+ *                       usage_begin/usage_end around the measured one -> stop_variant -> next
+ *
+ * It knows nothing about which platform it drives (src/sweep/platform.h). A variant that
+ * cannot be measured becomes a FAILED row with the reason and the sweep goes on. The stop flag
+ * (SIGINT / SIGTERM) ends the sweep cleanly: the current load run ends early, the variant is
+ * stopped, the platform restored, and the rows measured so far are kept. After every variant
+ * the row_done callback runs (the CLI rewrites its output files there; the operator updates its
+ * ConfigMap), so nothing measured is lost to a later failure.
+ *
+ * Load phases: each variant runs a plan of phases (today: warm-up, then one measured phase);
+ * the plan is built per variant so a capacity search can later add step or bisection phases
+ * whose results land in the same row. */
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "core/err.h"
+#include "load/profile.h"
+#include "load/result.h"
+#include "sweep/advisor.h"
+#include "sweep/platform.h"
+#include "sweep/variant.h"
+
+/* The load generator is "saturated" when its CPU use reached this share of the cores its
+ * threads could use: it was then the bottleneck, not the app. */
+#define SWEEP_GEN_SATURATED_SHARE 0.9
+
+enum sweep_phase {
+    SWEEP_PHASE_START = 0, /* apply */
+    SWEEP_PHASE_READY,     /* wait_ready */
+    SWEEP_PHASE_WARMUP,
+    SWEEP_PHASE_MEASURE,
+    SWEEP_PHASE_STOP,
+    SWEEP_PHASE_DONE,
+};
+
+enum sweep_row_state {
+    SWEEP_ROW_PENDING = 0, /* not reached (yet, or cancelled before) */
+    SWEEP_ROW_MEASURED,
+    SWEEP_ROW_FAILED,
+};
+
+struct sweep_row {
+    struct variant variant;
+    enum sweep_row_state state;
+    struct platform_failure failure; /* when FAILED */
+    unsigned flags;                  /* ADVISOR_ROW_* */
+    bool have_load;
+    struct load_result load; /* the measured phase; owned, freed by sweep_free */
+    bool have_usage;
+    struct platform_usage usage;
+    double gen_cores;  /* load generator mean cores in the measured phase; < 0 unknown */
+    double ready_s;    /* apply -> ready */
+    double wall_s;     /* apply -> stopped */
+    double overhead_s; /* wall_s minus the load phases' planned length */
+};
+
+struct sweep {
+    struct platform_facts facts;
+    char platform[16];
+    time_t started, finished;
+    bool cancelled;
+    char abort_reason[ERR_LEN]; /* set when the sweep stopped before its end for an error */
+    size_t n;
+    struct sweep_row *rows; /* owned array of n, in sweep order */
+};
+
+/* A snapshot for a progress display. */
+struct sweep_progress {
+    size_t index, n; /* variant index (0-based) of n */
+    const struct variant *variant;
+    enum sweep_phase phase;
+    double elapsed_s;       /* since this variant started */
+    double phase_elapsed_s; /* in a load phase: since it began */
+    double phase_s;         /* in a load phase: its planned length */
+    double rps;             /* live, in load phases */
+    uint64_t p95_us;        /* live, in load phases */
+};
+
+/* Called on the runner's thread, a few times a second in load phases and at each phase
+ * change. Borrows p. */
+typedef void (*sweep_progress_fn)(void *ud, const struct sweep_progress *p);
+
+/* Called after each variant ends (measured or FAILED), with the whole sweep so far. Borrows s.
+ * A non-zero return is logged and the sweep goes on: failing to write a file must not throw
+ * away the next measurement. */
+typedef int (*sweep_row_done_fn)(void *ud, const struct sweep *s, size_t index, char *err);
+
+struct sweep_opts {
+    struct platform *platform;           /* borrowed */
+    const struct profile *profile;       /* borrowed */
+    const struct variant_list *variants; /* borrowed */
+    int64_t ready_timeout_us;            /* per variant; 0: 60 s */
+    unsigned load_threads;               /* 0: the load engine's default */
+    volatile sig_atomic_t *stop;         /* may be NULL */
+    sweep_progress_fn progress;          /* may be NULL */
+    void *progress_ud;
+    sweep_row_done_fn row_done; /* may be NULL */
+    void *row_done_ud;
+};
+
+/* Runs the sweep and fills *s (always, even on failure: the rows measured so far). Returns 0
+ * when every variant was attempted (some may be FAILED), -ECANCELED when the stop flag ended it
+ * early, or another negative errno when the platform could not be prepared; err says which.
+ * The platform is restored in every case. Free *s with sweep_free. */
+int sweep_run(const struct sweep_opts *o, struct sweep *s /* OUT */, char *err);
+
+/* Frees what s owns and zeroes it. NULL-safe, idempotent. */
+void sweep_free(struct sweep *s);
+
+/* Converts row i of s into the advisor's scalar form. */
+void sweep_row_to_advisor(const struct sweep *s, size_t i, struct advisor_row *out /* OUT */);
+
+/* "start", "ready", "warm-up", "measure", "stop", "done". */
+const char *sweep_phase_name(enum sweep_phase p);
+
+#endif

@@ -1,0 +1,50 @@
+/* libFuzzer target: the progress document (state.json) a restarted operator reads back from a
+ * ConfigMap anyone with access could have edited. Whatever is accepted must name only the
+ * sweep's own variants, in order, with sane numbers. */
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "operator/job_internal.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+#define CONFIGS "1@0.5/256Mi 2@1/512Mi 4@2/1Gi"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    static struct variant_list all;
+    static int ready;
+    struct advisor_row *prior = NULL;
+    size_t n = 0;
+
+    if (!ready) {
+        if (variant_parse_list(CONFIGS, &all, NULL) != 0)
+            abort();
+        ready = 1;
+    }
+    if (size > 65536)
+        return 0;
+    char *text = malloc(size + 1);
+    if (!text)
+        return 0;
+    memcpy(text, data, size);
+    text[size] = '\0';
+    if (job_progress_parse(text, "s", "u", CONFIGS, &all, &prior, &n) == 0) {
+        if (n > all.n)
+            abort();
+        for (size_t i = 0; i < n; i++) {
+            if (strcmp(prior[i].variant.spec, all.items[i].spec) != 0)
+                abort();
+            if (!isfinite(prior[i].throughput_rps) || !isfinite(prior[i].error_rate))
+                abort();
+        }
+    } else if (prior || n) {
+        abort();
+    }
+    free(prior);
+    free(text);
+    return 0;
+}

@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# report.html from a real (short) sweep, rendered in headless Chromium: the page must load, the
+# three inline SVG charts must be in the rendered DOM with a bar per measured variant, the table
+# must have a row per variant, the findings must be there, every SVG must be well-formed XML,
+# nothing may be fetched from outside, and a screenshot is kept in $BUILD/test-logs/.
+set -eu
+. "$ROOT/tests/integration/sweep_lib.bash"
+command -v python3 >/dev/null || { echo "python3 not installed"; exit 77; }
+"$SIZEUP" help sweep | grep -q "^usage: sizeup sweep \[" || { echo "sizeup sweep not in this build"; exit 77; }
+chrome=$(command -v chromium || command -v chromium-browser || command -v google-chrome || true)
+[ -n "$chrome" ] || { echo "chromium not installed (scripts/install-deps.sh test)"; exit 77; }
+tmp=$(mktemp -d)
+marker="sizeup-sweep-html-$$"
+cleanup() {
+    pkill -KILL -f -- "$marker" 2>/dev/null || true
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+port=$(free_port)
+
+"$SIZEUP" sweep --configs "1@0.25/128Mi 1@0.5/128Mi 2@0.5/128Mi" --port "$port" --users 4 \
+    --duration 2s --warmup 0s --out "$tmp/out" -- \
+    env WORK=20000 python3 "$ROOT/tests/integration/cpu_server.py" "$marker" \
+    >"$tmp/sweep.out" 2>"$tmp/sweep.err" || { cat "$tmp/sweep.err"; exit 1; }
+html="$tmp/out/report.html"
+[ -s "$html" ] || { echo "no report.html"; exit 1; }
+
+flags=(--headless --no-sandbox --disable-gpu --disable-background-networking --no-first-run
+       --disable-extensions --user-data-dir="$tmp/profile")
+shot="${BUILD:-$tmp}/test-logs/sweep_html-report.png"
+mkdir -p "$(dirname "$shot")"
+timeout 60 "$chrome" "${flags[@]}" --window-size=1100,1900 --screenshot="$shot" \
+    "file://$html" >"$tmp/shot.log" 2>&1 || { cat "$tmp/shot.log"; exit 1; }
+timeout 60 "$chrome" "${flags[@]}" --dump-dom "file://$html" >"$tmp/dom.html" 2>"$tmp/dom.log" ||
+    { cat "$tmp/dom.log"; exit 1; }
+[ -s "$shot" ] || { echo "no screenshot"; exit 1; }
+
+python3 - "$tmp/dom.html" "$html" "$shot" <<'PY'
+import os, re, sys
+import xml.etree.ElementTree as ET
+from html.parser import HTMLParser
+
+dom, src, shot = sys.argv[1], sys.argv[2], sys.argv[3]
+
+class Walk(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.stack, self.svgs, self.rows, self.findings, self.title = [], {}, 0, 0, ""
+        self.in_title = False
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == "svg":
+            self.svgs[a.get("id")] = 0
+            self.stack.append(a.get("id"))
+        elif tag == "rect" and self.stack and "bar" in (a.get("class") or ""):
+            self.svgs[self.stack[-1]] += 1
+        elif tag == "tr":
+            self.rows += 1
+        elif tag == "li":
+            self.findings += 1
+        elif tag == "title" and not self.stack:
+            self.in_title = True
+        for k, v in attrs:
+            if k in ("src", "href") and v and not v.startswith("#"):
+                raise SystemExit(f"external reference in the page: {k}={v}")
+    def handle_endtag(self, tag):
+        if tag == "svg" and self.stack:
+            self.stack.pop()
+        if tag == "title":
+            self.in_title = False
+    def handle_data(self, data):
+        if self.in_title:
+            self.title += data
+
+w = Walk()
+w.feed(open(dom, encoding="utf-8").read())
+n = 3  # variants
+assert "sizing results" in w.title, f"page title missing: {w.title!r} (page did not load?)"
+for sid, bars in (("chart-throughput", n), ("chart-p95", n), ("chart-latency", 3 * n)):
+    assert sid in w.svgs, f"{sid} not in the rendered DOM"
+    assert w.svgs[sid] == bars, f"{sid}: {w.svgs[sid]} bars, want {bars}"
+assert w.rows == n + 1, f"table rows {w.rows}, want {n + 1}"
+assert w.findings >= 1, "no findings rendered"
+# Every inline SVG is well-formed XML on its own (a broken chart is a broken page).
+text = open(src, encoding="utf-8").read()
+svgs = re.findall(r"<svg.*?</svg>", text, re.S)
+assert len(svgs) == 3, len(svgs)
+for s in svgs:
+    ET.fromstring(s)
+# A rendered page, not a blank one: the PNG holds real content.
+size = os.path.getsize(shot)
+assert size > 30000, f"screenshot only {size} bytes: blank page?"
+print(f"rendered: 3 charts, {w.rows - 1} rows, {w.findings} list items; screenshot {size} bytes")
+PY
+echo "screenshot: $shot"

@@ -1,0 +1,27 @@
+# Helpers shared by the sweep integration tests (sourced; named .bash so the runner, which runs
+# every tests/integration/*.sh, does not run it as a test).
+# shellcheck shell=bash
+
+# A free TCP port on 127.0.0.1.
+free_port() {
+    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
+}
+
+# Every cgroup directory a sizeup process with this pid made (sizeup-<pid>...), in any
+# hierarchy, v1 or v2.
+leftover_cgroups() {
+    find /sys/fs/cgroup -maxdepth 8 -type d -name "sizeup-$1*" 2>/dev/null
+}
+
+# Processes whose command line contains the marker.
+leftover_procs() {
+    pgrep -f -- "$1" || true
+}
+
+# Skips (exit 77) unless cgroups can be written here: the sweep says so in results.json.
+require_enforced() { # results.json
+    python3 - "$1" <<'PY' || { echo "cgroups not writable here: limits not enforced"; exit 77; }
+import json, sys
+sys.exit(0 if json.load(open(sys.argv[1])).get("limits_enforced") else 1)
+PY
+}

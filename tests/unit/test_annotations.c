@@ -1,0 +1,315 @@
+/* Tests for src/operator/annotations.c: the sizeup.dev/ annotations of a Deployment, table-driven,
+ * with the malformed values a user (or issue 6's bad-input list) can type. */
+
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "operator/annotations.h"
+
+#define N(a) (sizeof(a) / sizeof((a)[0]))
+
+static void test_defaults(void **state)
+{
+    (void)state;
+    struct annot_kv kv[] = {{"app.kubernetes.io/name", "web"}, {"sizeup.dev/sweep", "now"}};
+    struct annot_request r;
+    char err[ERR_LEN] = "", warn[ERR_LEN] = "x";
+
+    assert_int_equal(annot_parse(kv, N(kv), &r, warn, err), 0);
+    assert_string_equal(warn, "");
+    assert_string_equal(r.sweep, "now");
+    assert_string_equal(r.configs, ANNOT_DEFAULT_CONFIGS);
+    assert_int_equal(r.nvariants, 6);
+    assert_string_equal(r.workers_env, "WORKERS");
+    assert_null(r.container);
+    assert_int_equal(r.port, 0);
+    assert_null(r.profile);
+    assert_int_equal(r.mode, ANNOT_MODE_CLONE);
+    assert_int_equal(r.target, ANNOT_TARGET_POD);
+    assert_null(r.target_url);
+    assert_string_equal(r.values_workers, "workers.count");
+    assert_string_equal(r.values_resources, "resources");
+    annot_request_free(&r);
+    annot_request_free(&r); /* zeroed: a no-op */
+}
+
+static void test_every_field(void **state)
+{
+    (void)state;
+    struct annot_kv kv[] = {
+        {"sizeup.dev/sweep", "2026-11-29T20:00"},
+        {"sizeup.dev/configs", "1@0.5/256Mi  2@1/512Mi\t4@2/1Gi"},
+        {"sizeup.dev/workers-env", "WEB_CONCURRENCY"},
+        {"sizeup.dev/container", "app"},
+        {"sizeup.dev/port", "8080"},
+        {"sizeup.dev/profile", "web-load"},
+        {"sizeup.dev/mode", "in-place"},
+        {"sizeup.dev/target", "http://web.default.svc:8080/healthz"},
+        {"sizeup.dev/values-paths", "workers=app.gunicorn.workers,resources=app.resources"},
+        {"sizeup.dev/status", "running 1/3"},
+        {"sizeup.dev/last-sweep", "yesterday"},
+    };
+    struct annot_request r;
+    char err[ERR_LEN] = "", warn[ERR_LEN] = "";
+
+    assert_int_equal(annot_parse(kv, N(kv), &r, warn, err), 0);
+    assert_string_equal(warn, "");
+    assert_string_equal(r.sweep, "2026-11-29T20:00");
+    assert_int_equal(r.nvariants, 3);
+    assert_string_equal(r.workers_env, "WEB_CONCURRENCY");
+    assert_string_equal(r.container, "app");
+    assert_int_equal(r.port, 8080);
+    assert_string_equal(r.profile, "web-load");
+    assert_int_equal(r.mode, ANNOT_MODE_IN_PLACE);
+    assert_string_equal(annot_mode_name(r.mode), "in-place");
+    assert_int_equal(r.target, ANNOT_TARGET_URL);
+    assert_string_equal(r.target_url, "http://web.default.svc:8080/healthz");
+    assert_string_equal(r.values_workers, "app.gunicorn.workers");
+    assert_string_equal(r.values_resources, "app.resources");
+    annot_request_free(&r);
+}
+
+struct ok_case {
+    const char *key; /* after sizeup.dev/ */
+    const char *value;
+};
+
+/* Values that must be accepted. */
+static void test_good_values(void **state)
+{
+    (void)state;
+    static const struct ok_case cases[] = {
+        {"configs", "2@1/512Mi"},
+        {"configs", "1@500m/512Mi"},
+        {"configs", " 4@4/2Gi\n"},
+        {"configs", "1@0.5/129e6"},
+        {"workers-env", "W"},
+        {"workers-env", "_x.y-z9"},
+        {"container", "a"},
+        {"container", "web-1"},
+        {"port", "1"},
+        {"port", "65535"},
+        {"profile", "a.b-c"},
+        {"mode", "clone"},
+        {"target", "pod"},
+        {"target", "https://example.test"},
+        {"target", "http://127.0.0.1:80/x?y=1"},
+        {"target", "http://[::1]:8080/"},
+        {"target", "http://[::1]"},
+        {"values-paths", "workers=w"},
+        {"values-paths", "resources=r.s"},
+        {"values-paths", "resources=a,workers=b_c.d-e"},
+    };
+    for (size_t i = 0; i < N(cases); i++) {
+        char key[64];
+        snprintf(key, sizeof(key), "sizeup.dev/%s", cases[i].key);
+        struct annot_kv kv[] = {{"sizeup.dev/sweep", "1"}, {key, cases[i].value}};
+        struct annot_request r;
+        char err[ERR_LEN] = "";
+        int rc = annot_parse(kv, N(kv), &r, NULL, err);
+        if (rc != 0)
+            fail_msg("%s=%s rejected: %s", cases[i].key, cases[i].value, err);
+        annot_request_free(&r);
+    }
+}
+
+struct bad_case {
+    const char *key;
+    const char *value;
+    const char *msg_has; /* the reason must contain this */
+};
+
+/* Every bad value fails with a reason naming the annotation and the problem. */
+static void test_bad_values(void **state)
+{
+    (void)state;
+    static const struct bad_case cases[] = {
+        {"configs", "2@x/512Zi", "configs: bad variant '2@x/512Zi': bad CPU"},
+        {"configs", "2@1/512Zi", "memory"},
+        {"configs", "2@1/512m", "memory"},
+        {"configs", "", "empty variant list"},
+        {"configs", "  ,, ", "bad variant"},
+        {"configs", "2@1", "expected workers@cpu/memory"},
+        {"configs", "2/1@512Mi", "expected workers@cpu/memory"},
+        {"configs", "0@1/512Mi", "worker count"},
+        {"configs", "x@1/512Mi", "worker count"},
+        {"configs", "@1/512Mi", "worker count"},
+        {"configs", "99999999999@1/1Gi", "workers"},
+        {"configs", "1@0/512Mi", "CPU"},
+        {"configs", "1@1/0", "memory"},
+        {"configs", "1@-1/1Gi", "CPU"},
+        {"configs", "1@1/1Gi 1@1/1Gi", "repeats"},
+        {"configs", "1@1/1Gi,2@1/1Gi", "bad variant"},
+        {"configs", "1@1/1Gi\"x", "1Gi'x"},
+        {"workers-env", "", "workers-env: empty"},
+        {"workers-env", "9LIVES", "not an env var name"},
+        {"workers-env", "A B", "not an env var name"},
+        {"workers-env", "A=B", "not an env var name"},
+        {"container", "", "container:"},
+        {"container", "Web", "not a container name"},
+        {"container", "-web", "not a container name"},
+        {"container", "web.app", "not a container name"},
+        {"port", "", "not a port number"},
+        {"port", "0", "out of range"},
+        {"port", "65536", "out of range"},
+        {"port", "99999", "out of range"},
+        {"port", "123456", "not a port number"},
+        {"port", "-1", "not a port number"},
+        {"port", "80a", "not a port number"},
+        {"port", "http", "not a port number"},
+        {"profile", "", "not a ConfigMap name"},
+        {"profile", "Bad_Name", "not a ConfigMap name"},
+        {"profile", "a..b", "not a ConfigMap name"},
+        {"mode", "", "mode: \"\" is unknown"},
+        {"mode", "inplace", "mode: \"inplace\" is unknown (expected clone or in-place)"},
+        {"mode", "CLONE", "unknown"},
+        {"target", "", "neither 'pod' nor"},
+        {"target", "Pod", "neither 'pod' nor"},
+        {"target", "ftp://x", "neither 'pod' nor"},
+        {"target", "http://", "no host"},
+        {"target", "http://:80/", "no host"},
+        {"target", "http://a b/", "unprintable"},
+        {"target", "http://u:p@host/", "credentials"},
+        {"target", "http://h:0/", "out of range"},
+        {"target", "http://h:70000/", "out of range"},
+        {"target", "http://h:/", "empty port"},
+        {"target", "http://h:8x/", "bad port"},
+        {"target", "http://[::1/", "IPv6"},
+        {"target", "http://[::1]x/", "IPv6"},
+        {"values-paths", "", "empty"},
+        {"values-paths", "workers", "expected workers=PATH"},
+        {"values-paths", "cpu=x", "expected workers=PATH"},
+        {"values-paths", "workers=", "dot-separated"},
+        {"values-paths", "workers=a..b", "dot-separated"},
+        {"values-paths", "workers=.a", "dot-separated"},
+        {"values-paths", "workers=a b", "dot-separated"},
+        {"values-paths", "workers=a,workers=b", "twice"},
+        {"values-paths", "workers=a,", "expected workers=PATH"},
+    };
+    for (size_t i = 0; i < N(cases); i++) {
+        char key[64];
+        snprintf(key, sizeof(key), "sizeup.dev/%s", cases[i].key);
+        struct annot_kv kv[] = {{"sizeup.dev/sweep", "1"}, {key, cases[i].value}};
+        struct annot_request r;
+        char err[ERR_LEN] = "";
+        int rc = annot_parse(kv, N(kv), &r, NULL, err);
+        if (rc != -EINVAL)
+            fail_msg("%s=\"%s\" gave %d (%s), want -EINVAL", cases[i].key, cases[i].value, rc, err);
+        if (!strstr(err, cases[i].msg_has))
+            fail_msg("%s=\"%s\": reason \"%s\" lacks \"%s\"", cases[i].key, cases[i].value, err,
+                     cases[i].msg_has);
+        if (strncmp(err, cases[i].key, strlen(cases[i].key)) != 0)
+            fail_msg("reason \"%s\" does not start with the annotation name", err);
+        /* A failed parse leaves nothing to free. */
+        assert_null(r.sweep);
+        assert_null(r.configs);
+    }
+}
+
+static void test_no_sweep(void **state)
+{
+    (void)state;
+    struct annot_kv none[] = {{"sizeup.dev/configs", "2@1/1Gi"}};
+    struct annot_kv empty[] = {{"sizeup.dev/sweep", ""}};
+    struct annot_request r;
+    char err[ERR_LEN] = "";
+
+    assert_int_equal(annot_parse(NULL, 0, &r, NULL, err), -ENOENT);
+    assert_int_equal(annot_parse(none, 1, &r, NULL, err), -ENOENT);
+    assert_non_null(strstr(err, "no sizeup.dev/sweep"));
+    assert_int_equal(annot_parse(empty, 1, &r, NULL, err), -ENOENT);
+}
+
+/* Reasons quote hostile values as one printable, bounded line. */
+static void test_reason_is_safe(void **state)
+{
+    (void)state;
+    char big[6000];
+    memset(big, 'A', sizeof(big) - 1);
+    big[sizeof(big) - 1] = '\0';
+    big[3] = '\n';
+    big[5] = '"';
+    struct annot_kv kv[] = {{"sizeup.dev/sweep", "1"}, {"sizeup.dev/mode", big}};
+    struct annot_request r;
+    char err[ERR_LEN] = "";
+
+    assert_int_equal(annot_parse(kv, N(kv), &r, NULL, err), -EINVAL);
+    assert_null(strchr(err, '\n'));
+    assert_non_null(strstr(err, "AAA?A?AA"));
+    assert_non_null(strstr(err, "...\""));
+    assert_true(strlen(err) < 200);
+
+    struct annot_kv kv2[] = {{"sizeup.dev/sweep", big}};
+    assert_int_equal(annot_parse(kv2, 1, &r, NULL, err), -EINVAL);
+    assert_non_null(strstr(err, "sweep: longer than"));
+    struct annot_kv kv3[] = {{"sizeup.dev/sweep", "1"}, {"sizeup.dev/configs", big}};
+    assert_int_equal(annot_parse(kv3, 2, &r, NULL, err), -EINVAL);
+    assert_non_null(strstr(err, "configs: longer than"));
+}
+
+/* With several bad values the first in the documented order is reported, whatever the order
+ * the API lists them in. */
+static void test_first_reason_is_stable(void **state)
+{
+    (void)state;
+    struct annot_kv a[] = {
+        {"sizeup.dev/mode", "x"}, {"sizeup.dev/port", "0"}, {"sizeup.dev/sweep", "1"}};
+    struct annot_kv b[] = {
+        {"sizeup.dev/sweep", "1"}, {"sizeup.dev/port", "0"}, {"sizeup.dev/mode", "x"}};
+    struct annot_request r;
+    char e1[ERR_LEN] = "", e2[ERR_LEN] = "";
+
+    assert_int_equal(annot_parse(a, N(a), &r, NULL, e1), -EINVAL);
+    assert_int_equal(annot_parse(b, N(b), &r, NULL, e2), -EINVAL);
+    assert_string_equal(e1, e2);
+    assert_non_null(strstr(e1, "port"));
+}
+
+static void test_unknown_key_warns(void **state)
+{
+    (void)state;
+    struct annot_kv kv[] = {{"sizeup.dev/sweep", "1"}, {"sizeup.dev/confgs", "2@1/1Gi"}};
+    struct annot_request r;
+    char err[ERR_LEN] = "", warn[ERR_LEN] = "";
+
+    assert_int_equal(annot_parse(kv, N(kv), &r, warn, err), 0);
+    assert_non_null(strstr(warn, "sizeup.dev/confgs"));
+    assert_int_equal(r.nvariants, 6); /* the typo did not take effect */
+    annot_request_free(&r);
+}
+
+static void test_relevant_keys(void **state)
+{
+    (void)state;
+    assert_true(annot_key_relevant("sizeup.dev/sweep"));
+    assert_true(annot_key_relevant("sizeup.dev/status"));
+    assert_true(annot_key_relevant("sizeup.dev/last-sweep"));
+    assert_false(annot_key_relevant("sizeup.dev/"));
+    assert_false(annot_key_relevant("sizeup.dev/sweepx"));
+    assert_false(annot_key_relevant("kubectl.kubernetes.io/last-applied-configuration"));
+    assert_false(annot_key_relevant(NULL));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_defaults),
+        cmocka_unit_test(test_every_field),
+        cmocka_unit_test(test_good_values),
+        cmocka_unit_test(test_bad_values),
+        cmocka_unit_test(test_no_sweep),
+        cmocka_unit_test(test_reason_is_safe),
+        cmocka_unit_test(test_first_reason_is_stable),
+        cmocka_unit_test(test_unknown_key_warns),
+        cmocka_unit_test(test_relevant_keys),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

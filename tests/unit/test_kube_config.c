@@ -1,0 +1,385 @@
+/* Tests for src/kube/config.c: kubeconfig parsing (table-driven, malformed input included),
+ * in-cluster config, and the service-account token's rotation. */
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "kube/client.h"
+#include "kube/internal.h"
+
+static char tmpdir[256];
+
+static void write_file(const char *dir, const char *name, const char *text)
+{
+    char path[512];
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(tmpdir, sizeof(tmpdir), "/tmp/test_kube_config.XXXXXX");
+    assert_non_null(mkdtemp(tmpdir));
+    char sub[300];
+    snprintf(sub, sizeof(sub), "%s/certs", tmpdir);
+    mkdir(sub, 0700);
+    write_file(tmpdir, "certs/ca.pem", "-----BEGIN CERTIFICATE-----\nCAFILE\n");
+    write_file(tmpdir, "certs/client.pem", "CERTFILE");
+    write_file(tmpdir, "certs/client.key", "KEYFILE");
+    write_file(tmpdir, "token", "file-token-1\n");
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    char cmd[320];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+#define HEAD                                                                                       \
+    "apiVersion: v1\nkind: Config\ncurrent-context: dev\n"                                         \
+    "contexts:\n- name: dev\n  context: {cluster: c1, user: u1, namespace: team-a}\n"              \
+    "- name: other\n  context: {cluster: c2, user: u2}\n"                                          \
+    "clusters:\n- name: c2\n  cluster: {server: 'https://10.0.0.9:6443/'}\n"
+
+struct ok_case {
+    const char *name;
+    const char *yaml;
+    const char *context;
+    const char *server;
+    const char *ns;
+    int insecure;
+    const char *ca; /* expected CA bytes, NULL: none */
+    const char *cert;
+    const char *key;
+    const char *token;
+};
+
+static void test_kubeconfig_ok(void **state)
+{
+    (void)state;
+    static const struct ok_case cases[] = {
+        {"inline data and token",
+         HEAD "- name: c1\n  cluster:\n    server: https://127.0.0.1:6443\n"
+              "    certificate-authority-data: aGVsbG8gQ0E=\n"
+              "users:\n- name: u1\n  user:\n    token: abc.def-123\n"
+              "    client-certificate-data: Q0VSVA==\n    client-key-data: S0VZ\n",
+         NULL, "https://127.0.0.1:6443", "team-a", 0, "hello CA", "CERT", "KEY", "abc.def-123"},
+        {"relative files resolve against the kubeconfig's directory",
+         HEAD "- name: c1\n  cluster:\n    server: https://kube.example:443\n"
+              "    certificate-authority: certs/ca.pem\n"
+              "users:\n- name: u1\n  user:\n    client-certificate: certs/client.pem\n"
+              "    client-key: certs/client.key\n    tokenFile: token\n",
+         NULL, "https://kube.example:443", "team-a", 0, "-----BEGIN CERTIFICATE-----\nCAFILE\n",
+         "CERTFILE", "KEYFILE", "file-token-1"},
+        {"explicit context, trailing slash dropped, default namespace",
+         HEAD "- name: c1\n  cluster: {server: 'https://x:1'}\n"
+              "users:\n- name: u1\n  user: {}\n- name: u2\n  user: {token: t2}\n",
+         "other", "https://10.0.0.9:6443", "default", 0, NULL, NULL, NULL, "t2"},
+        {"insecure and base64 with newlines",
+         HEAD "- name: c1\n  cluster:\n    server: https://127.0.0.2:8443\n"
+              "    insecure-skip-tls-verify: true\n"
+              "    certificate-authority-data: |\n      aGVsbG8g\n      Q0E=\n"
+              "users:\n- name: u1\n  user: {token: tok}\n",
+         NULL, "https://127.0.0.2:8443", "team-a", 1, "hello CA", NULL, NULL, "tok"},
+        {"no user at all",
+         "current-context: a\ncontexts: [{name: a, context: {cluster: c}}]\n"
+         "clusters: [{name: c, cluster: {server: 'http://127.0.0.1:8080'}}]\n",
+         NULL, "http://127.0.0.1:8080", "default", 0, NULL, NULL, NULL, NULL},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        const struct ok_case *c = &cases[i];
+        kube_config_t *cfg = NULL;
+        char err[ERR_LEN] = "", tok[256];
+        int rc = kube_config_parse(c->yaml, strlen(c->yaml), tmpdir, c->context, 0, &cfg, err);
+        if (rc)
+            fail_msg("case '%s': rc %d: %s", c->name, rc, err);
+        assert_string_equal(kube_config_server(cfg), c->server);
+        assert_string_equal(kube_config_namespace(cfg), c->ns);
+        assert_int_equal(cfg->insecure, c->insecure);
+        if (c->ca) {
+            assert_int_equal(cfg->ca_len, strlen(c->ca));
+            assert_memory_equal(cfg->ca, c->ca, cfg->ca_len);
+        } else {
+            assert_null(cfg->ca);
+        }
+        if (c->cert) {
+            assert_int_equal(cfg->cert_len, strlen(c->cert));
+            assert_memory_equal(cfg->cert, c->cert, cfg->cert_len);
+            assert_int_equal(cfg->key_len, strlen(c->key));
+            assert_memory_equal(cfg->key, c->key, cfg->key_len);
+        } else {
+            assert_null(cfg->cert);
+        }
+        if (c->token) {
+            assert_int_equal(kube_config_token(cfg, tok, sizeof(tok)), 0);
+            assert_string_equal(tok, c->token);
+        } else {
+            assert_int_equal(kube_config_token(cfg, tok, sizeof(tok)), -ENOENT);
+        }
+        kube_config_free(cfg);
+    }
+}
+
+struct bad_case {
+    const char *name;
+    const char *yaml;
+    int rc;
+    const char *msg_has;
+};
+
+#define ONE_CLUSTER                                                                                \
+    "current-context: a\ncontexts: [{name: a, context: {cluster: c, user: u}}]\n"                  \
+    "clusters: [{name: c, cluster: {server: 'https://127.0.0.1:1'}}]\n"
+
+static void test_kubeconfig_bad(void **state)
+{
+    (void)state;
+    static const struct bad_case cases[] = {
+        {"not yaml", "{{{: [", -EINVAL, "not valid YAML"},
+        {"a list", "- a\n- b\n", -EINVAL, "not a YAML mapping"},
+        {"empty", "", -EINVAL, "not a YAML mapping"},
+        {"no current-context", "clusters: []\n", -EINVAL, "no current-context"},
+        {"missing context", "current-context: x\ncontexts: []\n", -EINVAL, "no context named 'x'"},
+        {"missing cluster", "current-context: a\ncontexts: [{name: a, context: {cluster: nope}}]\n",
+         -EINVAL, "no cluster named 'nope'"},
+        {"no server",
+         "current-context: a\ncontexts: [{name: a, context: {cluster: c}}]\n"
+         "clusters: [{name: c, cluster: {}}]\n",
+         -EINVAL, "has no server"},
+        {"server not a URL",
+         "current-context: a\ncontexts: [{name: a, context: {cluster: c}}]\n"
+         "clusters: [{name: c, cluster: {server: 'ftp://x'}}]\n",
+         -EINVAL, "not an http(s) URL"},
+        {"exec plugin", ONE_CLUSTER "users: [{name: u, user: {exec: {command: aws}}}]\n", -ENOTSUP,
+         "exec credential plugin"},
+        {"auth-provider", ONE_CLUSTER "users: [{name: u, user: {auth-provider: {name: gcp}}}]\n",
+         -ENOTSUP, "auth-provider"},
+        {"basic auth", ONE_CLUSTER "users: [{name: u, user: {username: a, password: b}}]\n",
+         -ENOTSUP, "basic authentication"},
+        {"missing user", ONE_CLUSTER "users: []\n", -EINVAL, "no user named 'u'"},
+        {"bad base64",
+         ONE_CLUSTER "users: [{name: u, user: {client-certificate-data: '!!!', "
+                     "client-key-data: S0VZ}}]\n",
+         -EINVAL, "not valid base64"},
+        {"truncated base64", ONE_CLUSTER "users: [{name: u, user: {client-key-data: 'QUJDR'}}]\n",
+         -EINVAL, "not valid base64"},
+        {"cert without key",
+         ONE_CLUSTER "users: [{name: u, user: {client-certificate-data: QQ==}}]\n", -EINVAL,
+         "without a key"},
+        {"missing CA file",
+         "current-context: a\ncontexts: [{name: a, context: {cluster: c}}]\n"
+         "clusters: [{name: c, cluster: {server: 'https://h:1', certificate-authority: nope.pem}}]"
+         "\n",
+         -ENOENT, "nope.pem"},
+        {"missing token file",
+         ONE_CLUSTER "users: [{name: u, user: {tokenFile: /nonexistent/t}}]\n", -ENOENT,
+         "/nonexistent/t"},
+        {"token with a newline inside",
+         ONE_CLUSTER "users: [{name: u, user: {token: \"abc\\r\\nX-Evil: 1\"}}]\n", -EINVAL,
+         "invalid token"},
+        {"insecure not a bool",
+         "current-context: a\ncontexts: [{name: a, context: {cluster: c}}]\n"
+         "clusters: [{name: c, cluster: {server: 'https://h:1', insecure-skip-tls-verify: "
+         "maybe}}]\n",
+         -EINVAL, "not a boolean"},
+        {"contexts is a scalar", "current-context: a\ncontexts: 3\n", -EINVAL, "no context"},
+        {"server with a space",
+         "current-context: a\ncontexts: [{name: a, context: {cluster: c}}]\n"
+         "clusters: [{name: c, cluster: {server: 'https://h:1/ x'}}]\n",
+         -EINVAL, "space"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        const struct bad_case *c = &cases[i];
+        kube_config_t *cfg = NULL;
+        char err[ERR_LEN] = "";
+        int rc = kube_config_parse(c->yaml, strlen(c->yaml), tmpdir, NULL, 0, &cfg, err);
+        if (rc != c->rc)
+            fail_msg("case '%s': rc %d, want %d (%s)", c->name, rc, c->rc, err);
+        assert_null(cfg);
+        if (!strstr(err, c->msg_has))
+            fail_msg("case '%s': error '%s' lacks '%s'", c->name, err, c->msg_has);
+    }
+}
+
+/* Credentials never leak into error text, even when the file is broken right after them. */
+static void test_errors_hold_no_credentials(void **state)
+{
+    (void)state;
+    static const char y[] = ONE_CLUSTER "users: [{name: u, user: {token: s3cr3t-t0ken, "
+                                        "exec: {command: x}}}]\n";
+    kube_config_t *cfg = NULL;
+    char err[ERR_LEN] = "";
+    assert_int_equal(kube_config_parse(y, strlen(y), NULL, NULL, 0, &cfg, err), -ENOTSUP);
+    assert_null(strstr(err, "s3cr3t"));
+}
+
+static void test_load_from_file_and_env(void **state)
+{
+    (void)state;
+    char path[512], err[ERR_LEN] = "", tok[64];
+    kube_config_t *cfg = NULL;
+    snprintf(path, sizeof(path), "%s/kubeconfig", tmpdir);
+    write_file(tmpdir, "kubeconfig",
+               "current-context: a\ncontexts: [{name: a, context: {cluster: c, user: u}}]\n"
+               "clusters: [{name: c, cluster: {server: 'https://127.0.0.1:1', "
+               "certificate-authority: certs/ca.pem}}]\n"
+               "users: [{name: u, user: {tokenFile: token}}]\n");
+    /* $KUBECONFIG is a list; its first entry is used. */
+    char env[600];
+    snprintf(env, sizeof(env), "%s:/nonexistent/second", path);
+    setenv("KUBECONFIG", env, 1);
+    assert_int_equal(kube_config_load(NULL, &cfg, err), 0);
+    assert_int_equal(cfg->ca_len, strlen("-----BEGIN CERTIFICATE-----\nCAFILE\n"));
+    assert_int_equal(kube_config_token(cfg, tok, sizeof(tok)), 0);
+    assert_string_equal(tok, "file-token-1");
+    kube_config_free(cfg);
+    unsetenv("KUBECONFIG");
+
+    struct kube_config_opts o = {.kubeconfig = "/nonexistent/kubeconfig"};
+    cfg = NULL;
+    assert_int_equal(kube_config_load(&o, &cfg, err), -ENOENT);
+    assert_non_null(strstr(err, "/nonexistent/kubeconfig"));
+    assert_null(cfg);
+}
+
+static void write_sa(const char *dir, const char *token)
+{
+    write_file(dir, "token", token);
+}
+
+static void test_in_cluster_and_token_rotation(void **state)
+{
+    (void)state;
+    char sa[300], err[ERR_LEN] = "", tok[128];
+    kube_config_t *cfg = NULL;
+    int changed = -1;
+
+    snprintf(sa, sizeof(sa), "%s/sa", tmpdir);
+    mkdir(sa, 0700);
+    write_sa(sa, "token-A\n");
+    write_file(sa, "ca.crt", "CA");
+    write_file(sa, "namespace", "sizeup-system\n");
+    assert_int_equal(kube_config_in_cluster("10.96.0.1", "443", sa, 3600, &cfg, err), 0);
+    assert_string_equal(kube_config_server(cfg), "https://10.96.0.1:443");
+    assert_string_equal(kube_config_namespace(cfg), "sizeup-system");
+    assert_int_equal(kube_config_token(cfg, tok, sizeof(tok)), 0);
+    assert_string_equal(tok, "token-A");
+
+    /* Rewritten file: not re-read before the period, re-read at once when forced (a 401). */
+    write_sa(sa, "token-B");
+    assert_int_equal(kube_config_reload_token(cfg, 0, &changed, err), 0);
+    assert_int_equal(changed, 0);
+    kube_config_token(cfg, tok, sizeof(tok));
+    assert_string_equal(tok, "token-A");
+    assert_int_equal(kube_config_reload_token(cfg, 1, &changed, err), 0);
+    assert_int_equal(changed, 1);
+    kube_config_token(cfg, tok, sizeof(tok));
+    assert_string_equal(tok, "token-B");
+
+    /* An empty file keeps the old token and reports the error without any token value. */
+    write_sa(sa, "");
+    err[0] = '\0';
+    assert_int_equal(kube_config_reload_token(cfg, 1, &changed, err), -ENODATA);
+    assert_int_equal(changed, 0);
+    assert_non_null(strstr(err, "empty"));
+    assert_null(strstr(err, "token-B"));
+    kube_config_token(cfg, tok, sizeof(tok));
+    assert_string_equal(tok, "token-B");
+
+    /* A missing file: same. */
+    char tp[400];
+    snprintf(tp, sizeof(tp), "%s/token", sa);
+    unlink(tp);
+    assert_int_equal(kube_config_reload_token(cfg, 1, &changed, err), -ENOENT);
+    kube_config_token(cfg, tok, sizeof(tok));
+    assert_string_equal(tok, "token-B");
+
+    /* A file that would inject a header line is refused. */
+    write_sa(sa, "token-C\r\nX-Evil: yes");
+    assert_int_equal(kube_config_reload_token(cfg, 1, &changed, err), -EINVAL);
+    kube_config_token(cfg, tok, sizeof(tok));
+    assert_string_equal(tok, "token-B");
+
+    /* Recovery: a good token again. */
+    write_sa(sa, "token-D\n");
+    assert_int_equal(kube_config_reload_token(cfg, 1, &changed, err), 0);
+    assert_int_equal(changed, 1);
+    kube_config_token(cfg, tok, sizeof(tok));
+    assert_string_equal(tok, "token-D");
+    kube_config_free(cfg);
+
+    /* Periodic re-read with a 1 s period. */
+    cfg = NULL;
+    assert_int_equal(kube_config_in_cluster("fd00::1", "6443", sa, 1, &cfg, err), 0);
+    assert_string_equal(kube_config_server(cfg), "https://[fd00::1]:6443");
+    write_sa(sa, "token-E");
+    sleep(1);
+    usleep(100000);
+    assert_int_equal(kube_config_reload_token(cfg, 0, &changed, err), 0);
+    assert_int_equal(changed, 1);
+    kube_config_token(cfg, tok, sizeof(tok));
+    assert_string_equal(tok, "token-E");
+    kube_config_free(cfg);
+
+    /* No token file at all: in-cluster config cannot start. */
+    unlink(tp);
+    cfg = NULL;
+    assert_int_equal(kube_config_in_cluster("10.96.0.1", "443", sa, 0, &cfg, err), -ENOENT);
+    assert_null(cfg);
+    assert_int_equal(kube_config_in_cluster(NULL, "443", sa, 0, &cfg, err), -EINVAL);
+}
+
+static void test_b64(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *in;
+        const char *out; /* NULL: invalid */
+    } cases[] = {
+        {"", ""},           {"QQ==", "A"}, {"QUI=", "AB"}, {"QUJD", "ABC"}, {"QUJDRA", "ABCD"},
+        {"QU JD\n", "ABC"}, {"Q", NULL},   {"QQ=A", NULL}, {"@@@@", NULL},  {"QQ===", NULL},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        unsigned char *out = NULL;
+        size_t n = 0;
+        int rc = kube__b64_decode(cases[i].in, strlen(cases[i].in), &out, &n);
+        if (!cases[i].out) {
+            if (rc != -EINVAL)
+                fail_msg("b64 '%s' accepted", cases[i].in);
+            continue;
+        }
+        assert_int_equal(rc, 0);
+        assert_int_equal(n, strlen(cases[i].out));
+        assert_memory_equal(out, cases[i].out, n);
+        free(out);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_kubeconfig_ok),
+        cmocka_unit_test(test_kubeconfig_bad),
+        cmocka_unit_test(test_errors_hold_no_credentials),
+        cmocka_unit_test(test_load_from_file_and_env),
+        cmocka_unit_test(test_in_cluster_and_token_rotation),
+        cmocka_unit_test(test_b64),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
