@@ -237,7 +237,9 @@ int report_text(FILE *f, const struct load_result *r, const struct profile *p)
         }
     }
     fprintf(f, "%s\n", any ? "" : " none");
-    fprintf(f, "  errors      ");
+    /* Failures by HTTP status are in the line above; this one names what failed without a
+     * response, so "none" here next to a non-zero error rate is not a contradiction. */
+    fprintf(f, "  no response ");
     any = 0;
     for (int e = 0; e < LOAD_ERR_COUNT; e++) {
         if (t->errors[e]) {
