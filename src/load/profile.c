@@ -19,6 +19,8 @@
 /* Limits on what one profile may ask for. They are far above any sane profile and exist so
  * that a hostile or broken file costs bounded memory and never reaches the HTTP layer with
  * something it cannot frame. */
+#define MAX_DEPTH        32    /* nesting of lists and mappings */
+#define MAX_NODES        50000 /* the largest valid profile has about 36000 */
 #define MAX_HEADERS      64
 #define MAX_NAME_LEN     128
 #define MAX_METHOD_LEN   32
@@ -813,13 +815,15 @@ static int syntax_error(struct ctx *c, const yaml_parser_t *ps, const char *buf,
 }
 
 /* One pass over the events before building the document: rejects aliases, which would let a
- * small file expand into a huge one once copied (a "billion laughs"), and a second document,
- * which the loader would otherwise silently ignore. */
+ * small file expand into a huge one once copied (a "billion laughs"), a second document, which
+ * the loader would otherwise silently ignore, and deep nesting: libyaml's scanner does work
+ * proportional to the flow depth for every token, so a megabyte of '[' would take hours. A
+ * profile needs five levels; the scan stops as soon as it passes MAX_DEPTH. */
 static int prescan(struct ctx *c, const char *buf, size_t len)
 {
     yaml_parser_t ps;
     yaml_event_t ev;
-    int rc = 0, docs = 0;
+    int rc = 0, docs = 0, depth = 0, nodes = 0;
 
     if (!yaml_parser_initialize(&ps))
         return err_set(c->err, -ENOMEM, "%s: out of memory", c->source);
@@ -840,6 +844,24 @@ static int prescan(struct ctx *c, const char *buf, size_t len)
                          "write the value out",
                          c->source, line);
             break;
+        }
+        /* Bounds the document the loader builds next (a megabyte of "1," is half a million
+         * nodes, about 90 MB in libyaml). */
+        if ((type == YAML_SCALAR_EVENT || type == YAML_SEQUENCE_START_EVENT ||
+             type == YAML_MAPPING_START_EVENT) &&
+            ++nodes > MAX_NODES) {
+            rc = err_set(c->err, -EINVAL, "%s:%d: more than %d values in one profile", c->source,
+                         line, MAX_NODES);
+            break;
+        }
+        if (type == YAML_SEQUENCE_START_EVENT || type == YAML_MAPPING_START_EVENT) {
+            if (++depth > MAX_DEPTH) {
+                rc = err_set(c->err, -EINVAL, "%s:%d: nested deeper than %d levels", c->source,
+                             line, MAX_DEPTH);
+                break;
+            }
+        } else if (type == YAML_SEQUENCE_END_EVENT || type == YAML_MAPPING_END_EVENT) {
+            depth--;
         }
         if (type == YAML_DOCUMENT_START_EVENT && ++docs > 1) {
             rc = err_set(c->err, -EINVAL,

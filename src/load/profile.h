@@ -1,7 +1,7 @@
 #ifndef SIZEUP_LOAD_PROFILE_H
 #define SIZEUP_LOAD_PROFILE_H
 
-/* The load profile: one YAML file shared by every front-end (see docs/reference.md).
+/* The load profile: one YAML file shared by every front-end (docs/profile.md).
  * Loading validates everything; an error names the file, the line and the field. */
 
 #include <stddef.h>

@@ -237,7 +237,9 @@ int report_text(FILE *f, const struct load_result *r, const struct profile *p)
         }
     }
     fprintf(f, "%s\n", any ? "" : " none");
-    fprintf(f, "  errors      ");
+    /* Failures by HTTP status are in the line above; this one names what failed without a
+     * response, so "none" here next to a non-zero error rate is not a contradiction. */
+    fprintf(f, "  no response ");
     any = 0;
     for (int e = 0; e < LOAD_ERR_COUNT; e++) {
         if (t->errors[e]) {
@@ -431,10 +433,9 @@ static const cJSON *member(const cJSON *o, const char *k)
     return cJSON_GetObjectItemCaseSensitive(o, k);
 }
 
-static int json_number(const cJSON *o, const char *k, const char *path, double max, double *out,
-                       char *err)
+static int json_number_of(const cJSON *v, const char *k, const char *path, double max, double *out,
+                          char *err)
 {
-    const cJSON *v = member(o, k);
     if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble < 0 ||
         v->valuedouble > max)
         return err_set(err, -EINVAL, "%s%s: expected a number between 0 and %g", path, k, max);
@@ -442,16 +443,27 @@ static int json_number(const cJSON *o, const char *k, const char *path, double m
     return 0;
 }
 
-static int json_count(const cJSON *o, const char *k, const char *path, uint64_t *out, char *err)
+static int json_number(const cJSON *o, const char *k, const char *path, double max, double *out,
+                       char *err)
 {
-    double d;
-    int rc = json_number(o, k, path, JSON_MAX_COUNT, &d, err);
+    return json_number_of(member(o, k), k, path, max, out, err);
+}
+
+static int json_count_of(const cJSON *v, const char *k, const char *path, uint64_t *out, char *err)
+{
+    double d = 0;
+    int rc = json_number_of(v, k, path, JSON_MAX_COUNT, &d, err);
     if (rc)
         return rc;
     if (d != floor(d))
         return err_set(err, -EINVAL, "%s%s: expected a whole number", path, k);
     *out = (uint64_t)d;
     return 0;
+}
+
+static int json_count(const cJSON *o, const char *k, const char *path, uint64_t *out, char *err)
+{
+    return json_count_of(member(o, k), k, path, out, err);
 }
 
 static int scope_parse(const cJSON *o, const char *path, struct load_stats *s, char *err)
@@ -485,7 +497,7 @@ static int scope_parse(const cJSON *o, const char *path, struct load_stats *s, c
         if (code < 100 || code >= LOAD_STATUS_MAX || *end || strlen(it->string) != 3)
             return err_set(err, -EINVAL, "%sstatus_codes: '%.8s' is not a status code", path,
                            it->string ? it->string : "");
-        if ((rc = json_count(codes, it->string, path, &s->status[code], err)))
+        if ((rc = json_count_of(it, it->string, path, &s->status[code], err)))
             return rc;
     }
 
@@ -501,7 +513,7 @@ static int scope_parse(const cJSON *o, const char *path, struct load_stats *s, c
         if (e == LOAD_ERR_COUNT)
             return err_set(err, -EINVAL, "%serrors: unknown class '%.32s'", path,
                            it->string ? it->string : "");
-        if ((rc = json_count(errs, it->string, path, &s->errors[e], err)))
+        if ((rc = json_count_of(it, it->string, path, &s->errors[e], err)))
             return rc;
     }
 

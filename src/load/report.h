@@ -2,7 +2,7 @@
 #define SIZEUP_LOAD_REPORT_H
 
 /* The two renderings of a load result, from the same data: text for people, JSON for
- * machines. The JSON field names are a contract (docs/reference.md). */
+ * machines. The JSON field names are a contract (docs/report.md). */
 
 #include <stdio.h>
 

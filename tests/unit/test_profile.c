@@ -390,6 +390,42 @@ static void test_caps(void **state)
     }
     free(y);
 
+    /* The largest valid profile: every request at the header cap. */
+    cap = PROFILE_MAX_BYTES;
+    y = malloc(cap);
+    assert_non_null(y);
+    size_t o = (size_t)snprintf(y, cap, "requests:\n");
+    for (int i = 0; i < PROFILE_MAX_REQUESTS; i++) {
+        o += (size_t)snprintf(y + o, cap - o, "  - path: /r%d\n    headers:\n", i);
+        for (int h = 0; h < 64; h++)
+            o += (size_t)snprintf(y + o, cap - o, "      X-H%d: v%d\n", h, h);
+    }
+    assert_true(o < cap - 1);
+    int rc = load(y, &p, err);
+    if (rc)
+        fail_msg("%s", err);
+    assert_int_equal(p.requests[255].nheaders, 64);
+    assert_string_equal(p.requests[255].headers[63].value, "v63");
+    profile_free(&p);
+    /* One header more is refused. */
+    o += (size_t)snprintf(y + o, cap - o, "      X-H64: v\n");
+    assert_int_equal(load(y, &p, err), -EINVAL);
+    assert_non_null(strstr(err, "requests[255].headers: more than 64 headers"));
+
+    /* Deep nesting is refused before libyaml spends time on it, and so is a huge flat list. */
+    memset(y, '[', cap);
+    assert_int_equal(profile_load_buffer(y, cap, "deep.yaml", &p, err), -EINVAL);
+    assert_non_null(strstr(err, "deep.yaml:1: nested deeper than 32 levels"));
+    o = (size_t)snprintf(y, cap, "requests: [");
+    while (o + 3 < cap) {
+        y[o++] = '1';
+        y[o++] = ',';
+    }
+    y[o++] = ']';
+    assert_int_equal(profile_load_buffer(y, o, "flat.yaml", &p, err), -EINVAL);
+    assert_non_null(strstr(err, "flat.yaml:1: more than 50000 values"));
+    free(y);
+
     /* Over PROFILE_MAX_BYTES is refused before parsing. */
     size_t big = PROFILE_MAX_BYTES + 1;
     char *b = malloc(big);

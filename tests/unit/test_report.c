@@ -243,7 +243,7 @@ static void test_text(void **state)
     must_contain(t, "1.25 s (0.12 cores)");            /* tool CPU */
     must_contain(t, "in 1.75 MiB, out 1004 KiB");      /* bytes */
     must_contain(t, "200: 12,000, 201: 300, 503: 40"); /* status codes */
-    must_contain(t, "timeout: 5");                     /* errors by class */
+    must_contain(t, "no response  timeout: 5");        /* transport errors by class */
     must_contain(t, verdict_name(fx.r.verdict));
     /* The percentiles, as the histogram gives them. */
     snprintf(want, sizeof(want), "p50 %.2fms",
