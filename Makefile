@@ -3,7 +3,9 @@
 # Sources are discovered: a new src/<layer>/<name>.c or tests/unit/test_<name>.c needs no edit here.
 
 CC      ?= cc
-BUILD   ?= build
+# Not taken from the environment: test scripts export BUILD (the directory under test), and a
+# nested `make` must not build into it without its flags. `make BUILD=dir` still works.
+BUILD   := build
 PKGS    := libcurl libcjson yaml-0.1 libwebsockets openssl
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
