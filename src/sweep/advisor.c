@@ -605,17 +605,17 @@ static void find_cpu_memory(const struct advisor_row *rows, size_t n, struct adv
     }
 }
 
-static void find_scaling(const struct advisor_row *rows, size_t n, struct advice *a)
+/* Fills idx with the highest-throughput usable row per CPU level, in sweep order of first
+ * appearance; with matched_only, only rows whose workers equal their cores count. Returns how
+ * many indices were written (at most n). */
+static size_t best_per_cpu(const struct advisor_row *rows, size_t n, const struct advice *a,
+                           bool matched_only, int idx[VARIANT_MAX])
 {
-    int idx[VARIANT_MAX];
     size_t m = 0;
-    char text[ADVISOR_TEXT_LEN] = "", b1[QTY_LEN];
-    bool matched = true;
 
-    /* Workers equal to cores first (seed 000's "match workers to cores"). */
     for (size_t i = 0; i < n; i++) {
-        if (!usable(rows, a, i) ||
-            (int64_t)rows[i].variant.workers * 1000 != rows[i].variant.cpu_millicores)
+        if (!usable(rows, a, i) || (matched_only && (int64_t)rows[i].variant.workers * 1000 !=
+                                                        rows[i].variant.cpu_millicores))
             continue;
         size_t k;
         for (k = 0; k < m; k++)
@@ -628,24 +628,22 @@ static void find_scaling(const struct advisor_row *rows, size_t n, struct advice
             idx[m++] = (int)i;
         }
     }
+    return m;
+}
+
+static void find_scaling(const struct advisor_row *rows, size_t n, struct advice *a)
+{
+    int idx[VARIANT_MAX];
+    size_t m = 0;
+    char text[ADVISOR_TEXT_LEN] = "", b1[QTY_LEN];
+    bool matched = true;
+
+    /* Workers equal to cores first (seed 000's "match workers to cores"), else the best
+     * variant per CPU level. */
+    m = best_per_cpu(rows, n, a, true, idx);
     if (m < 2) {
-        /* Else the best variant per CPU level. */
         matched = false;
-        m = 0;
-        for (size_t i = 0; i < n; i++) {
-            if (!usable(rows, a, i))
-                continue;
-            size_t k;
-            for (k = 0; k < m; k++)
-                if (rows[idx[k]].variant.cpu_millicores == rows[i].variant.cpu_millicores)
-                    break;
-            if (k < m) {
-                if (rows[i].throughput_rps > rows[idx[k]].throughput_rps)
-                    idx[k] = (int)i;
-            } else {
-                idx[m++] = (int)i;
-            }
-        }
+        m = best_per_cpu(rows, n, a, false, idx);
     }
     if (m < 2)
         return;
