@@ -30,12 +30,14 @@ FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=build/fuzz/%)
 FUZZ_SECONDS ?= 20
 
-.PHONY: all test unit integration e2e fuzz fuzz-build lint bench demo clean format help reliability
+.PHONY: all test unit integration e2e deps-test fuzz fuzz-build lint bench demo clean format help reliability
 all: $(BUILD)/sizeup
 
 help:
 	@echo "make           build build/sizeup"
-	@echo "make test      every unit and integration test under ASan+UBSan (what CI runs)"
+	@echo "make test      install what the tests need, then every unit and integration test under"
+	@echo "               ASan+UBSan (what CI runs)"
+	@echo "make e2e       the end-to-end operator tests alone (fake API server, kubectl, helm)"
 	@echo "make demo      install what is missing, build, and sweep the bundled example app"
 	@echo "make fuzz      libFuzzer targets, FUZZ_SECONDS each (default $(FUZZ_SECONDS))"
 	@echo "make bench     benchmarks in bench/, figures for bench/RESULTS.md"
@@ -62,17 +64,27 @@ unit-bins: $(UNIT_BIN) $(BUILD)/sizeup
 
 # CI entry point: sanitized build, then every test through one runner that prints
 # "N passed, N failed" and exits non-zero on any failure.
-test:
+# Either README command may be the first one run on a fresh machine: each installs what it needs
+# (quiet when everything is there).
+deps-test:
+	@scripts/install-deps.sh --quiet test
+
+test: deps-test
 	@echo "== building with ASan + UBSan in build/asan"
 	$(MAKE) --no-print-directory BUILD=build/asan SAN=1 CFLAGS="-O1 -g" unit-bins
 	@echo "== running tests"
 	tests/run-tests.sh build/asan
 
-unit:
+# The end-to-end operator tests (tests/integration/e2e_*.sh) alone.
+e2e: deps-test
+	$(MAKE) --no-print-directory BUILD=build/asan SAN=1 CFLAGS="-O1 -g" unit-bins
+	tests/run-tests.sh build/asan e2e
+
+unit: deps-test
 	$(MAKE) --no-print-directory BUILD=build/asan SAN=1 CFLAGS="-O1 -g" unit-bins
 	tests/run-tests.sh build/asan unit
 
-integration:
+integration: deps-test
 	$(MAKE) --no-print-directory BUILD=build/asan SAN=1 CFLAGS="-O1 -g" unit-bins
 	tests/run-tests.sh build/asan integration
 

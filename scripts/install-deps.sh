@@ -1,15 +1,23 @@
 #!/usr/bin/env bash
 # Installs the Debian packages that building, testing, the demo and the benchmarks need.
 # Idempotent: installs only what is missing. Uses sudo when not root.
-# Usage: scripts/install-deps.sh [build|test|demo|bench|all]   (default: all)
+# Usage: scripts/install-deps.sh [--quiet] [build|test|demo|bench|all]   (default: all)
+#   --quiet prints nothing when everything is already there (what `make test` uses).
 set -euo pipefail
+
+quiet=0
+if [ "${1:-}" = --quiet ]; then
+    quiet=1
+    shift
+fi
 
 # Build: compiler, pkg-config and the -dev packages of the libraries sizeup links.
 build_pkgs=(gcc make pkg-config libcurl4-openssl-dev libcjson-dev libyaml-dev libwebsockets-dev
             libssl-dev)
-# Tests: cmocka, clang for the fuzz targets, and the tools the integration tests drive.
+# Tests: cmocka, clang for the fuzz targets, and the tools the integration tests drive (the
+# docs test runs the getting-started sweep, which serves the example app with gunicorn).
 test_pkgs=(libcmocka-dev clang python3 python3-yaml openssl curl procps psmisc iproute2
-           ca-certificates chromium)
+           ca-certificates chromium gunicorn python3-flask)
 # Demo: the bundled example app is a Flask app served by gunicorn.
 demo_pkgs=(gunicorn python3-flask)
 # Benchmarks: the reference server and the peer load generators.
@@ -22,7 +30,7 @@ case "$what" in
     demo) want=("${build_pkgs[@]}" "${demo_pkgs[@]}") ;;
     bench) want=("${build_pkgs[@]}" "${bench_pkgs[@]}") ;;
     all) want=("${build_pkgs[@]}" "${test_pkgs[@]}" "${demo_pkgs[@]}" "${bench_pkgs[@]}") ;;
-    *) echo "usage: $0 [build|test|demo|bench|all]" >&2; exit 2 ;;
+    *) echo "usage: $0 [--quiet] [build|test|demo|bench|all]" >&2; exit 2 ;;
 esac
 
 missing=()
@@ -36,7 +44,7 @@ if [ ${#missing[@]} -gt 0 ]; then
     echo "install-deps: installing ${missing[*]}"
     $sudo apt-get update -q
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
-else
+elif [ $quiet -eq 0 ]; then
     echo "install-deps: all ${#want[@]} Debian packages for '$what' are present"
 fi
 
@@ -46,7 +54,12 @@ case "$what" in
         link=""
         [ -w /usr/local/bin ] && link="--link /usr/local/bin"
         # shellcheck disable=SC2086
-        "$(dirname "$0")/install-helm.sh" $link >/dev/null ||
-            echo "install-deps: helm could not be installed; the chart tests will skip" >&2
+        if [ $quiet -eq 1 ]; then
+            "$(dirname "$0")/install-helm.sh" $link >/dev/null 2>&1 ||
+                echo "install-deps: helm could not be installed; the chart tests will skip" >&2
+        else
+            "$(dirname "$0")/install-helm.sh" $link >/dev/null ||
+                echo "install-deps: helm could not be installed; the chart tests will skip" >&2
+        fi
         ;;
 esac

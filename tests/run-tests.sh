@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Runs every unit test binary and every integration script, and prints one closing line
-# "N passed, N failed". Usage: tests/run-tests.sh BUILD_DIR [unit|integration]
+# "N passed, N failed". Usage: tests/run-tests.sh BUILD_DIR [unit|integration|e2e]
+# (e2e: only the end-to-end operator scripts, tests/integration/e2e_*.sh).
 # Each integration script gets SIZEUP (the binary under test) and BUILD in its environment and
 # passes by exiting 0; exit 77 means skipped (a prerequisite this machine lacks), said aloud.
 set -u
-build=${1:?usage: run-tests.sh BUILD_DIR [unit|integration]}
+build=${1:?usage: run-tests.sh BUILD_DIR [unit|integration|e2e]}
 only=${2:-all}
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=$(cd "$build" && pwd)
@@ -42,8 +43,14 @@ if [ "$only" = all ] || [ "$only" = unit ]; then
         run_one "unit/$(basename "$t")" "$t"
     done
 fi
-if [ "$only" = all ] || [ "$only" = integration ]; then
-    for t in "$root"/tests/integration/*.sh; do
+case "$only" in
+    all|integration) pattern='*.sh' ;;
+    e2e) pattern='e2e_*.sh' ;;
+    unit) pattern='' ;;
+    *) echo "run-tests.sh: unknown selection '$only' (unit, integration or e2e)" >&2; exit 2 ;;
+esac
+if [ -n "$pattern" ]; then
+    for t in "$root"/tests/integration/$pattern; do
         [ -e "$t" ] || continue
         run_one "integration/$(basename "$t" .sh)" bash "$t"
     done
