@@ -20,6 +20,7 @@
 #include "local/local.h"
 #include "sweep/advisor.h"
 #include "sweep/output.h"
+#include "sweep/output_set.h"
 #include "sweep/runner.h"
 #include "sweep/variant.h"
 
@@ -93,46 +94,18 @@ static double mono_s(void)
 static size_t advise(const struct sweep *s, const struct profile *p, struct advisor_row *rows,
                      struct advice *a)
 {
-    struct advisor_opts o;
     char err[ERR_LEN];
     size_t k = 0;
 
-    while (k < s->n && s->rows[k].state != SWEEP_ROW_PENDING)
-        k++;
-    for (size_t i = 0; i < k; i++)
-        sweep_row_to_advisor(s, i, &rows[i]);
-    memset(&o, 0, sizeof(o));
-    o.thresholds = p->thresholds;
-    o.per_user_rps = p->per_user_rps > 0 ? p->per_user_rps : 0.5;
-    o.target_rps = p->target_rps > 0 ? p->target_rps : p->target_users * o.per_user_rps;
-    o.host_cores = (double)s->facts.host_millicores / 1000.0;
-    o.limits_note = s->facts.limits_note;
-    if (advisor_run(rows, k, &o, a, err) != 0)
+    if (output_advise_sweep(s, p, rows, &k, a, err) != 0)
         log_error("sweep.advisor", "error=\"%s\"", err);
     return k;
 }
 
 static int write_files(struct sweep_cli *c, const struct sweep *s, char *err)
 {
-    static struct advisor_row rows[VARIANT_MAX];
-    static struct advice a;
-    struct output_doc d;
-
-    memset(&d, 0, sizeof(d));
-    d.n = advise(s, c->profile, rows, &a);
-    d.rows = rows;
-    d.advice = &a;
-    d.sweep = s;
-    d.profile = c->profile;
-    d.facts = &s->facts;
-    d.platform = s->platform;
-    d.command = c->command;
-    d.configs = c->configs;
-    d.started = s->started;
-    d.finished = s->finished ? s->finished : time(NULL);
-    d.cancelled = s->cancelled;
-    d.paths = c->paths;
-    return output_write_all(c->out, &d, err);
+    struct output_inputs in = {c->profile, c->command, c->configs, c->paths};
+    return output_write_sweep(c->out, s, &in, err);
 }
 
 static int on_row_done(void *ud, const struct sweep *s, size_t index, char *err)

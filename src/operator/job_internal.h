@@ -64,6 +64,7 @@ struct sweep_job {
     char configs[VARIANT_LIST_MAX + 1];
     struct advice advice; /* the last advice computed */
     int have_advice;
+    char no_rec[ADVISOR_TEXT_LEN + 256]; /* output_no_rec_sentence of the last advice */
 };
 
 /* Frees what sj owns (not sj->x). */
