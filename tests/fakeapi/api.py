@@ -213,8 +213,28 @@ def validate(res, obj):
         for k, v in (obj.get("data") or {}).items():
             if not isinstance(v, str):
                 causes.append(("data[%s]" % k, "Invalid value: must be a string"))
+        causes += _configmap_size(obj)
     if causes:
         raise invalid(res, name, causes)
+
+
+CONFIGMAP_MAX_BYTES = 1 << 20  # core.MaxSecretSize: data and binaryData values together
+
+
+def _configmap_size(obj):
+    """The API server's limit on a ConfigMap: the bytes of every data value (UTF-8) plus every
+    decoded binaryData value, keys not counted; over it, 422 with the whole object as field."""
+    import base64
+    import binascii
+    total = sum(len(v.encode()) for v in (obj.get("data") or {}).values() if isinstance(v, str))
+    for v in (obj.get("binaryData") or {}).values():
+        try:
+            total += len(base64.b64decode(v, validate=True)) if isinstance(v, str) else 0
+        except (binascii.Error, ValueError):
+            total += len(v)
+    if total > CONFIGMAP_MAX_BYTES:
+        return [("[]", "Too long: must have at most %d bytes" % CONFIGMAP_MAX_BYTES)]
+    return []
 
 
 def _validate_pod_spec(spec, path):
