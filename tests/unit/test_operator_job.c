@@ -50,6 +50,7 @@ static void setup_fixture(struct fixture *f)
         r->cpu_cores_used = i == 2 ? -1 : 0.25 * (i + 1);
         r->peak_memory_bytes = i == 2 ? -1 : (int64_t)(100 << 20);
         r->gen_cores = 0.1;
+        r->host_other_cores = i == 2 ? -1 : 0.5 * i;
         r->flags = i == 2 ? 5u : 0u;
     }
 }
@@ -78,6 +79,7 @@ static void test_round_trip(void **state)
         assert_int_equal(prior[i].requests, f.rows[i].requests);
         assert_true(prior[i].cpu_cores_used == f.rows[i].cpu_cores_used);
         assert_int_equal(prior[i].peak_memory_bytes, f.rows[i].peak_memory_bytes);
+        assert_true(prior[i].host_other_cores == f.rows[i].host_other_cores);
         assert_int_equal(prior[i].flags, f.rows[i].flags);
     }
     free(prior);
@@ -90,6 +92,7 @@ static void test_round_trip(void **state)
     assert_int_equal(n, 3);
     assert_true(prior[2].cpu_cores_used < 0);
     assert_true(prior[2].peak_memory_bytes < 0);
+    assert_true(prior[2].host_other_cores < 0);
     free(prior);
     free(text);
 
