@@ -60,8 +60,8 @@ static int write_outputs(struct sweep_job *sj, const struct sweep *s,
     if (rc)
         goto out;
     if (set.omitted)
-        log_warn("sweep.trimmed", "namespace=%s deployment=%s bytes=%zu omitted=0x%x",
-                 sj->x->j->ns, sj->x->j->name, set.bytes, set.omitted);
+        log_warn("sweep.trimmed", "namespace=%s deployment=%s bytes=%zu omitted=0x%x", sj->x->j->ns,
+                 sj->x->j->name, set.bytes, set.omitted);
     size_t k = output_set_keys(&set, keys, values, OUTPUT_SET_MAX);
     rc = job_put_sizing(sj->x, keys, values, k, err);
 out:

@@ -78,8 +78,8 @@ const char *output_omit_note(unsigned omit, char *buf, size_t len)
         if (!(omit & parts[i].bit))
             continue;
         k++;
-        w = snprintf(buf + used, len - used, "%s%s", k == 1 ? "" : k == total ? " and " : ", ",
-                     parts[i].words);
+        const char *sep = k == 1 ? "" : k == total ? " and " : ", ";
+        w = snprintf(buf + used, len - used, "%s%s", sep, parts[i].words);
         used += w > 0 && (size_t)(w) < len - used ? (size_t)w : len - used - 1;
     }
     snprintf(buf + used, len - used, " %s left out of these outputs; every row is still here.",
@@ -306,7 +306,7 @@ void output_set_free(struct output_set *s)
     memset(s, 0, sizeof(*s));
 }
 
-/* ---- the two sinks ---------------------------------------------------------------------------- */
+/* ---- the two sinks ------------------------------------------------------------------------- */
 
 size_t output_set_keys(const struct output_set *s, const char **keys, const char **values,
                        size_t max)

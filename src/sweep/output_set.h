@@ -22,7 +22,7 @@
 #include "sweep/output.h"
 #include "sweep/platform.h"
 
-#define OUTPUT_DATA_MAX (1024 * 1024) /* a ConfigMap's data (all values) at most, as the API says */
+#define OUTPUT_DATA_MAX (1024 * 1024) /* a ConfigMap's data (every value) at most */
 #define OUTPUT_RESERVE  (64 * 1024)   /* kept free for the caller's extra keys (state.json) */
 #define OUTPUT_BUDGET   (OUTPUT_DATA_MAX - OUTPUT_RESERVE) /* the outputs' own share */
 #define OUTPUT_SET_MAX  12                                 /* outputs + extras in one set */

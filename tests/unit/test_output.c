@@ -521,8 +521,8 @@ static void test_sinks_identical(void **state)
     char err[ERR_LEN] = "";
 
     assert_int_equal(output_set_render(&f->doc, &extra, 1, &s, err), 0);
-    static const char *want[] = {"results.md", "results.json", "values.yaml", "auto-sizing.yaml",
-                                 "report.html", "state.json"};
+    static const char *want[] = {"results.md",       "results.json", "values.yaml",
+                                 "auto-sizing.yaml", "report.html",  "state.json"};
     assert_int_equal(s.n, 6);
     for (size_t i = 0; i < 6; i++)
         assert_string_equal(s.items[i].name, want[i]);
@@ -592,8 +592,8 @@ static void test_no_recommendation_keeps_rows(void **state)
     cJSON *j = cJSON_Parse(json);
     assert_non_null(j);
     assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(j, "variants")), NV);
-    assert_true(cJSON_IsNull(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "recommendation"),
-                                                 "index")));
+    assert_true(
+        cJSON_IsNull(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "recommendation"), "index")));
     assert_null(cJSON_GetObjectItem(j, "values"));
     cJSON_Delete(j);
     free(md);
@@ -744,7 +744,9 @@ static void test_big_document_fits(void **state)
     bool said = false;
     cJSON *om;
     cJSON_ArrayForEach(om, cJSON_GetObjectItem(j, "omitted"))
+    {
         said = said || strcmp(om->valuestring, "results.json#by_name") == 0;
+    }
     assert_true(said);
     cJSON_Delete(j);
     check_sinks_agree(&s);
