@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The fake API server refuses a ConfigMap whose data passes 1 MiB, as a real API server does
 (422 Invalid, "Too long: must have at most 1048576 bytes"), on create, update and patch; keys
-do not count, binaryData counts decoded. Run by tests/integration/fakeapi_configmap_size.sh."""
+do not count, binaryData counts decoded. Run by tests/integration/fakeapi_semantics.sh."""
 
 import base64
 import os
