@@ -30,7 +30,6 @@
 #include "load/load.h"
 #include "load/plan.h"
 #include "load/sock.h"
-#include "load/uring.h"
 #include "load/url.h"
 
 #define RBUF_SIZE         65536
@@ -43,8 +42,6 @@
 #define DEFAULT_MAX_CONNS 10000
 #define DEFAULT_SEED      0x5eed5eed5eedULL
 #define NOFILE_SLACK      64 /* descriptors beyond the connections: epoll, stdio, files */
-#define URING_ENTRIES     EVENTS_MAX
-#define URING_RBUF        4096 /* per batched receive; a longer response drains by read() */
 
 enum cstate {
     C_FREE = 0,   /* no socket */
@@ -64,7 +61,6 @@ struct conn {
     uint8_t has_req;  /* a request is bound to this connection */
     uint8_t measured; /* the bound request falls in the measured window */
     uint8_t list;     /* which timer list holds it */
-    uint8_t queued;   /* in the worker's batched-send queue */
     uint32_t events;  /* current epoll interest; 0 when not registered */
     uint32_t idx;     /* slot index (closed loop: the user number in this thread) */
     int32_t stage;    /* the bound request's stage, -1 for none */
@@ -115,14 +111,6 @@ struct worker {
     struct rusage ru0;
     double cpu_s;
     int64_t last_publish_ns, last_users_ns;
-    /* Batched system calls (plain HTTP where io_uring is allowed): sends queued during a pass,
-     * receives for the readable connections of one epoll batch. */
-    int use_uring;
-    struct uring ur;
-    struct conn **sendq;
-    unsigned nsend, sendq_cap;
-    struct conn *recvq[EVENTS_MAX];
-    char *ubufs; /* EVENTS_MAX * URING_RBUF */
     /* Published for the progress display; written by this thread only. */
     _Alignas(64) _Atomic uint64_t pub_requests;
     _Atomic uint64_t pub_failed;
@@ -150,7 +138,6 @@ struct engine {
     unsigned nthreads;
     unsigned max_conns;
     unsigned peak_users;
-    int uring; /* SIZEUP_URING=1: batch sends and receives through io_uring (experimental) */
     atomic_int quit;
     _Atomic int64_t stop_ns; /* when a stop was asked (INT64_MAX: never): the window's end */
     struct worker **w;
@@ -329,15 +316,34 @@ static void record(struct worker *w, struct conn *c, int64_t now, int status, in
 
 /* ---- connections ---- */
 
-static void set_interest(struct worker *w, struct conn *c, uint32_t ev)
+/* Sets c's epoll interest. Returns 0, or -errno when epoll_ctl refuses (ENOMEM, or ENOSPC past
+ * fs.epoll.max_user_watches); the caller must then fail the connection (see want). */
+static int set_interest(struct worker *w, struct conn *c, uint32_t ev)
 {
     struct epoll_event ee;
     if (c->events == ev)
-        return;
+        return 0;
     ee.events = ev;
     ee.data.ptr = c;
-    if (epoll_ctl(w->epfd, c->events ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, c->s.fd, &ee) == 0)
-        c->events = ev;
+    if (epoll_ctl(w->epfd, c->events ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, c->s.fd, &ee) != 0) {
+        c->s.sys_errno = errno;
+        return -errno;
+    }
+    c->events = ev;
+    return 0;
+}
+
+static void conn_error(struct worker *w, struct conn *c, int errclass, int64_t now, int with_lat);
+
+/* set_interest, failing the connection with a counted error when epoll refuses: a socket whose
+ * interest was not registered would never be woken, and its user would stall unseen until the
+ * end of the run. Returns 0 when c goes on, non-zero when it was failed (c is then reused). */
+static int want(struct worker *w, struct conn *c, uint32_t ev, int64_t now)
+{
+    int rc = set_interest(w, c, ev);
+    if (rc)
+        conn_error(w, c, sock_errclass(-rc), now, 0);
+    return rc;
 }
 
 static void bind_req(struct worker *w, struct conn *c, int64_t at_ns)
@@ -421,9 +427,10 @@ static void conn_error(struct worker *w, struct conn *c, int errclass, int64_t n
 
 static void conn_ready(struct worker *w, struct conn *c, int64_t now)
 {
+    if (want(w, c, EPOLLIN, now))
+        return;
     c->fails = 0;
     list_remove(w, c);
-    set_interest(w, c, EPOLLIN);
     if (c->has_req) {
         start_send(w, c, now);
         return;
@@ -441,10 +448,10 @@ static void handshake_step(struct worker *w, struct conn *c, int64_t now)
         conn_ready(w, c, now);
         break;
     case SOCK_WANT_READ:
-        set_interest(w, c, EPOLLIN);
+        want(w, c, EPOLLIN, now);
         break;
     case SOCK_WANT_WRITE:
-        set_interest(w, c, EPOLLIN | EPOLLOUT);
+        want(w, c, EPOLLIN | EPOLLOUT, now);
         break;
     default:
         conn_error(w, c, c->s.errclass, now, 0);
@@ -482,13 +489,11 @@ static void conn_open(struct worker *w, struct conn *c, int64_t now)
     c->state = C_CONNECTING;
     arm_deadline(w, c, now);
     if (rc == SOCK_OK) {
-        set_interest(w, c, EPOLLIN);
-        conn_connected(w, c, now);
+        if (want(w, c, EPOLLIN, now) == 0)
+            conn_connected(w, c, now);
         return;
     }
-    set_interest(w, c, EPOLLOUT);
-    if (!c->events)
-        conn_error(w, c, LOAD_ERR_OTHER, now, 0);
+    want(w, c, EPOLLOUT, now);
 }
 
 static void do_read(struct worker *w, struct conn *c, int64_t now);
@@ -504,15 +509,15 @@ static void do_write(struct worker *w, struct conn *c, int64_t now)
             if (c->written < r->len)
                 continue;
             c->state = C_READING;
-            set_interest(w, c, EPOLLIN);
+            want(w, c, EPOLLIN, now);
             return;
         }
         if (rc == SOCK_WANT_WRITE) {
-            set_interest(w, c, EPOLLIN | EPOLLOUT);
+            want(w, c, EPOLLIN | EPOLLOUT, now);
             return;
         }
         if (rc == SOCK_WANT_READ) {
-            set_interest(w, c, EPOLLIN);
+            want(w, c, EPOLLIN, now);
             return;
         }
         conn_error(w, c, c->s.errclass ? c->s.errclass : LOAD_ERR_RESET, now, 0);
@@ -530,14 +535,6 @@ static void start_send(struct worker *w, struct conn *c, int64_t now)
     http_parser_init(&c->parser, r->head);
     c->state = C_WRITING;
     arm_deadline(w, c, now);
-    if (w->use_uring && w->nsend < w->sendq_cap) {
-        /* Sent with the rest of this pass's requests in one io_uring_enter (flush_sends). */
-        if (!c->queued) {
-            c->queued = 1;
-            w->sendq[w->nsend++] = c;
-        }
-        return;
-    }
     do_write(w, c, now);
 }
 
@@ -598,11 +595,11 @@ static void do_read(struct worker *w, struct conn *c, int64_t now)
             continue;
         }
         if (rc == SOCK_WANT_READ) {
-            set_interest(w, c, EPOLLIN); /* drops a write interest a TLS read once needed */
+            want(w, c, EPOLLIN, now); /* drops a write interest a TLS read once needed */
             return;
         }
         if (rc == SOCK_WANT_WRITE) {
-            set_interest(w, c, EPOLLIN | EPOLLOUT);
+            want(w, c, EPOLLIN | EPOLLOUT, now);
             return;
         }
         if (rc == SOCK_EOF) {
@@ -612,106 +609,6 @@ static void do_read(struct worker *w, struct conn *c, int64_t now)
         conn_error(w, c, c->s.errclass, now, 0);
         return;
     }
-}
-
-/* ---- batched system calls ---- */
-
-static void send_done(struct worker *w, struct conn *c, int32_t res, int64_t now)
-{
-    const struct http_request *r = &w->e->reqs[c->req];
-    if (res >= 0) {
-        c->written += (size_t)res;
-        if (c->written < r->len) {
-            do_write(w, c, now); /* the rest the ordinary way (EPOLLOUT when it blocks) */
-            return;
-        }
-        c->state = C_READING;
-        return;
-    }
-    if (res == -EAGAIN) {
-        do_write(w, c, now);
-        return;
-    }
-    c->s.sys_errno = -res;
-    conn_error(w, c, sock_errclass(-res), now, 0);
-}
-
-/* Sends every request queued during this pass, in batches of one io_uring_enter each. A
- * connection closed or re-queued since it was queued is skipped (its state says so). */
-static void flush_sends(struct worker *w)
-{
-    unsigned i = 0;
-    if (w->nsend == 1) {
-        /* One send: a plain send() costs the same system call and no ring bookkeeping. */
-        struct conn *c = w->sendq[0];
-        w->nsend = 0;
-        if (c->queued && c->state == C_WRITING && !c->written) {
-            c->queued = 0;
-            do_write(w, c, now_ns(w->e));
-        }
-        c->queued = 0;
-        return;
-    }
-    while (i < w->nsend) {
-        unsigned batch = 0;
-        for (; i < w->nsend && uring_space(&w->ur) > 0; i++) {
-            struct conn *c = w->sendq[i];
-            if (!c->queued)
-                continue;
-            if (c->state != C_WRITING || c->written) {
-                c->queued = 0;
-                continue;
-            }
-            const struct http_request *r = &w->e->reqs[c->req];
-            uring_prep_send(&w->ur, c->s.fd, r->buf, r->len, (uint64_t)(uintptr_t)c);
-            c->queued = 2; /* submitted: not to be prepared twice */
-            batch++;
-        }
-        if (!batch)
-            continue;
-        int rc = uring_submit_wait(&w->ur);
-        int64_t now = now_ns(w->e);
-        uint64_t ud;
-        int32_t res;
-        while (uring_next(&w->ur, &ud, &res)) {
-            struct conn *c = (struct conn *)(uintptr_t)ud;
-            c->queued = 0;
-            send_done(w, c, res, now);
-        }
-        if (rc < 0) {
-            /* The ring failed (it should not): the rest goes through plain send(). */
-            w->use_uring = 0;
-            for (unsigned k = 0; k < w->nsend; k++) {
-                struct conn *c = w->sendq[k];
-                if (c->queued && c->state == C_WRITING && !c->written) {
-                    c->queued = 0;
-                    do_write(w, c, now);
-                }
-                c->queued = 0;
-            }
-            break;
-        }
-    }
-    w->nsend = 0;
-}
-
-static void recv_done(struct worker *w, struct conn *c, int32_t res, const char *buf, int64_t now)
-{
-    if (c->state != C_READING)
-        return;
-    if (res > 0) {
-        if (on_bytes(w, c, buf, (size_t)res, now) && res == URING_RBUF)
-            do_read(w, c, now); /* a long response: drain the rest directly */
-        return;
-    }
-    if (res == 0) {
-        on_eof(w, c, now);
-        return;
-    }
-    if (res == -EAGAIN || res == -EINTR)
-        return;
-    c->s.sys_errno = -res;
-    conn_error(w, c, sock_errclass(-res), now, 0);
 }
 
 static void on_event(struct worker *w, struct conn *c, uint32_t ev, int64_t now)
@@ -855,8 +752,6 @@ static void *worker_main(void *arg)
     struct engine *e = w->e;
     struct epoll_event evs[EVENTS_MAX];
 
-    if (w->sendq_cap && uring_init(&w->ur, URING_ENTRIES) == 0)
-        w->use_uring = 1;
     int64_t now = now_ns(e);
     w->last_users_ns = now;
     w->last_publish_ns = now;
@@ -883,8 +778,6 @@ static void *worker_main(void *arg)
         if (now - w->last_publish_ns >= PUBLISH_NS)
             publish(w, now);
 
-        if (w->nsend)
-            flush_sends(w);
         int64_t wake = next_wakeup(w, now);
         int64_t d = wake > now ? wake - now : 0;
         struct timespec ts = {(time_t)(d / 1000000000LL), (long)(d % 1000000000LL)};
@@ -901,42 +794,8 @@ static void *worker_main(void *arg)
         if (n <= 0)
             continue;
         now = now_ns(e);
-        if (!w->use_uring) {
-            for (int i = 0; i < n; i++)
-                on_event(w, evs[i].data.ptr, evs[i].events, now);
-            continue;
-        }
-        /* Readable responses are received in one batch; everything else as usual. A batch of
-         * one gains nothing from the ring (one system call either way): read() it. */
-        unsigned q = 0;
-        for (int i = 0; i < n; i++) {
-            struct conn *c = evs[i].data.ptr;
-            if (c->state == C_READING && !(evs[i].events & EPOLLOUT))
-                w->recvq[q++] = c;
-            else
-                on_event(w, c, evs[i].events, now);
-        }
-        if (q == 1) {
-            do_read(w, w->recvq[0], now);
-        } else if (q > 1) {
-            for (unsigned k = 0; k < q; k++)
-                uring_prep_recv(&w->ur, w->recvq[k]->s.fd, w->ubufs + (size_t)k * URING_RBUF,
-                                URING_RBUF, k);
-            int rc = uring_submit_wait(&w->ur);
-            uint64_t ud;
-            int32_t res;
-            now = now_ns(e);
-            while (uring_next(&w->ur, &ud, &res))
-                if (ud < q)
-                    recv_done(w, w->recvq[ud], res, w->ubufs + (size_t)ud * URING_RBUF, now);
-            if (rc < 0) {
-                /* Level-triggered epoll reports the unread responses again. */
-                flush_sends(w);
-                w->use_uring = 0;
-                continue;
-            }
-        }
-        flush_sends(w);
+        for (int i = 0; i < n; i++)
+            on_event(w, evs[i].data.ptr, evs[i].events, now);
     }
 
     if (w->measuring) {
@@ -971,10 +830,6 @@ static void worker_free(struct worker *w)
     free(w->idle);
     free(w->by_name);
     free(w->by_stage);
-    free(w->sendq);
-    free(w->ubufs);
-    if (w->ur.fd > 0)
-        uring_free(&w->ur);
     free(w);
 }
 
@@ -1021,16 +876,6 @@ static int worker_new(struct engine *e, unsigned idx, unsigned cap, struct worke
     for (size_t i = 0; i < e->p->nstages; i++)
         load_stats_init(&w->by_stage[i]);
     hist_init(&w->phase_hist);
-    w->ur.fd = -1;
-    if (!e->tlsp && e->uring) {
-        /* The ring itself is set up by the load thread (a single-issuer ring belongs to the
-         * thread that created it); without these buffers it stays on plain system calls. */
-        w->sendq_cap = 2 * cap + EVENTS_MAX;
-        w->sendq = calloc(w->sendq_cap, sizeof(*w->sendq));
-        w->ubufs = malloc((size_t)EVENTS_MAX * URING_RBUF);
-        if (!w->sendq || !w->ubufs)
-            w->sendq_cap = 0;
-    }
     uint64_t seed = e->o->seed ? e->o->seed : DEFAULT_SEED;
     w->rng = seed + idx;
     rng_next(&w->rng);
@@ -1120,10 +965,6 @@ static int engine_init(struct engine *e, const struct load_opts *o, char *err)
     if (rc)
         return rc;
     e->timeout_ns = p->timeout_us > 0 ? p->timeout_us * 1000 : 0;
-    /* Opt-in: on this project's benchmark the batched path measured no better than plain
-     * send()/read() (bench/RESULTS.md), so the simpler path is the default. */
-    const char *ur = getenv("SIZEUP_URING");
-    e->uring = ur && strcmp(ur, "1") == 0;
     e->max_conns = o->max_connections ? o->max_connections : DEFAULT_MAX_CONNS;
 
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
@@ -1277,55 +1118,17 @@ int load_run(const struct load_opts *o, struct load_result *out, char *err)
     if (rc)
         goto out;
 
-    /* Merge: per name and per stage from every thread; the total is the sum over names. */
-    int64_t end = e.plan.end_ns;
-    if (quit_ns >= 0 && quit_ns < end) {
-        end = quit_ns;
-        out->interrupted = true;
-    }
-    double dur = (double)(end - e.plan.measure_start_ns) / 1e9;
-    out->duration_s = dur > 0 ? dur : 0;
     out->threads = e.nthreads;
     out->users = e.plan.open_loop ? 0 : e.peak_users;
     uint64_t sent = 0;
     for (unsigned i = 0; i < e.nthreads; i++) {
         struct worker *w = e.w[i];
-        for (size_t n = 0; n < e.nreqs && n < out->nnames; n++) {
-            load_stats_merge(&out->by_name[n], &w->by_name[n]);
-            load_stats_merge(&out->total, &w->by_name[n]);
-        }
-        for (size_t s = 0; s < e.p->nstages && s < out->nstages; s++)
-            load_stats_merge(&out->by_stage[s], &w->by_stage[s]);
+        load_result_add_thread(out, w->by_name, w->by_stage);
         out->tool_cpu_s += w->cpu_s;
         out->peak_concurrency += w->peak_busy;
         sent += w->sent_measured;
     }
-    for (size_t s = 0; s < out->nstages && out->stage_duration_s; s++) {
-        const struct plan_seg *seg = NULL;
-        for (size_t k = 0; k < e.plan.nsegs; k++)
-            if (e.plan.segs[k].stage == (int)s)
-                seg = &e.plan.segs[k];
-        if (!seg)
-            continue;
-        int64_t a = seg->start_ns, b = seg->start_ns + seg->dur_ns;
-        if (b > end)
-            b = end;
-        out->stage_duration_s[s] = b > a ? (double)(b - a) / 1e9 : 0;
-    }
-    if (e.plan.open_loop) {
-        out->target_rate_rps = e.p->nstages ? 0 : e.p->rate;
-        if (e.p->nstages && e.plan.end_ns > e.plan.measure_start_ns) {
-            /* With stages, the requested rate is the mean over the measured stages. */
-            double due = 0;
-            for (size_t k = 0; k < e.plan.nsegs; k++)
-                if (e.plan.segs[k].measured)
-                    due += (e.plan.segs[k].from + e.plan.segs[k].to) / 2 *
-                           ((double)e.plan.segs[k].dur_ns / 1e9);
-            out->target_rate_rps = due / ((double)(e.plan.end_ns - e.plan.measure_start_ns) / 1e9);
-        }
-        out->achieved_rate_rps = out->duration_s > 0 ? (double)sent / out->duration_s : 0;
-    }
-    out->verdict = verdict_classify(&out->total, &e.p->thresholds);
+    load_result_finish(out, &e.plan, e.p, quit_ns >= 0 ? quit_ns : e.plan.end_ns, sent);
 out:
     if (sig_blocked)
         pthread_sigmask(SIG_SETMASK, &old, NULL);
