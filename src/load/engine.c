@@ -1,5 +1,10 @@
-/* The load engine behind load_run(): one epoll loop per thread, non-blocking keep-alive HTTP/1.1
- * connections, closed loop (users) or open loop (rate) on the schedule of a plan.
+/* (About 880 lines: a request's whole path, from connect through the timers to the response,
+ * is one state machine and the loop that drives it; split, it would be read across files.)
+ *
+ * The load engine: one epoll loop per thread, non-blocking keep-alive HTTP/1.1 connections,
+ * closed loop (users) or open loop (rate) on the schedule of a plan. This file is the state
+ * machine of a connection and the per-thread loop; load.c sets up the run, starts the threads
+ * and merges what they measured.
  *
  * Why hand-written instead of libcurl: libcurl's multi interface costs several times the CPU per
  * request (easy-handle bookkeeping, header callbacks, timers, allocations), and on loopback a
@@ -11,13 +16,11 @@
  * Threads share only read-only state (the engine) and publish progress through relaxed atomics
  * that only their owner writes; statistics stay per thread until load_run merges them. */
 
+#include "load/engine.h"
+
 #include <errno.h>
 #include <math.h>
-#include <pthread.h>
-#include <sched.h>
-#include <signal.h>
 #include <stdatomic.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -27,21 +30,14 @@
 
 #include "load/hist.h"
 #include "load/http.h"
-#include "load/load.h"
-#include "load/plan.h"
-#include "load/sock.h"
-#include "load/url.h"
 
-#define RBUF_SIZE         65536
-#define EVENTS_MAX        256
-#define PUBLISH_NS        (250 * 1000000LL) /* progress publication period */
-#define MAX_WAIT_NS       (50 * 1000000LL)  /* longest sleep: bounds reaction to a stop */
-#define USERS_CHECK_NS    (1000000LL)       /* closed loop: re-read the ramp every 1 ms */
-#define BACKOFF_MIN_NS    (1000000LL)       /* reconnect delay after a failed connect ... */
-#define BACKOFF_MAX_NS    (100 * 1000000LL) /* ... doubling up to this */
-#define DEFAULT_MAX_CONNS 10000
-#define DEFAULT_SEED      0x5eed5eed5eedULL
-#define NOFILE_SLACK      64 /* descriptors beyond the connections: epoll, stdio, files */
+#define RBUF_SIZE      65536
+#define EVENTS_MAX     256
+#define MAX_WAIT_NS    (50 * 1000000LL)  /* longest sleep: bounds reaction to a stop */
+#define USERS_CHECK_NS (1000000LL)       /* closed loop: re-read the ramp every 1 ms */
+#define BACKOFF_MIN_NS (1000000LL)       /* reconnect delay after a failed connect ... */
+#define BACKOFF_MAX_NS (100 * 1000000LL) /* ... doubling up to this */
+#define DEFAULT_SEED   0x5eed5eed5eedULL
 
 enum cstate {
     C_FREE = 0,   /* no socket */
@@ -79,13 +75,9 @@ struct clist {
     struct conn *head, *tail;
 };
 
-struct engine;
-
 struct worker {
     struct engine *e;
     unsigned idx;
-    pthread_t tid;
-    int started;
     int epfd;
     struct conn *conns;
     unsigned cap;         /* slots */
@@ -121,29 +113,7 @@ struct worker {
     char rbuf[RBUF_SIZE];
 };
 
-struct engine {
-    const struct load_opts *o;
-    const struct profile *p;
-    struct url url;
-    struct url_addr addr;
-    struct sock_tls tls;
-    const struct sock_tls *tlsp; /* NULL for plain http */
-    struct http_request *reqs;
-    size_t nreqs;
-    uint64_t *cumw; /* cumulative weights */
-    uint64_t totalw;
-    struct plan plan;
-    struct timespec t0;
-    int64_t timeout_ns; /* 0: none */
-    unsigned nthreads;
-    unsigned max_conns;
-    unsigned peak_users;
-    atomic_int quit;
-    _Atomic int64_t stop_ns; /* when a stop was asked (INT64_MAX: never): the window's end */
-    struct worker **w;
-};
-
-static int64_t now_ns(const struct engine *e)
+int64_t engine_now_ns(const struct engine *e)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -588,7 +558,7 @@ static void do_read(struct worker *w, struct conn *c, int64_t now)
         size_t n = 0;
         int rc = c->s.ops->read(&c->s, w->rbuf, RBUF_SIZE, &n);
         if (rc == SOCK_OK) {
-            if (!on_bytes(w, c, w->rbuf, n, now_ns(w->e)))
+            if (!on_bytes(w, c, w->rbuf, n, engine_now_ns(w->e)))
                 return;
             if (n < RBUF_SIZE && c->s.ops->short_read_drains)
                 return;
@@ -603,7 +573,7 @@ static void do_read(struct worker *w, struct conn *c, int64_t now)
             return;
         }
         if (rc == SOCK_EOF) {
-            on_eof(w, c, now_ns(w->e));
+            on_eof(w, c, engine_now_ns(w->e));
             return;
         }
         conn_error(w, c, c->s.errclass, now, 0);
@@ -734,8 +704,8 @@ static int64_t next_wakeup(struct worker *w, int64_t now)
         t = w->last_users_ns + USERS_CHECK_NS;
     if (w->e->plan.end_ns < t)
         t = w->e->plan.end_ns;
-    if (w->last_publish_ns + PUBLISH_NS < t)
-        t = w->last_publish_ns + PUBLISH_NS;
+    if (w->last_publish_ns + ENGINE_PUBLISH_NS < t)
+        t = w->last_publish_ns + ENGINE_PUBLISH_NS;
     return t;
 }
 
@@ -746,13 +716,13 @@ static void publish(struct worker *w, int64_t now)
     atomic_store_explicit(&w->pub_count, w->phase_hist.count, memory_order_relaxed);
 }
 
-static void *worker_main(void *arg)
+void *engine_worker_main(void *arg)
 {
     struct worker *w = arg;
     struct engine *e = w->e;
     struct epoll_event evs[EVENTS_MAX];
 
-    int64_t now = now_ns(e);
+    int64_t now = engine_now_ns(e);
     w->last_users_ns = now;
     w->last_publish_ns = now;
     if (e->plan.measure_start_ns == 0)
@@ -763,7 +733,7 @@ static void *worker_main(void *arg)
         update_users(w, now);
 
     while (!atomic_load_explicit(&e->quit, memory_order_relaxed)) {
-        now = now_ns(e);
+        now = engine_now_ns(e);
         if (now >= e->plan.end_ns)
             break;
         if (!w->measuring && now >= e->plan.measure_start_ns)
@@ -775,7 +745,7 @@ static void *worker_main(void *arg)
             update_users(w, now);
         }
         expire(w, now);
-        if (now - w->last_publish_ns >= PUBLISH_NS)
+        if (now - w->last_publish_ns >= ENGINE_PUBLISH_NS)
             publish(w, now);
 
         int64_t wake = next_wakeup(w, now);
@@ -793,7 +763,7 @@ static void *worker_main(void *arg)
         }
         if (n <= 0)
             continue;
-        now = now_ns(e);
+        now = engine_now_ns(e);
         for (int i = 0; i < n; i++)
             on_event(w, evs[i].data.ptr, evs[i].events, now);
     }
@@ -806,7 +776,7 @@ static void *worker_main(void *arg)
                    (double)(ru.ru_stime.tv_sec - w->ru0.ru_stime.tv_sec) +
                    (double)(ru.ru_stime.tv_usec - w->ru0.ru_stime.tv_usec) / 1e6;
     }
-    publish(w, now_ns(e));
+    publish(w, engine_now_ns(e));
     for (unsigned i = 0; i < w->cap; i++) {
         struct conn *c = &w->conns[i];
         if (c->state != C_FREE && c->state != C_BACKOFF)
@@ -819,7 +789,7 @@ static void *worker_main(void *arg)
 
 /* ---- set-up and tear-down ---- */
 
-static void worker_free(struct worker *w)
+void engine_worker_free(struct worker *w)
 {
     if (!w)
         return;
@@ -833,7 +803,7 @@ static void worker_free(struct worker *w)
     free(w);
 }
 
-static int worker_new(struct engine *e, unsigned idx, unsigned cap, struct worker **out, char *err)
+int engine_worker_new(struct engine *e, unsigned idx, unsigned cap, struct worker **out, char *err)
 {
     struct worker *w = aligned_alloc(64, (sizeof(*w) + 63) / 64 * 64);
     int rc = 0;
@@ -882,258 +852,32 @@ static int worker_new(struct engine *e, unsigned idx, unsigned cap, struct worke
     atomic_store(&w->pub_phase, LOAD_PHASE_WARMUP);
 out:
     if (rc) {
-        worker_free(w);
+        engine_worker_free(w);
         return rc;
     }
     *out = w;
     return 0;
 }
 
-static int raise_nofile(rlim_t need, char *err)
+bool engine_worker_done(struct worker *w)
 {
-    struct rlimit rl;
-    if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
-        return 0;
-    if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur >= need)
-        return 0;
-    if (rl.rlim_cur == RLIM_INFINITY)
-        return 0;
-    struct rlimit want = rl;
-    want.rlim_cur = need;
-    if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < need)
-        want.rlim_max = need;
-    if (setrlimit(RLIMIT_NOFILE, &want) == 0)
-        return 0;
-    /* Not allowed to raise the hard limit: take what it allows and say it is too little. */
-    return err_set(err, -EMFILE,
-                   "too many open files: the run needs %llu file descriptors but RLIMIT_NOFILE "
-                   "allows %llu (raise it with 'ulimit -n %llu', or lower --users / "
-                   "--max-connections)",
-                   (unsigned long long)need, (unsigned long long)rl.rlim_max,
-                   (unsigned long long)need);
+    return atomic_load_explicit(&w->done, memory_order_acquire) != 0;
 }
 
-static void engine_free(struct engine *e)
+void engine_worker_progress(struct worker *w, struct engine_progress *out)
 {
-    if (e->w) {
-        for (unsigned i = 0; i < e->nthreads; i++)
-            worker_free(e->w[i]);
-        free(e->w);
-    }
-    for (size_t i = 0; e->reqs && i < e->nreqs; i++)
-        http_request_free(&e->reqs[i]);
-    free(e->reqs);
-    free(e->cumw);
-    plan_free(&e->plan);
-    sock_tls_free(&e->tls);
+    out->phase = atomic_load_explicit(&w->pub_phase, memory_order_relaxed);
+    out->requests = atomic_load_explicit(&w->pub_requests, memory_order_relaxed);
+    out->failed = atomic_load_explicit(&w->pub_failed, memory_order_relaxed);
+    out->p95_us = atomic_load_explicit(&w->pub_p95, memory_order_relaxed);
+    out->count = atomic_load_explicit(&w->pub_count, memory_order_relaxed);
 }
 
-static int engine_init(struct engine *e, const struct load_opts *o, char *err)
+void engine_worker_totals(const struct worker *w, struct engine_totals *out)
 {
-    const struct profile *p = o->profile;
-    int rc = 0;
-
-    e->o = o;
-    e->p = p;
-    if (!p || p->nrequests == 0)
-        return err_set(err, -EINVAL, "the profile has no requests");
-    rc = url_parse(o->url, &e->url, err);
-    if (rc)
-        return rc;
-    rc = plan_build(p, &e->plan, err);
-    if (rc)
-        return err_wrap(err, rc, "profile %s", p->source ? p->source : "");
-    e->nreqs = p->nrequests;
-    e->reqs = calloc(e->nreqs, sizeof(*e->reqs));
-    e->cumw = calloc(e->nreqs, sizeof(*e->cumw));
-    if (!e->reqs || !e->cumw)
-        return err_set(err, -ENOMEM, "out of memory");
-    for (size_t i = 0; i < e->nreqs; i++) {
-        rc = http_request_build(&e->url, &p->requests[i], &e->reqs[i], err);
-        if (rc)
-            return rc;
-        e->totalw += p->requests[i].weight ? p->requests[i].weight : 1;
-        e->cumw[i] = e->totalw;
-    }
-    if (e->url.tls) {
-        rc = sock_tls_init(&e->tls, &e->url, o->insecure, err);
-        if (rc)
-            return rc;
-        e->tlsp = &e->tls;
-    }
-    rc = url_resolve(&e->url, &e->addr, err);
-    if (rc)
-        return rc;
-    e->timeout_ns = p->timeout_us > 0 ? p->timeout_us * 1000 : 0;
-    e->max_conns = o->max_connections ? o->max_connections : DEFAULT_MAX_CONNS;
-
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    unsigned t = o->threads ? o->threads : (cores > 0 ? (unsigned)cores : 1);
-    if (!e->plan.open_loop) {
-        e->peak_users = (unsigned)llround(e->plan.peak);
-        if (e->peak_users == 0)
-            return err_set(err, -EINVAL, "the run never has a user");
-        if (t > e->peak_users)
-            t = e->peak_users;
-    } else if (t > e->max_conns) {
-        t = e->max_conns;
-    }
-    e->nthreads = t ? t : 1;
-    rlim_t need =
-        (rlim_t)(e->plan.open_loop ? e->max_conns : e->peak_users) + NOFILE_SLACK + e->nthreads;
-    return raise_nofile(need, err);
-}
-
-static void snapshot(struct engine *e, int64_t now, uint64_t *last_req, int64_t *last_ns,
-                     struct load_progress *pr)
-{
-    uint64_t req = 0, failed = 0, count = 0;
-    double p95w = 0;
-    int measuring = now >= e->plan.measure_start_ns;
-
-    for (unsigned i = 0; i < e->nthreads; i++) {
-        struct worker *w = e->w[i];
-        if (atomic_load_explicit(&w->pub_phase, memory_order_relaxed) !=
-            (measuring ? LOAD_PHASE_MEASURE : LOAD_PHASE_WARMUP))
-            continue;
-        req += atomic_load_explicit(&w->pub_requests, memory_order_relaxed);
-        failed += atomic_load_explicit(&w->pub_failed, memory_order_relaxed);
-        uint64_t c = atomic_load_explicit(&w->pub_count, memory_order_relaxed);
-        /* Per-thread p95s weighted by their sample counts: exact with one thread, a close
-         * estimate otherwise; the final report merges the histograms exactly. */
-        p95w += (double)atomic_load_explicit(&w->pub_p95, memory_order_relaxed) * (double)c;
-        count += c;
-    }
-    memset(pr, 0, sizeof(*pr));
-    pr->phase = now >= e->plan.end_ns ? LOAD_PHASE_DONE
-                                      : (measuring ? LOAD_PHASE_MEASURE : LOAD_PHASE_WARMUP);
-    int64_t ps = measuring ? e->plan.measure_start_ns : 0;
-    int64_t pe = measuring ? e->plan.end_ns : e->plan.measure_start_ns;
-    pr->elapsed_s = (double)(now - ps) / 1e9;
-    pr->phase_s = (double)(pe - ps) / 1e9;
-    pr->requests = req;
-    pr->failed = failed;
-    int64_t since = *last_ns;
-    if (measuring && since < e->plan.measure_start_ns) {
-        /* The phase changed since the last snapshot: its counters restarted at its start. */
-        *last_req = 0;
-        since = e->plan.measure_start_ns;
-    }
-    if (req < *last_req)
-        *last_req = 0;
-    pr->rps = now > since ? (double)(req - *last_req) * 1e9 / (double)(now - since) : 0;
-    pr->p95_us = count ? (uint64_t)(p95w / (double)count) : 0;
-    *last_req = req;
-    *last_ns = now;
-}
-
-static void sleep_ns(int64_t ns)
-{
-    struct timespec ts = {(time_t)(ns / 1000000000LL), (long)(ns % 1000000000LL)};
-    /* Interrupted by a signal: return early so the caller looks at the stop flag at once. */
-    nanosleep(&ts, NULL);
-}
-
-int load_run(const struct load_opts *o, struct load_result *out, char *err)
-{
-    struct engine e;
-    sigset_t all, old;
-    int rc = 0, sig_blocked = 0, result_init = 0;
-    int64_t quit_ns = -1;
-
-    memset(&e, 0, sizeof(e));
-    memset(out, 0, sizeof(*out));
-    atomic_init(&e.quit, 0);
-    atomic_init(&e.stop_ns, INT64_MAX);
-    rc = engine_init(&e, o, err);
-    if (rc)
-        goto out;
-    rc = load_result_init(out, o->profile);
-    if (rc) {
-        err_set(err, rc, "out of memory");
-        goto out;
-    }
-    result_init = 1;
-    e.w = calloc(e.nthreads, sizeof(*e.w));
-    if (!e.w) {
-        rc = err_set(err, -ENOMEM, "out of memory");
-        goto out;
-    }
-    for (unsigned i = 0; i < e.nthreads; i++) {
-        unsigned cap;
-        if (e.plan.open_loop)
-            cap = e.max_conns / e.nthreads + (i < e.max_conns % e.nthreads ? 1u : 0u);
-        else
-            cap = e.peak_users / e.nthreads + (i < e.peak_users % e.nthreads ? 1u : 0u);
-        rc = worker_new(&e, i, cap, &e.w[i], err);
-        if (rc)
-            goto out;
-    }
-
-    /* Load threads take no signals: SIGINT and SIGTERM reach the caller's thread, whose
-     * handler sets o->stop; SIGPIPE stays blocked where sockets are written. */
-    sigfillset(&all);
-    pthread_sigmask(SIG_BLOCK, &all, &old);
-    sig_blocked = 1;
-    clock_gettime(CLOCK_MONOTONIC, &e.t0);
-    for (unsigned i = 0; i < e.nthreads; i++) {
-        int prc = pthread_create(&e.w[i]->tid, NULL, worker_main, e.w[i]);
-        if (prc) {
-            char eb[64];
-            atomic_store(&e.quit, 1);
-            rc = err_set(err, -prc, "cannot start load thread: %s", err_str(prc, eb, sizeof(eb)));
-            break;
-        }
-        e.w[i]->started = 1;
-    }
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    sig_blocked = 0;
-
-    uint64_t last_req = 0;
-    int64_t last_ns = 0, last_progress = 0;
-    for (;;) {
-        unsigned running = 0;
-        for (unsigned i = 0; i < e.nthreads; i++)
-            if (e.w[i]->started && !atomic_load_explicit(&e.w[i]->done, memory_order_acquire))
-                running++;
-        if (!running)
-            break;
-        int64_t now = now_ns(&e);
-        if (quit_ns < 0 && o->stop && *o->stop) {
-            quit_ns = now;
-            atomic_store(&e.stop_ns, now);
-            atomic_store(&e.quit, 1);
-        }
-        if (o->progress && now - last_progress >= PUBLISH_NS) {
-            struct load_progress pr;
-            snapshot(&e, now, &last_req, &last_ns, &pr);
-            o->progress(o->progress_ud, &pr);
-            last_progress = now;
-        }
-        sleep_ns(20 * 1000000LL);
-    }
-    for (unsigned i = 0; i < e.nthreads; i++)
-        if (e.w[i]->started)
-            pthread_join(e.w[i]->tid, NULL);
-    if (rc)
-        goto out;
-
-    out->threads = e.nthreads;
-    out->users = e.plan.open_loop ? 0 : e.peak_users;
-    uint64_t sent = 0;
-    for (unsigned i = 0; i < e.nthreads; i++) {
-        struct worker *w = e.w[i];
-        load_result_add_thread(out, w->by_name, w->by_stage);
-        out->tool_cpu_s += w->cpu_s;
-        out->peak_concurrency += w->peak_busy;
-        sent += w->sent_measured;
-    }
-    load_result_finish(out, &e.plan, e.p, quit_ns >= 0 ? quit_ns : e.plan.end_ns, sent);
-out:
-    if (sig_blocked)
-        pthread_sigmask(SIG_SETMASK, &old, NULL);
-    engine_free(&e);
-    if (rc && result_init)
-        load_result_free(out);
-    return rc;
+    out->by_name = w->by_name;
+    out->by_stage = w->by_stage;
+    out->cpu_s = w->cpu_s;
+    out->peak_busy = w->peak_busy;
+    out->sent_measured = w->sent_measured;
 }
