@@ -169,20 +169,23 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* A closed-loop run of `users` users for 1 s (no warm-up) with a 30 s request timeout, so a
- * stalled connection cannot turn into a counted timeout inside the window. */
-static void run(const struct server *s, unsigned users, enum refuse mode, struct load_result *r,
-                double *wall_s)
+/* A closed-loop run of 4 users for 1 s (no warm-up) against a fresh server, with a 30 s
+ * request timeout, so a stalled connection cannot turn into a counted timeout inside the
+ * window. */
+static void run(enum refuse mode, struct load_result *r, double *wall_s)
 {
+    struct server srv;
     struct profile p;
     char url[64], err[ERR_LEN] = "";
 
+    server_start(&srv);
+
     assert_int_equal(profile_init_default(&p), 0);
-    p.users = users;
+    p.users = 4;
     p.duration_us = 1000000;
     p.warmup_us = 0;
     p.timeout_us = 30000000;
-    snprintf(url, sizeof(url), "http://127.0.0.1:%d", s->port);
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d", srv.port);
     struct load_opts o = {.url = url, .profile = &p, .threads = 1};
     atomic_store(&ctl_calls, 0);
     atomic_store(&ctl_refused, 0);
@@ -191,6 +194,7 @@ static void run(const struct server *s, unsigned users, enum refuse mode, struct
     int rc = load_run(&o, r, err);
     *wall_s = now_s() - t0;
     atomic_store(&refuse_mode, REFUSE_NONE);
+    server_stop(&srv);
     if (rc)
         fail_msg("load_run: %s", err);
     profile_free(&p);
@@ -199,13 +203,10 @@ static void run(const struct server *s, unsigned users, enum refuse mode, struct
 static void test_baseline(void **state)
 {
     (void)state;
-    struct server s;
     struct load_result r;
     double wall;
 
-    server_start(&s);
-    run(&s, 4, REFUSE_NONE, &r, &wall);
-    server_stop(&s);
+    run(REFUSE_NONE, &r, &wall);
     assert_true(r.total.responses > 100);
     assert_int_equal(r.total.failed, 0);
     assert_int_equal(atomic_load(&ctl_refused), 0);
@@ -219,13 +220,10 @@ static void test_baseline(void **state)
 static void test_refused_interest_fails_the_connection(void **state)
 {
     (void)state;
-    struct server s;
     struct load_result r;
     double wall;
 
-    server_start(&s);
-    run(&s, 4, REFUSE_ALL_BUT_CONNECT, &r, &wall);
-    server_stop(&s);
+    run(REFUSE_ALL_BUT_CONNECT, &r, &wall);
     assert_true(atomic_load(&ctl_refused) > 0);
     assert_true(r.total.requests > 0);
     assert_int_equal(r.total.responses, 0);
@@ -241,13 +239,10 @@ static void test_refused_interest_fails_the_connection(void **state)
 static void test_refusals_cost_one_connection(void **state)
 {
     (void)state;
-    struct server s;
     struct load_result r;
     double wall;
 
-    server_start(&s);
-    run(&s, 4, REFUSE_EVERY_THIRD, &r, &wall);
-    server_stop(&s);
+    run(REFUSE_EVERY_THIRD, &r, &wall);
     assert_true(atomic_load(&ctl_refused) > 0);
     assert_true(r.total.errors[LOAD_ERR_OTHER] > 0);
     assert_true(r.total.responses > 0);

@@ -233,18 +233,15 @@ static struct profile two_names(struct profile_stage *st, size_t nst, unsigned u
         {.name = "a", .method = "GET", .path = "/a", .weight = 1},
         {.name = "b", .method = "GET", .path = "/b", .weight = 1},
     };
-    struct profile p;
-    memset(&p, 0, sizeof(p));
-    p.requests = reqs;
-    p.nrequests = 2;
-    p.stages = st;
-    p.nstages = nst;
-    p.users = users;
-    p.rate = rate;
-    p.duration_us = dur_us;
-    p.warmup_us = warm_us;
-    p.thresholds = seed000;
-    return p;
+    return (struct profile){.requests = reqs,
+                            .nrequests = 2,
+                            .stages = st,
+                            .nstages = nst,
+                            .users = users,
+                            .rate = rate,
+                            .duration_us = dur_us,
+                            .warmup_us = warm_us,
+                            .thresholds = seed000};
 }
 
 static void test_add_threads(void **state)
