@@ -901,6 +901,19 @@ static int init_default(struct profile *p, const char *source)
     p->thresholds.healthy_errors = 0.01;
     p->thresholds.overloaded_p95_us = 500000;
     p->thresholds.overloaded_errors = 0.01;
+    p->search.mode = PROFILE_SEARCH_CAPACITY;
+    p->search.warmup_us = 2LL * 1000000;
+    p->search.window_us = 5LL * 1000000;
+    p->search.precision = 0.05;
+    p->search.repeats = 3;
+    p->search.max_steps = 8;
+    p->search.budget_us = 20LL * 60 * 1000000;
+    p->slo.p95_us = p->thresholds.healthy_p95_us;
+    p->slo.errors = p->thresholds.healthy_errors;
+    p->cost.cpu = 1.0;
+    p->cost.memory_gib = 0.13;
+    p->planning.buffer = 0.10;
+    p->planning.growth = 0.30;
     p->source = strdup(source);
     p->requests = calloc(1, sizeof(*p->requests));
     if (!p->source || !p->requests)

@@ -44,6 +44,43 @@ struct profile_thresholds {
     double overloaded_errors;  /* ... or error rate above this; between: STRESSED */
 };
 
+/* How a sweep loads each variant: a capacity search (the default) or one fixed load. */
+enum profile_search_mode { PROFILE_SEARCH_CAPACITY = 0, PROFILE_SEARCH_FIXED };
+
+/* search: { mode, warmup, window, precision, repeats, max_steps, max_rps, budget } */
+struct profile_search {
+    enum profile_search_mode mode;
+    int64_t warmup_us;  /* per step, load applied and not measured; default 2 s */
+    int64_t window_us;  /* per step, the measured window; default 5 s */
+    double precision;   /* stop bisecting when (high - low) / low is below this; default 0.05 */
+    unsigned repeats;   /* measurements at the found capacity for its interval; default 3 */
+    unsigned max_steps; /* search steps per variant (not counting probe and repeats); default 8 */
+    double max_rps;     /* never offer more than this; 0: no ceiling */
+    int64_t budget_us;  /* the whole sweep's deadline; default 20 min */
+};
+
+/* slo: { p95, p99, errors }: what "sustained" means in the capacity search. Defaults to the
+ * HEALTHY thresholds (p95 and errors); p99_us 0 means no p99 objective. */
+struct profile_slo {
+    int64_t p95_us;
+    int64_t p99_us;
+    double errors; /* fraction */
+};
+
+/* cost: { cpu, memory_gib }: relative price of one core and one GiB, for the cheapest shape x
+ * replicas. Defaults 1 and 0.13 (common on-demand cloud prices per vCPU-hour and GiB-hour). */
+struct profile_cost {
+    double cpu;
+    double memory_gib;
+};
+
+/* planning: { buffer, growth }: planned load per pod = capacity interval's lower bound x
+ * (1 - buffer) / (1 + growth). Defaults 0.10 and 0.30. */
+struct profile_planning {
+    double buffer;
+    double growth;
+};
+
 struct profile {
     char *source;   /* owned: the file name, or "built-in default" */
     unsigned users; /* closed loop: concurrent virtual users; 0 when rate is set */
@@ -55,6 +92,10 @@ struct profile {
     double target_users; /* target: { users: N }; 0 when absent */
     double target_rps;   /* target: { rps: N }; 0 when absent */
     struct profile_thresholds thresholds;
+    struct profile_search search;
+    struct profile_slo slo;
+    struct profile_cost cost;
+    struct profile_planning planning;
     struct profile_stage *stages; /* owned array; when nstages > 0 it replaces users/rate */
     size_t nstages;
     struct profile_request *requests; /* owned array, at least one */

@@ -1,0 +1,81 @@
+#ifndef SIZEUP_SWEEP_CAPACITY_H
+#define SIZEUP_SWEEP_CAPACITY_H
+
+/* What a capacity search measured for one variant: the highest arrival rate it sustains within
+ * the SLO, the interval of that figure from repeated measurements, what ended the search, and
+ * every step. Plain data, shared by the runner (which fills it), the advisor (which sizes from
+ * it), the outputs (results.json `slo_capacity`) and `sizeup compare`. */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/stats.h"
+
+/* Steps kept per variant: the probe, max_steps search steps, the repeats and one re-measure. */
+#define CAPACITY_MAX_STEPS   40
+#define CAPACITY_MAX_REPEATS 10
+
+/* A variant whose interval is wider than this share of its mean is re-measured once; still
+ * that wide, it is marked noisy. */
+#define CAPACITY_NOISY_REL 0.10
+
+enum capacity_limit {
+    CAPACITY_LIMIT_NONE = 0,  /* not searched (fixed mode, or the variant FAILED) */
+    CAPACITY_LIMIT_SLO_P95,   /* the first rate above capacity missed the p95 objective */
+    CAPACITY_LIMIT_SLO_P99,
+    CAPACITY_LIMIT_SLO_ERRORS,
+    CAPACITY_LIMIT_GENERATOR, /* the generator could not deliver: "at least X" */
+    CAPACITY_LIMIT_BUDGET,    /* the step or time budget ended the search first */
+    CAPACITY_LIMIT_MAX_RPS,   /* the profile's ceiling was reached while still within the SLO */
+};
+
+enum capacity_step_kind { CAPACITY_STEP_PROBE = 0, CAPACITY_STEP_SEARCH, CAPACITY_STEP_REPEAT };
+
+/* Marks on a capacity figure. Any of them but TOO_FEW_REPEATS makes it invalid: shown, never
+ * the recommendation. */
+#define CAPACITY_FLAG_GENERATOR       (1u << 0) /* the generator, not the app, set the limit */
+#define CAPACITY_FLAG_NOISY           (1u << 1) /* interval wider than CAPACITY_NOISY_REL twice */
+#define CAPACITY_FLAG_CONTENDED       (1u << 2) /* the host could not give the variant its CPU */
+#define CAPACITY_FLAG_TOO_FEW_REPEATS (1u << 3) /* fewer than STATS_MIN_REPEATS repeats */
+#define CAPACITY_FLAG_BUDGET          (1u << 4) /* the search ended on its budget, not bracketed */
+#define CAPACITY_FLAG_NONE_PASSED     (1u << 5) /* not even the lowest step met the SLO */
+
+struct capacity_throttling {
+    bool known;                 /* false: the platform cannot read it (kube: reported unknown) */
+    uint64_t periods;           /* CFS enforcement periods elapsed */
+    uint64_t throttled_periods; /* periods in which the cgroup was throttled */
+    double throttled_s;         /* total time throttled */
+};
+
+struct capacity_step {
+    enum capacity_step_kind kind;
+    double offered_rps;  /* the open-loop rate asked for (probe: the closed-loop throughput) */
+    double achieved_rps; /* completed requests per second in the window */
+    uint64_t p50_us, p95_us, p99_us;
+    double error_rate;
+    double cpu_cores;          /* the variant's mean cores in the window; < 0 unknown */
+    int64_t peak_memory_bytes; /* < 0 unknown */
+    double gen_cores;          /* the generator's mean cores; < 0 unknown */
+    bool pass;                 /* within the SLO */
+    bool gen_limited;          /* the generator was not within its means */
+    struct capacity_throttling throttling;
+};
+
+struct capacity_result {
+    bool searched; /* a capacity search ran for this variant */
+    double rps;    /* the sustained rate: the repeats' mean (the best passing step without them) */
+    struct stats_summary interval; /* of the repeats' achieved rates */
+    double repeat_rps[CAPACITY_MAX_REPEATS];
+    double per_core; /* rps / the variant's CPU limit in cores */
+    enum capacity_limit limited_by;
+    bool valid;     /* no invalidating flag */
+    unsigned flags; /* CAPACITY_FLAG_* */
+    double cpu_cores;          /* mean cores over the repeats at capacity; < 0 unknown */
+    int64_t peak_memory_bytes; /* highest peak over the repeats; < 0 unknown */
+    struct capacity_throttling throttling; /* summed over the search */
+    size_t nsteps;
+    struct capacity_step steps[CAPACITY_MAX_STEPS];
+};
+
+#endif
