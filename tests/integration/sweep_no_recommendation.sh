@@ -36,8 +36,12 @@ rc=$?
 pid=
 set -e
 [ $rc -eq 0 ] || { echo "exit $rc, want 0"; tail -20 "$tmp/stderr"; exit 1; }
-grep -q "no recommendation: " "$tmp/stdout" || { echo "stdout lacks 'no recommendation'"; cat "$tmp/stdout"; exit 1; }
-grep -q "values.yaml" "$tmp/stdout" && { echo "stdout lists a values.yaml"; cat "$tmp/stdout"; exit 1; }
+if ! grep -q "no recommendation: " "$tmp/stdout"; then
+    echo "stdout lacks 'no recommendation'"; cat "$tmp/stdout"; exit 1
+fi
+if grep -q "values.yaml" "$tmp/stdout"; then
+    echo "stdout lists a values.yaml"; cat "$tmp/stdout"; exit 1
+fi
 [ ! -e "$tmp/out/values.yaml" ] || { echo "values.yaml still in --out"; exit 1; }
 for f in results.md results.json auto-sizing.yaml report.html; do
     [ -s "$tmp/out/$f" ] || { echo "$f missing"; exit 1; }
