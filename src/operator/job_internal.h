@@ -21,7 +21,7 @@ struct jctx {
     kube_client_t *c;
     cJSON *deploy; /* owned: the Deployment as read when the job started */
     struct annot_request req;
-    char cm_name[300]; /* <deployment>-sizing */
+    char cm_name[JOB_NAME_MAX + 1]; /* job_sizing_name */
 };
 
 /* Sets sizeup.dev/status (and sizeup.dev/last-sweep when last is non-NULL) with a merge patch.

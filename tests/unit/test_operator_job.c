@@ -221,12 +221,39 @@ static void test_retry_backoff(void **state)
     assert_false(job_retryable(-ECANCELED));
 }
 
+/* The results ConfigMap's name and label stay within Kubernetes' limits for any valid
+ * Deployment name, and stay distinct for two long names that share their first characters. */
+static void test_sizing_name(void **state)
+{
+    (void)state;
+    char out[JOB_NAME_MAX + 1], other[JOB_NAME_MAX + 1], name[254];
+
+    job_sizing_name("app", out);
+    assert_string_equal(out, "app-sizing");
+
+    memset(name, 'a', 246);
+    name[246] = '\0'; /* 246 + 7 = 253: still the plain form */
+    job_sizing_name(name, out);
+    assert_int_equal(strlen(out), 253);
+    assert_string_equal(out + 246, "-sizing");
+
+    memset(name, 'a', 253);
+    name[253] = '\0';
+    job_sizing_name(name, out);
+    assert_true(strlen(out) <= JOB_NAME_MAX);
+    assert_true(strlen(out) <= 63 + strlen("-sizing"));
+    assert_string_equal(out + strlen(out) - 7, "-sizing");
+    name[252] = 'b';
+    job_sizing_name(name, other);
+    assert_string_not_equal(out, other);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round_trip),        cmocka_unit_test(test_refuses_foreign_progress),
         cmocka_unit_test(test_sanitises_numbers), cmocka_unit_test(test_log_safe),
-        cmocka_unit_test(test_retry_backoff),
+        cmocka_unit_test(test_retry_backoff),      cmocka_unit_test(test_sizing_name),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
