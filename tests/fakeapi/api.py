@@ -75,7 +75,8 @@ def conflict(res, name, why="the object has been modified; please apply your cha
 def invalid(res, name, causes):
     d = _details(res, name)
     d["kind"] = res.kind
-    d["causes"] = [{"reason": "FieldValueTooLong" if m.startswith("Too long") else "FieldValueInvalid", "message": m, "field": f} for f, m in causes]
+    d["causes"] = [{"reason": "FieldValueTooLong" if m.startswith("Too long")
+                    else "FieldValueInvalid", "message": m, "field": f} for f, m in causes]
     msg = '%s "%s" is invalid: %s' % (res.kind, name,
                                        ", ".join("%s: %s" % (f, m) for f, m in causes))
     return ApiError(422, "Invalid", msg, d)
