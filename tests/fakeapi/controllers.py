@@ -37,6 +37,7 @@ SA = BY_PATH[("", "v1", "serviceaccounts")]
 
 STUCK_ANNOTATION = "fake.sizeup.dev/stuck"
 UNSCHEDULABLE_ANNOTATION = "fake.sizeup.dev/unschedulable"
+LEADER_ANNOTATION = "control-plane.alpha.kubernetes.io/leader"
 NODE = "fake-node"
 SAFE = "bcdfghjklmnpqrstvwxz2456789"
 
@@ -1562,12 +1563,28 @@ class ServiceProxy:
                 if ip and ip.startswith("127.") and sp.get("protocol", "TCP") == "TCP":
                     want[(ip, sp.get("port"))] = (ns, m["name"], sp.get("port"))
             self._endpoints(ns, m["name"], ready, notready, subset_ports)
+        self._drop_orphan_endpoints({(e.obj["metadata"]["namespace"], e.obj["metadata"]["name"])
+                                     for e in svcs})
         for k in list(self.listeners):
             if k not in want:
                 self.listeners.pop(k)[0].close()
         for k, target in want.items():
             if k not in self.listeners:
                 self._listen(k, target)
+
+    def _drop_orphan_endpoints(self, services):
+        """The endpoints controller deletes the Endpoints of a Service that is gone (except the
+        ones leader election uses, which have no Service)."""
+        eps, _ = self.store.entries(EP.key)
+        for e in eps:
+            m = e.obj["metadata"]
+            if (m["namespace"], m["name"]) in services or \
+                    LEADER_ANNOTATION in (m.get("annotations") or {}):
+                continue
+            try:
+                self.api.delete(EP, m["namespace"], m["name"])
+            except ApiError:
+                pass
 
     def _endpoints(self, ns, name, ready, notready, ports):
         def addr(p):
