@@ -4,6 +4,7 @@ limits, OOMKilled, crash loops with back-off, readiness, a held rollout that hit
 progress deadline, a CPU limit above the host's capacity, env from the pod spec, the scale
 subresource. Run by tests/integration/fakeapi_pods.sh."""
 
+import json
 import os
 import sys
 import time
@@ -257,6 +258,18 @@ class Pods(unittest.TestCase):
         self.wait("scaled to 0", lambda: not self.pods("scaled") and
                   not self.dstatus("scaled").get("replicas"))
 
+
+    def test_endpoints_follow_their_service(self):
+        self.deploy("eps", replicas=1)
+        ip = self.ready_pod("eps")["status"]["podIP"]
+        svc = {"metadata": {"name": "eps"}, "spec": {"selector": {"app": "eps"},
+                                                     "ports": [{"port": 8080}]}}
+        self.assertEqual(self.req("POST", NS + "/services", svc)[0], 201)
+        self.wait("endpoints", lambda: ip in json.dumps(
+            self.req("GET", NS + "/endpoints/eps")[2]))
+        self.assertEqual(self.req("DELETE", NS + "/services/eps")[0], 200)
+        # The endpoints controller deletes the Endpoints of a Service that is gone.
+        self.wait("endpoints gone", lambda: self.req("GET", NS + "/endpoints/eps")[0] == 404)
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)
