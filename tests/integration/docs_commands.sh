@@ -249,7 +249,7 @@ YAML
             run=$cmd
             if [[ $cmd == *"&& helm upgrade"* ]]; then
                 run=${cmd%%&& helm upgrade*}
-                cluster+=("$where: helm upgrade -- not run: needs the user's chart and a real cluster")
+                cluster+=("$where: helm upgrade -- not run: needs the user's chart (run with one by tests/integration/e2e_journey.sh)")
             fi
             echo "---- $where (fake API server)"
             echo "   \$ $run"

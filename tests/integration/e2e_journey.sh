@@ -76,7 +76,9 @@ documented_shape 'kubectl annotate deployment app --overwrite sizeup.dev/configs
     sizeup.dev/workers-env=WORKERS
 documented 'kubectl annotate deployment app sizeup.dev/sweep=$(date +%s) --overwrite'
 journey_wait_status app done 90
-documented kubectl get events --field-selector involvedObject.name=app
+documented kubectl get events --field-selector involvedObject.name=app >"$E2E_W/events.txt"
+grep -q 'SweepCompleted' "$E2E_W/events.txt" || fail "no SweepCompleted Event: $(cat "$E2E_W/events.txt")"
+journey_no_denials "system:serviceaccount:sizeup:sizeup"
 
 echo "== 3. read the results, apply them with helm upgrade"
 documented "kubectl get configmap app-sizing -o jsonpath='{.data.results\.md}'" \

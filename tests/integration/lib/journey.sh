@@ -130,8 +130,9 @@ PY
     code=$(curl -s -o /dev/null -w '%{http_code}' --cacert "$FAKE_DIR/ca.crt" \
         -H "Authorization: Bearer $token" "https://127.0.0.1:$FAKE_PORT/apis/apps/v1/deployments")
     [ "$code" = 200 ] || fail "the pod's token cannot list Deployments ($code)"
+    JOURNEY_PROBE="/api/v1/namespaces/$ns/secrets"
     curl -s --cacert "$FAKE_DIR/ca.crt" -H "Authorization: Bearer $token" \
-        "https://127.0.0.1:$FAKE_PORT/api/v1/namespaces/$ns/secrets" >"$E2E_W/denied.json"
+        "https://127.0.0.1:$FAKE_PORT$JOURNEY_PROBE" >"$E2E_W/denied.json"
     grep -qF "User \\\"$user\\\" cannot list resource \\\"secrets\\\"" "$E2E_W/denied.json" ||
         fail "reading Secrets with the pod's token was not refused for $user: $(cat "$E2E_W/denied.json")"
     echo "  its token is $user: Deployments listed, Secrets refused (the chart's RBAC)"
@@ -146,6 +147,23 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 print([c["pid"] for r in d["pods"] if r["name"] == sys.argv[2] for c in r["containers"]][0])
 PY
+}
+
+# journey_no_denials USER: USER made API requests and the fake refused none (403): the chart's
+# RBAC grants everything the operator does. The test's own probe of Secrets (refused on purpose
+# by journey_check_operator_pod) is left out.
+journey_no_denials() {
+    local total denied
+    grep -F "\"user\":\"$1\"" "$FAKE_DIR/requests.log" |
+        grep -vF '"path":"'"$JOURNEY_PROBE"'"' >"$E2E_W/op-requests.log" || true
+    total=$(wc -l <"$E2E_W/op-requests.log")
+    denied=$(grep -c '"code":403' "$E2E_W/op-requests.log" || true)
+    [ "$total" -gt 0 ] || fail "no API request by $1"
+    if [ "$denied" -ne 0 ]; then
+        grep '"code":403' "$E2E_W/op-requests.log" | head -n 5 >&2
+        fail "$denied of $total requests by $1 were refused (403)"
+    fi
+    echo "  $total API requests by $1, none refused"
 }
 
 # journey_wait_status DEPLOYMENT WANT SECONDS: polls the guide's status command until it says
