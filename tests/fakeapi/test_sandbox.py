@@ -9,13 +9,11 @@ import json
 import os
 import sys
 import tempfile
-import time
 import unittest
-import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from client import Fake, deployment  # noqa: E402
+from client import Fake, PodChecks, deployment, http_get  # noqa: E402
 
 NS = "/api/v1/namespaces/default"
 APPS = "/apis/apps/v1/namespaces/default"
@@ -35,12 +33,7 @@ def read(path):
         return f.read()
 
 
-def http_get(url, timeout=5):
-    with urllib.request.urlopen(url, timeout=timeout) as r:
-        return r.status, r.read().decode()
-
-
-class Sandbox(unittest.TestCase):
+class Sandbox(PodChecks, unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.images = tempfile.NamedTemporaryFile("w", suffix=".json", delete=False)
@@ -52,28 +45,6 @@ class Sandbox(unittest.TestCase):
     def tearDownClass(cls):
         cls.f.stop()
         os.unlink(cls.images.name)
-
-    def req(self, *a, **kw):
-        return self.f.request(*a, **kw)
-
-    def wait(self, what, fn, timeout=30.0):
-        end = time.time() + timeout
-        last = None
-        while time.time() < end:
-            last = fn()
-            if last:
-                return last
-            time.sleep(0.1)
-        self.fail("timed out waiting for %s (last: %r)" % (what, last))
-
-    def ready_pods(self, app, n=1):
-        def f():
-            _, _, lst = self.req("GET", NS + "/pods?labelSelector=app%3D" + app)
-            ps = [p for p in lst["items"] if not p["metadata"].get("deletionTimestamp") and any(
-                c["type"] == "Ready" and c["status"] == "True"
-                for c in p.get("status", {}).get("conditions", []))]
-            return ps if len(ps) == n else None
-        return self.wait("%d ready pods of %s" % (n, app), f)
 
     def run_of(self, pod_name):
         _, _, d = self.f.control("GET", "/fake/pods")

@@ -42,7 +42,7 @@ cat >"$E2E_W/images.json" <<EOF
 EOF
 fake_start "$E2E_W/fake" --images "$E2E_W/images.json" || exit 1
 journey_pod_support
-cd "$E2E_W/work"
+cd "$E2E_W/work" || fail "no work directory"
 T0=$SECONDS
 
 echo "== 1. install the operator with helm; it runs as the chart's pod"
@@ -75,7 +75,7 @@ documented_shape 'kubectl annotate deployment app --overwrite sizeup.dev/configs
     sizeup.dev/profile=app-profile \
     sizeup.dev/workers-env=WORKERS
 documented 'kubectl annotate deployment app sizeup.dev/sweep=$(date +%s) --overwrite'
-journey_wait_status app done 90
+journey_wait_status app "done" 90
 documented kubectl get events --field-selector involvedObject.name=app >"$E2E_W/events.txt"
 grep -q 'SweepCompleted' "$E2E_W/events.txt" || fail "no SweepCompleted Event: $(cat "$E2E_W/events.txt")"
 journey_no_denials "system:serviceaccount:sizeup:sizeup"

@@ -5,7 +5,6 @@
 # tests/fakeapi/test_sandbox.py.
 set -euo pipefail
 ROOT=${ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
-for t in python3 openssl; do
-    command -v "$t" >/dev/null 2>&1 || { echo "skip: $t is not installed"; exit 77; }
-done
+. "$ROOT/tests/fakeapi/lib.sh"
+fake_require
 exec python3 "$ROOT/tests/fakeapi/test_sandbox.py" -v

@@ -257,12 +257,12 @@ PY
 # pods (the operator's process ends, its token stops working), the release's Secrets, the
 # sweep's clone APP-sizeup and any Lease; APP's results ConfigMap APP-sizing stays.
 journey_uninstall_check() {
-    local rel=$1 ns=$2 manifest=$3 pod=$4 app=$5 pid i code
+    local rel=$1 ns=$2 manifest=$3 pod=$4 app=$5 pid code
     pid=$(_pod_pid "$pod")
     [ -n "$pid" ] || fail "no process for the operator pod $pod"
     documented helm uninstall "$rel" -n "$ns"
     # The pod gets its grace period (capped by the fake) to stop.
-    for i in $(seq 1 100); do
+    for _ in $(seq 1 100); do
         kill -0 "$pid" 2>/dev/null || break
         sleep 0.1
     done
@@ -287,7 +287,7 @@ PY
     done <"$E2E_W/chart-objects.txt"
     [ -z "$left" ] || fail "helm uninstall left: $left"
     echo "  gone: $(awk '{printf "%s/%s ", $1, $2}' "$E2E_W/chart-objects.txt")"
-    for i in $(seq 1 50); do
+    for _ in $(seq 1 50); do
         left=$(kubectl get deployments,replicasets,pods,endpoints,leases,secrets,configmaps -n "$ns" \
             -o name 2>/dev/null | grep -v '^configmap/kube-root-ca.crt$' || true)
         [ -z "$left" ] && break
