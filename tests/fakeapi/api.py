@@ -401,10 +401,19 @@ class Api:
                 return obj
             out = self.store.put(res.key, ns if res.namespaced else None, name, obj, "ADDED",
                                  canonical_full(res.key))
+            if res.plural == "namespaces":
+                self._default_service_account(name)
             refs = meta.get("ownerReferences") or []
             if any(not self.store.uid_exists(r.get("uid")) for r in refs):
                 self.gc_event.set()  # created with an owner already gone: collect it
             return out
+
+    def _default_service_account(self, ns):
+        """What the serviceaccount controller does for every new namespace: a ServiceAccount
+        `default`, the identity of pods that name none."""
+        sa = BY_KEY[("", "serviceaccounts")]
+        if self.store.get(sa.key, ns, "default") is None:
+            self.create(sa, ns, {"metadata": {"name": "default"}})
 
     def update(self, res, ns, name, obj, subresource=None, dry_run=False, check_rv=True):
         """PUT semantics. `obj` is in res's view; returns the stored object."""

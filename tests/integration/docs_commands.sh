@@ -80,10 +80,11 @@ unimplemented() {
 ran=() skipped=() cluster=() failed=()
 NOT_ON_FAKE=(
     "docker |no container engine on this machine"
-    "helm install|helm keeps releases in Secrets sent as protobuf, which the fake does not speak"
+    "helm install|run with the operator as a pod by tests/integration/e2e_journey.sh"
+    "helm uninstall|run after its helm install by tests/integration/e2e_journey.sh"
     "kubectl create configmap|kubectl's generators send protobuf, which the fake does not speak (the test creates app-profile from YAML)"
     "kubectl get deploy -w|watches until interrupted"
-    "kubectl -n sizeup rollout status deployment/sizeup|the operator's image does not run in the fake (the test runs the operator as a local process)"
+    "kubectl -n sizeup rollout status deployment/sizeup|run after helm install by tests/integration/e2e_journey.sh (this test runs the operator as a local process)"
 )
 while IFS=$'\t' read -r id kind where first; do
     block="$tmp/blocks/$id.sh"
@@ -248,7 +249,7 @@ YAML
             run=$cmd
             if [[ $cmd == *"&& helm upgrade"* ]]; then
                 run=${cmd%%&& helm upgrade*}
-                cluster+=("$where: helm upgrade -- not run: needs the user's chart and a real cluster")
+                cluster+=("$where: helm upgrade -- not run: needs the user's chart (run with one by tests/integration/e2e_journey.sh)")
             fi
             echo "---- $where (fake API server)"
             echo "   \$ $run"
