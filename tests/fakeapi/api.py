@@ -181,6 +181,9 @@ def default_object(res, obj, api):
         if spec.get("clusterIP") and "clusterIPs" not in spec:
             spec["clusterIPs"] = [spec["clusterIP"]]
         obj.setdefault("status", {"loadBalancer": {}})
+    elif res.plural == "jobs" and isinstance(spec, dict):
+        import jobs  # jobs imports this module: a late import breaks the cycle
+        jobs.default_job(obj)
     elif res.plural == "namespaces":
         meta = obj["metadata"]
         meta.setdefault("labels", {})["kubernetes.io/metadata.name"] = meta["name"]
@@ -188,7 +191,7 @@ def default_object(res, obj, api):
         obj.setdefault("status", {})["phase"] = "Active"
 
 
-def validate(res, obj):
+def validate(res, obj, old=None):
     meta = obj.get("metadata") or {}
     name = meta.get("name", "")
     causes = []
@@ -225,6 +228,14 @@ def validate(res, obj):
                                      "spec.template.spec")
     if res.plural == "pods":
         causes += _validate_pod_spec(obj.get("spec"), "spec")
+    if res.plural == "jobs":
+        import jobs
+        spec = obj.get("spec") or {}
+        causes += _label_value_causes(((spec.get("template") or {}).get("metadata") or {}).get(
+            "labels"), "spec.template.metadata.labels")
+        causes += _validate_pod_spec((spec.get("template") or {}).get("spec"),
+                                     "spec.template.spec")
+        causes += jobs.validate_job(obj, old)
     if res.plural == "configmaps":
         for k, v in (obj.get("data") or {}).items():
             if not isinstance(v, str):
@@ -388,9 +399,9 @@ class Api:
             if self.store.get(res.key, ns if res.namespaced else None, name) is not None:
                 raise ApiError(409, "AlreadyExists", '%s "%s" already exists'
                                % (res.qualified, name), _details(res, name))
+            meta["uid"] = str(uuid.uuid4())  # before the defaults: a Job's selector names it
             default_object(res, obj, self)
             validate(res, obj)
-            meta["uid"] = str(uuid.uuid4())
             meta["creationTimestamp"] = now_ts()
             if res.generation:
                 meta["generation"] = 1
@@ -462,7 +473,7 @@ class Api:
                     nmeta["namespace"] = ns
                 nmeta.pop("managedFields", None)
                 default_object(res, new, self)
-                validate(res, new)
+                validate(res, new, old)
                 if res.generation and new.get("spec") != old.get("spec"):
                     nmeta["generation"] = ometa.get("generation", 1) + 1
             return self._commit(res, ns, name, old, new, dry_run)
@@ -559,6 +570,10 @@ class Api:
             if dry_run:
                 return old
             policy = opts.get("propagationPolicy")
+            if not policy and res.group == "batch" and res.plural == "jobs":
+                # batch/v1 Jobs keep their old default: deleting one without a policy orphans
+                # its pods (kubectl asks for Background).
+                policy = "Orphan"
             if opts.get("orphanDependents") is True:
                 policy = "Orphan"
             if opts.get("orphanDependents") is False and not policy:
