@@ -12,6 +12,7 @@
 #include <cJSON.h>
 
 #include "cli/cli.h"
+#include "cli/loadtest_worker.h"
 #include "core/quantity.h"
 #include "load/load.h"
 #include "load/profile.h"
@@ -39,6 +40,12 @@
     "  --json                 print the JSON report instead of the text one\n"                     \
     "  --out FILE             write the report to FILE instead of stdout\n"                        \
     "\n"                                                                                           \
+    "As one of N generator pods (docs/operator.md):\n"                                            \
+    "  --share K/N            send share K (0-based) of N of the users or rate\n"                  \
+    "  --start-at T           start at wall-clock time T (Unix seconds)\n"                         \
+    "  --serve-result ADDR    serve the result once on [HOST]:PORT at /result, then exit 0\n"      \
+    "  --profile-env NAME     read the profile from environment variable NAME\n"                   \
+    "\n"                                                                                           \
     "Exit status: 0 within the profile's thresholds (HEALTHY), 99 when the verdict is not\n"       \
     "HEALTHY, 2 for usage errors, 1 when the run could not start. SIGINT or SIGTERM end the run\n" \
     "early; what ran is still reported. TLS trusts the system CAs, or the file in "                \
@@ -62,6 +69,7 @@ struct lt_args {
     int64_t duration_us, warmup_us, timeout_us;
     unsigned threads, max_connections;
     uint64_t seed;
+    struct lt_worker worker;
 };
 
 static int usage_error(const char *fmt, const char *a, const char *b)
@@ -140,6 +148,7 @@ static int parse_args(int argc, char **argv, struct lt_args *a)
         int known = 0;
         for (size_t k = 0; k < sizeof(valued) / sizeof(valued[0]); k++)
             known |= strcmp(flag, valued[k]) == 0;
+        known |= lt_worker_is_flag(flag);
         if (!known)
             return usage_error("unknown flag '%s'%s", flag, "");
         if (!val) {
@@ -201,6 +210,10 @@ static int parse_args(int argc, char **argv, struct lt_args *a)
             if ((rc = parse_uint(flag, val, UINT64_MAX, &u)) != 0)
                 return rc;
             a->seed = u;
+        } else {
+            char e[ERR_LEN] = "";
+            if (lt_worker_flag(&a->worker, flag, val, e) < 0)
+                return usage_error("%s%s", e, "");
         }
     }
     if (!a->url)
@@ -315,7 +328,11 @@ static int exec_loadtest(int argc, char **argv)
         return EXIT_OK;
     if (rc)
         return rc;
-    if (a.profile)
+    if (a.profile && a.worker.profile_env)
+        return usage_error("give --profile or --profile-env, not both%s%s", "", "");
+    if (a.worker.profile_env)
+        rc = lt_worker_profile(&a.worker, &prof, err);
+    else if (a.profile)
         rc = profile_load_file(a.profile, &prof, err);
     else
         rc = profile_init_default(&prof);
@@ -347,7 +364,11 @@ static int exec_loadtest(int argc, char **argv)
     sa.sa_flags = SA_RESETHAND;
     sigaction(SIGINT, &sa, &old_int);
     sigaction(SIGTERM, &sa, &old_term);
-    rc = load_run(&o, &res, err);
+    rc = lt_worker_apply(&a.worker, &prof, &o, err);
+    if (rc == 0)
+        rc = lt_worker_wait_start(&a.worker, &stop_flag, err);
+    if (rc == 0)
+        rc = load_run(&o, &res, err);
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
     if (pc.tty) {
@@ -362,6 +383,14 @@ static int exec_loadtest(int argc, char **argv)
         goto out;
     }
     have_res = 1;
+    if (a.worker.serve) {
+        /* A worker's verdict is the operator's to give, on the merge of every share. */
+        rc = lt_worker_serve(&a.worker, &res, &stop_flag, err);
+        if (rc)
+            fprintf(stderr, "sizeup loadtest: %s\n", err);
+        status = rc ? EXIT_RUNTIME : EXIT_OK;
+        goto out;
+    }
     if (res.interrupted)
         fprintf(stderr, "sizeup loadtest: interrupted; the report covers the %.1fs that ran\n",
                 res.duration_s);
