@@ -12,8 +12,9 @@
 #define SHOW_LEN   64 /* at most this much of a bad value is quoted back in a reason */
 
 /* Every annotation the operator reads from users, in the order reasons list them. */
-static const char *const user_keys[] = {"sweep",   "configs", "workers-env", "container",   "port",
-                                        "profile", "mode",    "target",      "values-paths"};
+static const char *const user_keys[] = {"sweep",   "configs", "workers-env",  "container",
+                                        "port",    "profile", "mode",         "target",
+                                        "values-paths", "generators"};
 /* Annotations the operator (and its Kubernetes platform) writes: never a typo. */
 static const char *const own_keys[] = {"status", "last-sweep", "original-template"};
 
@@ -297,6 +298,28 @@ static int set_str(char **slot, const char *v, char *err)
 }
 
 /* Applies one known annotation to req. */
+static int parse_generators(const char *v, unsigned *out, char *err)
+{
+    char q[SHOW_LEN + 4];
+    unsigned long n = 0;
+    size_t len = strlen(v);
+
+    if (len == 0 || len > 3)
+        goto bad;
+    for (size_t i = 0; i < len; i++) {
+        if (v[i] < '0' || v[i] > '9')
+            goto bad;
+        n = n * 10 + (unsigned long)(v[i] - '0');
+    }
+    if (n < 1 || n > ANNOT_MAX_GENERATORS)
+        goto bad;
+    *out = (unsigned)n;
+    return 0;
+bad:
+    return err_set(err, -EINVAL, "generators: \"%s\" is not a number of load-generator pods "
+                   "(1-%d)", show(v, q), ANNOT_MAX_GENERATORS);
+}
+
 static int apply_one(const char *name, const char *v, struct annot_request *req, char *err)
 {
     char q[SHOW_LEN + 4];
@@ -362,6 +385,8 @@ static int apply_one(const char *name, const char *v, struct annot_request *req,
     }
     if (strcmp(name, "values-paths") == 0)
         return parse_values_paths(v, req, err);
+    if (strcmp(name, "generators") == 0)
+        return parse_generators(v, &req->generators, err);
     return 0;
 }
 
@@ -407,7 +432,7 @@ int annot_parse(const struct annot_kv *kv, size_t n, struct annot_request *req, 
             snprintf(warn, ERR_LEN,
                      "unknown annotation %s ignored (known: sweep, configs, "
                      "workers-env, container, port, profile, mode, target, "
-                     "values-paths)",
+                     "values-paths, generators)",
                      show(kv[i].key, q));
     }
     if (!req->configs) {

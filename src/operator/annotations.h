@@ -25,6 +25,7 @@
 #define ANNOT_MAX_SWEEP   253  /* the sweep request id (e.g. a date) */
 #define ANNOT_MAX_NAME    253  /* Kubernetes object names (DNS-1123 subdomain) */
 #define ANNOT_MAX_ENVNAME 256
+#define ANNOT_MAX_GENERATORS 100 /* load-generator pods of one sweep */
 
 #define ANNOT_DEFAULT_CONFIGS     VARIANT_DEFAULT_LIST
 #define ANNOT_DEFAULT_WORKERS_ENV "WORKERS"
@@ -58,6 +59,7 @@ struct annot_request {
     char *target_url;
     char *values_workers;   /* dotted path in values.yaml for the worker count */
     char *values_resources; /* dotted path in values.yaml for resources */
+    unsigned generators;    /* load-generator pods (an Indexed Job); 0 when not annotated */
 };
 
 /* Parses the annotations kv[0..n) (any keys; only sizeup.dev/ ones are read) into *req.

@@ -433,6 +433,8 @@ static int take(struct run *r, unsigned idx, const char *body, char *err)
     rc = load_result_merge(&r->merged, &part, &r->o->profile->thresholds, e);
     if (rc)
         rc = incomplete(r, idx, err, "%s", e);
+    else if (r->lj->c->on_part)
+        r->lj->c->on_part(r->lj->c->on_part_ud, idx, &part);
 out:
     load_result_free(&part);
     cJSON_Delete(doc);

@@ -49,6 +49,10 @@ struct loadjob_config {
     const char *for_label;       /* LOADJOB_LABEL_FOR value; may be NULL */
     unsigned generators;         /* N, 1..LOADJOB_MAX_GENERATORS */
     double start_delay_s;        /* 0: LOADJOB_START_DELAY_S */
+    /* Called with each worker's result as it is merged (may be NULL): an observer, e.g. a test
+     * that checks the merge against its parts. Borrows part for the call. */
+    void (*on_part)(void *ud, unsigned index, const struct load_result *part);
+    void *on_part_ud;
 };
 
 /* Fills the environment-given fields of c (image, pull secrets, service account, owner, limits,

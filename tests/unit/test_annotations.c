@@ -37,6 +37,7 @@ static void test_defaults(void **state)
     assert_null(r.target_url);
     assert_string_equal(r.values_workers, "workers.count");
     assert_string_equal(r.values_resources, "resources");
+    assert_int_equal(r.generators, 0);
     annot_request_free(&r);
     annot_request_free(&r); /* zeroed: a no-op */
 }
@@ -54,6 +55,7 @@ static void test_every_field(void **state)
         {"sizeup.dev/mode", "in-place"},
         {"sizeup.dev/target", "http://web.default.svc:8080/healthz"},
         {"sizeup.dev/values-paths", "workers=app.gunicorn.workers,resources=app.resources"},
+        {"sizeup.dev/generators", "3"},
         {"sizeup.dev/status", "running 1/3"},
         {"sizeup.dev/last-sweep", "yesterday"},
     };
@@ -74,6 +76,7 @@ static void test_every_field(void **state)
     assert_string_equal(r.target_url, "http://web.default.svc:8080/healthz");
     assert_string_equal(r.values_workers, "app.gunicorn.workers");
     assert_string_equal(r.values_resources, "app.resources");
+    assert_int_equal(r.generators, 3);
     annot_request_free(&r);
 }
 
@@ -107,6 +110,9 @@ static void test_good_values(void **state)
         {"values-paths", "workers=w"},
         {"values-paths", "resources=r.s"},
         {"values-paths", "resources=a,workers=b_c.d-e"},
+        {"generators", "1"},
+        {"generators", "3"},
+        {"generators", "100"},
     };
     for (size_t i = 0; i < N(cases); i++) {
         char key[64];
@@ -193,6 +199,13 @@ static void test_bad_values(void **state)
         {"values-paths", "workers=a b", "dot-separated"},
         {"values-paths", "workers=a,workers=b", "twice"},
         {"values-paths", "workers=a,", "expected workers=PATH"},
+        {"generators", "", "not a number of load-generator pods (1-100)"},
+        {"generators", "0", "not a number of load-generator pods"},
+        {"generators", "101", "not a number of load-generator pods"},
+        {"generators", "1000", "not a number of load-generator pods"},
+        {"generators", "-1", "not a number of load-generator pods"},
+        {"generators", "2x", "not a number of load-generator pods"},
+        {"generators", " 3", "not a number of load-generator pods"},
     };
     for (size_t i = 0; i < N(cases); i++) {
         char key[64];
