@@ -100,6 +100,12 @@ int cli_set_duration(const struct cli_flag *f, const char *val, void *dst,
             offsetof(type, member.timeout_us), 0, PROFILE_MAX_TIMEOUT_US                           \
     }
 
+#define CLI_PROFILE_FILE_FLAG(type, member)                                                        \
+    {                                                                                              \
+        "profile", "FILE", "GET /, 50 users, 20s, 5s warm-up", "load profile (YAML)",              \
+            cli_set_string, offsetof(type, member), 1, 0                                           \
+    }
+
 #define CLI_THREADS_FLAG(type, member)                                                             \
     {                                                                                              \
         "threads", "N", "one per online core", "load generator threads, one event loop each",      \

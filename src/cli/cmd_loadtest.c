@@ -32,8 +32,7 @@ struct lt_args {
 static const struct cli_flag flags[] = {
     {"url", "URL", CLI_REQUIRED, "base URL of the target; the profile's paths are appended",
      cli_set_string, ARG(url), 1, 0},
-    {"profile", "FILE", "GET /, 50 users, 20s, 5s warm-up", "load profile (YAML)", cli_set_string,
-     ARG(profile), 1, 0},
+    CLI_PROFILE_FILE_FLAG(struct lt_args, profile),
     CLI_PROFILE_FLAGS(struct lt_args, ov),
     CLI_THREADS_FLAG(struct lt_args, threads),
     {"max-connections", "N", "10000", "open loop: the most connections open at once", cli_set_uint,

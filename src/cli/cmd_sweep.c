@@ -61,8 +61,7 @@ struct sweep_cli {
 static const struct cli_flag flags[] = {
     {"configs", "LIST", VARIANT_DEFAULT_LIST, "variants workers@cpu/memory, space-separated",
      cli_set_string, ARG(configs), 1, 0},
-    {"profile", "FILE", "GET /, 50 users, 20s, 5s warm-up", "load profile (YAML)", cli_set_string,
-     ARG(profile_path), 1, 0},
+    CLI_PROFILE_FILE_FLAG(struct sweep_cli, profile_path),
     {"workers-env", "NAME", "WORKERS", "env var that sets the worker count", cli_set_string,
      ARG(lc.workers_env), 1, 0},
     {"port", "P", "8080", "the port COMMAND listens on, on 127.0.0.1 (also exported as PORT)",
@@ -382,8 +381,7 @@ static void sweep_cli_free(struct sweep_cli *c)
 
 static int exec_sweep(int argc, char **argv)
 {
-    /* Static: the variant list and the sweep's rows are too large for a thread's stack. */
-    static struct sweep_cli c;
+    struct sweep_cli c; /* about 12 KiB: the variant list is the bulk of it */
     int status = parse_flags(&c, argc, argv);
 
     if (status)
