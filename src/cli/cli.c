@@ -214,7 +214,9 @@ int cli_parse(const struct cmd *c, int argc, char **argv, void *args, int *first
     longopts[n++] = (struct option){"help", no_argument, NULL, 'h'};
     longopts[n] = (struct option){NULL, 0, NULL, 0};
 
-    optind = 1;
+    /* 0, not 1: glibc then also forgets the ordering mode and the position inside a word of a
+     * previous parse ("+" or not), so that any number of parses in one process agree. */
+    optind = 0;
     opterr = 0;
     /* "+": stop at the first operand, so an operand's own flags are never ours. */
     const char *shortopts = (c->opts & CLI_OPERANDS) ? "+h" : "h";
