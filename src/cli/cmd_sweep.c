@@ -331,16 +331,21 @@ static int run_variants(struct sweep_cli *c)
     return status;
 }
 
-/* The table on stdout and where the files are. */
+/* The table on stdout and where the files are: those this sweep wrote (no values.yaml without
+ * a recommendation, no report.html when it was left out for size). */
 static void summarize(const struct sweep_cli *c)
 {
-    char vp[4200];
+    char path[4200];
+    const char *name;
 
     print_table(&c->s, c->profile);
-    snprintf(vp, sizeof(vp), "%s/values.yaml", c->out);
-    printf("\n  files: %s/results.md  results.json  %sauto-sizing.yaml  report.html"
-           "\n  app logs: %s/logs/\n",
-           c->out, access(vp, F_OK) == 0 ? "values.yaml  " : "", c->out);
+    printf("\n  files: %s/", c->out);
+    for (size_t i = 0, shown = 0; (name = output_name(i)) != NULL; i++) {
+        snprintf(path, sizeof(path), "%s/%s", c->out, name);
+        if (access(path, F_OK) == 0)
+            printf("%s%s", shown++ ? "  " : "", name);
+    }
+    printf("\n  app logs: %s/logs/\n", c->out);
 }
 
 static void sweep_cli_free(struct sweep_cli *c)
@@ -387,8 +392,9 @@ const struct cmd cmd_sweep = {
         "  sizeup sweep --configs \"1@0.5/256Mi 1@1/256Mi 2@1/512Mi 2@2/512Mi\" --port 8080 \\\n"
         "      -- gunicorn -w '$WORKERS' -b 127.0.0.1:8080 app:app\n"
         "\n"
-        "Exit status: 0 done, 1 could not run, 2 bad flags, 130 cancelled (files hold what "
-        "ran).\n",
+        "Exit status: 0 done (also when no variant holds the load: results.md says which came\n"
+        "closest, and no values.yaml is written), 1 could not run, 2 bad flags, 130 cancelled\n"
+        "(files hold what ran).\n",
     .opts = CLI_OPERANDS,
     .exec = exec_sweep,
 };
