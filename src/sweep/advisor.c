@@ -12,6 +12,10 @@
 
 #define MIB (1024.0 * 1024.0)
 
+/* A fraction as the whole percentage a sentence names, PCT(ADVISOR_NOISE) = 5. Rounded, so a
+ * band's edge is the number printed (0.85 * 100 is 85.00000000000001 in binary). */
+#define PCT(fraction) round((fraction)*100.0)
+
 enum verdict advisor_classify(const struct advisor_row *r, const struct profile_thresholds *t)
 {
     if (r->requests == 0 || (int64_t)r->p95_us > t->overloaded_p95_us ||
@@ -23,16 +27,22 @@ enum verdict advisor_classify(const struct advisor_row *r, const struct profile_
 }
 
 /* Appends a formatted finding; silently drops it when the list is full (the first findings are
- * the important ones, and ADVISOR_MAX_FINDINGS leaves room for every kind). */
+ * the important ones, and ADVISOR_MAX_FINDINGS leaves room for every kind). A finding too long
+ * for its buffer ends in "..." so that a reader sees it was cut. */
 __attribute__((format(printf, 2, 3))) static void finding(struct advice *a, const char *fmt, ...)
 {
     va_list ap;
+    char *f;
+    int len;
 
     if (a->nfindings >= ADVISOR_MAX_FINDINGS)
         return;
+    f = a->findings[a->nfindings];
     va_start(ap, fmt);
-    vsnprintf(a->findings[a->nfindings], ADVISOR_TEXT_LEN, fmt, ap);
+    len = vsnprintf(f, ADVISOR_TEXT_LEN, fmt, ap);
     va_end(ap);
+    if (len >= ADVISOR_TEXT_LEN)
+        memcpy(f + ADVISOR_TEXT_LEN - 4, "...", 4);
     a->nfindings++;
 }
 
@@ -68,6 +78,14 @@ static const char *mem_txt(int64_t bytes, char buf[QTY_LEN])
 static double pct(double from, double to)
 {
     return from > 0 ? (to / from - 1.0) * 100.0 : 0.0;
+}
+
+/* pct() as a sentence shows it (whole percent). Bands compare this figure, not the unrounded
+ * one, so a word never contradicts the number printed beside it (-5.3% shows as -5%, which is
+ * within a 5% band, and is classified so). */
+static double shown_pct(double from, double to)
+{
+    return round(pct(from, to));
 }
 
 static bool usable(const struct advisor_row *rows, const struct advice *a, size_t i)
@@ -173,15 +191,18 @@ static void values(const struct advisor_row *rows, struct advice *a)
     a->limit_memory = r->variant.memory_bytes;
 
     if (r->cpu_cores_used >= 0) {
-        /* Measured cores plus headroom, rounded up to 10m, within [10m, limit]. */
-        int64_t m = (int64_t)ceil(r->cpu_cores_used * (1.0 + ADVISOR_HEADROOM) * 100.0) * 10;
-        a->request_cpu_m = m < 10 ? 10 : (m > a->limit_cpu_m ? a->limit_cpu_m : m);
+        /* Measured cores plus headroom, rounded up to the step, within [step, limit]. */
+        int64_t m = (int64_t)ceil(r->cpu_cores_used * (1.0 + ADVISOR_HEADROOM) * 1000.0 /
+                                  ADVISOR_REQ_CPU_STEP_M) *
+                    ADVISOR_REQ_CPU_STEP_M;
+        a->request_cpu_m = m < ADVISOR_REQ_CPU_STEP_M ? ADVISOR_REQ_CPU_STEP_M
+                                                      : (m > a->limit_cpu_m ? a->limit_cpu_m : m);
         a->cpu_request_measured = true;
     } else {
         a->request_cpu_m = (int64_t)((double)a->limit_cpu_m * ADVISOR_REQ_CPU_FRACTION);
-        a->request_cpu_m -= a->request_cpu_m % 10;
-        if (a->request_cpu_m < 10)
-            a->request_cpu_m = 10;
+        a->request_cpu_m -= a->request_cpu_m % ADVISOR_REQ_CPU_STEP_M;
+        if (a->request_cpu_m < ADVISOR_REQ_CPU_STEP_M)
+            a->request_cpu_m = ADVISOR_REQ_CPU_STEP_M;
     }
     if (r->peak_memory_bytes >= 0) {
         /* Measured peak plus headroom, rounded up to a whole MiB, at most the limit. */
@@ -193,14 +214,23 @@ static void values(const struct advisor_row *rows, struct advice *a)
         int64_t mib = (int64_t)((double)a->limit_memory * ADVISOR_REQ_MEM_FRACTION / MIB);
         a->request_memory = (mib < 1 ? 1 : mib) * (1 << 20);
     }
-    snprintf(a->requests_note, sizeof(a->requests_note), "cpu %s: %s; memory %s: %s",
-             qty_format_cpu(a->request_cpu_m, b1),
-             a->cpu_request_measured ? "measured mean CPU during the measured window + 25% "
-                                       "headroom"
-                                     : "20% of the limit (CPU use was not measured)",
-             mem_txt(a->request_memory, b2),
-             a->memory_request_measured ? "measured peak memory + 25% headroom"
-                                        : "50% of the limit (peak memory was not measured)");
+    snprintf(a->requests_note, sizeof(a->requests_note),
+             "cpu %s: ", qty_format_cpu(a->request_cpu_m, b1));
+    if (a->cpu_request_measured)
+        cat(a->requests_note, sizeof(a->requests_note),
+            "measured mean CPU during the measured window + %.0f%% headroom",
+            PCT(ADVISOR_HEADROOM));
+    else
+        cat(a->requests_note, sizeof(a->requests_note),
+            "%.0f%% of the limit (CPU use was not measured)", PCT(ADVISOR_REQ_CPU_FRACTION));
+    cat(a->requests_note, sizeof(a->requests_note),
+        "; memory %s: ", mem_txt(a->request_memory, b2));
+    if (a->memory_request_measured)
+        cat(a->requests_note, sizeof(a->requests_note), "measured peak memory + %.0f%% headroom",
+            PCT(ADVISOR_HEADROOM));
+    else
+        cat(a->requests_note, sizeof(a->requests_note),
+            "%.0f%% of the limit (peak memory was not measured)", PCT(ADVISOR_REQ_MEM_FRACTION));
 }
 
 /* ---- the auto-sizing rule ------------------------------------------------------------------ */
@@ -260,12 +290,15 @@ static void fit_cores_per_worker(const struct advisor_row *rows, size_t n, struc
         cat(d->text, sizeof(d->text), ")");
     }
     if (nratios == 0) {
+        struct rule def;
+        rule_default(&def);
         d->fallback = true;
         d->variants = 0;
         snprintf(d->text, sizeof(d->text),
                  "the data cannot decide: no CPU level of 1 core or more was measured with two "
-                 "worker counts%s; seed 000's value 1 is used",
-                 skipped_subcore ? " (levels below 1 core cannot: one worker is the floor)" : "");
+                 "worker counts%s; the default %g is used (" ADVISOR_DEFAULTS_SOURCE ")",
+                 skipped_subcore ? " (levels below 1 core cannot: one worker is the floor)" : "",
+                 def.cores_per_worker);
         return;
     }
     qsort(ratios, nratios, sizeof(ratios[0]), cmp_double);
@@ -285,13 +318,21 @@ static void fit_cores_per_worker(const struct advisor_row *rows, size_t n, struc
     snprintf(d->text, sizeof(d->text), "%s%s", head, tail);
 }
 
+/* mib rounded up to a multiple of ADVISOR_MEM_STEP_MIB. */
+static double mem_step_up(double mib)
+{
+    return ceil(mib / ADVISOR_MEM_STEP_MIB) * ADVISOR_MEM_STEP_MIB;
+}
+
 static void fit_memory_per_worker(const struct advisor_row *rows, size_t n, struct advice *a)
 {
     struct rule_derivation *d = &a->memory_per_worker;
     double worst = 0, oom_floor = 0;
-    int worst_i = -1;
-    char b1[QTY_LEN];
+    int worst_i = -1, oom_i = -1;
+    char b1[QTY_LEN], oom_text[ADVISOR_TEXT_LEN] = "";
+    struct rule def;
 
+    rule_default(&def);
     for (size_t i = 0; i < n; i++) {
         const struct advisor_row *r = &rows[i];
         if (r->measured && r->peak_memory_bytes >= 0 && r->variant.workers > 0) {
@@ -303,40 +344,50 @@ static void fit_memory_per_worker(const struct advisor_row *rows, size_t n, stru
             }
         }
         /* An OOM-killed variant proves limit / workers is not enough per worker. */
-        if (!r->measured && strstr(r->note, "OOM")) {
+        if (!r->measured && r->fail == PLATFORM_FAIL_OOM && r->variant.workers > 0) {
             double per = (double)r->variant.memory_bytes / MIB / r->variant.workers;
-            if (per > oom_floor)
+            if (per > oom_floor) {
                 oom_floor = per;
+                oom_i = (int)i;
+            }
         }
     }
     if (worst_i < 0) {
         d->fallback = true;
         snprintf(d->text, sizeof(d->text),
-                 "the data cannot decide: no variant's peak memory was measured; seed 000's "
-                 "value 192 MiB is used");
-        if (oom_floor > 192) {
-            a->rule.memory_per_worker_mib = ceil(oom_floor * (1.0 + ADVISOR_HEADROOM) / 16) * 16;
+                 "the data cannot decide: no variant's peak memory was measured; the default "
+                 "%.0f MiB is used (" ADVISOR_DEFAULTS_SOURCE ")",
+                 def.memory_per_worker_mib);
+        /* An OOM kill is the one fact that proves the default too small; only a larger value
+         * replaces it, a smaller one says nothing about what would have been enough. */
+        if (oom_floor > def.memory_per_worker_mib) {
+            a->rule.memory_per_worker_mib = mem_step_up(oom_floor * (1.0 + ADVISOR_HEADROOM));
             snprintf(d->text, sizeof(d->text),
                      "no peak memory was measured, but a variant was OOM-killed at %.0f MiB "
-                     "per worker: that + 25%% headroom, rounded up to 16 MiB",
-                     oom_floor);
+                     "per worker: that + %.0f%% headroom, rounded up to %d MiB",
+                     oom_floor, PCT(ADVISOR_HEADROOM), ADVISOR_MEM_STEP_MIB);
         }
         return;
     }
     double v = worst * (1.0 + ADVISOR_HEADROOM);
     if (oom_floor * (1.0 + ADVISOR_HEADROOM) > v)
         v = oom_floor * (1.0 + ADVISOR_HEADROOM);
-    a->rule.memory_per_worker_mib = ceil(v / 16.0) * 16.0;
+    a->rule.memory_per_worker_mib = mem_step_up(v);
+    /* Say "raised" only when the OOM kill, not the measured peak, set the value. */
+    if (oom_i >= 0)
+        snprintf(oom_text, sizeof(oom_text),
+                 "; %s the %.0f MiB per worker at which %s was OOM-killed",
+                 oom_floor > worst ? "raised to" : "above", oom_floor, rows[oom_i].variant.label);
     snprintf(
         d->text, sizeof(d->text),
         "the largest measured peak memory per worker (%.0f MiB: %s peak over %u worker%s "
-        "in %s), + 25%% headroom, rounded up to 16 MiB; from the peak memory of %u "
+        "in %s), + %.0f%% headroom, rounded up to %d MiB; from the peak memory of %u "
         "variant%s%s",
         worst,
         mem_txt(rows[worst_i].peak_memory_bytes - rows[worst_i].peak_memory_bytes % (1 << 20), b1),
         rows[worst_i].variant.workers, rows[worst_i].variant.workers == 1 ? "" : "s",
-        rows[worst_i].variant.label, d->variants, d->variants == 1 ? "" : "s",
-        oom_floor > 0 ? "; raised above the per-worker memory of an OOM-killed variant" : "");
+        rows[worst_i].variant.label, PCT(ADVISOR_HEADROOM), ADVISOR_MEM_STEP_MIB, d->variants,
+        d->variants == 1 ? "" : "s", oom_text);
 }
 
 /* Rows whose workers match their cores under the fitted cores_per_worker, best per worker
@@ -379,13 +430,16 @@ static void fit_max_workers(const struct advisor_row *rows, size_t n, struct adv
     struct rule_derivation *d = &a->max_workers;
     int idx[VARIANT_MAX];
     size_t m = matched_rows(rows, n, a, a->rule.cores_per_worker, idx);
+    struct rule def;
 
+    rule_default(&def);
     if (m < 2) {
         d->fallback = true;
         d->variants = (unsigned)m;
         snprintf(d->text, sizeof(d->text),
                  "the data cannot decide: fewer than two variants with workers matched to "
-                 "cores; seed 000's value 8 is used");
+                 "cores; the default %u is used (" ADVISOR_DEFAULTS_SOURCE ")",
+                 def.max_workers);
         return;
     }
     d->variants = (unsigned)m;
@@ -397,23 +451,28 @@ static void fit_max_workers(const struct advisor_row *rows, size_t n, struct adv
             a->rule.max_workers = p->variant.workers;
             snprintf(d->text, sizeof(d->text),
                      "where adding worker+core pairs stopped paying: %u -> %u workers gained "
-                     "%+.0f%% throughput (%.0f -> %.0f req/s) for %+.0f%% workers and cores; from "
+                     "%+.0f%% throughput (%.0f -> %.0f req/s) for %+.0f%% workers and cores, "
+                     "less than the %.0f%% of linear scaling's gain a step must add to pay; from "
                      "%zu variants with workers matched to cores",
                      p->variant.workers, q->variant.workers, gain * 100, p->throughput_rps,
-                     q->throughput_rps, linear * 100, m);
+                     q->throughput_rps, linear * 100, PCT(ADVISOR_PAYS_FRACTION), m);
             return;
         }
     }
     const struct advisor_row *last = &rows[idx[m - 1]], *prev = &rows[idx[m - 2]];
+    bool own = last->variant.workers > def.max_workers;
     d->fallback = true;
-    a->rule.max_workers = last->variant.workers > 8 ? last->variant.workers : 8;
+    a->rule.max_workers = own ? last->variant.workers : def.max_workers;
     snprintf(d->text, sizeof(d->text),
              "the data cannot decide: adding worker+core pairs still paid at the largest "
-             "variant measured (%u -> %u workers: %+.0f%%), so where it stops is beyond this "
-             "sweep; %s %u is used (from %zu variants with workers matched to cores)",
+             "variant measured (%u -> %u workers: %+.0f%% throughput for %+.0f%% workers and "
+             "cores, at least the %.0f%% of linear scaling's gain a step must add), so where it "
+             "stops is beyond this sweep; %s %u is used (from %zu variants with workers matched "
+             "to cores)",
              prev->variant.workers, last->variant.workers,
              pct(prev->throughput_rps, last->throughput_rps),
-             a->rule.max_workers == 8 ? "seed 000's value" : "the largest measured,",
+             pct(prev->variant.workers, last->variant.workers), PCT(ADVISOR_PAYS_FRACTION),
+             own ? "the largest measured," : "the default (" ADVISOR_DEFAULTS_SOURCE ")",
              a->rule.max_workers, m);
 }
 
@@ -423,7 +482,7 @@ static void find_oversubscription(const struct advisor_row *rows, size_t n, stru
 {
     char text[ADVISOR_TEXT_LEN] = "";
     int worse = 0, better = 0, same = 0;
-    double worst = 0;
+    double worst = 0, best = 0;
 
     for (size_t i = 0; i < n; i++) {
         const struct advisor_row *o = &rows[i];
@@ -442,7 +501,7 @@ static void find_oversubscription(const struct advisor_row *rows, size_t n, stru
         if (base < 0)
             continue;
         const struct advisor_row *b = &rows[base];
-        double d = pct(b->throughput_rps, o->throughput_rps);
+        double d = shown_pct(b->throughput_rps, o->throughput_rps);
         if (d < -ADVISOR_NOISE * 100)
             worse++;
         else if (d > ADVISOR_NOISE * 100)
@@ -451,28 +510,49 @@ static void find_oversubscription(const struct advisor_row *rows, size_t n, stru
             same++;
         if (d < worst)
             worst = d;
+        if (d > best)
+            best = d;
         cat(text, sizeof(text), "%s%s did %.0f req/s against %.0f for %s (%+.0f%%)",
             text[0] ? "; " : "", o->variant.label, o->throughput_rps, b->throughput_rps,
             b->variant.label, d);
     }
-    if (worse + better + same == 0)
+    int total = worse + better + same;
+    if (total == 0)
         return;
-    if (worse > 0 && better == 0)
+    /* Each word covers only the comparisons it names: "worse" is every one of them below
+     * -ADVISOR_NOISE, "helped" every one above it; a mixture is said as one. */
+    if (worse == total)
         finding(a,
-                "Workers beyond the cores made things worse, not better: %s. Workers competing "
-                "for the same CPU budget pay for context switches and gain no parallelism; "
-                "each worker beyond the first wants its own core.",
-                text);
-    else if (better > 0 && worse == 0)
+                "Workers beyond the cores made things worse, not better (each by more than the "
+                "%.0f%% this sweep treats as noise): %s. Workers competing for the same CPU "
+                "budget pay for context switches and gain no parallelism; each worker beyond "
+                "the first wants its own core.",
+                PCT(ADVISOR_NOISE), text);
+    else if (better == total)
         finding(a,
-                "Workers beyond the cores helped: %s. The app spends time waiting (I/O, "
-                "locks), so extra workers use CPU time one worker leaves idle.",
-                text);
-    else if (worse == 0 && better == 0)
-        finding(a, "Workers beyond the cores made no measurable difference (within %.0f%%): %s.",
-                ADVISOR_NOISE * 100, text);
+                "Workers beyond the cores helped (each by more than the %.0f%% this sweep treats "
+                "as noise): %s. The app spends time waiting (I/O, locks), so extra workers use "
+                "CPU time one worker leaves idle.",
+                PCT(ADVISOR_NOISE), text);
+    else if (same == total)
+        finding(a,
+                "Workers beyond the cores made no measurable difference (within the %.0f%% this "
+                "sweep treats as noise): %s.",
+                PCT(ADVISOR_NOISE), text);
+    else if (better == 0)
+        finding(a,
+                "Workers beyond the cores never helped: %d of %d comparisons were worse by more "
+                "than the %.0f%% this sweep treats as noise (worst %+.0f%%), the rest within it: "
+                "%s.",
+                worse, total, PCT(ADVISOR_NOISE), worst, text);
+    else if (worse == 0)
+        finding(a,
+                "Workers beyond the cores helped in %d of %d comparisons by more than the %.0f%% "
+                "this sweep treats as noise (best %+.0f%%), the rest within it: %s.",
+                better, total, PCT(ADVISOR_NOISE), best, text);
     else
-        finding(a, "Workers beyond the cores gave mixed results (worst %+.0f%%): %s.", worst, text);
+        finding(a, "Workers beyond the cores gave mixed results (worst %+.0f%%, best %+.0f%%): %s.",
+                worst, best, text);
 }
 
 static void find_cpu_memory(const struct advisor_row *rows, size_t n, struct advice *a)
@@ -480,7 +560,7 @@ static void find_cpu_memory(const struct advisor_row *rows, size_t n, struct adv
     char mem_text[ADVISOR_TEXT_LEN] = "", cpu_text[ADVISOR_TEXT_LEN] = "";
     char b1[QTY_LEN], b2[QTY_LEN], b3[QTY_LEN], b4[QTY_LEN];
     double max_mem_effect = 0, best_cpu_ratio = 0;
-    int mem_pairs = 0, mem_better = 0, level_pairs = 0;
+    int mem_pairs = 0, mem_better = 0, level_pairs = 0, cpu_x = -1, cpu_y = -1;
 
     /* Pure memory pairs: same workers and CPU, different memory. */
     for (size_t i = 0; i < n; i++)
@@ -491,7 +571,7 @@ static void find_cpu_memory(const struct advisor_row *rows, size_t n, struct adv
                 x->variant.cpu_millicores != y->variant.cpu_millicores ||
                 x->variant.memory_bytes >= y->variant.memory_bytes)
                 continue;
-            double d = pct(x->throughput_rps, y->throughput_rps);
+            double d = shown_pct(x->throughput_rps, y->throughput_rps);
             mem_pairs++;
             if (fabs(d) > fabs(max_mem_effect))
                 max_mem_effect = d;
@@ -511,7 +591,7 @@ static void find_cpu_memory(const struct advisor_row *rows, size_t n, struct adv
                     x->variant.memory_bytes >= y->variant.memory_bytes)
                     continue;
                 level_pairs++;
-                if (y->throughput_rps > x->throughput_rps * (1 + ADVISOR_NOISE))
+                if (shown_pct(x->throughput_rps, y->throughput_rps) > PCT(ADVISOR_NOISE))
                     mem_better++;
                 cat(level_text, sizeof(level_text), "%s%s %.0f req/s, %s %.0f req/s",
                     level_text[0] ? "; " : "", x->variant.label, x->throughput_rps,
@@ -530,14 +610,28 @@ static void find_cpu_memory(const struct advisor_row *rows, size_t n, struct adv
             double ratio = y->throughput_rps / x->throughput_rps;
             if (ratio > best_cpu_ratio) {
                 best_cpu_ratio = ratio;
-                snprintf(cpu_text, sizeof(cpu_text),
-                         "going from %s to %s cores at the same memory (%uw / %s) multiplied "
-                         "throughput by %.1fx (%.0f -> %.0f req/s)",
-                         cores_txt(x, b1), cores_txt(y, b2), x->variant.workers,
-                         mem_txt(x->variant.memory_bytes, b4), ratio, x->throughput_rps,
-                         y->throughput_rps);
+                cpu_x = (int)i;
+                cpu_y = (int)j;
             }
         }
+    /* The CPU effect's band, on the change as printed: within the noise, clearly more than it
+     * (CPU "matters"), or in between. */
+    double cpu_gain =
+        cpu_x >= 0 ? shown_pct(rows[cpu_x].throughput_rps, rows[cpu_y].throughput_rps) : 0;
+    bool cpu_flat = cpu_x >= 0 && cpu_gain <= PCT(ADVISOR_NOISE);
+    bool cpu_matters = cpu_x >= 0 && cpu_gain >= PCT(ADVISOR_CPU_MATTERS);
+    if (cpu_x >= 0) {
+        const struct advisor_row *x = &rows[cpu_x], *y = &rows[cpu_y];
+        snprintf(cpu_text, sizeof(cpu_text),
+                 "going from %s to %s cores at the same memory (%uw / %s) ", cores_txt(x, b1),
+                 cores_txt(y, b2), x->variant.workers, mem_txt(x->variant.memory_bytes, b4));
+        if (cpu_flat)
+            cat(cpu_text, sizeof(cpu_text), "changed throughput by %+.0f%%", cpu_gain);
+        else
+            cat(cpu_text, sizeof(cpu_text), "multiplied throughput by %.1fx", best_cpu_ratio);
+        cat(cpu_text, sizeof(cpu_text), " (%.0f -> %.0f req/s)", x->throughput_rps,
+            y->throughput_rps);
+    }
     /* Peak memory against the limits, where measured. */
     double max_share = -1;
     int max_share_i = -1;
@@ -551,15 +645,17 @@ static void find_cpu_memory(const struct advisor_row *rows, size_t n, struct adv
         }
     }
 
-    bool memory_flat = (mem_pairs > 0 && fabs(max_mem_effect) <= ADVISOR_NOISE * 100) ||
+    double share_shown = round(max_share * 100);
+    bool spare = max_share >= 0 && share_shown < PCT(ADVISOR_MEM_SPARE_SHARE);
+    bool memory_flat = (mem_pairs > 0 && fabs(max_mem_effect) <= PCT(ADVISOR_NOISE)) ||
                        (mem_pairs == 0 && level_pairs > 0 && mem_better == 0) ||
-                       (mem_pairs == 0 && level_pairs == 0 && max_share >= 0 && max_share < 0.8);
+                       (mem_pairs == 0 && level_pairs == 0 && spare);
     char mem_sentence[ADVISOR_TEXT_LEN] = "";
-    if (mem_pairs > 0 && fabs(max_mem_effect) <= ADVISOR_NOISE * 100)
+    if (mem_pairs > 0 && fabs(max_mem_effect) <= PCT(ADVISOR_NOISE))
         snprintf(mem_sentence, sizeof(mem_sentence),
                  "memory made no measurable difference (%s; within the %.0f%% this sweep treats "
                  "as noise)",
-                 mem_text, ADVISOR_NOISE * 100);
+                 mem_text, PCT(ADVISOR_NOISE));
     else if (mem_pairs > 0)
         snprintf(mem_sentence, sizeof(mem_sentence),
                  "more memory changed throughput by up to "
@@ -567,36 +663,38 @@ static void find_cpu_memory(const struct advisor_row *rows, size_t n, struct adv
                  max_mem_effect, mem_text);
     else if (level_pairs > 0 && mem_better == 0)
         snprintf(mem_sentence, sizeof(mem_sentence),
-                 "at the same CPU no variant with more memory did better (%s); no two variants "
-                 "differ only in memory, so memory's own effect is bounded, not isolated",
-                 level_text);
+                 "at the same CPU no variant with more memory did better by more than the %.0f%% "
+                 "this sweep treats as noise (%s); no two variants differ only in memory, so "
+                 "memory's own effect is bounded, not isolated",
+                 PCT(ADVISOR_NOISE), level_text);
     if (max_share_i >= 0) {
         char extra[ADVISOR_TEXT_LEN];
         snprintf(extra, sizeof(extra),
-                 "%speak memory reached at most %.0f%% of the limit (%s of "
-                 "%s in %s)",
-                 mem_sentence[0] ? "; " : "", max_share * 100,
+                 "%speak memory reached at most %.0f%% of the limit (%s of %s in %s), %s "
+                 "%.0f%% this advisor reads as room to spare",
+                 mem_sentence[0] ? "; " : "", share_shown,
                  mem_txt(rows[max_share_i].peak_memory_bytes -
                              rows[max_share_i].peak_memory_bytes % (1 << 20),
                          b1),
                  mem_txt(rows[max_share_i].variant.memory_bytes, b2),
-                 rows[max_share_i].variant.label);
+                 rows[max_share_i].variant.label, spare ? "under the" : "not under the",
+                 PCT(ADVISOR_MEM_SPARE_SHARE));
         cat(mem_sentence, sizeof(mem_sentence), "%s", extra);
     }
 
-    if (best_cpu_ratio > 0 && best_cpu_ratio <= 1.0 + ADVISOR_NOISE)
+    if (cpu_flat)
         finding(a,
                 "More CPU made no measurable difference (%s; within the %.0f%% this sweep treats "
                 "as noise): at this load the app is not CPU-bound, so look at what it waits on "
                 "(database, locks, the load itself) before buying cores.%s%s%s",
-                cpu_text, ADVISOR_NOISE * 100, mem_sentence[0] ? " Memory: " : "", mem_sentence,
+                cpu_text, PCT(ADVISOR_NOISE), mem_sentence[0] ? " Memory: " : "", mem_sentence,
                 mem_sentence[0] ? "." : "");
-    else if (best_cpu_ratio >= 1.0 + 2 * ADVISOR_NOISE && memory_flat)
+    else if (cpu_matters && memory_flat)
         finding(a,
                 "CPU dominates memory for this workload: %s, while %s. Don't buy memory to fix "
                 "what is a CPU shortage.",
                 cpu_text, mem_sentence);
-    else if (best_cpu_ratio > 0 && cpu_text[0])
+    else if (cpu_x >= 0)
         finding(a, "CPU: %s.%s%s%s", cpu_text, mem_sentence[0] ? " Memory: " : "", mem_sentence,
                 mem_sentence[0] ? "." : "");
     else if (mem_sentence[0]) {
@@ -631,6 +729,154 @@ static size_t best_per_cpu(const struct advisor_row *rows, size_t n, const struc
     return m;
 }
 
+/* Where a step from a smaller to a larger CPU falls, judged on the whole percentages the
+ * sentence prints: first the throughput change against the noise, then the share of linear
+ * scaling (throughput ratio over CPU ratio) against the linear band. */
+enum scaling_band {
+    SCALING_FELL,   /* throughput fell by more than the noise */
+    SCALING_FLAT,   /* throughput changed by no more than the noise */
+    SCALING_SUB,    /* below ADVISOR_LINEAR_LOW of linear */
+    SCALING_LINEAR, /* ADVISOR_LINEAR_LOW .. ADVISOR_LINEAR_HIGH of linear */
+    SCALING_SUPER,  /* above ADVISOR_LINEAR_HIGH of linear */
+};
+
+/* Share of linear scaling from -> to, as the whole percentage printed. */
+static double linear_pct(const struct advisor_row *from, const struct advisor_row *to)
+{
+    return round(to->throughput_rps / from->throughput_rps / (cores_of(to) / cores_of(from)) *
+                 100.0);
+}
+
+static enum scaling_band scaling_band(const struct advisor_row *from, const struct advisor_row *to)
+{
+    double change = shown_pct(from->throughput_rps, to->throughput_rps);
+    double eff = linear_pct(from, to);
+
+    if (change < -PCT(ADVISOR_NOISE))
+        return SCALING_FELL;
+    if (change <= PCT(ADVISOR_NOISE))
+        return SCALING_FLAT;
+    if (eff < PCT(ADVISOR_LINEAR_LOW))
+        return SCALING_SUB;
+    if (eff > PCT(ADVISOR_LINEAR_HIGH))
+        return SCALING_SUPER;
+    return SCALING_LINEAR;
+}
+
+static const char *scaling_word(enum scaling_band b)
+{
+    switch (b) {
+    case SCALING_FELL:
+        return "throughput fell";
+    case SCALING_FLAT:
+        return "no measurable change";
+    case SCALING_SUB:
+        return "sub-linear";
+    case SCALING_LINEAR:
+        return "linear";
+    case SCALING_SUPER:
+        return "super-linear";
+    }
+    return "?";
+}
+
+/* Appends "1.5x for 2.0x the CPU, 74% of linear" for from -> to. */
+static void cat_step(char *buf, size_t len, const struct advisor_row *from,
+                     const struct advisor_row *to)
+{
+    cat(buf, len, "%.1fx for %.1fx the CPU, %.0f%% of linear",
+        to->throughput_rps / from->throughput_rps, cores_of(to) / cores_of(from),
+        linear_pct(from, to));
+}
+
+/* Appends why a smallest row is the odd one when a larger row did more per core than it
+ * (super-linear against it), and, with a third row, whether the rows above it scale linearly
+ * among themselves. sup is the row most super-linear against base. */
+static void cat_throttled(char *buf, size_t len, const struct advisor_row *rows, const int *idx,
+                          size_t m, const struct advisor_row *sup)
+{
+    const struct advisor_row *base = &rows[idx[0]], *next = &rows[idx[1]], *top = &rows[idx[m - 1]];
+
+    cat(buf, len,
+        " %s did %.0f%% of linear against %s: more cores cannot make each core do more work, so "
+        "the smallest variant was likely throttled below its share of CPU (on cgroup limits: its "
+        "CFS quota spent early in each period, then idle until the next; garbage collection or "
+        "the runtime's threads spending the quota under throttling). Its row is the odd one: "
+        "read it as a floor, not as what one core of the app does.",
+        sup->variant.label, linear_pct(base, sup), base->variant.label);
+    if (m < 3)
+        return;
+    enum scaling_band rb = scaling_band(next, top);
+    cat(buf, len, " Without it, %s -> %s is ", next->variant.label, top->variant.label);
+    cat_step(buf, len, next, top);
+    cat(buf, len, " (%s)", scaling_word(rb));
+    if (rb == SCALING_SUPER)
+        cat(buf, len, ", so %s was likely throttled as well", next->variant.label);
+    cat(buf, len, ".");
+}
+
+/* The scaling finding for rows idx[0..m) (m >= 2, sorted by CPU, the first throughput > 0). Its
+ * word is the band of the smallest -> largest step; any larger row that did more per core than
+ * the smallest (super-linear against it) names the smallest as the odd row and the likely
+ * cause. */
+static void say_scaling(const struct advisor_row *rows, const int *idx, size_t m, bool matched,
+                        const char *text, struct advice *a)
+{
+    const struct advisor_row *base = &rows[idx[0]], *top = &rows[idx[m - 1]], *sup = NULL;
+    double eff = linear_pct(base, top);
+    const char *scope =
+        matched ? "when workers match cores" : "from the smallest to the largest CPU";
+    char linear[64], odd[ADVISOR_TEXT_LEN] = "";
+
+    for (size_t k = 1; k < m; k++)
+        if (scaling_band(base, &rows[idx[k]]) == SCALING_SUPER &&
+            (!sup || linear_pct(base, &rows[idx[k]]) > linear_pct(base, sup)))
+            sup = &rows[idx[k]];
+    if (sup)
+        cat_throttled(odd, sizeof(odd), rows, idx, m, sup);
+    snprintf(linear, sizeof(linear), "the %.0f-%.0f%% this advisor calls linear",
+             PCT(ADVISOR_LINEAR_LOW), PCT(ADVISOR_LINEAR_HIGH));
+    switch (scaling_band(base, top)) {
+    case SCALING_FELL:
+        finding(a,
+                "Throughput fell as CPU grew %s: %s. From the smallest to the largest CPU it "
+                "changed by %+.0f%%, more than the %.0f%% this sweep treats as noise: at this "
+                "load the larger variants lost to something other than CPU (locks, a database, "
+                "coordination between workers).%s",
+                scope, text, shown_pct(base->throughput_rps, top->throughput_rps),
+                PCT(ADVISOR_NOISE), odd);
+        break;
+    case SCALING_FLAT:
+        finding(a,
+                "Throughput did not scale with CPU %s: %s. From the smallest to the largest CPU it "
+                "changed by %+.0f%%, within the %.0f%% this sweep treats as noise: at this load "
+                "more cores did not help.%s",
+                scope, text, shown_pct(base->throughput_rps, top->throughput_rps),
+                PCT(ADVISOR_NOISE), odd);
+        break;
+    case SCALING_SUB:
+        finding(a,
+                "Scaling is sub-linear %s: %s. From the smallest to the largest CPU, throughput "
+                "per core kept %.0f%% of its value, below %s: the larger variants lose part of "
+                "each added core to something they share (locks, a database, coordination "
+                "between workers, the load itself).%s",
+                scope, text, eff, linear, odd);
+        break;
+    case SCALING_LINEAR:
+        finding(a,
+                "Scaling is linear %s: %s. From the smallest to the largest CPU, throughput per "
+                "core kept %.0f%% of its value, within %s.%s",
+                scope, text, eff, linear, odd);
+        break;
+    case SCALING_SUPER:
+        finding(a,
+                "Scaling is super-linear %s: %s. From the smallest to the largest CPU, throughput "
+                "per core rose to %.0f%% of its value, above %s.%s",
+                scope, text, eff, linear, odd);
+        break;
+    }
+}
+
 static void find_scaling(const struct advisor_row *rows, size_t n, struct advice *a)
 {
     int idx[VARIANT_MAX];
@@ -638,8 +884,8 @@ static void find_scaling(const struct advisor_row *rows, size_t n, struct advice
     char text[ADVISOR_TEXT_LEN] = "", b1[QTY_LEN];
     bool matched = true;
 
-    /* Workers equal to cores first (seed 000's "match workers to cores"), else the best
-     * variant per CPU level. */
+    /* Workers equal to cores first ("match workers to cores"), else the best variant per CPU
+     * level. */
     m = best_per_cpu(rows, n, a, true, idx);
     if (m < 2) {
         matched = false;
@@ -656,31 +902,20 @@ static void find_scaling(const struct advisor_row *rows, size_t n, struct advice
             idx[j - 1] = t;
         }
     const struct advisor_row *base = &rows[idx[0]];
-    double eff = 0;
+    /* A smallest row that served nothing has no per-core rate to compare with. */
+    if (!(base->throughput_rps > 0))
+        return;
     for (size_t k = 0; k < m; k++) {
         const struct advisor_row *r = &rows[idx[k]];
-        if (k == 0) {
-            cat(text, sizeof(text), "%uw/%sc -> %.0f req/s", r->variant.workers, cores_txt(r, b1),
-                r->throughput_rps);
+        cat(text, sizeof(text), "%s%uw/%sc -> %.0f req/s", k ? ", " : "", r->variant.workers,
+            cores_txt(r, b1), r->throughput_rps);
+        if (k == 0)
             continue;
-        }
-        double ratio = base->throughput_rps > 0 ? r->throughput_rps / base->throughput_rps : 0;
-        double cpu_ratio = cores_of(r) / cores_of(base);
-        eff = cpu_ratio > 0 ? ratio / cpu_ratio : 0;
-        cat(text, sizeof(text),
-            ", %uw/%sc -> %.0f req/s (%.1fx for %.1fx the CPU, %.0f%% of "
-            "linear)",
-            r->variant.workers, cores_txt(r, b1), r->throughput_rps, ratio, cpu_ratio, eff * 100);
+        cat(text, sizeof(text), " (");
+        cat_step(text, sizeof(text), base, r);
+        cat(text, sizeof(text), ")");
     }
-    const char *shape = eff >= 0.9   ? "Scaling is linear"
-                        : eff >= 0.6 ? "Scaling is roughly linear"
-                        : eff >= 0.3 ? "Scaling falls well short of linear"
-                                     : "Scaling barely pays";
-    finding(a,
-            "%s %s: %s. From the smallest to the largest CPU, throughput per core kept %.0f%% "
-            "of its value.",
-            shape, matched ? "when workers match cores" : "from the smallest to the largest CPU",
-            text, eff * 100);
+    say_scaling(rows, idx, m, matched, text, a);
 }
 
 static void find_caveats(const struct advisor_row *rows, size_t n, const struct advisor_opts *o,

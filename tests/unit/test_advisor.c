@@ -126,8 +126,9 @@ static void test_seed000_findings(void **state)
     assert_true(has(&a, "CPU dominates memory"));
     assert_true(has(&a, "from 0.5 to 1 cores at the same memory (1w / 512Mi) multiplied "
                         "throughput by 3.7x"));
-    /* 3. Roughly linear when workers match cores: 1.5x and 2.7x. */
-    assert_true(has(&a, "Scaling is roughly linear when workers match cores"));
+    /* 3. When workers match cores: 1.5x and 2.7x, 67% of linear from 1 to 4 cores: sub-linear
+     * (the published text said "roughly linear", which its own 67% does not support). */
+    assert_true(has(&a, "Scaling is sub-linear when workers match cores"));
     assert_true(has(&a, "2w/2c -> 1637 req/s (1.5x"));
     assert_true(has(&a, "4w/4c -> 2995 req/s (2.7x"));
 }
