@@ -172,7 +172,9 @@ static void recommend(const struct advisor_row *rows, size_t n, const struct adv
         return;
     }
     snprintf(a->why, sizeof(a->why), "the highest-throughput variant not OVERLOADED%s",
-             o->target_rps > 0 ? " (no variant was HEALTHY, so the target is not met)" : "");
+             o->target_rps > 0 ? " (no variant that shows the app's capacity was HEALTHY, so the "
+                                 "target is not met)"
+                               : "");
     if (o->target_rps > 0)
         a->replicas = (unsigned)ceil(o->target_rps / rows[best].throughput_rps);
 }
@@ -296,7 +298,7 @@ static void fit_cores_per_worker(const struct advisor_row *rows, size_t n, struc
         d->variants = 0;
         snprintf(d->text, sizeof(d->text),
                  "the data cannot decide: no CPU level of 1 core or more was measured with two "
-                 "worker counts%s; the default %g is used (" ADVISOR_DEFAULTS_SOURCE ")",
+                 "worker counts%s; the default %g is used (from " ADVISOR_DEFAULTS_SOURCE ")",
                  skipped_subcore ? " (levels below 1 core cannot: one worker is the floor)" : "",
                  def.cores_per_worker);
         return;
@@ -356,7 +358,7 @@ static void fit_memory_per_worker(const struct advisor_row *rows, size_t n, stru
         d->fallback = true;
         snprintf(d->text, sizeof(d->text),
                  "the data cannot decide: no variant's peak memory was measured; the default "
-                 "%.0f MiB is used (" ADVISOR_DEFAULTS_SOURCE ")",
+                 "%.0f MiB is used (from " ADVISOR_DEFAULTS_SOURCE ")",
                  def.memory_per_worker_mib);
         /* An OOM kill is the one fact that proves the default too small; only a larger value
          * replaces it, a smaller one says nothing about what would have been enough. */
@@ -438,7 +440,7 @@ static void fit_max_workers(const struct advisor_row *rows, size_t n, struct adv
         d->variants = (unsigned)m;
         snprintf(d->text, sizeof(d->text),
                  "the data cannot decide: fewer than two variants with workers matched to "
-                 "cores; the default %u is used (" ADVISOR_DEFAULTS_SOURCE ")",
+                 "cores; the default %u is used (from " ADVISOR_DEFAULTS_SOURCE ")",
                  def.max_workers);
         return;
     }
@@ -472,7 +474,7 @@ static void fit_max_workers(const struct advisor_row *rows, size_t n, struct adv
              prev->variant.workers, last->variant.workers,
              pct(prev->throughput_rps, last->throughput_rps),
              pct(prev->variant.workers, last->variant.workers), PCT(ADVISOR_PAYS_FRACTION),
-             own ? "the largest measured," : "the default (" ADVISOR_DEFAULTS_SOURCE ")",
+             own ? "the largest measured," : "the default (from " ADVISOR_DEFAULTS_SOURCE ")",
              a->rule.max_workers, m);
 }
 
@@ -930,7 +932,7 @@ static void find_caveats(const struct advisor_row *rows, size_t n, const struct 
         }
     if (k)
         finding(a,
-                "%d variant%s asked for more CPU than this host has (%.0f cores): %s. %s "
+                "%d variant%s asked for more CPU than this host has (%g cores): %s. %s "
                 "what the host could give, not the limit asked for; %s marked and never "
                 "recommended.",
                 k, k == 1 ? "" : "s", o->host_cores, list,
@@ -949,10 +951,11 @@ static void find_caveats(const struct advisor_row *rows, size_t n, const struct 
     if (k)
         finding(a,
                 "The host could not give %d variant%s %s CPU limit: the app's limit plus the "
-                "load generator and the other processes on this %.0f-core host came to more "
-                "than the host has, or the generator itself was saturated: %s. Those rows are "
-                "marked contended; they show a floor, not the app's capacity.",
-                k, k == 1 ? "" : "s", k == 1 ? "its" : "their", o->host_cores, list);
+                "load generator and the other processes on this %g-core host came to more "
+                "than the host has, or the generator itself was saturated: %s. %s marked "
+                "contended; %s a floor, not the app's capacity.",
+                k, k == 1 ? "" : "s", k == 1 ? "its" : "their", o->host_cores, list,
+                k == 1 ? "That row is" : "Those rows are", k == 1 ? "it shows" : "they show");
     bool unenforced = false;
     for (size_t i = 0; i < n; i++)
         if (rows[i].flags & ADVISOR_ROW_UNENFORCED)
