@@ -2,6 +2,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -105,6 +106,14 @@ static int cheaper(const struct advisor_row *x, const struct advisor_row *y)
     return x->throughput_rps > y->throughput_rps;
 }
 
+/* Pods of throughput rps that carry target (rps > 0); saturates instead of overflowing, as a
+ * hand-edited resume state can hold a tiny throughput. */
+static unsigned replicas_for(double target, double rps)
+{
+    double r = ceil(target / rps);
+    return r >= (double)UINT_MAX ? UINT_MAX : (unsigned)r;
+}
+
 static void recommend(const struct advisor_row *rows, size_t n, const struct advisor_opts *o,
                       struct advice *a)
 {
@@ -148,7 +157,7 @@ static void recommend(const struct advisor_row *rows, size_t n, const struct adv
         if (best >= 0) {
             a->by_target = true;
             a->recommended = best;
-            a->replicas = (unsigned)ceil(o->target_rps / rows[best].throughput_rps);
+            a->replicas = replicas_for(o->target_rps, rows[best].throughput_rps);
             snprintf(a->why, sizeof(a->why),
                      "no single variant served the target of %.0f req/s HEALTHY; %u replicas "
                      "of this size (%.0f req/s each, HEALTHY) need the fewest cores in total "
@@ -159,7 +168,9 @@ static void recommend(const struct advisor_row *rows, size_t n, const struct adv
         /* No HEALTHY variant at all: fall through to the default rule, and say so. */
     }
     for (size_t i = 0; i < n; i++) {
-        if (!usable(rows, a, i) || a->rows[i].verdict == VERDICT_OVERLOADED)
+        /* A row that served nothing is no recommendation, whatever its latency. */
+        if (!usable(rows, a, i) || a->rows[i].verdict == VERDICT_OVERLOADED ||
+            !(rows[i].throughput_rps > 0))
             continue;
         if (best < 0 || rows[i].throughput_rps > rows[best].throughput_rps)
             best = (int)i;
@@ -176,7 +187,7 @@ static void recommend(const struct advisor_row *rows, size_t n, const struct adv
                                  "target is not met)"
                                : "");
     if (o->target_rps > 0)
-        a->replicas = (unsigned)ceil(o->target_rps / rows[best].throughput_rps);
+        a->replicas = replicas_for(o->target_rps, rows[best].throughput_rps);
 }
 
 /* ---- values -------------------------------------------------------------------------------- */
@@ -806,7 +817,7 @@ static void cat_throttled(char *buf, size_t len, const struct advisor_row *rows,
         "the runtime's threads spending the quota under throttling). Its row is the odd one: "
         "read it as a floor, not as what one core of the app does.",
         sup->variant.label, linear_pct(base, sup), base->variant.label);
-    if (m < 3)
+    if (m < 3 || !(next->throughput_rps > 0))
         return;
     enum scaling_band rb = scaling_band(next, top);
     cat(buf, len, " Without it, %s -> %s is ", next->variant.label, top->variant.label);
