@@ -851,22 +851,20 @@ static void say_scaling(const struct advisor_row *rows, const int *idx, size_t m
              PCT(ADVISOR_LINEAR_LOW), PCT(ADVISOR_LINEAR_HIGH));
     switch (scaling_band(base, top)) {
     case SCALING_FELL:
+    case SCALING_FLAT: {
+        bool fell = scaling_band(base, top) == SCALING_FELL;
         finding(a,
-                "Throughput fell as CPU grew %s: %s. From the smallest to the largest CPU it "
-                "changed by %+.0f%%, more than the %.0f%% this sweep treats as noise: at this "
-                "load the larger variants lost to something other than CPU (locks, a database, "
-                "coordination between workers).%s",
-                scope, text, shown_pct(base->throughput_rps, top->throughput_rps),
-                PCT(ADVISOR_NOISE), odd);
+                "%s %s: %s. From the smallest to the largest CPU it changed by %+.0f%%, %s the "
+                "%.0f%% this sweep treats as noise: %s%s",
+                fell ? "Throughput fell as CPU grew" : "Throughput did not scale with CPU", scope,
+                text, shown_pct(base->throughput_rps, top->throughput_rps),
+                fell ? "more than" : "within", PCT(ADVISOR_NOISE),
+                fell ? "at this load the larger variants lost to something other than CPU (locks, "
+                       "a database, coordination between workers)."
+                     : "at this load more cores did not help.",
+                odd);
         break;
-    case SCALING_FLAT:
-        finding(a,
-                "Throughput did not scale with CPU %s: %s. From the smallest to the largest CPU it "
-                "changed by %+.0f%%, within the %.0f%% this sweep treats as noise: at this load "
-                "more cores did not help.%s",
-                scope, text, shown_pct(base->throughput_rps, top->throughput_rps),
-                PCT(ADVISOR_NOISE), odd);
-        break;
+    }
     case SCALING_SUB:
         finding(a,
                 "Scaling is sub-linear %s: %s. From the smallest to the largest CPU, throughput "
