@@ -1,8 +1,9 @@
-/* Tests for src/sweep/advisor.c. The main fixture is a published reference sweep (a small web
- * app, six variants from 0.5 to 4 cores): the advisor must reach the same verdicts, the same `*`,
- * the same estimated users and state the same takeaways from the same numbers, except where the
- * published words do not match their own numbers. Throughputs carry one decimal chosen so that
- * they print as the published table does (301, 1111 ...) and give its user estimates (~601 ...).
+/* Tests for the advisor (src/sweep/advisor.c, advisor_rule.c, advisor_findings.c). The main
+ * fixture is a published reference sweep (a small web app, six variants from 0.5 to 4 cores):
+ * the advisor must reach the same verdicts, the same `*`, the same estimated users and state the
+ * same takeaways from the same numbers, except where the published words do not match their own
+ * numbers. Throughputs carry one decimal chosen so that they print as the published table does
+ * (301, 1111 ...) and give its user estimates (~601 ...).
  *
  * The band tests pin the words of every finding for each band of its number. Expected phrases
  * that name a threshold are formatted from the advisor's constants, and rows at a band's edges
