@@ -40,6 +40,7 @@ static cJSON *row_to_json(const struct advisor_row *r)
     cJSON_AddNumberToObject(o, "cpu_cores_used", r->cpu_cores_used);
     cJSON_AddNumberToObject(o, "peak_memory_bytes", (double)r->peak_memory_bytes);
     cJSON_AddNumberToObject(o, "gen_cores", r->gen_cores);
+    cJSON_AddNumberToObject(o, "host_other_cores", r->host_other_cores);
     cJSON_AddNumberToObject(o, "flags", r->flags);
     return o;
 }
@@ -87,6 +88,7 @@ static int row_from_json(const cJSON *o, const struct variant *want, struct advi
     r->cpu_cores_used = clamped(o, "cpu_cores_used", -1, -1, 1e6);
     r->peak_memory_bytes = (int64_t)clamped(o, "peak_memory_bytes", -1, -1, U64_CAP);
     r->gen_cores = clamped(o, "gen_cores", -1, -1, 1e6);
+    r->host_other_cores = clamped(o, "host_other_cores", -1, -1, 1e6);
     r->flags = (unsigned)clamped(o, "flags", 0, 0, 0xffffffffu);
     return 0;
 }

@@ -5,7 +5,6 @@
 set -eu
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-command -v sh >/dev/null || { echo "no sh"; exit 77; }
 snippet="$ROOT/examples/workers-auto.sh"
 
 cat >"$tmp/rule.yaml" <<'Y'

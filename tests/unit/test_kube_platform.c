@@ -1,64 +1,20 @@
-/* Tests for src/kube/platform.c. Without the fake API server only the quantity parser runs;
- * tests/integration/kube_platform.sh starts the fake (with its kubelet running pods as local
- * processes) and sets FAKEAPI_DIR, and then: clone mode (labels, ownerReference, emptyDir,
- * requests = limits, the variant's env reaching the process, the original untouched, the clone
- * gone), in-place mode (exact restore), drift, OOM-kill, crash-loop and unschedulable
- * failures, cancellation. */
+/* Unit tests for src/kube/platform*.c that need no API server: parsing the CPU quantities of
+ * metrics.k8s.io, and the clone's names and label values within Kubernetes' limits. The platform itself is tested against the fake API server by
+ * tests/kube/test_kube_platform.c (tests/integration/kube_platform.sh). */
 
+#include <ctype.h>
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <cmocka.h>
 
-#include <curl/curl.h>
-
-#include "kube/internal.h"
-#include "kube/objects.h"
 #include "kube/platform.h"
-#include "load/profile.h"
-#include "load/result.h"
-#include "sweep/runner.h"
-#include "sweep/variant.h"
-
-static const char *fdir;
-static kube_config_t *cfg;
-static kube_client_t *cl;
-
-static int group_setup(void **state)
-{
-    (void)state;
-    char err[ERR_LEN] = "", path[512];
-    fdir = getenv("FAKEAPI_DIR");
-    if (!fdir || !fdir[0])
-        return 0;
-    snprintf(path, sizeof(path), "%s/kubeconfig", fdir);
-    struct kube_config_opts co = {.kubeconfig = path};
-    if (kube_config_load(&co, &cfg, err) || kube_client_new(cfg, NULL, &cl, err)) {
-        fprintf(stderr, "setup: %s\n", err);
-        return -1;
-    }
-    return 0;
-}
-
-static int group_teardown(void **state)
-{
-    (void)state;
-    kube_client_free(cl);
-    kube_config_free(cfg);
-    return 0;
-}
-
-#define NEED_FAKE()                                                                                \
-    do {                                                                                           \
-        if (!fdir || !fdir[0])                                                                     \
-            skip();                                                                                \
-    } while (0)
 
 static void test_parse_cores(void **state)
 {
@@ -82,566 +38,133 @@ static void test_parse_cores(void **state)
     }
 }
 
-/* ---- helpers against the fake ------------------------------------------------------------- */
+/* ---- the clone's names -------------------------------------------------------------------- */
 
-/* The app's WORKERS env entry; tests of a valueFrom original change it. */
-static const char *workers_entry = "{\"name\":\"WORKERS\",\"value\":\"1\"}";
-
-static void create_app(const char *name, const char *image, const char *extra_meta,
-                       const char *extra_spec)
+/* A Kubernetes label value: at most 63 characters, alphanumeric at both ends. */
+static bool label_value_ok(const char *v)
 {
-    char body[4096], err[ERR_LEN] = "";
-    kube_delete(cl, &KUBE_DEPLOYMENTS, "default", name, NULL, err);
-    for (int i = 0; i < 50; i++) {
-        if (kube_get(cl, &KUBE_DEPLOYMENTS, "default", name, NULL, err) == -ENOENT)
-            break;
-        usleep(100000);
+    size_t n = strlen(v);
+    if (n > KUBE_LABEL_VALUE_MAX)
+        return false;
+    if (n == 0)
+        return true;
+    if (!isalnum((unsigned char)v[0]) || !isalnum((unsigned char)v[n - 1]))
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (!isalnum((unsigned char)v[i]) && !strchr("-_.", v[i]))
+            return false;
+    return true;
+}
+
+/* A Deployment name (RFC 1123 subdomain): dot-separated parts of lowercase alphanumerics and
+ * '-', each starting and ending alphanumeric. */
+static bool object_name_ok(const char *v)
+{
+    size_t n = strlen(v);
+    if (n == 0 || n > 253)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        char c = v[i], prev = i ? v[i - 1] : '.', next = i + 1 < n ? v[i + 1] : '.';
+        if (c == '.' && (prev == '.' || prev == '-' || next == '.' || next == '-'))
+            return false;
+        if (c == '-' && (prev == '.' || next == '.'))
+            return false;
+        if (!(islower((unsigned char)c) || isdigit((unsigned char)c) || c == '-' || c == '.'))
+            return false;
     }
-    snprintf(body, sizeof(body),
-             "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":\"%s\","
-             "\"labels\":{\"app\":\"%s\"}%s},\"spec\":{\"replicas\":1,%s\"selector\":{"
-             "\"matchLabels\":{\"app\":\"%s\"}},\"template\":{\"metadata\":{\"labels\":{\"app\":"
-             "\"%s\",\"tier\":\"web\"}},\"spec\":{\"containers\":[{\"name\":\"app\",\"image\":"
-             "\"%s\",\"env\":[{\"name\":\"GREETING\",\"value\":\"hi\"},%s],\"ports\":[{"
-             "\"containerPort\":8080}],\"resources\":{\"limits\":{"
-             "\"cpu\":\"1\",\"memory\":\"256Mi\"},\"requests\":{\"cpu\":\"100m\",\"memory\":"
-             "\"64Mi\",\"ephemeral-storage\":\"1Gi\"}}}],\"volumes\":[{\"name\":\"data\","
-             "\"persistentVolumeClaim\":{\"claimName\":\"%s-data\"}},{\"name\":\"cfg\","
-             "\"configMap\":{\"name\":\"x\"}}]}}}}",
-             name, name, extra_meta ? extra_meta : "", extra_spec ? extra_spec : "", name, name,
-             image, workers_entry, name);
-    cJSON *d = cJSON_Parse(body);
-    assert_non_null(d);
-    if (kube_create(cl, &KUBE_DEPLOYMENTS, "default", d, NULL, err))
-        fail_msg("create %s: %s", name, err);
-    cJSON_Delete(d);
+    return true;
 }
 
-static void wait_rollout(const char *name)
+static void check_names(const char *name, char clone[KUBE_LABEL_VALUE_MAX + 1],
+                        char label[KUBE_LABEL_VALUE_MAX + 1])
 {
-    char err[ERR_LEN] = "", msg[ERR_LEN] = "";
-    for (int i = 0; i < 300; i++) {
-        cJSON *d = NULL;
-        enum kube_rollout r = KUBE_ROLLOUT_WAITING;
-        if (kube_get(cl, &KUBE_DEPLOYMENTS, "default", name, &d, err) == 0)
-            kube_deploy_rollout(d, &r, msg);
-        cJSON_Delete(d);
-        if (r == KUBE_ROLLOUT_DONE)
-            return;
-        usleep(100000);
-    }
-    fail_msg("%s never rolled out: %s", name, msg);
+    char again[KUBE_LABEL_VALUE_MAX + 1];
+    kube_platform_clone_name(name, clone);
+    kube_platform_clone_label(name, label);
+    if (!label_value_ok(clone) || !object_name_ok(clone))
+        fail_msg("clone name '%s' of '%s' is not a valid name and label value", clone, name);
+    if (!label_value_ok(label))
+        fail_msg("label '%s' of '%s' is not a valid label value", label, name);
+    size_t n = strlen(clone);
+    assert_true(n > 7 && strcmp(clone + n - 7, "-sizeup") == 0);
+    kube_platform_clone_name(name, again); /* deterministic */
+    assert_string_equal(again, clone);
+    kube_platform_clone_label(name, again);
+    assert_string_equal(again, label);
 }
 
-static size_t on_body(char *p, size_t s, size_t n, void *ud)
-{
-    char *buf = ud;
-    size_t have = strlen(buf), add = s * n;
-    if (have + add >= 16384)
-        add = 16383 - have;
-    memcpy(buf + have, p, add);
-    buf[have + add] = '\0';
-    return s * n;
-}
-
-/* GET url+path from the variant's pod; the body into buf (16 KiB). */
-static long http_get(const char *url, const char *path, char *buf)
-{
-    char full[700];
-    long code = 0;
-    CURL *h = curl_easy_init();
-    snprintf(full, sizeof(full), "%s%s", url, path);
-    buf[0] = '\0';
-    curl_easy_setopt(h, CURLOPT_URL, full);
-    curl_easy_setopt(h, CURLOPT_TIMEOUT, 10L);
-    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
-    curl_easy_setopt(h, CURLOPT_WRITEDATA, buf);
-    if (curl_easy_perform(h) == CURLE_OK)
-        curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
-    curl_easy_cleanup(h);
-    return code;
-}
-
-static cJSON *get_deploy(const char *name)
-{
-    char err[ERR_LEN] = "";
-    cJSON *d = NULL;
-    if (kube_get(cl, &KUBE_DEPLOYMENTS, "default", name, &d, err))
-        fail_msg("get %s: %s", name, err);
-    return d;
-}
-
-static struct variant var(const char *spec)
-{
-    struct variant v;
-    char err[ERR_LEN] = "";
-    if (variant_parse(spec, &v, err))
-        fail_msg("variant %s: %s", spec, err);
-    return v;
-}
-
-/* Runs one variant through apply and wait_ready; returns wait_ready's result. */
-static int run_variant(struct platform *p, const struct variant *v, struct platform_failure *f,
-                       int64_t timeout_us)
-{
-    char err[ERR_LEN] = "";
-    int rc = p->ops->apply(p->self, v, f, err);
-    if (rc)
-        fail_msg("apply %s: %s", v->spec, err);
-    return p->ops->wait_ready(p->self, timeout_us, NULL, f, err);
-}
-
-/* ---- clone mode --------------------------------------------------------------------------- */
-
-static void test_clone_mode(void **state)
+static void test_clone_names(void **state)
 {
     (void)state;
-    NEED_FAKE();
-    char err[ERR_LEN] = "", url[PLATFORM_URL_LEN], body[16384];
-    struct platform p;
-    struct platform_failure f;
-    struct platform_facts facts;
-    struct platform_usage u;
+    char name[254], other[254], clone[64], label[64], clone2[64], label2[64];
 
-    create_app("web", "example/web:1", NULL, NULL);
-    wait_rollout("web");
-    cJSON *before = get_deploy("web");
+    /* Short names are used as they are. */
+    check_names("web", clone, label);
+    assert_string_equal(clone, "web-sizeup");
+    assert_string_equal(label, "web");
+    memset(name, 'a', 56);
+    name[56] = '\0';
+    check_names(name, clone, label); /* "-sizeup" makes exactly 63 */
+    assert_int_equal(strlen(clone), 63);
+    assert_int_equal(strncmp(clone, name, 56), 0);
+    assert_string_equal(label, name);
 
-    struct kube_platform_config kc = {.client = cl,
-                                      .ns = "default",
-                                      .deployment = "web",
-                                      .run_id = "t1",
-                                      .poll_interval_us = 200000};
-    assert_int_equal(kube_platform_new(&kc, &p, err), 0);
-    assert_string_equal(p.ops->name, "kube");
-    assert_int_equal(p.ops->facts(p.self, &facts, err), 0);
-    assert_true(facts.limits_enforced);
-    assert_non_null(strstr(facts.machine, "Kubernetes v1.32.0-fake"));
-    assert_int_equal(p.ops->prepare(p.self, err), 0);
+    /* 57 characters: the clone's name is shortened, the label (57) is not. */
+    memset(name, 'a', 57);
+    name[57] = '\0';
+    check_names(name, clone, label);
+    assert_true(strlen(clone) <= 63);
+    assert_string_equal(label, name);
+    /* 63 and 64: the label is the name, then shortened. */
+    memset(name, 'b', 64);
+    name[63] = '\0';
+    check_names(name, clone, label);
+    assert_string_equal(label, name);
+    name[63] = 'b';
+    name[64] = '\0';
+    check_names(name, clone, label);
+    assert_true(strlen(label) <= 63);
+    assert_int_equal(strncmp(label, name, 40), 0); /* still readable: the name's start */
 
-    struct variant v1 = var("2@500m/128Mi"), v2 = var("3@1/192Mi");
-    if (run_variant(&p, &v1, &f, 60000000))
-        fail_msg("v1 not ready: %s", f.reason);
-    assert_int_equal(p.ops->target_url(p.self, url, sizeof(url), err), 0);
-    assert_true(strncmp(url, "http://127.", 11) == 0);
-    assert_non_null(strstr(url, ":8080"));
-    assert_int_equal(http_get(url, "/env", body), 200);
-    cJSON *env = cJSON_Parse(body);
-    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(env, "WORKERS")), "2");
-    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(env, "GREETING")), "hi");
-    cJSON_Delete(env);
+    /* The longest Deployment name, and another that differs only in its last character: their
+     * names and labels must not collide. */
+    memset(name, 'c', 253);
+    name[253] = '\0';
+    memcpy(other, name, sizeof(other));
+    other[252] = 'd';
+    check_names(name, clone, label);
+    check_names(other, clone2, label2);
+    assert_string_not_equal(clone, clone2);
+    assert_string_not_equal(label, label2);
+    /* ... nor two that differ only in a character the cut drops. */
+    other[252] = 'c';
+    other[100] = 'x';
+    check_names(other, clone2, label2);
+    assert_string_not_equal(clone, clone2);
+    assert_string_not_equal(label, label2);
 
-    /* The clone as the API holds it. */
-    cJSON *clone = get_deploy("web-sizeup");
-    assert_string_equal(kube_label(clone, KUBE_LABEL_CLONE), "web");
-    assert_string_equal(kube_label(clone, KUBE_LABEL_RUN), "t1");
-    const cJSON *ref = cJSON_GetArrayItem(kube_path_get(clone, "metadata.ownerReferences"), 0);
-    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(ref, "uid")),
-                        cJSON_GetStringValue(kube_path_get(before, "metadata.uid")));
-    assert_true(cJSON_IsFalse(cJSON_GetObjectItem(ref, "controller")));
-    assert_true(cJSON_IsFalse(cJSON_GetObjectItem(ref, "blockOwnerDeletion")));
-    assert_int_equal((int)cJSON_GetNumberValue(kube_path_get(clone, "spec.replicas")), 1);
-    const cJSON *tl = kube_path_get(clone, "spec.template.metadata.labels");
-    assert_null(cJSON_GetObjectItem(tl, "app")); /* no Service selecting app=web reaches it */
-    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(tl, KUBE_LABEL_CLONE)), "web");
-    const cJSON *vol = cJSON_GetArrayItem(kube_path_get(clone, "spec.template.spec.volumes"), 0);
-    assert_null(cJSON_GetObjectItem(vol, "persistentVolumeClaim"));
-    assert_non_null(cJSON_GetObjectItem(vol, "emptyDir"));
-    const cJSON *res = cJSON_GetObjectItem(kube_deploy_container(clone, "app"), "resources");
-    assert_string_equal(cJSON_GetStringValue(kube_path_get(res, "limits.cpu")), "500m");
-    assert_string_equal(cJSON_GetStringValue(kube_path_get(res, "requests.cpu")), "500m");
-    assert_string_equal(cJSON_GetStringValue(kube_path_get(res, "requests.memory")), "128Mi");
-    assert_string_equal(cJSON_GetStringValue(kube_path_get(res, "requests.ephemeral-storage")),
-                        "1Gi");
-    cJSON_Delete(clone);
-
-    assert_int_equal(p.ops->usage_begin(p.self, err), 0);
-    assert_int_equal(http_get(url, "/", body), 200);
-    assert_int_equal(p.ops->usage_end(p.self, &u, err), 0);
-    assert_true(u.window_s >= 0);
-    assert_true(u.cpu_s < 0); /* the fake serves no metrics.k8s.io: unknown, and said so */
-    assert_non_null(strstr(u.note, "metrics.k8s.io"));
-    assert_int_equal(u.restarts, 0);
-    assert_false(u.oom_killed);
-    assert_int_equal(p.ops->stop_variant(p.self, err), 0);
-
-    /* The second variant: the same clone, patched. */
-    if (run_variant(&p, &v2, &f, 60000000))
-        fail_msg("v2 not ready: %s", f.reason);
-    assert_int_equal(p.ops->target_url(p.self, url, sizeof(url), err), 0);
-    assert_int_equal(http_get(url, "/env", body), 200);
-    env = cJSON_Parse(body);
-    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(env, "WORKERS")), "3");
-    cJSON_Delete(env);
-    assert_int_equal(p.ops->stop_variant(p.self, err), 0);
-    assert_int_equal(p.ops->restore(p.self, err), 0);
-    assert_int_equal(p.ops->restore(p.self, err), 0); /* idempotent */
-    assert_int_equal(kube_get(cl, &KUBE_DEPLOYMENTS, "default", "web-sizeup", NULL, err), -ENOENT);
-
-    /* The original: spec and metadata as before, byte for byte. */
-    cJSON *after = get_deploy("web");
-    assert_true(
-        cJSON_Compare(cJSON_GetObjectItem(before, "spec"), cJSON_GetObjectItem(after, "spec"), 1));
-    assert_string_equal(cJSON_GetStringValue(kube_path_get(after, "metadata.resourceVersion")),
-                        cJSON_GetStringValue(kube_path_get(before, "metadata.resourceVersion")));
-    cJSON_Delete(after);
-    cJSON_Delete(before);
-    p.ops->free(p.self);
-}
-
-static void test_clone_refuses_foreign(void **state)
-{
-    (void)state;
-    NEED_FAKE();
-    char err[ERR_LEN] = "";
-    struct platform p;
-    /* Someone's real Deployment happens to be called web2-sizeup. */
-    create_app("web2", "example/web:1", NULL, NULL);
-    create_app("web2-sizeup", "example/web:1", NULL, NULL);
-    struct kube_platform_config kc = {.client = cl, .ns = "default", .deployment = "web2"};
-    assert_int_equal(kube_platform_new(&kc, &p, err), 0);
-    assert_int_equal(p.ops->prepare(p.self, err), -EEXIST);
-    assert_non_null(strstr(err, "not a sizeup clone"));
-    /* restore after a failed prepare deletes nothing that is not ours. */
-    p.ops->free(p.self);
-    assert_int_equal(kube_get(cl, &KUBE_DEPLOYMENTS, "default", "web2-sizeup", NULL, err), 0);
-    kube_delete(cl, &KUBE_DEPLOYMENTS, "default", "web2-sizeup", NULL, err);
-    kube_delete(cl, &KUBE_DEPLOYMENTS, "default", "web2", NULL, err);
-}
-
-/* ---- in-place mode ------------------------------------------------------------------------ */
-
-static void test_in_place_exact_restore(void **state)
-{
-    (void)state;
-    NEED_FAKE();
-    char err[ERR_LEN] = "", url[PLATFORM_URL_LEN], body[16384];
-    struct platform p;
-    struct platform_failure f;
-
-    /* The original takes WORKERS from a valueFrom: the variant's value must replace it. */
-    workers_entry = "{\"name\":\"WORKERS\",\"valueFrom\":{\"fieldRef\":{\"fieldPath\":"
-                    "\"metadata.name\"}}}";
-    create_app("inp", "example/web:1", NULL, NULL);
-    workers_entry = "{\"name\":\"WORKERS\",\"value\":\"1\"}";
-    wait_rollout("inp");
-    cJSON *before = get_deploy("inp");
-    struct kube_platform_config kc = {.client = cl,
-                                      .ns = "default",
-                                      .deployment = "inp",
-                                      .mode = KUBE_MODE_IN_PLACE,
-                                      .poll_interval_us = 200000};
-    assert_int_equal(kube_platform_new(&kc, &p, err), 0);
-    assert_int_equal(p.ops->prepare(p.self, err), 0);
-    cJSON *saved = get_deploy("inp");
-    const char *ann = kube_annotation(saved, KUBE_ANN_ORIGINAL);
-    assert_non_null(ann);
-    cJSON *tpl = cJSON_Parse(ann);
-    assert_true(cJSON_Compare(tpl, kube_path_get(before, "spec.template"), 1));
-    cJSON_Delete(tpl);
-    cJSON_Delete(saved);
-
-    struct variant v = var("4@1/192Mi");
-    if (run_variant(&p, &v, &f, 60000000))
-        fail_msg("in-place variant not ready: %s", f.reason);
-    assert_int_equal(p.ops->target_url(p.self, url, sizeof(url), err), 0);
-    assert_int_equal(http_get(url, "/env", body), 200);
-    cJSON *env = cJSON_Parse(body);
-    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(env, "WORKERS")), "4");
-    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(env, "GREETING")), "hi");
-    cJSON_Delete(env);
-    /* Only env and resources changed: the other container fields, labels and volumes stay. */
-    cJSON *mid = get_deploy("inp");
-    const cJSON *ctr = kube_deploy_container(mid, "app");
-    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(ctr, "image")), "example/web:1");
-    assert_string_equal(cJSON_GetStringValue(kube_path_get(ctr, "resources.limits.memory")),
-                        "192Mi");
-    assert_string_equal(kube_container_env(ctr, "WORKERS"), "4");
-    const cJSON *e;
-    cJSON_ArrayForEach(e, cJSON_GetObjectItem(ctr, "env"))
-    {
-        assert_null(cJSON_GetObjectItem(e, "valueFrom")); /* replaced, not merged */
-    }
-    assert_non_null(
-        cJSON_GetObjectItem(cJSON_GetArrayItem(kube_path_get(mid, "spec.template.spec.volumes"), 0),
-                            "persistentVolumeClaim"));
-    cJSON_Delete(mid);
-
-    /* A second prepare (a restarted operator) keeps the saved original, not the patched one. */
-    struct platform p2;
-    assert_int_equal(kube_platform_new(&kc, &p2, err), 0);
-    assert_int_equal(p2.ops->prepare(p2.self, err), 0);
-    p.ops->free(p.self);
-
-    assert_int_equal(p2.ops->stop_variant(p2.self, err), 0);
-    assert_int_equal(p2.ops->restore(p2.self, err), 0);
-    assert_false(kube_platform_drift(&p2, NULL));
-    cJSON *after = get_deploy("inp");
-    assert_true(cJSON_Compare(kube_path_get(after, "spec.template"),
-                              kube_path_get(before, "spec.template"), 1));
-    assert_null(kube_annotation(after, KUBE_ANN_ORIGINAL));
-    assert_int_equal(p2.ops->restore(p2.self, err), 0); /* idempotent */
-    cJSON_Delete(after);
-    cJSON_Delete(before);
-    p2.ops->free(p2.self);
-    wait_rollout("inp");
-}
-
-static void test_in_place_drift(void **state)
-{
-    (void)state;
-    NEED_FAKE();
-    char err[ERR_LEN] = "", msg[ERR_LEN] = "";
-    struct platform p;
-    struct platform_failure f;
-
-    create_app("drift", "example/web:1", NULL, NULL);
-    wait_rollout("drift");
-    cJSON *before = get_deploy("drift");
-    struct kube_platform_config kc = {.client = cl,
-                                      .ns = "default",
-                                      .deployment = "drift",
-                                      .mode = KUBE_MODE_IN_PLACE,
-                                      .poll_interval_us = 200000};
-    assert_int_equal(kube_platform_new(&kc, &p, err), 0);
-    assert_int_equal(p.ops->prepare(p.self, err), 0);
-    struct variant v = var("2@500m/128Mi");
-    if (run_variant(&p, &v, &f, 60000000))
-        fail_msg("variant not ready: %s", f.reason);
-    /* A user edits the template between a variant and the restore. */
-    assert_int_equal(kube_patch(cl, &KUBE_DEPLOYMENTS, "default", "drift", KUBE_PATCH_STRATEGIC,
-                                "{\"spec\":{\"template\":{\"spec\":{\"containers\":[{\"name\":"
-                                "\"app\",\"env\":[{\"name\":\"GREETING\",\"value\":\"edited\"}]}"
-                                "]}}}}",
-                                NULL, err),
-                     0);
-    assert_int_equal(p.ops->restore(p.self, err), 0);
-    assert_true(kube_platform_drift(&p, msg));
-    assert_non_null(strstr(msg, "edited during the sweep"));
-    cJSON *after = get_deploy("drift");
-    const cJSON *ctr = kube_deploy_container(after, "app");
-    assert_string_equal(kube_container_env(ctr, "GREETING"), "edited"); /* the edit is kept */
-    assert_string_equal(kube_container_env(ctr, "WORKERS"), "1");       /* ours put back */
-    assert_string_equal(cJSON_GetStringValue(kube_path_get(ctr, "resources.limits.cpu")), "1");
-    assert_string_equal(cJSON_GetStringValue(kube_path_get(ctr, "resources.requests.memory")),
-                        "64Mi");
-    assert_null(kube_annotation(after, KUBE_ANN_ORIGINAL));
-    assert_null(kube_annotation(kube_path_get(after, "spec.template"), KUBE_ANN_VARIANT));
-    (void)before;
-    cJSON_Delete(after);
-    cJSON_Delete(before);
-    p.ops->free(p.self);
-    kube_delete(cl, &KUBE_DEPLOYMENTS, "default", "drift", NULL, err);
-}
-
-/* ---- failures ----------------------------------------------------------------------------- */
-
-static void test_failures(void **state)
-{
-    (void)state;
-    NEED_FAKE();
-    char err[ERR_LEN] = "", url[PLATFORM_URL_LEN], body[16384];
-    struct platform p;
-    struct platform_failure f;
-    struct platform_usage u;
-
-    /* OOM: the app allocates past the variant's memory limit during the window. */
-    create_app("oom", "example/web:1", NULL, NULL);
-    wait_rollout("oom");
-    struct kube_platform_config kc = {
-        .client = cl, .ns = "default", .deployment = "oom", .poll_interval_us = 200000};
-    assert_int_equal(kube_platform_new(&kc, &p, err), 0);
-    assert_int_equal(p.ops->prepare(p.self, err), 0);
-    struct variant small = var("1@500m/64Mi");
-    if (run_variant(&p, &small, &f, 60000000))
-        fail_msg("oom variant not ready: %s", f.reason);
-    assert_int_equal(p.ops->target_url(p.self, url, sizeof(url), err), 0);
-    assert_int_equal(p.ops->usage_begin(p.self, err), 0);
-    http_get(url, "/alloc?mb=200", body);
-    int oom = 0;
-    for (int i = 0; i < 50 && !oom; i++) {
-        usleep(200000);
-        assert_int_equal(p.ops->usage_end(p.self, &u, err), 0);
-        oom = u.oom_killed;
-    }
-    if (!oom)
-        skip(); /* this host's cgroups do not enforce memory: nothing to observe */
-    assert_true(u.restarts >= 1);
-    assert_true(u.died);
-    assert_int_equal(p.ops->stop_variant(p.self, err), 0);
-    assert_int_equal(p.ops->restore(p.self, err), 0);
-    p.ops->free(p.self);
-    kube_delete(cl, &KUBE_DEPLOYMENTS, "default", "oom", NULL, err);
-}
-
-static void test_crash_and_unschedulable(void **state)
-{
-    (void)state;
-    NEED_FAKE();
-    char err[ERR_LEN] = "";
-    struct platform p;
-    struct platform_failure f;
-
-    /* A crash-looping image: DIED, well before the timeout. */
-    create_app("crash", "example/crash:1", NULL, NULL);
-    struct kube_platform_config kc = {
-        .client = cl, .ns = "default", .deployment = "crash", .poll_interval_us = 200000};
-    assert_int_equal(kube_platform_new(&kc, &p, err), 0);
-    assert_int_equal(p.ops->prepare(p.self, err), 0);
-    struct variant v = var("1@500m/128Mi");
-    long long t0 = kube__now_ms();
-    assert_true(run_variant(&p, &v, &f, 40000000) < 0);
-    assert_int_equal(f.kind, PLATFORM_FAIL_DIED);
-    assert_non_null(strstr(f.reason, "restarts"));
-    assert_true(kube__now_ms() - t0 < 40000);
-    assert_int_equal(p.ops->stop_variant(p.self, err), 0);
-    assert_int_equal(p.ops->restore(p.self, err), 0);
-    p.ops->free(p.self);
-    kube_delete(cl, &KUBE_DEPLOYMENTS, "default", "crash", NULL, err);
-
-    /* A rollout that never progresses past its deadline: FAILED as unschedulable. */
-    create_app("stuck", "example/web:1", NULL, NULL);
-    wait_rollout("stuck");
-    kc.deployment = "stuck";
-    kc.mode = KUBE_MODE_IN_PLACE;
-    assert_int_equal(kube_platform_new(&kc, &p, err), 0);
-    assert_int_equal(p.ops->prepare(p.self, err), 0);
-    assert_int_equal(kube_patch(cl, &KUBE_DEPLOYMENTS, "default", "stuck", KUBE_PATCH_MERGE,
-                                "{\"metadata\":{\"annotations\":{\"fake.sizeup.dev/stuck\":"
-                                "\"true\"}},\"spec\":{\"progressDeadlineSeconds\":2}}",
-                                NULL, err),
-                     0);
-    t0 = kube__now_ms();
-    assert_true(run_variant(&p, &v, &f, 30000000) < 0);
-    assert_int_equal(f.kind, PLATFORM_FAIL_UNSCHEDULABLE);
-    assert_true(kube__now_ms() - t0 < 30000);
-
-    /* Cancellation: the stop flag ends the wait promptly. */
-    volatile sig_atomic_t stop = 1;
-    assert_int_equal(p.ops->wait_ready(p.self, 30000000, &stop, &f, err), -ECANCELED);
-    assert_int_equal(f.kind, PLATFORM_FAIL_CANCELLED);
-    assert_int_equal(p.ops->restore(p.self, err), 0);
-    cJSON *after = get_deploy("stuck");
-    assert_null(kube_annotation(after, KUBE_ANN_ORIGINAL));
-    assert_int_equal(cJSON_GetArraySize(kube_path_get(after, "spec.template.spec.containers")), 1);
-    assert_string_equal(kube_container_env(kube_deploy_container(after, "app"), "WORKERS"), "1");
-    cJSON_Delete(after);
-    p.ops->free(p.self);
-    kube_delete(cl, &KUBE_DEPLOYMENTS, "default", "stuck", NULL, err);
-}
-
-/* An operator killed mid-sweep leaves a clone or a patched template: recover undoes either. */
-static void test_recover_after_crash(void **state)
-{
-    (void)state;
-    NEED_FAKE();
-    char err[ERR_LEN] = "";
-    struct platform p;
-    struct platform_failure f;
-    unsigned done = 99;
-
-    create_app("crashy", "example/web:1", NULL, NULL);
-    wait_rollout("crashy");
-    cJSON *before = get_deploy("crashy");
-    assert_int_equal(kube_platform_recover(cl, "default", "crashy", &done, err), 0);
-    assert_int_equal(done, 0);
-
-    struct variant v = var("2@500m/128Mi");
-    struct kube_platform_config kc = {
-        .client = cl, .ns = "default", .deployment = "crashy", .poll_interval_us = 200000};
-    assert_int_equal(kube_platform_new(&kc, &p, err), 0);
-    assert_int_equal(p.ops->prepare(p.self, err), 0);
-    assert_int_equal(p.ops->apply(p.self, &v, &f, err), 0);
-    p.ops->free(p.self); /* "kill -9": no stop, no restore */
-    assert_int_equal(kube_get(cl, &KUBE_DEPLOYMENTS, "default", "crashy-sizeup", NULL, err), 0);
-
-    kc.mode = KUBE_MODE_IN_PLACE;
-    assert_int_equal(kube_platform_new(&kc, &p, err), 0);
-    assert_int_equal(p.ops->prepare(p.self, err), 0);
-    assert_int_equal(p.ops->apply(p.self, &v, &f, err), 0);
-    p.ops->free(p.self);
-
-    assert_int_equal(kube_platform_recover(cl, "default", "crashy", &done, err), 0);
-    assert_int_equal(done, KUBE_RECOVER_CLONE_DELETED | KUBE_RECOVER_TEMPLATE_RESTORED);
-    assert_int_equal(kube_get(cl, &KUBE_DEPLOYMENTS, "default", "crashy-sizeup", NULL, err),
-                     -ENOENT);
-    cJSON *after = get_deploy("crashy");
-    assert_true(cJSON_Compare(kube_path_get(after, "spec.template"),
-                              kube_path_get(before, "spec.template"), 1));
-    assert_null(kube_annotation(after, KUBE_ANN_ORIGINAL));
-    cJSON_Delete(after);
-    cJSON_Delete(before);
-    assert_int_equal(kube_platform_recover(cl, "default", "crashy", &done, err), 0);
-    assert_int_equal(done, 0);
-    assert_int_equal(kube_platform_recover(cl, "default", "no-such-app", &done, err), 0);
-    kube_delete(cl, &KUBE_DEPLOYMENTS, "default", "crashy", NULL, err);
-}
-
-/* The sweep runner drives the kube platform end to end: each variant cloned, rolled out,
- * loaded over its pod IP, and the clone gone at the end. */
-static void test_sweep_runner(void **state)
-{
-    (void)state;
-    NEED_FAKE();
-    static const char prof[] = "users: 4\nduration: 2s\nwarmup: 1s\ntimeout: 2s\n"
-                               "requests:\n  - {name: work, method: GET, path: /work?ms=5}\n";
-    char err[ERR_LEN] = "";
-    struct profile pr;
-    struct variant_list vl;
-    struct platform p;
-    struct sweep s;
-
-    create_app("swept", "example/web:1", NULL, NULL);
-    wait_rollout("swept");
-    cJSON *before = get_deploy("swept");
-    assert_int_equal(profile_load_buffer(prof, strlen(prof), "test", &pr, err), 0);
-    assert_int_equal(variant_parse_list("1@250m/128Mi 2@1/128Mi", &vl, err), 0);
-    struct kube_platform_config kc = {
-        .client = cl, .ns = "default", .deployment = "swept", .poll_interval_us = 200000};
-    assert_int_equal(kube_platform_new(&kc, &p, err), 0);
-    struct sweep_opts so = {
-        .platform = &p, .profile = &pr, .variants = &vl, .ready_timeout_us = 60000000};
-    if (sweep_run(&so, &s, err))
-        fail_msg("sweep: %s", err);
-    assert_int_equal(s.n, 2);
-    assert_string_equal(s.platform, "kube");
-    for (size_t i = 0; i < 2; i++) {
-        if (s.rows[i].state != SWEEP_ROW_MEASURED)
-            fail_msg("row %zu: %s", i, s.rows[i].failure.reason);
-        assert_true(s.rows[i].load.total.responses > 0);
-        assert_int_equal(s.rows[i].load.total.failed, 0);
-    }
-    double t0 = load_stats_throughput(&s.rows[0].load.total, s.rows[0].load.duration_s);
-    double t1 = load_stats_throughput(&s.rows[1].load.total, s.rows[1].load.duration_s);
-    fprintf(stderr, "throughput: 250m %.1f req/s, 1 core %.1f req/s\n", t0, t1);
-    /* No ordering asserted here: on a shared 2-core test host the load generator and other
-     * jobs compete with the pods; the end-to-end test checks ordering on a quiet run. */
-    assert_true(t0 > 0 && t1 > 0);
-    assert_int_equal(kube_get(cl, &KUBE_DEPLOYMENTS, "default", "swept-sizeup", NULL, err),
-                     -ENOENT);
-    cJSON *after = get_deploy("swept");
-    assert_true(
-        cJSON_Compare(cJSON_GetObjectItem(before, "spec"), cJSON_GetObjectItem(after, "spec"), 1));
-    cJSON_Delete(after);
-    cJSON_Delete(before);
-    sweep_free(&s);
-    profile_free(&pr);
-    p.ops->free(p.self);
-    kube_delete(cl, &KUBE_DEPLOYMENTS, "default", "swept", NULL, err);
+    /* A cut that would end on '.' or '-' backs up to an alphanumeric character. */
+    snprintf(
+        name, sizeof(name), "%.38s.%.100s", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+        "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
+        "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb");
+    check_names(name, clone, label);
+    snprintf(
+        name, sizeof(name), "%.45s-%.100s", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+        "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
+        "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb");
+    check_names(name, clone, label);
+    snprintf(name, sizeof(name), "%s",
+             "a.b.c-d.e-f.g.h-i.j.k.l.m.n.o.p.q.r.s.t.u.v.w.x.y.z.0.1.2.3.4-"
+             "5.6.7.8.9-a.b.c.d.e.f.g.h");
+    check_names(name, clone, label);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parse_cores),
-        cmocka_unit_test(test_clone_mode),
-        cmocka_unit_test(test_clone_refuses_foreign),
-        cmocka_unit_test(test_in_place_exact_restore),
-        cmocka_unit_test(test_in_place_drift),
-        cmocka_unit_test(test_crash_and_unschedulable),
-        cmocka_unit_test(test_recover_after_crash),
-        cmocka_unit_test(test_failures),
-        cmocka_unit_test(test_sweep_runner),
+        cmocka_unit_test(test_clone_names),
     };
-    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+    return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -52,6 +52,7 @@ static void setup_fixture(struct fixture *f)
         r->cpu_cores_used = i == 2 ? -1 : 0.25 * (i + 1);
         r->peak_memory_bytes = i == 2 ? -1 : (int64_t)(100 << 20);
         r->gen_cores = 0.1;
+        r->host_other_cores = i == 2 ? -1 : 0.5 * i;
         r->flags = i == 2 ? 5u : 0u;
     }
 }
@@ -81,6 +82,7 @@ static void test_round_trip(void **state)
         assert_int_equal(prior[i].requests, f.rows[i].requests);
         assert_true(prior[i].cpu_cores_used == f.rows[i].cpu_cores_used);
         assert_int_equal(prior[i].peak_memory_bytes, f.rows[i].peak_memory_bytes);
+        assert_true(prior[i].host_other_cores == f.rows[i].host_other_cores);
         assert_int_equal(prior[i].flags, f.rows[i].flags);
     }
     free(prior);
@@ -93,6 +95,7 @@ static void test_round_trip(void **state)
     assert_int_equal(n, 3);
     assert_true(prior[2].cpu_cores_used < 0);
     assert_true(prior[2].peak_memory_bytes < 0);
+    assert_true(prior[2].host_other_cores < 0);
     free(prior);
     free(text);
 
@@ -221,12 +224,39 @@ static void test_retry_backoff(void **state)
     assert_false(job_retryable(-ECANCELED));
 }
 
+/* The results ConfigMap's name and label stay within Kubernetes' limits for any valid
+ * Deployment name, and stay distinct for two long names that share their first characters. */
+static void test_sizing_name(void **state)
+{
+    (void)state;
+    char out[JOB_NAME_MAX + 1], other[JOB_NAME_MAX + 1], name[254];
+
+    job_sizing_name("app", out);
+    assert_string_equal(out, "app-sizing");
+
+    memset(name, 'a', 246);
+    name[246] = '\0'; /* 246 + 7 = 253: still the plain form */
+    job_sizing_name(name, out);
+    assert_int_equal(strlen(out), 253);
+    assert_string_equal(out + 246, "-sizing");
+
+    memset(name, 'a', 253);
+    name[253] = '\0';
+    job_sizing_name(name, out);
+    assert_true(strlen(out) <= JOB_NAME_MAX);
+    assert_true(strlen(out) <= 63 + strlen("-sizing"));
+    assert_string_equal(out + strlen(out) - 7, "-sizing");
+    name[252] = 'b';
+    job_sizing_name(name, other);
+    assert_string_not_equal(out, other);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round_trip),        cmocka_unit_test(test_refuses_foreign_progress),
         cmocka_unit_test(test_sanitises_numbers), cmocka_unit_test(test_log_safe),
-        cmocka_unit_test(test_retry_backoff),
+        cmocka_unit_test(test_retry_backoff),      cmocka_unit_test(test_sizing_name),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
