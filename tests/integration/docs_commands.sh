@@ -54,7 +54,7 @@ export PATH
 
 # The entrypoint snippet reads cgroup limits below CGROUP_ROOT: give it a cgroup v2 container
 # with 2.5 CPUs and 1 GiB, so its answer can be checked against `sizeup rule` (3 workers by
-# seed 000's rule: round(2.5) = 3 beats floor(1024 / 192) = 5 only through the min).
+# the default rule: round(2.5) = 3 beats floor(1024 / 192) = 5 only through the min).
 cg="$tmp/cgroup"
 mkdir -p "$cg"
 echo "250000 100000" >"$cg/cpu.max"

@@ -154,7 +154,7 @@ static void test_seed000_rule(void **state)
     assert_true(fabs(a.rule.cores_per_worker - 1.0) < 1e-9);
     assert_false(a.cores_per_worker.fallback);
     assert_int_equal(a.cores_per_worker.variants, 4);
-    /* No memory measured: seed 000's 192 MiB, and it says so. */
+    /* No memory measured: the default rule's 192 MiB, and it says so. */
     assert_true(a.memory_per_worker.fallback);
     assert_true(fabs(a.rule.memory_per_worker_mib - 192) < 1e-9);
     assert_non_null(strstr(a.memory_per_worker.text, "cannot decide"));
