@@ -30,12 +30,6 @@ static double wall_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-bool lt_worker_is_flag(const char *flag)
-{
-    return strcmp(flag, "--share") == 0 || strcmp(flag, "--start-at") == 0 ||
-           strcmp(flag, "--serve-result") == 0 || strcmp(flag, "--profile-env") == 0;
-}
-
 static int parse_share(struct lt_worker *w, const char *val, char *err)
 {
     unsigned long k, n;
@@ -57,13 +51,13 @@ static int parse_share(struct lt_worker *w, const char *val, char *err)
     return 0;
 }
 
-int lt_worker_flag(struct lt_worker *w, const char *flag, const char *val, char *err)
+int lt_worker_set(const struct cli_flag *f, const char *val, void *dst, char *err)
 {
-    if (strcmp(flag, "--share") == 0) {
-        int rc = parse_share(w, val, err);
-        return rc ? rc : 1;
-    }
-    if (strcmp(flag, "--start-at") == 0) {
+    struct lt_worker *w = dst;
+
+    if (strcmp(f->name, "share") == 0)
+        return parse_share(w, val, err);
+    if (strcmp(f->name, "start-at") == 0) {
         char *end = NULL;
         errno = 0;
         double t = strtod(val, &end);
@@ -71,20 +65,17 @@ int lt_worker_flag(struct lt_worker *w, const char *flag, const char *val, char 
             return err_set(err, -EINVAL, "--start-at: '%s' is not a time in Unix seconds", val);
         w->start_at = t;
         w->start_set = true;
-        return 1;
+        return 0;
     }
-    if (strcmp(flag, "--serve-result") == 0) {
+    if (strcmp(f->name, "serve-result") == 0) {
         if (!strchr(val, ':'))
             return err_set(err, -EINVAL, "--serve-result: '%s' is not [HOST]:PORT", val);
         w->serve = val;
-        return 1;
+        return 0;
     }
-    if (strcmp(flag, "--profile-env") == 0) {
-        if (!*val)
-            return err_set(err, -EINVAL, "--profile-env: empty variable name");
-        w->profile_env = val;
-        return 1;
-    }
+    if (!*val)
+        return err_set(err, -EINVAL, "--profile-env: empty variable name");
+    w->profile_env = val;
     return 0;
 }
 

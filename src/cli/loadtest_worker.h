@@ -21,6 +21,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "cli/cli.h"
 #include "core/err.h"
 #include "load/load.h"
 #include "load/profile.h"
@@ -42,12 +43,21 @@ struct lt_worker {
     double late_s;             /* how much later than planned it began */
 };
 
-/* Consumes flag (with its value) when it is a worker flag: returns 1 when consumed, 0 when not
- * a worker flag, or a negative errno with err naming the bad value. Borrows val. */
-int lt_worker_flag(struct lt_worker *w, const char *flag, const char *val, char *err);
+/* The flag handler of the worker rows: dst is the struct lt_worker, f->name says which field.
+ * Returns 0 or -EINVAL with err naming the flag and the bad value. Borrows val. */
+int lt_worker_set(const struct cli_flag *f, const char *val, void *dst, char *err);
 
-/* Whether flag is a worker flag that takes a value. */
-bool lt_worker_is_flag(const char *flag);
+/* The worker's rows of a command's flag table, writing into member (a struct lt_worker). */
+#define LT_WORKER_FLAGS(type, member)                                                              \
+    {"share", "K/N", NULL, "as one of N generator pods: send share K (0-based) of the load",      \
+     lt_worker_set, offsetof(type, member), 0, 0},                                                 \
+        {"start-at", "T", NULL, "start at wall-clock time T (Unix seconds)", lt_worker_set,        \
+         offsetof(type, member), 0, 0},                                                            \
+        {"serve-result", "ADDR", NULL,                                                             \
+         "serve the result once at http://ADDR/result ([HOST]:PORT), then exit 0",                 \
+         lt_worker_set, offsetof(type, member), 0, 0},                                             \
+        {"profile-env", "NAME", NULL, "read the profile from environment variable NAME",           \
+         lt_worker_set, offsetof(type, member), 0, 0}
 
 /* Loads the profile from w->profile_env into *p (replacing nothing: *p must be empty). Returns
  * 0, -ENOENT when the variable is unset, or the profile parser's error. */

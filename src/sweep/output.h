@@ -2,7 +2,7 @@
 #define SIZEUP_SWEEP_OUTPUT_H
 
 /* The advisor's files, the same locally and in the operator's ConfigMap:
- *   results.md        seed 000's table, the findings, setup (date, machine, profile, command)
+ *   results.md        the results table, the findings, setup (date, machine, profile, command)
  *   results.json      inputs + `variants` in sweep order (spec, verdict, usage and the load
  *                     run's fields exactly as `sizeup loadtest --json` names them) + advice
  *   values.yaml       the chart values (libyaml), at configurable paths

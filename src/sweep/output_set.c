@@ -53,6 +53,11 @@ static const struct output_part {
      "results.json's encoded latency histograms (latency_hist)", false},
     {OUTPUT_OMIT_HTML, "report.html", "report.html", "report.html as a whole", true},
 };
+
+const char *output_name(size_t i)
+{
+    return i < sizeof(outputs) / sizeof(outputs[0]) ? outputs[i].name : NULL;
+}
 #define NPARTS (sizeof(parts) / sizeof(parts[0]))
 
 const char *output_omit_id(unsigned bit)

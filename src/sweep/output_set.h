@@ -81,6 +81,10 @@ int output_set_write_dir(const char *dir, const struct output_set *s, char *err)
 size_t output_set_keys(const struct output_set *s, const char **keys /* OUT */,
                        const char **values /* OUT */, size_t max);
 
+/* The name of the i-th output of the table ("results.md", ...), or NULL past its end: for a
+ * front-end that lists what it wrote. */
+const char *output_name(size_t i);
+
 /* The sentence said when no variant qualifies: that no variant holds the load (the advisor's
  * reason) and which measured row came closest, by the advisor's verdict, then P95, then errors.
  * Writes "" when d has a recommendation. Returns buf. */

@@ -43,6 +43,9 @@ if grep -q "values.yaml" "$tmp/stdout"; then
     echo "stdout lists a values.yaml"; cat "$tmp/stdout"; exit 1
 fi
 [ ! -e "$tmp/out/values.yaml" ] || { echo "values.yaml still in --out"; exit 1; }
+# The closing line lists exactly the files written.
+grep -q "files: $tmp/out/results.md  results.json  auto-sizing.yaml  report.html$" "$tmp/stdout" ||
+    { echo "the files line does not list what was written"; grep "files:" "$tmp/stdout"; exit 1; }
 for f in results.md results.json auto-sizing.yaml report.html; do
     [ -s "$tmp/out/$f" ] || { echo "$f missing"; exit 1; }
 done

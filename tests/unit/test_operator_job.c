@@ -39,8 +39,10 @@ static void setup_fixture(struct fixture *f)
         struct advisor_row *r = &f->rows[i];
         r->variant = f->sj.all.items[i];
         r->measured = i != 1;
-        if (!r->measured)
+        if (!r->measured) {
+            r->fail = PLATFORM_FAIL_OOM;
             snprintf(r->note, sizeof(r->note), "OOM-killed: \"x\" at 512Mi");
+        }
         r->throughput_rps = 100.5 * (i + 1);
         r->p50_us = 1000 + (uint64_t)i;
         r->p95_us = 5000 + (uint64_t)i;
@@ -74,6 +76,7 @@ static void test_round_trip(void **state)
         assert_string_equal(prior[i].variant.spec, f.rows[i].variant.spec);
         assert_int_equal(prior[i].measured, f.rows[i].measured);
         assert_string_equal(prior[i].note, f.rows[i].note);
+        assert_int_equal(prior[i].fail, f.rows[i].fail);
         assert_true(prior[i].throughput_rps == f.rows[i].throughput_rps);
         assert_int_equal(prior[i].p95_us, f.rows[i].p95_us);
         assert_int_equal(prior[i].requests, f.rows[i].requests);

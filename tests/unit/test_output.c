@@ -268,10 +268,10 @@ static void test_rule_parse_back(void **state)
     parse_yaml(text, &doc);
     assert_string_equal(yaml_get(&doc, "derivation.memory_per_worker_mib.source"), "measured");
     assert_string_equal(yaml_get(&doc, "derivation.memory_per_worker_mib.variants"), "3");
-    assert_string_equal(yaml_get(&doc, "derivation.max_workers.source"), "fallback (seed 000)");
+    assert_string_equal(yaml_get(&doc, "derivation.max_workers.source"), "fallback (default rule)");
     /* No CPU level of this fixture was measured with two worker counts. */
     assert_string_equal(yaml_get(&doc, "derivation.cores_per_worker.source"),
-                        "fallback (seed 000)");
+                        "fallback (default rule)");
     assert_non_null(strstr(yaml_get(&doc, "derivation.cores_per_worker.from"), "cannot decide"));
     assert_non_null(strstr(yaml_get(&doc, "rule"), "min(round(cores / cores_per_worker)"));
     yaml_document_delete(&doc);
