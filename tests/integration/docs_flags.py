@@ -17,7 +17,7 @@ def usage_flags(cmd):
     text = subprocess.run([sizeup, "help", cmd], capture_output=True, text=True, check=True).stdout
     rows, cur = [], None
     for line in text.splitlines():
-        m = re.match(r"^  (--[a-z-]+(?: [A-Z]+)?)(?:\s+(.*))?$", line)
+        m = re.match(r"^  (--[a-z-]+(?: [A-Z/]+)?)(?:\s+(.*))?$", line)
         if m:
             cur = [m.group(1), m.group(2) or ""]
             rows.append(cur)
