@@ -14,6 +14,7 @@
 #include "kube/objects.h"
 #include "kube/platform.h"
 #include "operator/job_internal.h"
+#include "operator/loadjob.h"
 #include "sweep/output_set.h"
 #include "sweep/runner.h"
 
@@ -177,6 +178,26 @@ static enum kube_sweep_mode req_mode(const struct jctx *x)
     return x->req.mode == ANNOT_MODE_IN_PLACE ? KUBE_MODE_IN_PLACE : KUBE_MODE_CLONE;
 }
 
+/* The load source of a sweep that asks for more than one generator: an Indexed Job of that many
+ * workers in the operator's namespace, under the chart's generator settings (env). Fills *out
+ * and returns 0, or fails the request when generators are asked for but not configured. */
+static int make_load_source(struct sweep_job *sj, struct loadjob_config *gen,
+                            struct load_source *out, char *err)
+{
+    struct jctx *x = sj->x;
+    int rc;
+
+    memset(gen, 0, sizeof(*gen));
+    rc = loadjob_config_from_env(gen, err);
+    if (rc)
+        return err_wrap(err, rc, "%s=%u", ANNOT_PREFIX "generators", x->req.generators);
+    gen->client = x->c;
+    gen->generators = x->req.generators;
+    kube_platform_clone_label(x->j->name, sj->gen_for);
+    gen->for_label = sj->gen_for;
+    return loadjob_source_new(gen, out, err);
+}
+
 int job_run_sweep(struct sweep_job *sj, char *err)
 {
     struct jctx *x = sj->x;
@@ -185,9 +206,18 @@ int job_run_sweep(struct sweep_job *sj, char *err)
     char status[ERR_LEN + 16], serr[ERR_LEN] = "";
     int rc;
 
+    struct loadjob_config gen;
+    struct load_source src = {0};
+
     rc = make_platform(sj, req_mode(x), &sj->plat, err);
     if (rc)
         goto failed;
+    if (x->req.generators > 1) {
+        rc = make_load_source(sj, &gen, &src, err);
+        if (rc)
+            goto failed;
+        so.load_source = &src;
+    }
     so.platform = &sj->plat;
     so.profile = &sj->profile;
     so.variants = &sj->todo;
@@ -207,6 +237,9 @@ int job_run_sweep(struct sweep_job *sj, char *err)
                      LOGQ(ferr));
     }
     sj->facts = s.facts;
+    if (src.ops)
+        src.ops->free(src.self);
+    src.ops = NULL;
     char drift[ERR_LEN] = "";
     if (kube_platform_drift(&sj->plat, drift))
         job_event(x, "Warning", "TemplateDrift", "%s", drift);
@@ -274,6 +307,8 @@ int job_run_sweep(struct sweep_job *sj, char *err)
     sweep_free(&s);
     return rc;
 failed:
+    if (src.ops)
+        src.ops->free(src.self);
     if (job_retryable(rc) && !x->j->stop) {
         int attempt = x->j->attempt > 0 ? x->j->attempt : 1;
         int delay = job_retry_delay_s(attempt);
