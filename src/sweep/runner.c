@@ -243,7 +243,7 @@ static void run_variant(struct ctx *c)
                 log_warn("sweep.usage", "variant=%s phase=begin error=\"%s\"", row->variant.spec,
                          err);
         }
-        rc = load_run(&lo, &res, err);
+        rc = load_source_run(o->load_source, &lo, &res, err);
         if (rc) {
             fail_row(row, PLATFORM_FAIL_NONE, err);
             goto stop;

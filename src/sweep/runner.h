@@ -27,6 +27,7 @@
 #include "load/profile.h"
 #include "load/result.h"
 #include "sweep/advisor.h"
+#include "sweep/load_source.h"
 #include "sweep/platform.h"
 #include "sweep/variant.h"
 
@@ -108,6 +109,7 @@ struct sweep_opts {
     void *progress_ud;
     sweep_row_done_fn row_done; /* may be NULL */
     void *row_done_ud;
+    const struct load_source *load_source; /* borrowed; NULL: load_run in this process */
 };
 
 /* Runs the sweep and fills *s (always, even on failure: the rows measured so far). Returns 0
