@@ -17,6 +17,7 @@
 #include "operator/annotations.h"
 #include "operator/cache.h"
 #include "operator/job.h"
+#include "operator/loadjob.h"
 #include "operator/metrics.h"
 
 #define TICK_MS           200
@@ -111,6 +112,25 @@ static int new_client(struct op *op, kube_stop_fn stop, long request_timeout_ms,
     co.on_request_ctx = op;
     co.user_agent = "sizeup-operator";
     return kube_client_new(op->cfg, &co, out, err);
+}
+
+/* Deletes the generator Jobs an earlier operator left in this namespace (killed mid-run: its
+ * sweeps could not delete theirs). Runs before this operator starts sweeps of its own, so none of
+ * its own Jobs can be taken for a leftover. Only where generators are configured (the chart's
+ * env): without them the operator holds no permission on Jobs. */
+static void delete_generator_leftovers(kube_client_t *c)
+{
+    struct loadjob_config gen = {0};
+    char err[ERR_LEN] = "";
+    unsigned n = 0;
+
+    if (loadjob_config_from_env(&gen, err) != 0)
+        return;
+    if (loadjob_delete_leftovers(c, gen.ns, &n, err) != 0)
+        log_warn("operator.generators", "namespace=%s event=leftovers-not-deleted error=\"%s\"",
+                 gen.ns, LOGQ(err));
+    else if (n)
+        log_info("operator.generators", "namespace=%s event=leftovers-deleted jobs=%u", gen.ns, n);
 }
 
 /* ---- the queue (callers hold op->mu) -------------------------------------------------------- */
@@ -549,6 +569,13 @@ int operator_run(const struct operator_opts *o, char *err)
              "identity=%s server=%s namespaces=%zu max_concurrent=%d leader_elect=%d", op->identity,
              kube_config_server(op->cfg), o->nnamespaces, op->nworkers, o->leader_elect ? 1 : 0);
 
+    if (!o->leader_elect) {
+        kube_client_t *c = NULL;
+        if (new_client(op, hard_should_stop, 3000, 2, &c, err) == 0) {
+            delete_generator_leftovers(c);
+            kube_client_free(c);
+        }
+    }
     rc = start_workers(op, err);
     if (rc)
         goto out;
@@ -593,6 +620,8 @@ int operator_run(const struct operator_opts *o, char *err)
                  * margin before another candidate may take the lease over. */
                 leader = op->leader && now - last_renew < (int64_t)(dur * 1000 * 2 / 3);
             }
+            if (leader && !op->leader)
+                delete_generator_leftovers(lease_client);
             set_leader(op, leader);
             next_lease = now + (leader ? renew : LEASE_RETRY_S) * 1000;
         }
