@@ -433,8 +433,15 @@ static int take(struct run *r, unsigned idx, const char *body, char *err)
     rc = load_result_merge(&r->merged, &part, &r->o->profile->thresholds, e);
     if (rc)
         rc = incomplete(r, idx, err, "%s", e);
-    else if (r->lj->c->on_part)
-        r->lj->c->on_part(r->lj->c->on_part_ud, idx, &part);
+    if (rc == 0) {
+        /* Each part's histogram in the log: anyone can check the merge against its parts. */
+        const cJSON *h = kube_path_get(doc, "result.latency_hist");
+        log_info("loadjob.part", "job=%s generator=%u of=%u requests=%llu latency_hist=%s",
+                 r->job, idx, r->n, (unsigned long long)part.total.requests,
+                 cJSON_IsString(h) && strlen(h->valuestring) < 1500 ? h->valuestring : "-");
+        if (r->lj->c->on_part)
+            r->lj->c->on_part(r->lj->c->on_part_ud, idx, &part);
+    }
 out:
     load_result_free(&part);
     cJSON_Delete(doc);
@@ -472,15 +479,17 @@ static bool owned_by(const cJSON *pod, const char *uid)
 }
 
 /* One look at the Job's pods: records their IPs, and fails the run for a pod that failed, was
- * deleted, or was replaced. */
+ * deleted, or was replaced. A pod that failed is named before one being deleted: when a worker
+ * fails, the Job controller deletes the others, and the cause is the failed one. */
 static int watch_pods(struct run *r, char *err)
 {
     kube_client_t *c = r->lj->c->client;
-    char sel[128], why[ERR_LEN];
+    char sel[128], why[ERR_LEN] = "";
     struct kube_list_opts lo = {0};
     cJSON *list = NULL, *pod;
     bool *seen = calloc(r->n, sizeof(*seen));
-    int rc;
+    int rc, failed = -1, gone = -1;
+    const char *gone_why = "";
 
     if (!seen)
         return err_set(err, -ENOMEM, "out of memory");
@@ -507,27 +516,28 @@ static int watch_pods(struct run *r, char *err)
         seen[k] = true;
         if (g->fetched)
             continue;
-        if (g->pod_uid[0] && strcmp(g->pod_uid, puid->valuestring) != 0) {
-            rc = incomplete(r, (unsigned)k, err, "%s", "was replaced by another pod");
-            goto out;
+        if (strcmp(info.phase, "Failed") == 0 && failed < 0) {
+            failed = (int)k;
+            pod_end_reason(pod, why, sizeof(why));
+        } else if (g->pod_uid[0] && strcmp(g->pod_uid, puid->valuestring) != 0 && gone < 0) {
+            gone = (int)k;
+            gone_why = "was replaced by another pod";
+        } else if (info.deleting && gone < 0) {
+            gone = (int)k;
+            gone_why = "was evicted (its pod is being deleted)";
         }
         snprintf(g->pod_uid, sizeof(g->pod_uid), "%s", puid->valuestring);
-        if (strcmp(info.phase, "Failed") == 0) {
-            pod_end_reason(pod, why, sizeof(why));
-            rc = incomplete(r, (unsigned)k, err, "%s", why);
-            goto out;
-        }
-        if (info.deleting) {
-            rc = incomplete(r, (unsigned)k, err, "%s", "was evicted (its pod is being deleted)");
-            goto out;
-        }
         snprintf(g->ip, sizeof(g->ip), "%s", info.pod_ip);
     }
-    for (unsigned k = 0; k < r->n; k++)
+    for (unsigned k = 0; k < r->n && gone < 0; k++)
         if (r->g[k].pod_uid[0] && !seen[k] && !r->g[k].fetched) {
-            rc = incomplete(r, k, err, "%s", "was evicted (its pod is gone)");
-            goto out;
+            gone = (int)k;
+            gone_why = "was evicted (its pod is gone)";
         }
+    if (failed >= 0)
+        rc = incomplete(r, (unsigned)failed, err, "%s", why);
+    else if (gone >= 0)
+        rc = incomplete(r, (unsigned)gone, err, "%s", gone_why);
 out:
     cJSON_Delete(list);
     free(seen);
