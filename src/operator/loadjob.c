@@ -89,7 +89,8 @@ char *loadjob_profile_json(const struct profile *p)
         rc |= !cJSON_AddNumberToObject(o, "rate", p->rate);
     else if (p->nstages == 0)
         rc |= !cJSON_AddNumberToObject(o, "users", p->users);
-    rc |= add_duration(o, "duration", p->duration_us);
+    if (p->nstages == 0) /* with stages, their lengths add up to the duration */
+        rc |= add_duration(o, "duration", p->duration_us);
     rc |= add_duration(o, "warmup", p->warmup_us);
     rc |= add_duration(o, "timeout", p->timeout_us);
     stages = p->nstages ? cJSON_AddArrayToObject(o, "stages") : NULL;
@@ -251,6 +252,9 @@ cJSON *loadjob_job_object(const struct loadjob_config *c, const struct load_opts
     char *profile = loadjob_profile_json(o->profile);
     cJSON *job = cJSON_CreateObject(), *meta, *spec, *tpl, *tmeta, *pspec, *cs, *k;
     double run_s = planned_s(o->profile);
+    /* Past the shared start, the run and the time to report twice over, the Job is ended by
+     * Kubernetes itself should nobody be left to delete it. */
+    double active_s = fmax(0, start_at - wall_now()) + run_s + LOADJOB_REPORT_WAIT_S * 2.0;
     int bad;
 
     if (!job || !profile)
@@ -278,9 +282,7 @@ cJSON *loadjob_job_object(const struct loadjob_config *c, const struct load_opts
            /* A worker that fails is not retried: its share would start late. */
            !cJSON_AddNumberToObject(spec, "backoffLimit", 0) ||
            !cJSON_AddNumberToObject(spec, "ttlSecondsAfterFinished", LOADJOB_TTL_S) ||
-           !cJSON_AddNumberToObject(spec, "activeDeadlineSeconds",
-                                    ceil(start_at - wall_now() + run_s +
-                                         LOADJOB_REPORT_WAIT_S * 2.0));
+           !cJSON_AddNumberToObject(spec, "activeDeadlineSeconds", ceil(active_s));
     tpl = spec ? cJSON_AddObjectToObject(spec, "template") : NULL;
     tmeta = tpl ? cJSON_AddObjectToObject(tpl, "metadata") : NULL;
     bad |= !tmeta || !cJSON_AddItemToObject(tmeta, "labels", labels(c));
