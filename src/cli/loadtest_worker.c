@@ -19,9 +19,9 @@
 
 #include "load/report.h"
 
-#define REQ_MAX     8192 /* the operator's GET is a few hundred bytes */
-#define IO_WAIT_MS  5000 /* one client's request and response, each */
-#define POLL_MS     200
+#define REQ_MAX    8192 /* the operator's GET is a few hundred bytes */
+#define IO_WAIT_MS 5000 /* one client's request and response, each */
+#define POLL_MS    200
 
 static double wall_now(void)
 {
@@ -301,10 +301,9 @@ int lt_worker_serve(const struct lt_worker *w, const struct load_result *r,
         if (c < 0)
             continue;
         int want = read_request(c);
-        int sent = want == 1 ? write_all(c, resp, len) : want == 0
-                                                             ? write_all(c, not_found,
-                                                                         sizeof(not_found) - 1)
-                                                             : -1;
+        int sent = want == 1   ? write_all(c, resp, len)
+                   : want == 0 ? write_all(c, not_found, sizeof(not_found) - 1)
+                               : -1;
         close(c);
         if (want == 1 && sent == 0)
             break; /* fetched whole: the worker's job is done */

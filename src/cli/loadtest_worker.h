@@ -35,12 +35,12 @@ struct lt_worker {
     bool share_set;
     unsigned k, n; /* share k of n */
     bool start_set;
-    double start_at;           /* Unix seconds */
-    const char *serve;         /* borrowed from argv; NULL: print the report as usual */
-    const char *profile_env;   /* borrowed from argv */
-    double offset_s;           /* this share's start after start_at (open loop) */
-    double started_at;         /* Unix seconds when the load began */
-    double late_s;             /* how much later than planned it began */
+    double start_at;         /* Unix seconds */
+    const char *serve;       /* borrowed from argv; NULL: print the report as usual */
+    const char *profile_env; /* borrowed from argv */
+    double offset_s;         /* this share's start after start_at (open loop) */
+    double started_at;       /* Unix seconds when the load began */
+    double late_s;           /* how much later than planned it began */
 };
 
 /* The flag handler of the worker rows: dst is the struct lt_worker, f->name says which field.
@@ -49,15 +49,34 @@ int lt_worker_set(const struct cli_flag *f, const char *val, void *dst, char *er
 
 /* The worker's rows of a command's flag table, writing into member (a struct lt_worker). */
 #define LT_WORKER_FLAGS(type, member)                                                              \
-    {"share", "K/N", NULL, "as one of N generator pods: send share K (0-based) of the load",      \
-     lt_worker_set, offsetof(type, member), 0, 0},                                                 \
-        {"start-at", "T", NULL, "start at wall-clock time T (Unix seconds)", lt_worker_set,        \
-         offsetof(type, member), 0, 0},                                                            \
-        {"serve-result", "ADDR", NULL,                                                             \
+    {"share",                                                                                      \
+     "K/N",                                                                                        \
+     NULL,                                                                                         \
+     "as one of N generator pods: send share K (0-based) of the load",                             \
+     lt_worker_set,                                                                                \
+     offsetof(type, member),                                                                       \
+     0,                                                                                            \
+     0},                                                                                           \
+        {"start-at",                                                                               \
+         "T",                                                                                      \
+         NULL,                                                                                     \
+         "start at wall-clock time T (Unix seconds)",                                              \
+         lt_worker_set,                                                                            \
+         offsetof(type, member),                                                                   \
+         0,                                                                                        \
+         0},                                                                                       \
+        {"serve-result",                                                                           \
+         "ADDR",                                                                                   \
+         NULL,                                                                                     \
          "serve the result once at http://ADDR/result ([HOST]:PORT), then exit 0",                 \
-         lt_worker_set, offsetof(type, member), 0, 0},                                             \
-        {"profile-env", "NAME", NULL, "read the profile from environment variable NAME",           \
-         lt_worker_set, offsetof(type, member), 0, 0}
+         lt_worker_set,                                                                            \
+         offsetof(type, member),                                                                   \
+         0,                                                                                        \
+         0},                                                                                       \
+    {                                                                                              \
+        "profile-env", "NAME", NULL, "read the profile from environment variable NAME",            \
+            lt_worker_set, offsetof(type, member), 0, 0                                            \
+    }
 
 /* Loads the profile from w->profile_env into *p (replacing nothing: *p must be empty). Returns
  * 0, -ENOENT when the variable is unset, or the profile parser's error. */

@@ -6,8 +6,7 @@
 /* Parts of one load must describe the same requests and stages, or adding them would add
  * unrelated figures: checked before anything is touched, so a refused part leaves dst as it
  * was. */
-static int check_same_shape(const struct load_result *dst, const struct load_result *src,
-                            char *err)
+static int check_same_shape(const struct load_result *dst, const struct load_result *src, char *err)
 {
     if (dst->nnames != src->nnames)
         return err_set(err, -EINVAL, "a part has %zu request names, the merge %zu", src->nnames,
@@ -19,8 +18,8 @@ static int check_same_shape(const struct load_result *dst, const struct load_res
         const char *a = dst->names && dst->names[i] ? dst->names[i] : "";
         const char *b = src->names && src->names[i] ? src->names[i] : "";
         if (strcmp(a, b) != 0)
-            return err_set(err, -EINVAL, "request %zu is '%s' in a part, '%s' in the merge",
-                           i + 1, b, a);
+            return err_set(err, -EINVAL, "request %zu is '%s' in a part, '%s' in the merge", i + 1,
+                           b, a);
     }
     return 0;
 }

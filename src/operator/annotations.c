@@ -12,8 +12,8 @@
 #define SHOW_LEN   64 /* at most this much of a bad value is quoted back in a reason */
 
 /* Every annotation the operator reads from users, in the order reasons list them. */
-static const char *const user_keys[] = {"sweep",   "configs", "workers-env",  "container",
-                                        "port",    "profile", "mode",         "target",
+static const char *const user_keys[] = {"sweep",        "configs",   "workers-env", "container",
+                                        "port",         "profile",   "mode",        "target",
                                         "values-paths", "generators"};
 /* Annotations the operator (and its Kubernetes platform) writes: never a typo. */
 static const char *const own_keys[] = {"status", "last-sweep", "original-template"};
@@ -316,8 +316,10 @@ static int parse_generators(const char *v, unsigned *out, char *err)
     *out = (unsigned)n;
     return 0;
 bad:
-    return err_set(err, -EINVAL, "generators: \"%s\" is not a number of load-generator pods "
-                   "(1-%d)", show(v, q), ANNOT_MAX_GENERATORS);
+    return err_set(err, -EINVAL,
+                   "generators: \"%s\" is not a number of load-generator pods "
+                   "(1-%d)",
+                   show(v, q), ANNOT_MAX_GENERATORS);
 }
 
 static int apply_one(const char *name, const char *v, struct annot_request *req, char *err)

@@ -21,10 +21,10 @@
 #define ANNOT_LAST_SWEEP "sizeup.dev/last-sweep"
 
 /* Caps on values taken from the API: anything longer is a bad value, not a truncation. */
-#define ANNOT_MAX_VALUE   4096 /* configs, target */
-#define ANNOT_MAX_SWEEP   253  /* the sweep request id (e.g. a date) */
-#define ANNOT_MAX_NAME    253  /* Kubernetes object names (DNS-1123 subdomain) */
-#define ANNOT_MAX_ENVNAME 256
+#define ANNOT_MAX_VALUE      4096 /* configs, target */
+#define ANNOT_MAX_SWEEP      253  /* the sweep request id (e.g. a date) */
+#define ANNOT_MAX_NAME       253  /* Kubernetes object names (DNS-1123 subdomain) */
+#define ANNOT_MAX_ENVNAME    256
 #define ANNOT_MAX_GENERATORS 100 /* load-generator pods of one sweep */
 
 #define ANNOT_DEFAULT_CONFIGS     VARIANT_DEFAULT_LIST

@@ -65,7 +65,7 @@ struct sweep_job {
     struct advice advice; /* the last advice computed */
     int have_advice;
     char no_rec[ADVISOR_TEXT_LEN + 256]; /* output_no_rec_sentence of the last advice */
-    char gen_for[64]; /* the generator Jobs' label naming the Deployment */
+    char gen_for[64];                    /* the generator Jobs' label naming the Deployment */
 };
 
 /* Frees what sj owns (not sj->x). */

@@ -20,10 +20,10 @@
 
 static const struct kube_resource JOBS = {"batch", "v1", "jobs", 1};
 
-#define INDEX_KEY  "batch.kubernetes.io/job-completion-index"
-#define UID_LABEL  "batch.kubernetes.io/controller-uid"
-#define POLL_NS    250000000L
-#define FETCH_MS   3000L
+#define INDEX_KEY "batch.kubernetes.io/job-completion-index"
+#define UID_LABEL "batch.kubernetes.io/controller-uid"
+#define POLL_NS   250000000L
+#define FETCH_MS  3000L
 
 struct loadjob {
     const struct loadjob_config *c; /* borrowed */
@@ -61,8 +61,9 @@ int loadjob_config_from_env(struct loadjob_config *c, char *err)
         c->start_delay_s = (double)us / 1e6;
     }
     if (!c->image)
-        return err_set(err, -ENOTSUP, "generator pods need SIZEUP_GENERATOR_IMAGE (the chart "
-                                      "sets it to the operator's image)");
+        return err_set(err, -ENOTSUP,
+                       "generator pods need SIZEUP_GENERATOR_IMAGE (the chart "
+                       "sets it to the operator's image)");
     if (!c->ns)
         return err_set(err, -ENOTSUP, "generator pods need POD_NAMESPACE (the operator's own)");
     return 0;
@@ -170,8 +171,8 @@ static cJSON *labels(const struct loadjob_config *c)
     return l;
 }
 
-static cJSON *container(const struct loadjob_config *c, const struct load_opts *o,
-                        double start_at, const char *profile)
+static cJSON *container(const struct loadjob_config *c, const struct load_opts *o, double start_at,
+                        const char *profile)
 {
     char share[32], start[32], threads[16], serve[16], limits[160];
     const char *args[16];
@@ -328,7 +329,7 @@ struct run {
     char uid[64];
     double start_at, end_at, deadline, late_max;
     unsigned n;
-    struct gen *g;            /* owned array of n */
+    struct gen *g;             /* owned array of n */
     struct load_result merged; /* the parts so far */
 };
 
@@ -438,8 +439,8 @@ static int take(struct run *r, unsigned idx, const char *body, char *err)
     if (rc == 0) {
         /* Each part's histogram in the log: anyone can check the merge against its parts. */
         const cJSON *h = kube_path_get(doc, "result.latency_hist");
-        log_info("loadjob.part", "job=%s generator=%u of=%u requests=%llu latency_hist=%s",
-                 r->job, idx, r->n, (unsigned long long)part.total.requests,
+        log_info("loadjob.part", "job=%s generator=%u of=%u requests=%llu latency_hist=%s", r->job,
+                 idx, r->n, (unsigned long long)part.total.requests,
                  cJSON_IsString(h) && strlen(h->valuestring) < 1500 ? h->valuestring : "-");
         if (r->lj->c->on_part)
             r->lj->c->on_part(r->lj->c->on_part_ud, idx, &part);
@@ -629,8 +630,8 @@ static int create_job(struct run *r, char *err)
     snprintf(r->job, sizeof(r->job), "%s", name->valuestring);
     snprintf(r->uid, sizeof(r->uid), "%s", uid->valuestring);
     cJSON_Delete(made);
-    log_info("loadjob.created", "namespace=%s job=%s generators=%u start_in_s=%.1f",
-             r->lj->c->ns, r->job, r->n, r->start_at - wall_now());
+    log_info("loadjob.created", "namespace=%s job=%s generators=%u start_in_s=%.1f", r->lj->c->ns,
+             r->job, r->n, r->start_at - wall_now());
     return 0;
 }
 
@@ -646,8 +647,7 @@ static void delete_job(struct run *r)
                  r->job, e, LOADJOB_TTL_S);
 }
 
-static int loadjob_run(void *self, const struct load_opts *o, struct load_result *out,
-                       char *err)
+static int loadjob_run(void *self, const struct load_opts *o, struct load_result *out, char *err)
 {
     struct run r;
     int rc;
@@ -666,8 +666,8 @@ static int loadjob_run(void *self, const struct load_opts *o, struct load_result
         return err_set(err, rc, "out of memory");
     }
     double run_s = planned_s(o->profile);
-    r.start_at = wall_now() + (r.lj->c->start_delay_s > 0 ? r.lj->c->start_delay_s
-                                                          : LOADJOB_START_DELAY_S);
+    r.start_at =
+        wall_now() + (r.lj->c->start_delay_s > 0 ? r.lj->c->start_delay_s : LOADJOB_START_DELAY_S);
     r.late_max = fmax(LOADJOB_LATE_MIN_S, 0.05 * run_s);
     /* The last open-loop share starts (n-1)/rate after the first: under a second in practice. */
     r.end_at = r.start_at + run_s + (o->profile->rate > 0 ? 1.0 / o->profile->rate * r.n : 0);
@@ -729,8 +729,8 @@ int loadjob_delete_leftovers(kube_client_t *client, const char *ns, unsigned *de
     unsigned n = 0;
     int rc, first = 0;
 
-    lo.label_selector = "app.kubernetes.io/managed-by=sizeup," LOADJOB_LABEL_COMPONENT
-                        "=" LOADJOB_COMPONENT;
+    lo.label_selector =
+        "app.kubernetes.io/managed-by=sizeup," LOADJOB_LABEL_COMPONENT "=" LOADJOB_COMPONENT;
     rc = kube_list(client, &JOBS, ns, &lo, &list, err);
     if (rc)
         return err_wrap(err, rc, "listing leftover generator Jobs");

@@ -24,17 +24,17 @@
 #include "kube/client.h"
 #include "sweep/load_source.h"
 
-#define LOADJOB_MAX_GENERATORS 100
-#define LOADJOB_RESULT_PORT    9090
-#define LOADJOB_RESULT_MAX     (4u << 20) /* one worker's result document */
-#define LOADJOB_TTL_S          300        /* a Job we could not delete goes by itself */
-#define LOADJOB_LATE_MIN_S     1.0        /* a worker may start this late (or 5% of the run) */
-#define LOADJOB_REPORT_WAIT_S  30         /* after the planned end, for every result */
-#define LOADJOB_START_DELAY_S  15.0       /* default: creation to the shared start */
-#define LOADJOB_PROFILE_ENV    "SIZEUP_PROFILE"
+#define LOADJOB_MAX_GENERATORS  100
+#define LOADJOB_RESULT_PORT     9090
+#define LOADJOB_RESULT_MAX      (4u << 20) /* one worker's result document */
+#define LOADJOB_TTL_S           300        /* a Job we could not delete goes by itself */
+#define LOADJOB_LATE_MIN_S      1.0        /* a worker may start this late (or 5% of the run) */
+#define LOADJOB_REPORT_WAIT_S   30         /* after the planned end, for every result */
+#define LOADJOB_START_DELAY_S   15.0       /* default: creation to the shared start */
+#define LOADJOB_PROFILE_ENV     "SIZEUP_PROFILE"
 #define LOADJOB_LABEL_COMPONENT "sizeup.dev/component"
-#define LOADJOB_COMPONENT      "load-generator"
-#define LOADJOB_LABEL_FOR      "sizeup.dev/generator-for" /* the swept Deployment's label value */
+#define LOADJOB_COMPONENT       "load-generator"
+#define LOADJOB_LABEL_FOR       "sizeup.dev/generator-for" /* the swept Deployment's label value */
 
 /* Where the generator pods come from: the chart passes these to the operator. */
 struct loadjob_config {
@@ -45,10 +45,10 @@ struct loadjob_config {
     const char *service_account; /* the generators' ServiceAccount (no token, no RBAC) */
     const char *owner_pod;       /* the operator's pod: owner of every Job; NULL: none */
     const char *owner_uid;
-    const char *cpu, *memory;    /* each generator pod's limits (= requests) */
-    const char *for_label;       /* LOADJOB_LABEL_FOR value; may be NULL */
-    unsigned generators;         /* N, 1..LOADJOB_MAX_GENERATORS */
-    double start_delay_s;        /* 0: LOADJOB_START_DELAY_S */
+    const char *cpu, *memory; /* each generator pod's limits (= requests) */
+    const char *for_label;    /* LOADJOB_LABEL_FOR value; may be NULL */
+    unsigned generators;      /* N, 1..LOADJOB_MAX_GENERATORS */
+    double start_delay_s;     /* 0: LOADJOB_START_DELAY_S */
     /* Called with each worker's result as it is merged (may be NULL): an observer, e.g. a test
      * that checks the merge against its parts. Borrows part for the call. */
     void (*on_part)(void *ud, unsigned index, const struct load_result *part);

@@ -2,8 +2,7 @@
 
 #include <errno.h>
 
-static int in_process_run(void *self, const struct load_opts *o, struct load_result *out,
-                          char *err)
+static int in_process_run(void *self, const struct load_opts *o, struct load_result *out, char *err)
 {
     (void)self;
     return load_run(o, out, err);

@@ -29,8 +29,7 @@ struct load_source_ops {
     const char *name; /* "in-process", "job" */
 
     /* One load run, as load_run (see above). Borrows o. */
-    int (*run)(void *self, const struct load_opts *o, struct load_result *out /* OUT */,
-               char *err);
+    int (*run)(void *self, const struct load_opts *o, struct load_result *out /* OUT */, char *err);
 
     /* How many generators send the load (1 in-process). */
     unsigned (*generators)(const void *self);
