@@ -26,20 +26,22 @@ k rollout status deployment/web --timeout=60s >/dev/null || fail "example app di
 k create namespace sizeup >/dev/null
 k -n sizeup create serviceaccount sizeup-generator >/dev/null
 k -n sizeup patch serviceaccount sizeup-generator -p '{"automountServiceAccountToken": false}' >/dev/null
-# An open-loop load the app holds easily: one generator or three must deliver the same.
-k apply -f - >/dev/null <<'YAML'
+profile() { # DURATION: an open-loop load the app holds easily, as ConfigMap gen-load
+    k apply -f - >/dev/null <<YAML
 apiVersion: v1
 kind: ConfigMap
 metadata: {name: gen-load}
 data:
   profile.yaml: |
     rate: 80
-    duration: 4s
+    duration: $1
     warmup: 0s
     timeout: 5s
     requests:
       - { name: hello, method: GET, path: /, weight: 1 }
 YAML
+}
+profile 4s
 
 export POD_NAMESPACE=sizeup SIZEUP_GENERATOR_IMAGE=example/sizeup:1 \
     SIZEUP_GENERATOR_SERVICE_ACCOUNT=sizeup-generator SIZEUP_GENERATOR_CPU=250m \
@@ -167,16 +169,7 @@ PY
 nothing_left "after the sweep"
 
 # 3. A worker killed with SIGKILL mid-run: the variant is FAILED and names the worker.
-k apply -f - >/dev/null <<'YAML'
-apiVersion: v1
-kind: ConfigMap
-metadata: {name: gen-load}
-data:
-  profile.yaml: |
-    rate: 80
-    duration: 6s
-    warmup: 0s
-YAML
+profile 6s
 sweep killed 3
 pid=
 for _ in $(seq 1 200); do

@@ -19,6 +19,15 @@ fail() {
     exit 1
 }
 json() { python3 -c "import json,sys; d=json.load(sys.stdin); print($1)"; }
+no_pods_of() { # JOB: waits up to 10 s until no pod of JOB is left, else fails
+    local n
+    for _ in $(seq 1 100); do
+        n=$(k get pods -l "job-name=$1" -o name | wc -l)
+        [ "$n" = 0 ] && return 0
+        sleep 0.1
+    done
+    fail "$n pods of Job $1 left"
+}
 
 # An image whose entrypoint is a shell: the container's args are the script.
 cat >"$WORK/images.json" <<'JSON'
@@ -116,12 +125,7 @@ for _ in $(seq 1 100); do
     sleep 0.1
 done
 k get job ttl >/dev/null 2>&1 && fail "ttl Job still there"
-for _ in $(seq 1 50); do
-    n=$(k get pods -l job-name=ttl -o name | wc -l)
-    [ "$n" = 0 ] && break
-    sleep 0.1
-done
-[ "$n" = 0 ] || fail "ttl Job's pods left: $n"
+no_pods_of ttl
 echo "ok: a finished Job with ttlSecondsAfterFinished 1 is deleted with its pods"
 
 # 6. Deleting: the API's default for batch/v1 orphans the pods; kubectl deletes them too.
@@ -132,11 +136,6 @@ sleep 1
 n=$(k get pods -l job-name=bad -o json | json "len([p for p in d['items'] if not p['metadata'].get('ownerReferences')])")
 [ "$n" = 2 ] || fail "a Job deleted without a policy: $n orphaned pods, want 2"
 k delete job idx >/dev/null
-for _ in $(seq 1 100); do
-    n=$(k get pods -l job-name=idx -o name | wc -l)
-    [ "$n" = 0 ] && break
-    sleep 0.1
-done
-[ "$n" = 0 ] || fail "kubectl delete job left $n pods"
+no_pods_of idx
 echo "ok: DELETE without a policy orphans a Job's pods; kubectl delete removes them"
 echo "PASS"
