@@ -178,19 +178,29 @@ static int check_url(const char *v, char *err)
     return 0;
 }
 
+/* A plain decimal of 1 to maxlen digits (no sign, no space) into *n; -1 for anything else. */
+static int digits_value(const char *v, size_t maxlen, long *n)
+{
+    size_t len = strlen(v);
+
+    *n = 0;
+    if (len == 0 || len > maxlen)
+        return -1;
+    for (size_t i = 0; i < len; i++) {
+        if (v[i] < '0' || v[i] > '9')
+            return -1;
+        *n = *n * 10 + (v[i] - '0');
+    }
+    return 0;
+}
+
 static int parse_port(const char *v, int *port, char *err)
 {
     char q[SHOW_LEN + 4];
     long n = 0;
-    size_t len = strlen(v);
 
-    if (len == 0 || len > 5)
+    if (digits_value(v, 5, &n) != 0)
         goto bad;
-    for (size_t i = 0; i < len; i++) {
-        if (v[i] < '0' || v[i] > '9')
-            goto bad;
-        n = n * 10 + (v[i] - '0');
-    }
     if (n < 1 || n > 65535)
         return err_set(err, -EINVAL, "port: %ld is out of range (1-65535)", n);
     *port = (int)n;
@@ -297,31 +307,20 @@ static int set_str(char **slot, const char *v, char *err)
     return 0;
 }
 
-/* Applies one known annotation to req. */
 static int parse_generators(const char *v, unsigned *out, char *err)
 {
     char q[SHOW_LEN + 4];
-    unsigned long n = 0;
-    size_t len = strlen(v);
+    long n = 0;
 
-    if (len == 0 || len > 3)
-        goto bad;
-    for (size_t i = 0; i < len; i++) {
-        if (v[i] < '0' || v[i] > '9')
-            goto bad;
-        n = n * 10 + (unsigned long)(v[i] - '0');
-    }
-    if (n < 1 || n > ANNOT_MAX_GENERATORS)
-        goto bad;
+    if (digits_value(v, 3, &n) != 0 || n < 1 || n > ANNOT_MAX_GENERATORS)
+        return err_set(err, -EINVAL,
+                       "generators: \"%s\" is not a number of load-generator pods (1-%d)",
+                       show(v, q), ANNOT_MAX_GENERATORS);
     *out = (unsigned)n;
     return 0;
-bad:
-    return err_set(err, -EINVAL,
-                   "generators: \"%s\" is not a number of load-generator pods "
-                   "(1-%d)",
-                   show(v, q), ANNOT_MAX_GENERATORS);
 }
 
+/* Applies one known annotation to req. */
 static int apply_one(const char *name, const char *v, struct annot_request *req, char *err)
 {
     char q[SHOW_LEN + 4];
