@@ -400,55 +400,62 @@ static int incomplete(struct run *r, unsigned idx, char *err, const char *fmt, c
     return err_set(err, LOAD_SOURCE_EINCOMPLETE, "generator %u of %u %s", idx, r->n, msg);
 }
 
-/* Checks and merges worker idx's document. */
-static int take(struct run *r, unsigned idx, const char *body, char *err)
+int loadjob_result_parse(const char *body, size_t len, unsigned idx, unsigned n, double late_max,
+                         struct load_result *out, char *why)
 {
-    cJSON *doc = cJSON_Parse(body);
+    cJSON *doc = cJSON_ParseWithLength(body, len);
     const cJSON *w = cJSON_GetObjectItemCaseSensitive(doc, "worker");
     const cJSON *ws = cJSON_GetObjectItemCaseSensitive(doc, "workers");
     const cJSON *late = cJSON_GetObjectItemCaseSensitive(doc, "late_s");
-    struct load_result part;
-    char why[ERR_LEN] = "", e[ERR_LEN] = "";
-    int rc;
+    char e[ERR_LEN] = "";
+    int rc = -EINVAL;
 
-    memset(&part, 0, sizeof(part));
-    if (!cJSON_IsNumber(w) || !cJSON_IsNumber(ws) || !cJSON_IsNumber(late) ||
-        w->valuedouble != idx || ws->valuedouble != r->n) {
-        rc = incomplete(r, idx, err, "%s", "answered with another worker's result");
-        goto out;
+    memset(out, 0, sizeof(*out));
+    if (!doc) {
+        snprintf(why, ERR_LEN, "sent a result that is not JSON");
+    } else if (!cJSON_IsNumber(w) || !cJSON_IsNumber(ws) || !cJSON_IsNumber(late) ||
+               w->valuedouble != idx || ws->valuedouble != n) {
+        snprintf(why, ERR_LEN, "answered with another worker's result");
+    } else if (!(late->valuedouble <= late_max)) {
+        snprintf(why, ERR_LEN, "started %.2f s after the shared start (at most %.2f s)",
+                 late->valuedouble, late_max);
+    } else if (report_json_parse(cJSON_GetObjectItemCaseSensitive(doc, "result"), out, e) != 0) {
+        snprintf(why, ERR_LEN, "sent a result that does not parse: %s", e);
+    } else if (out->interrupted) {
+        load_result_free(out);
+        snprintf(why, ERR_LEN, "was interrupted before the end of its run");
+    } else {
+        rc = 0;
     }
-    if (late->valuedouble > r->late_max) {
-        snprintf(why, sizeof(why), "started %.2f s after the shared start (at most %.2f s)",
-                 late->valuedouble, r->late_max);
-        rc = incomplete(r, idx, err, "%s", why);
-        goto out;
-    }
-    rc = report_json_parse(cJSON_GetObjectItemCaseSensitive(doc, "result"), &part, e);
-    if (rc) {
-        snprintf(why, sizeof(why), "sent a result that does not parse: %s", e);
-        rc = incomplete(r, idx, err, "%s", why);
-        goto out;
-    }
-    if (part.interrupted) {
-        rc = incomplete(r, idx, err, "%s", "was interrupted before the end of its run");
-        goto out;
-    }
-    rc = load_result_merge(&r->merged, &part, &r->o->profile->thresholds, e);
-    if (rc)
-        rc = incomplete(r, idx, err, "%s", e);
-    if (rc == 0) {
-        /* Each part's histogram in the log: anyone can check the merge against its parts. */
-        const cJSON *h = kube_path_get(doc, "result.latency_hist");
-        log_info("loadjob.part", "job=%s generator=%u of=%u requests=%llu latency_hist=%s", r->job,
-                 idx, r->n, (unsigned long long)part.total.requests,
-                 cJSON_IsString(h) && strlen(h->valuestring) < 1500 ? h->valuestring : "-");
-        if (r->lj->c->on_part)
-            r->lj->c->on_part(r->lj->c->on_part_ud, idx, &part);
-    }
-out:
-    load_result_free(&part);
     cJSON_Delete(doc);
     return rc;
+}
+
+/* Checks and merges worker idx's document. */
+static int take(struct run *r, unsigned idx, const char *body, char *err)
+{
+    struct load_result part;
+    char why[ERR_LEN] = "";
+    int rc = loadjob_result_parse(body, strlen(body), idx, r->n, r->late_max, &part, why);
+
+    if (rc)
+        return incomplete(r, idx, err, "%s", why);
+    rc = load_result_merge(&r->merged, &part, &r->o->profile->thresholds, why);
+    if (rc) {
+        load_result_free(&part);
+        return incomplete(r, idx, err, "%s", why);
+    }
+    /* Each part's histogram in the log: anyone can check the merge against its parts. */
+    cJSON *pj = report_json(&part);
+    const cJSON *h = cJSON_GetObjectItemCaseSensitive(pj, "latency_hist");
+    log_info("loadjob.part", "job=%s generator=%u of=%u requests=%llu latency_hist=%s", r->job, idx,
+             r->n, (unsigned long long)part.total.requests,
+             cJSON_IsString(h) && strlen(h->valuestring) < 1500 ? h->valuestring : "-");
+    cJSON_Delete(pj);
+    if (r->lj->c->on_part)
+        r->lj->c->on_part(r->lj->c->on_part_ud, idx, &part);
+    load_result_free(&part);
+    return 0;
 }
 
 /* Why a pod of ours ended without handing its result over, from its container status. */

@@ -73,6 +73,13 @@ int loadjob_source_new(const struct loadjob_config *c, struct load_source *out /
 int loadjob_delete_leftovers(kube_client_t *client, const char *ns, unsigned *deleted /* OUT */,
                              char *err);
 
+/* Parses worker idx's result document (len bytes of outside input, from its pod): it must name
+ * worker idx of n, have started at most late_max s late, carry a result report_json_parse
+ * accepts, and not be interrupted. Returns 0 with *out filled (free with load_result_free), or
+ * -EINVAL with why (ERR_LEN) saying what is wrong and *out left freed. Borrows body. */
+int loadjob_result_parse(const char *body, size_t len, unsigned idx, unsigned n, double late_max,
+                         struct load_result *out /* OUT */, char *why);
+
 /* The profile's load as the JSON a worker reads from LOADJOB_PROFILE_ENV (users or rate,
  * stages, duration, warm-up, timeout, requests). Owned string (free()), NULL on no memory.
  * Borrows p. */

@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "kube/objects.h"
+#include "load/report.h"
 #include "operator/loadjob.h"
 
 static const char PROFILE[] = "rate: 120\n"
@@ -187,6 +188,65 @@ static void test_job_object(void **state)
     profile_free(&p);
 }
 
+/* The worker's document: accepted when it is worker idx of n, on time and whole; refused with a
+ * reason otherwise. */
+static void test_result_parse(void **state)
+{
+    (void)state;
+    struct profile p;
+    struct load_result r, got;
+    char why[ERR_LEN];
+    static const struct {
+        unsigned worker, workers;
+        double late;
+        bool interrupted;
+        const char *refused; /* NULL: accepted */
+    } cases[] = {
+        {1, 3, 0.2, false, NULL},
+        {2, 3, 0.2, false, "another worker's result"},
+        {1, 4, 0.2, false, "another worker's result"},
+        {1, 3, 1.5, false, "started 1.50 s after the shared start"},
+        {1, 3, 0.2, true, "interrupted"},
+    };
+
+    load(PROFILE, &p);
+    assert_int_equal(load_result_init(&r, &p), 0);
+    r.duration_s = 7;
+    r.total.requests = r.by_name[0].requests = 5;
+    for (int i = 0; i < 5; i++) {
+        hist_record(&r.total.latency, 1000 + i);
+        hist_record(&r.by_name[0].latency, 1000 + i);
+    }
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        r.interrupted = cases[i].interrupted;
+        cJSON *doc = cJSON_CreateObject();
+        cJSON_AddNumberToObject(doc, "worker", cases[i].worker);
+        cJSON_AddNumberToObject(doc, "workers", cases[i].workers);
+        cJSON_AddNumberToObject(doc, "late_s", cases[i].late);
+        cJSON_AddItemToObject(doc, "result", report_json(&r));
+        char *text = cJSON_PrintUnformatted(doc);
+        why[0] = '\0';
+        int rc = loadjob_result_parse(text, strlen(text), 1, 3, 1.0, &got, why);
+        if (!cases[i].refused) {
+            assert_int_equal(rc, 0);
+            assert_int_equal(got.total.requests, 5);
+            assert_memory_equal(&got.total.latency, &r.total.latency, sizeof(r.total.latency));
+            load_result_free(&got);
+        } else {
+            assert_int_equal(rc, -EINVAL);
+            if (!strstr(why, cases[i].refused))
+                fail_msg("case %zu: '%s' does not say '%s'", i, why, cases[i].refused);
+            assert_null(got.by_name);
+        }
+        free(text);
+        cJSON_Delete(doc);
+    }
+    assert_int_equal(loadjob_result_parse("{", 1, 1, 3, 1.0, &got, why), -EINVAL);
+    assert_non_null(strstr(why, "not JSON"));
+    load_result_free(&r);
+    profile_free(&p);
+}
+
 static void test_source_config(void **state)
 {
     (void)state;
@@ -215,6 +275,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_profile_round_trip),
         cmocka_unit_test(test_job_object),
+        cmocka_unit_test(test_result_parse),
         cmocka_unit_test(test_source_config),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
