@@ -12,6 +12,11 @@
 
 #include "core/stats.h"
 
+/* The load generator is "saturated" when its CPU use reached this share of the cores its
+ * threads could use: it was then the bottleneck, not the app. One constant for the sweep's
+ * saturation mark and the capacity search's generator limit. */
+#define SWEEP_GEN_SATURATED_SHARE 0.9
+
 /* Steps kept per variant: the probe, max_steps search steps, the repeats and one re-measure. */
 #define CAPACITY_MAX_STEPS   40
 #define CAPACITY_MAX_REPEATS 10

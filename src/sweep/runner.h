@@ -27,12 +27,9 @@
 #include "load/profile.h"
 #include "load/result.h"
 #include "sweep/advisor.h"
+#include "sweep/capacity.h" /* SWEEP_GEN_SATURATED_SHARE, struct capacity_result */
 #include "sweep/platform.h"
 #include "sweep/variant.h"
-
-/* The load generator is "saturated" when its CPU use reached this share of the cores its
- * threads could use: it was then the bottleneck, not the app. */
-#define SWEEP_GEN_SATURATED_SHARE 0.9
 
 enum sweep_phase {
     SWEEP_PHASE_START = 0, /* apply */
