@@ -25,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "load/cpus.h"
 #include "load/hist.h"
 #include "load/http.h"
 #include "load/load.h"
@@ -1126,8 +1127,7 @@ static int engine_init(struct engine *e, const struct load_opts *o, char *err)
     e->uring = ur && strcmp(ur, "1") == 0;
     e->max_conns = o->max_connections ? o->max_connections : DEFAULT_MAX_CONNS;
 
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    unsigned t = o->threads ? o->threads : (cores > 0 ? (unsigned)cores : 1);
+    unsigned t = o->threads ? o->threads : load_cpus_default();
     if (!e->plan.open_loop) {
         e->peak_users = (unsigned)llround(e->plan.peak);
         if (e->peak_users == 0)
