@@ -30,6 +30,7 @@ static const char usage[] =
     "usage: sizeup sweep [--configs LIST] [--profile FILE] [--workers-env NAME] [--port P]\n"
     "                    [--ready-path PATH] [--ready-timeout D] [--users N | --rate R]\n"
     "                    [--duration D] [--warmup D] [--out DIR] [--values-paths MAP]\n"
+    "                    [--load fixed|capacity] [--repeat N] [--max-rps R]\n"
     "                    -- COMMAND [ARGS...]\n"
     "\n"
     "Runs COMMAND once per variant on this machine, inside a cgroup limited to the variant's CPU\n"
@@ -48,7 +49,12 @@ static const char usage[] =
     "  --rate R             open loop: requests/s (overrides the profile)\n"
     "  --duration D         measured window per variant (overrides the profile)\n"
     "  --warmup D           warm-up per variant (overrides the profile)\n"
-    "  --threads N          load generator threads (default: one per core)\n"
+    "  --threads N          load generator threads (default: one per CPU it may use)\n"
+    "  --load MODE          capacity: search each variant's highest rate within the SLO\n"
+    "                       (the default); fixed: one load per variant (--users/--rate,\n"
+    "                       --duration) (overrides the profile's search.mode)\n"
+    "  --repeat N           capacity mode: measurements at the found capacity (default 3)\n"
+    "  --max-rps R          capacity mode: never offer more than R requests/s\n"
     "  --out DIR            output directory (default sizing/)\n"
     "  --values-paths MAP   where values.yaml puts things\n"
     "                       (default workers=workers.count,resources=resources)\n"
@@ -79,6 +85,7 @@ struct sweep_cli {
     double last_draw;
     size_t last_index;
     enum sweep_phase last_phase;
+    unsigned last_step;
     bool drew;
 };
 
@@ -149,14 +156,21 @@ static void on_progress(void *ud, const struct sweep_progress *p)
     double t = mono_s();
     bool change = p->index != c->last_index || p->phase != c->last_phase || !c->drew;
 
+    char step[64] = "";
+    if (p->step_what)
+        snprintf(step, sizeof(step), " %s %u%s%.0f req/s", p->step_what, p->step,
+                 p->offered_rps > 0 ? " @ " : "", p->offered_rps > 0 ? p->offered_rps : 0);
+    if (p->step_what && p->offered_rps <= 0)
+        snprintf(step, sizeof(step), " %s %u (closed loop)", p->step_what, p->step);
+    change = change || p->step != c->last_step;
     if (!c->tty) {
         /* Not a terminal: one line per phase change, no live redraws. */
         if (change && p->phase != SWEEP_PHASE_DONE)
-            fprintf(stderr, "sweep: variant %zu of %zu %s: %s\n", p->index + 1, p->n,
-                    p->variant->label, sweep_phase_name(p->phase));
+            fprintf(stderr, "sweep: variant %zu of %zu %s: %s%s, about %.0fs left\n", p->index + 1,
+                    p->n, p->variant->label, sweep_phase_name(p->phase), step, p->eta_s);
     } else if (change || t - c->last_draw >= 0.25) {
-        fprintf(stderr, "\r\033[K[%zu/%zu] %-20s %-8s %5.1fs", p->index + 1, p->n,
-                p->variant->label, sweep_phase_name(p->phase), p->elapsed_s);
+        fprintf(stderr, "\r\033[K[%zu/%zu] %-20s %-8s%s %5.1fs  ~%.0fs left", p->index + 1, p->n,
+                p->variant->label, sweep_phase_name(p->phase), step, p->elapsed_s, p->eta_s);
         if (p->phase == SWEEP_PHASE_WARMUP || p->phase == SWEEP_PHASE_MEASURE)
             fprintf(stderr, "  %5.1f/%.0fs  %7.0f req/s  p95 %s", p->phase_elapsed_s, p->phase_s,
                     p->rps, output_fmt_latency(p->p95_us, lat));
@@ -164,6 +178,7 @@ static void on_progress(void *ud, const struct sweep_progress *p)
     }
     c->last_index = p->index;
     c->last_phase = p->phase;
+    c->last_step = p->step;
     c->drew = true;
 }
 
@@ -265,6 +280,9 @@ static int exec_sweep(int argc, char **argv)
         {"out", required_argument, NULL, 'o'},
         {"values-paths", required_argument, NULL, 'V'},
         {"no-cgroup", no_argument, NULL, 'N'},
+        {"load", required_argument, NULL, 'L'},
+        {"repeat", required_argument, NULL, 'n'},
+        {"max-rps", required_argument, NULL, 'm'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -275,7 +293,7 @@ static int exec_sweep(int argc, char **argv)
     struct platform pl = {0};
     struct local_config lc;
     const char *profile_path = NULL, *users_s = NULL, *rate_s = NULL, *dur_s = NULL, *warm_s = NULL,
-               *paths_s = NULL;
+               *paths_s = NULL, *load_s = NULL, *repeat_s = NULL, *max_rps_s = NULL;
     int64_t ready_timeout_us = 60000000;
     unsigned long port = 8080, threads = 0;
     char err[ERR_LEN] = "", logs[4096];
@@ -345,6 +363,15 @@ static int exec_sweep(int argc, char **argv)
         case 'N':
             lc.no_cgroup = true;
             break;
+        case 'L':
+            load_s = optarg;
+            break;
+        case 'n':
+            repeat_s = optarg;
+            break;
+        case 'm':
+            max_rps_s = optarg;
+            break;
         case 'h':
             fputs(usage, stdout);
             return EXIT_OK;
@@ -413,6 +440,34 @@ static int exec_sweep(int argc, char **argv)
         rc = EXIT_USAGE;
         goto out;
     }
+    if (load_s && strcmp(load_s, "fixed") && strcmp(load_s, "capacity")) {
+        fprintf(stderr, "sizeup sweep: bad --load '%s': expected fixed or capacity\n", load_s);
+        rc = EXIT_USAGE;
+        goto out;
+    }
+    if (load_s)
+        profile.search.mode =
+            strcmp(load_s, "fixed") ? PROFILE_SEARCH_CAPACITY : PROFILE_SEARCH_FIXED;
+    if (repeat_s) {
+        unsigned long n;
+        if (parse_unsigned(repeat_s, PROFILE_MAX_REPEATS, &n) || n == 0) {
+            fprintf(stderr, "sizeup sweep: bad --repeat '%s': expected 1..%d\n", repeat_s,
+                    PROFILE_MAX_REPEATS);
+            rc = EXIT_USAGE;
+            goto out;
+        }
+        profile.search.repeats = (unsigned)n;
+    }
+    if (max_rps_s) {
+        char *end;
+        double r = strtod(max_rps_s, &end);
+        if (end == max_rps_s || *end || !(r > 0) || r > 1e7) {
+            fprintf(stderr, "sizeup sweep: bad --max-rps '%s'\n", max_rps_s);
+            rc = EXIT_USAGE;
+            goto out;
+        }
+        profile.search.max_rps = r;
+    }
     join_command(argc, argv, cli.command, sizeof(cli.command));
     {
         char full[COMMAND_LEN + 16];
@@ -460,9 +515,21 @@ static int exec_sweep(int argc, char **argv)
     }
     {
         char d1[QTY_LEN], d2[QTY_LEN];
-        fprintf(stderr, "sizeup sweep: %zu variants, %s each after %s warm-up, results in %s/\n",
-                variants.n, qty_format_duration(profile.duration_us, d1),
-                qty_format_duration(profile.warmup_us, d2), cli.out);
+        if (profile.search.mode == PROFILE_SEARCH_CAPACITY) {
+            char d3[QTY_LEN];
+            fprintf(stderr,
+                    "sizeup sweep: %zu variants, capacity search (steps of %s after %s warm-up, "
+                    "at most %u steps, %u repeats, time budget %s), results in %s/\n",
+                    variants.n, qty_format_duration(profile.search.window_us, d1),
+                    qty_format_duration(profile.search.warmup_us, d2), profile.search.max_steps,
+                    profile.search.repeats, qty_format_duration(profile.search.budget_us, d3),
+                    cli.out);
+        } else {
+            fprintf(stderr,
+                    "sizeup sweep: %zu variants, %s each after %s warm-up, results in %s/\n",
+                    variants.n, qty_format_duration(profile.duration_us, d1),
+                    qty_format_duration(profile.warmup_us, d2), cli.out);
+        }
     }
 
     struct sweep_opts so;
