@@ -26,8 +26,8 @@
 #define CAPACITY_NOISY_REL 0.10
 
 enum capacity_limit {
-    CAPACITY_LIMIT_NONE = 0,  /* not searched (fixed mode, or the variant FAILED) */
-    CAPACITY_LIMIT_SLO_P95,   /* the first rate above capacity missed the p95 objective */
+    CAPACITY_LIMIT_NONE = 0, /* not searched (fixed mode, or the variant FAILED) */
+    CAPACITY_LIMIT_SLO_P95,  /* the first rate above capacity missed the p95 objective */
     CAPACITY_LIMIT_SLO_P99,
     CAPACITY_LIMIT_SLO_ERRORS,
     CAPACITY_LIMIT_GENERATOR, /* the generator could not deliver: "at least X" */
@@ -57,6 +57,9 @@ struct capacity_step {
     enum capacity_step_kind kind;
     double offered_rps;  /* the open-loop rate asked for (probe: the closed-loop throughput) */
     double achieved_rps; /* completed requests per second in the window */
+    /* achieved_rps with the requests still in flight at the window's end counted (about one
+     * median latency's worth, search_sustained_rps): what the capacity figures are made of. */
+    double sustained_rps;
     uint64_t p50_us, p95_us, p99_us;
     double error_rate;
     double cpu_cores;          /* the variant's mean cores in the window; < 0 unknown */
@@ -70,12 +73,12 @@ struct capacity_step {
 struct capacity_result {
     bool searched; /* a capacity search ran for this variant */
     double rps;    /* the sustained rate: the repeats' mean (the best passing step without them) */
-    struct stats_summary interval; /* of the repeats' achieved rates */
+    struct stats_summary interval; /* of the repeats' sustained rates (capacity_step) */
     double repeat_rps[CAPACITY_MAX_REPEATS];
     double per_core; /* rps / the variant's CPU limit in cores */
     enum capacity_limit limited_by;
-    bool valid;     /* no invalidating flag */
-    unsigned flags; /* CAPACITY_FLAG_* */
+    bool valid;                /* no invalidating flag */
+    unsigned flags;            /* CAPACITY_FLAG_* */
     double cpu_cores;          /* mean cores over the repeats at capacity; < 0 unknown */
     int64_t peak_memory_bytes; /* highest peak over the repeats; < 0 unknown */
     struct capacity_throttling throttling; /* summed over the search */

@@ -47,6 +47,7 @@ static void add_steps(cJSON *o, const struct capacity_result *cap)
         cJSON_AddStringToObject(s, "kind", kind_name(st->kind));
         cJSON_AddNumberToObject(s, "offered_rps", st->offered_rps);
         cJSON_AddNumberToObject(s, "achieved_rps", st->achieved_rps);
+        cJSON_AddNumberToObject(s, "sustained_rps", st->sustained_rps);
         cJSON_AddNumberToObject(s, "p50_ms", (double)st->p50_us / 1e3);
         cJSON_AddNumberToObject(s, "p95_ms", (double)st->p95_us / 1e3);
         cJSON_AddNumberToObject(s, "p99_ms", (double)st->p99_us / 1e3);

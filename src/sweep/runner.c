@@ -332,6 +332,8 @@ stop:
     row->wall_s = sweep__now() - c->t0;
     row->overhead_s = row->wall_s - c->load_s;
     mark_row(c->s, row);
+    if (row->cap.flags & CAPACITY_FLAG_GENERATOR)
+        row->flags |= ADVISOR_ROW_GEN_SATURATED; /* "at least X": never the app's capacity */
     if (row->cap.searched && (row->flags & ADVISOR_ROW_CONTENDED)) {
         /* The host could not give the variant its CPU at the representative step: the figure
          * is the host's, not the variant's. */

@@ -174,6 +174,8 @@ static int run_step(struct cap_ctx *x, enum capacity_step_kind kind, double rate
     st->cpu_cores = -1;
     st->peak_memory_bytes = -1;
     st->gen_cores = r->duration_s > 0 ? r->tool_cpu_s / r->duration_s : -1;
+    st->sustained_rps = search_sustained_rps(st->achieved_rps, rate > 0 ? r->achieved_rate_rps : 0,
+                                             st->p50_us, r->duration_s);
     if (out->have_usage) {
         const struct platform_usage *u = &out->usage;
         if (u->cpu_s >= 0 && u->window_s > 0)
@@ -196,6 +198,8 @@ static int run_step(struct cap_ctx *x, enum capacity_step_kind kind, double rate
         .gen_can_cores = gen_can(c->s, r->threads),
         .peak_conns = r->peak_concurrency,
         .conn_cap = rate > 0 ? x->conn_cap : 0,
+        .p50_us = st->p50_us,
+        .window_s = r->duration_s,
     };
     enum capacity_limit why;
     enum search_outcome oc = search_judge(&m, &x->p->slo, &why);
@@ -321,7 +325,7 @@ static int measure_repeats(struct cap_ctx *x, double rate, char *err)
             file_step(x, &r, false);
             break;
         }
-        cap->repeat_rps[n++] = r.st.achieved_rps;
+        cap->repeat_rps[n++] = r.st.sustained_rps;
         if (r.st.cpu_cores >= 0) {
             cpu += r.st.cpu_cores;
             ncpu++;
@@ -344,7 +348,7 @@ static void from_best_step(struct capacity_result *cap, double low)
     for (size_t i = 0; i < cap->nsteps; i++) {
         const struct capacity_step *st = &cap->steps[i];
         if (st->kind == CAPACITY_STEP_SEARCH && st->pass && st->offered_rps == low) {
-            cap->rps = st->achieved_rps;
+            cap->rps = st->sustained_rps;
             cap->cpu_cores = st->cpu_cores;
             cap->peak_memory_bytes = st->peak_memory_bytes;
             stats_summarize(&cap->rps, 1, &cap->interval);
@@ -378,7 +382,7 @@ int sweep__capacity(struct sweep__ctx *c, const char *url, char *err)
         step_free(&probe);
         goto out;
     }
-    double start = probe.st.achieved_rps;
+    double start = probe.st.sustained_rps;
     file_step(&x, &probe, false);
     if (x.died || sweep__stopped(c->o))
         goto out;

@@ -137,15 +137,25 @@ enum search_outcome search_judge(const struct search_measure *m, const struct pr
         *why = CAPACITY_LIMIT_SLO_ERRORS;
         return SEARCH_FAIL;
     }
-    /* Requests still unanswered at the window's end have no latency yet, but they are late:
-     * an app that completed clearly less than it was sent was falling behind. */
+    /* Requests unanswered at the window's end beyond the ones a median latency keeps in flight
+     * have no latency yet, but they are late: the app was falling behind. */
     double sent = m->sent_rps > 0 ? m->sent_rps : m->offered_rps;
-    if (m->done_rps <= 0 || m->done_rps < SEARCH_KEPT_UP * sent) {
+    double done = search_sustained_rps(m->done_rps, m->sent_rps, m->p50_us, m->window_s);
+    if (done <= 0 || done < SEARCH_KEPT_UP * sent) {
         *why = CAPACITY_LIMIT_SLO_P95;
         return SEARCH_FAIL;
     }
     *why = CAPACITY_LIMIT_NONE;
     return SEARCH_PASS;
+}
+
+double search_sustained_rps(double done_rps, double sent_rps, uint64_t p50_us, double window_s)
+{
+    double lat = (double)p50_us / 1e6;
+    if (!(window_s > 0) || lat >= window_s / 2)
+        return done_rps;
+    double r = done_rps * window_s / (window_s - lat);
+    return sent_rps > 0 && r > sent_rps ? sent_rps : r;
 }
 
 const char *search_limit_name(enum capacity_limit l)

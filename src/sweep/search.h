@@ -60,6 +60,8 @@ struct search_measure {
     double gen_can_cores;   /* the cores its threads could use (threads, capped by the host) */
     unsigned peak_conns;    /* most connections busy at once */
     unsigned conn_cap;      /* the generator's connection cap; 0 unknown */
+    uint64_t p50_us;
+    double window_s; /* the measured window's length */
 };
 
 /* Starts a search with o (copied). */
@@ -82,10 +84,17 @@ void search_out_of_time(struct search *s);
  * its connection cap while an app within the SLO would have needed more connections than that
  * (offered x p95 objective), or it sent less than SEARCH_KEPT_UP of what was due for its own
  * reasons; else a pass when p95 (and p99, when set) are below the objectives, errors below
- * theirs, and the app completed at least SEARCH_KEPT_UP of what was sent. *why (may be NULL)
+ * theirs, and the app answered (search_sustained_rps) at least SEARCH_KEPT_UP of what was sent.
+ * *why (may be NULL)
  * gets the objective a failure missed. */
 enum search_outcome search_judge(const struct search_measure *m, const struct profile_slo *slo,
                                  enum capacity_limit *why /* OUT */);
+
+/* The rate the app answered in a window of window_s seconds: requests due in the window that are
+ * still in flight at its end are not counted by the load engine, about one median latency's
+ * worth (Little's law), so done_rps is scaled by window / (window - p50), never above what was
+ * sent (sent_rps > 0). A median above half the window is too long to correct: done_rps as is. */
+double search_sustained_rps(double done_rps, double sent_rps, uint64_t p50_us, double window_s);
 
 /* "slo-p95", "slo-p99", "slo-errors", "generator", "budget", "max-rps", "none". */
 const char *search_limit_name(enum capacity_limit l);

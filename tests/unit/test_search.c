@@ -74,9 +74,8 @@ static void test_known_capacity(void **state)
     for (size_t i = 0; i < sizeof(caps) / sizeof(caps[0]); i++) {
         for (size_t k = 0; k < sizeof(starts) / sizeof(starts[0]); k++) {
             struct app a = {.capacity = caps[i]};
-            struct search_opts o = {.start_rps = caps[i] * starts[k] * 0.97,
-                                    .precision = 0.05,
-                                    .max_steps = 12};
+            struct search_opts o = {
+                .start_rps = caps[i] * starts[k] * 0.97, .precision = 0.05, .max_steps = 12};
             struct search s;
             unsigned n = run(&s, &a, &o);
             /* The answer never exceeds the capacity and is within the precision below it. */
@@ -264,13 +263,27 @@ static void test_judge(void **state)
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         struct search_measure m = ok;
         switch (cases[i].field) {
-        case 1: m.p95_us = (uint64_t)cases[i].value; break;
-        case 2: m.p99_us = (uint64_t)cases[i].value; break;
-        case 3: m.error_rate = cases[i].value; break;
-        case 4: m.gen_cores = cases[i].value; break;
-        case 5: m.nofile_errors = (uint64_t)cases[i].value; break;
-        case 6: m.sent_rps = cases[i].value; break;
-        case 7: m.done_rps = cases[i].value; break;
+        case 1:
+            m.p95_us = (uint64_t)cases[i].value;
+            break;
+        case 2:
+            m.p99_us = (uint64_t)cases[i].value;
+            break;
+        case 3:
+            m.error_rate = cases[i].value;
+            break;
+        case 4:
+            m.gen_cores = cases[i].value;
+            break;
+        case 5:
+            m.nofile_errors = (uint64_t)cases[i].value;
+            break;
+        case 6:
+            m.sent_rps = cases[i].value;
+            break;
+        case 7:
+            m.done_rps = cases[i].value;
+            break;
         }
         enum capacity_limit why = CAPACITY_LIMIT_BUDGET;
         enum search_outcome got = search_judge(&m, cases[i].slo, &why);
@@ -291,6 +304,40 @@ static void test_judge(void **state)
     assert_int_equal(search_judge(&m, &slo, NULL), SEARCH_GEN_LIMITED);
     /* With a cap of 10000 reached at 2000 req/s, the app held requests for 5 s: its failure. */
     m.peak_conns = m.conn_cap = 10000;
+    enum capacity_limit why;
+    assert_int_equal(search_judge(&m, &slo, &why), SEARCH_FAIL);
+    assert_int_equal(why, CAPACITY_LIMIT_SLO_P95);
+}
+
+static void test_sustained(void **state)
+{
+    (void)state;
+    /* 100 req/s answered in 400 ms, a 1.5 s window: the last 0.4 s of requests are still in
+     * flight at its end, so 73 of every 100 completed in it; the app sustained 100. */
+    assert_true(fabs(search_sustained_rps(73.33, 100, 400000, 1.5) - 100) < 0.1);
+    /* Never above what was sent; no correction for a median over half the window. */
+    assert_true(search_sustained_rps(99, 100, 50000, 1.0) == 100);
+    assert_true(search_sustained_rps(30, 100, 800000, 1.5) == 30);
+    assert_true(search_sustained_rps(30, 0, 100000, 0) == 30);
+    /* Closed loop (nothing sent at a rate): scaled, uncapped. */
+    assert_true(fabs(search_sustained_rps(45, 0, 100000, 1.0) - 50) < 1e-9);
+
+    /* The judgement uses it: slow answers within a 1 s objective are not an app falling
+     * behind, but an app that answered half of what it was sent is. */
+    static const struct profile_slo slo = {.p95_us = 1000000, .errors = 0.01};
+    struct search_measure m = {.offered_rps = 100,
+                               .sent_rps = 100,
+                               .done_rps = 73,
+                               .p50_us = 400000,
+                               .p95_us = 410000,
+                               .p99_us = 420000,
+                               .window_s = 1.5,
+                               .gen_cores = 0.01,
+                               .gen_can_cores = 2,
+                               .peak_conns = 41,
+                               .conn_cap = 10000};
+    assert_int_equal(search_judge(&m, &slo, NULL), SEARCH_PASS);
+    m.done_rps = 50;
     enum capacity_limit why;
     assert_int_equal(search_judge(&m, &slo, &why), SEARCH_FAIL);
     assert_int_equal(why, CAPACITY_LIMIT_SLO_P95);
@@ -318,6 +365,7 @@ int main(void)
         cmocka_unit_test(test_budget),
         cmocka_unit_test(test_none_passed),
         cmocka_unit_test(test_judge),
+        cmocka_unit_test(test_sustained),
         cmocka_unit_test(test_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
