@@ -17,8 +17,9 @@
  * saturation mark and the capacity search's generator limit. */
 #define SWEEP_GEN_SATURATED_SHARE 0.9
 
-/* Steps kept per variant: the probe, max_steps search steps, the repeats and one re-measure. */
-#define CAPACITY_MAX_STEPS   40
+/* Steps kept per variant: the probe, max_steps search steps, the repeats and one re-measure, and
+ * once more steps and repeats when the repeats did not hold (runner_capacity.c). */
+#define CAPACITY_MAX_STEPS   64
 #define CAPACITY_MAX_REPEATS 10
 
 /* A variant whose interval is wider than this share of its mean is re-measured once; still

@@ -15,8 +15,6 @@
 #include "sweep/runner_int.h"
 #include "sweep/search.h"
 
-_Static_assert(1 + PROFILE_MAX_SEARCH_STEPS + 2 * PROFILE_MAX_REPEATS <= CAPACITY_MAX_STEPS,
-               "a variant's steps must fit in capacity_result.steps");
 _Static_assert(PROFILE_MAX_REPEATS <= CAPACITY_MAX_REPEATS, "repeats must fit in repeat_rps");
 
 /* The probe's concurrency when the profile is open loop or staged: enough users to saturate an
@@ -32,6 +30,12 @@ _Static_assert(PROFILE_MAX_REPEATS <= CAPACITY_MAX_REPEATS, "repeats must fit in
  * so the next step starts from an app at rest. */
 #define SETTLE_WINDOW_S 0.5
 #define SETTLE_MAX_S    10.0
+/* Search steps granted below a capacity whose repeats did not hold. */
+#define REFUTE_STEPS 2
+
+_Static_assert(1 + PROFILE_MAX_SEARCH_STEPS + REFUTE_STEPS + 4 * PROFILE_MAX_REPEATS <=
+                   CAPACITY_MAX_STEPS,
+               "a variant's steps must fit in capacity_result.steps");
 
 /* One measured step and what it leaves behind. */
 struct step_run {
@@ -303,15 +307,19 @@ static int search_steps(struct cap_ctx *x, struct search *s, char *err)
     return 0;
 }
 
-/* repeats measurements at rate into cap->repeat_rps, summarized into cap->interval. Returns 0
- * or a load run's error; fewer repeats than asked when time or the stop flag ran out. */
-static int measure_repeats(struct cap_ctx *x, double rate, char *err)
+/* repeats measurements at rate into cap->repeat_rps, summarized into cap->interval; *failed
+ * counts those that missed the SLO, *why the objective the last of them missed. Returns 0 or a
+ * load run's error; fewer repeats than asked when time or the stop flag ran out. */
+static int measure_repeats(struct cap_ctx *x, double rate, unsigned *failed_n,
+                           enum capacity_limit *why, char *err)
 {
     struct capacity_result *cap = x->cap;
     size_t n = 0;
     double cpu = 0;
     size_t ncpu = 0;
 
+    *failed_n = 0;
+    memset(&cap->interval, 0, sizeof(cap->interval));
     for (unsigned i = 0; i < x->p->search.repeats && i < CAPACITY_MAX_REPEATS; i++) {
         if (sweep__stopped(x->c->o) || x->died || !time_for_step(x))
             break;
@@ -332,7 +340,16 @@ static int measure_repeats(struct cap_ctx *x, double rate, char *err)
         }
         if (r.st.peak_memory_bytes > cap->peak_memory_bytes)
             cap->peak_memory_bytes = r.st.peak_memory_bytes;
+        bool failed = !r.st.pass;
+        if (failed) {
+            (*failed_n)++;
+            *why = r.outcome == SEARCH_GEN_LIMITED ? CAPACITY_LIMIT_GENERATOR : r.why;
+        }
         file_step(x, &r, true);
+        /* A repeat that missed the SLO left a backlog like any failed step; the next repeat
+         * must measure the app, not the backlog. Its figure stays in the interval. */
+        if (failed && !x->died && !sweep__stopped(x->c->o))
+            settle(x);
     }
     if (n > 0) {
         stats_summarize(cap->repeat_rps, n, &cap->interval);
@@ -340,6 +357,14 @@ static int measure_repeats(struct cap_ctx *x, double rate, char *err)
         cap->cpu_cores = ncpu ? cpu / (double)ncpu : -1;
     }
     return 0;
+}
+
+/* Repeats measure an app's capacity found by the search, or the ceiling that held. */
+static bool should_repeat(const struct search *s)
+{
+    return s->low > 0 &&
+           (s->limit == CAPACITY_LIMIT_SLO_P95 || s->limit == CAPACITY_LIMIT_SLO_P99 ||
+            s->limit == CAPACITY_LIMIT_SLO_ERRORS || s->limit == CAPACITY_LIMIT_MAX_RPS);
 }
 
 /* What the search alone says when no repeat ran: the best passing step's achieved rate. */
@@ -397,29 +422,47 @@ int sweep__capacity(struct sweep__ctx *c, const char *url, char *err)
         goto out;
     if (!s.done)
         search_out_of_time(&s); /* stopped (cancelled) or the variant died */
-    cap->limited_by = s.limit;
-    cap->flags |= s.flags;
 
     /* The repeats, where the search found an app's capacity (or the ceiling): never at a
-     * generator's limit or a budget's guess, which are flagged and invalid anyway. */
-    bool repeat =
-        s.low > 0 && (s.limit == CAPACITY_LIMIT_SLO_P95 || s.limit == CAPACITY_LIMIT_SLO_P99 ||
-                      s.limit == CAPACITY_LIMIT_SLO_ERRORS || s.limit == CAPACITY_LIMIT_MAX_RPS);
-    if (repeat) {
-        rc = measure_repeats(&x, s.low, err);
+     * generator's limit or a budget's guess, which are flagged and invalid anyway. Repeats that
+     * mostly miss the SLO refute the answer (a lucky step at the knee): the search reopens below
+     * it once; still not holding, the figure is marked noisy. */
+    for (unsigned refuted = 0; should_repeat(&s);) {
+        unsigned failed = 0;
+        enum capacity_limit why = CAPACITY_LIMIT_SLO_P95;
+        rc = measure_repeats(&x, s.low, &failed, &why, err);
         if (rc)
             goto out;
         if (cap->interval.n >= 2 && stats_rel_half(&cap->interval) > CAPACITY_NOISY_REL) {
             log_info("sweep.noisy", "variant=%s rel_half=%.3f action=re-measure", row->variant.spec,
                      stats_rel_half(&cap->interval));
-            memset(&cap->interval, 0, sizeof(cap->interval));
-            rc = measure_repeats(&x, s.low, err);
+            rc = measure_repeats(&x, s.low, &failed, &why, err);
             if (rc)
                 goto out;
             if (cap->interval.n >= 2 && stats_rel_half(&cap->interval) > CAPACITY_NOISY_REL)
                 cap->flags |= CAPACITY_FLAG_NOISY;
         }
+        bool holds = failed * 2 <= cap->interval.n;
+        if (!holds && refuted == 0 && why != CAPACITY_LIMIT_GENERATOR && !x.died &&
+            !sweep__stopped(c->o) && time_for_step(&x)) {
+            log_info("sweep.refuted", "variant=%s rps=%.1f failed=%u of=%zu action=search-below",
+                     row->variant.spec, s.low, failed, cap->interval.n);
+            refuted++;
+            search_refute(&s, s.low, why, REFUTE_STEPS);
+            memset(&cap->interval, 0, sizeof(cap->interval));
+            rc = search_steps(&x, &s, err);
+            if (rc)
+                goto out;
+            if (!s.done)
+                search_out_of_time(&s);
+            continue;
+        }
+        if (!holds)
+            cap->flags |= CAPACITY_FLAG_NOISY; /* the boundary does not hold from run to run */
+        break;
     }
+    cap->limited_by = s.limit;
+    cap->flags |= s.flags;
     if (cap->interval.n == 0 && s.low > 0)
         from_best_step(cap, s.low);
     if (cap->interval.n < STATS_MIN_REPEATS)

@@ -13,6 +13,17 @@ void search_init(struct search *s, const struct search_opts *o)
         s->o.start_rps = s->o.max_rps;
     if (!(s->o.precision > 0))
         s->o.precision = 0.05;
+    s->max_steps = s->o.max_steps;
+}
+
+/* The highest recorded pass strictly below rate, 0 when none. */
+static double pass_below(const struct search *s, double rate)
+{
+    double best = 0;
+    for (unsigned i = 0; i < s->npasses; i++)
+        if (s->passes[i] < rate && s->passes[i] > best)
+            best = s->passes[i];
+    return best;
 }
 
 static bool finish(struct search *s, enum capacity_limit limit, unsigned flags)
@@ -45,7 +56,7 @@ bool search_next(struct search *s, double *rate)
         return finish(s, s->high_why, 0);
     if (s->high <= 0 && s->o.max_rps > 0 && s->low >= s->o.max_rps)
         return finish(s, CAPACITY_LIMIT_MAX_RPS, 0);
-    if (s->steps >= s->o.max_steps)
+    if (s->steps >= s->max_steps)
         return finish_early(s);
 
     double r;
@@ -73,6 +84,8 @@ void search_record(struct search *s, double rate, enum search_outcome outcome,
     if (s->done)
         return;
     s->steps++;
+    if (outcome == SEARCH_PASS && s->npasses < SEARCH_MAX_PASSES)
+        s->passes[s->npasses++] = rate;
     if (outcome == SEARCH_PASS) {
         /* A pass above a known failure is noise at the knee; the bracket keeps its order, so
          * the lower side may only move up to just below the upper one. */
@@ -86,14 +99,28 @@ void search_record(struct search *s, double rate, enum search_outcome outcome,
         s->high = rate;
         s->high_why = why;
     }
-    /* A failure at or below the highest pass (noise at the knee): the pass no longer holds. */
+    /* A failure at or below the highest pass (noise at the knee): that pass no longer holds;
+     * the highest one below the failure does. */
     if (s->low >= s->high)
-        s->low = 0;
+        s->low = pass_below(s, s->high);
     if (s->high == rate && s->high_why == CAPACITY_LIMIT_GENERATOR && s->low > 0) {
         /* Above the highest pass the generator, not the app, sets the limit: bisecting on
          * would measure the generator. The capacity is "at least low". */
         finish(s, CAPACITY_LIMIT_GENERATOR, 0);
     }
+}
+
+void search_refute(struct search *s, double rate, enum capacity_limit why, unsigned extra_steps)
+{
+    s->done = false;
+    s->flags &= ~(CAPACITY_FLAG_BUDGET | CAPACITY_FLAG_NONE_PASSED | CAPACITY_FLAG_GENERATOR);
+    s->limit = CAPACITY_LIMIT_NONE;
+    if (s->high <= 0 || rate <= s->high) {
+        s->high = rate;
+        s->high_why = why;
+    }
+    s->low = pass_below(s, s->high);
+    s->max_steps = s->steps + extra_steps;
 }
 
 void search_out_of_time(struct search *s)

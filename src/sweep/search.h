@@ -37,9 +37,16 @@ struct search_opts {
     double max_rps; /* 0: no ceiling */
 };
 
+#define SEARCH_MAX_PASSES 32
+
 struct search {
     struct search_opts o;
     unsigned steps;
+    unsigned max_steps; /* o.max_steps plus what search_refute granted */
+    /* Every rate that passed, so that a failure at or below the bracket's lower side (noise at
+     * the knee, or repeats that did not hold) falls back to the highest pass below it. */
+    double passes[SEARCH_MAX_PASSES];
+    unsigned npasses;
     double low;                   /* highest rate that passed; 0: none yet */
     double high;                  /* lowest rate that did not pass; 0: none yet */
     enum capacity_limit high_why; /* what that step missed (or GENERATOR) */
@@ -75,6 +82,11 @@ bool search_next(struct search *s, double *rate /* OUT */);
  * (ignored for a pass; GENERATOR is implied for SEARCH_GEN_LIMITED). Counts one step. */
 void search_record(struct search *s, double rate, enum search_outcome outcome,
                    enum capacity_limit why);
+
+/* The repeats at rate (the search's answer) mostly missed the SLO (why): rate becomes the upper
+ * side, the lower side falls back to the highest earlier pass below it, and the search reopens
+ * with extra_steps more steps. */
+void search_refute(struct search *s, double rate, enum capacity_limit why, unsigned extra_steps);
 
 /* Ends the search because the time budget cannot hold another step. */
 void search_out_of_time(struct search *s);

@@ -343,6 +343,45 @@ static void test_sustained(void **state)
     assert_int_equal(why, CAPACITY_LIMIT_SLO_P95);
 }
 
+static void test_refute(void **state)
+{
+    (void)state;
+    /* Noise at the knee made 1000 pass; its repeats do not hold. The search falls back to the
+     * highest earlier pass and bisects below the refuted rate with the steps it is granted. */
+    struct search s;
+    struct search_opts o = {.start_rps = 500, .precision = 0.05, .max_steps = 8};
+    double r;
+    search_init(&s, &o);
+    assert_true(search_next(&s, &r) && r == 500);
+    search_record(&s, r, SEARCH_PASS, CAPACITY_LIMIT_NONE);
+    assert_true(search_next(&s, &r) && r == 1000);
+    search_record(&s, r, SEARCH_PASS, CAPACITY_LIMIT_NONE); /* lucky */
+    assert_true(search_next(&s, &r) && r == 2000);
+    search_record(&s, r, SEARCH_FAIL, CAPACITY_LIMIT_SLO_P95);
+    for (unsigned i = 0; i < 5 && search_next(&s, &r); i++)
+        search_record(&s, r, SEARCH_FAIL, CAPACITY_LIMIT_SLO_P95); /* 1500, 1250, ... */
+    assert_false(search_next(&s, &r));
+    assert_true(s.low == 1000);
+    search_refute(&s, 1000, CAPACITY_LIMIT_SLO_P99, 2);
+    assert_false(s.done);
+    assert_true(s.low == 500 && s.high == 1000);
+    assert_true(search_next(&s, &r) && r == 750);
+    search_record(&s, r, SEARCH_PASS, CAPACITY_LIMIT_NONE);
+    assert_true(search_next(&s, &r) && r == 875);
+    search_record(&s, r, SEARCH_FAIL, CAPACITY_LIMIT_SLO_P95);
+    assert_false(search_next(&s, &r)); /* the two granted steps are spent */
+    assert_true(s.low == 750 && s.high == 875);
+    assert_int_equal(s.limit, CAPACITY_LIMIT_SLO_P95);
+
+    /* A failure below the highest pass during bisection falls back the same way. */
+    search_init(&s, &o);
+    search_record(&s, 100, SEARCH_PASS, CAPACITY_LIMIT_NONE);
+    search_record(&s, 200, SEARCH_PASS, CAPACITY_LIMIT_NONE);
+    search_record(&s, 150, SEARCH_FAIL, CAPACITY_LIMIT_SLO_ERRORS);
+    assert_true(s.low == 100 && s.high == 150);
+    assert_int_equal(s.high_why, CAPACITY_LIMIT_SLO_ERRORS);
+}
+
 static void test_names(void **state)
 {
     (void)state;
@@ -366,6 +405,7 @@ int main(void)
         cmocka_unit_test(test_none_passed),
         cmocka_unit_test(test_judge),
         cmocka_unit_test(test_sustained),
+        cmocka_unit_test(test_refute),
         cmocka_unit_test(test_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
