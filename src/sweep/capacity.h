@@ -59,7 +59,8 @@ struct capacity_step {
     double offered_rps;  /* the open-loop rate asked for (probe: the closed-loop throughput) */
     double achieved_rps; /* completed requests per second in the window */
     /* achieved_rps with the requests still in flight at the window's end counted (about one
-     * median latency's worth, search_sustained_rps): what the capacity figures are made of. */
+     * median latency's worth, search_sustained_rps) when the step passed; achieved_rps when it
+     * did not. What the capacity figures are made of. */
     double sustained_rps;
     uint64_t p50_us, p95_us, p99_us;
     double error_rate;

@@ -211,6 +211,10 @@ static int run_step(struct cap_ctx *x, enum capacity_step_kind kind, double rate
     out->why = why;
     st->pass = oc == SEARCH_PASS;
     st->gen_limited = oc == SEARCH_GEN_LIMITED;
+    /* The requests a failed step left in flight were late, not on their way: only a step within
+     * the SLO is credited with them. */
+    if (!st->pass)
+        st->sustained_rps = st->achieved_rps;
     log_info("sweep.step",
              "variant=%s step=%u kind=%s offered_rps=%.1f achieved_rps=%.1f p95_ms=%.1f "
              "errors=%.4f outcome=%s",

@@ -20,6 +20,9 @@ port=$(free_port)
 cat >"$tmp/profile.yaml" <<'YAML'
 users: 16
 search: { warmup: 500ms, window: 2500ms, precision: 3% }
+# 20 ms of work per request: a 200 ms objective leaves room for a busy shared host's scheduling
+# delays, and above the capacity the queue still passes it within a window (10% over: +250 ms).
+slo: { p95: 200ms }
 YAML
 
 set +e
@@ -55,6 +58,7 @@ for x in v:
               f'p95 {s["p95_ms"]:7.1f} ms  {"pass" if s["pass"] else "fail"}')
     assert abs(c["rps"] - known) <= 0.10 * known, f'{c["rps"]} not within 10% of {known}'
     assert len(search) <= 8, f"{len(search)} search steps"
+    print(f'    wall time {x["timing"]["wall_s"]:.1f} s, {len(steps)} steps in all')
     assert c["limited_by"] in ("slo-p95", "slo-p99", "slo-errors"), c["limited_by"]
     assert "generator-limited" not in c["flags"] and "none passed" not in c["flags"]
     assert c["repeats"] == 3 and len(c["repeat_rps"]) == 3, c["repeats"]
@@ -69,8 +73,8 @@ for x in v:
         assert s["throttling"] is not None and s["throttling"]["periods"] > 0, s
     assert c["throttling"]["periods"] >= sum(s["throttling"]["periods"] for s in steps) - 1
     assert c["cpu_cores"] is not None and c["peak_memory_bytes"] > 0
-    # The row's own figures are the last repeat's: throughput close to the capacity.
-    assert abs(x["throughput_rps"] - c["repeat_rps"][-1]) <= 0.01 * c["rps"], x["throughput_rps"]
+    # The row's own figures are the last repeat's.
+    assert abs(x["throughput_rps"] - steps[-1]["achieved_rps"]) <= 0.01 * c["rps"], x["throughput_rps"]
 lo, hi = (x["slo_capacity"]["rps"] for x in v)
 assert hi > lo * 1.6, f"4 workers ({hi}) not about twice 2 workers ({lo})"
 PY
