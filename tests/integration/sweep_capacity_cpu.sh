@@ -5,9 +5,7 @@
 # its limit is measured (cpu.stat), not guessed. Runs the optimised build.
 set -eu
 . "$ROOT/tests/integration/sweep_lib.bash"
-command -v python3 >/dev/null || { echo "python3 not installed"; exit 77; }
-[ "$(id -u)" -eq 0 ] || { echo "not root: cgroups not writable"; exit 77; }
-BIN=$(optimised_sizeup)
+capacity_prerequisites
 tmp=$(mktemp -d)
 marker="sizeup-sweep-capacity-cpu-$$"
 cleanup() {
@@ -24,18 +22,9 @@ search: { warmup: 500ms, window: 2s, precision: 10%, repeats: 2 }
 slo: { p95: 300ms }
 YAML
 
-set +e
-start=$(date +%s)
-nice -n 5 "$BIN" sweep --configs "1@0.25/128Mi 1@0.75/128Mi" --profile "$tmp/profile.yaml" \
-    --port "$port" --out "$tmp/out" -- \
-    env WORK=20000 python3 "$ROOT/tests/integration/cpu_server.py" "$marker" \
-    >"$tmp/stdout" 2>"$tmp/stderr" &
-pid=$!
-wait $pid
-rc=$?
-set -e
-echo "sweep wall time: $(($(date +%s) - start)) s"
-[ $rc -eq 0 ] || { echo "sweep exited $rc"; tail -20 "$tmp/stderr"; exit 1; }
+run_sweep "$tmp" nice -n 5 "$BIN" sweep --configs "1@0.25/128Mi 1@0.75/128Mi" \
+    --profile "$tmp/profile.yaml" --port "$port" --out "$tmp/out" -- \
+    env WORK=20000 python3 "$ROOT/tests/integration/cpu_server.py" "$marker"
 require_enforced "$tmp/out/results.json"
 
 python3 - "$tmp/out/results.json" <<'PY'
@@ -70,6 +59,6 @@ assert worst > 0 and small["throttling"]["throttled_s"] > 0, "no throttling meas
 PY
 left=$(leftover_procs "$marker")
 [ -z "$left" ] || { echo "processes left behind: $left"; exit 1; }
-cg=$(leftover_cgroups "$pid")
+cg=$(leftover_cgroups "$SWEEP_PID")
 [ -z "$cg" ] || { echo "cgroups left behind: $cg"; exit 1; }
 echo "ok"

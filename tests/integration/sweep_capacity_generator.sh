@@ -6,10 +6,8 @@
 # limited_by generator, not valid, not counted as capacity, no recommendation from it.
 set -eu
 . "$ROOT/tests/integration/sweep_lib.bash"
-command -v python3 >/dev/null || { echo "python3 not installed"; exit 77; }
 command -v prlimit >/dev/null || { echo "prlimit (util-linux) not installed"; exit 77; }
-[ "$(id -u)" -eq 0 ] || { echo "not root: cgroups not writable"; exit 77; }
-BIN=$(optimised_sizeup)
+capacity_prerequisites
 tmp=$(mktemp -d)
 marker="sizeup-sweep-capacity-gen-$$"
 cleanup() {
@@ -25,17 +23,10 @@ search: { warmup: 500ms, window: 1500ms }
 slo: { p95: 1s }
 YAML
 
-set +e
 # 200 descriptors: about 70 connections for the generator once its own files are set aside.
-prlimit --nofile=200:200 nice -n 5 "$BIN" sweep --configs "1@1/128Mi" \
+run_sweep "$tmp" prlimit --nofile=200:200 nice -n 5 "$BIN" sweep --configs "1@1/128Mi" \
     --profile "$tmp/profile.yaml" --port "$port" --out "$tmp/out" -- \
-    env SLOTS_PER_WORKER=1000 HOLD_MS=400 python3 "$ROOT/tests/servers/capacity_server.py" "$marker" \
-    >"$tmp/stdout" 2>"$tmp/stderr" &
-pid=$!
-wait $pid
-rc=$?
-set -e
-[ $rc -eq 0 ] || { echo "sweep exited $rc"; tail -20 "$tmp/stderr"; exit 1; }
+    env SLOTS_PER_WORKER=1000 HOLD_MS=400 python3 "$ROOT/tests/servers/capacity_server.py" "$marker"
 
 python3 - "$tmp/out/results.json" <<'PY'
 import json, sys
