@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "load/cpus.h"
 #include "load/engine.h"
 
 #define DEFAULT_MAX_CONNS 10000
@@ -101,8 +102,7 @@ static int engine_init(struct engine *e, const struct load_opts *o, char *err)
     e->timeout_ns = p->timeout_us > 0 ? p->timeout_us * 1000 : 0;
     e->max_conns = o->max_connections ? o->max_connections : DEFAULT_MAX_CONNS;
 
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    unsigned t = o->threads ? o->threads : (cores > 0 ? (unsigned)cores : 1);
+    unsigned t = o->threads ? o->threads : load_cpus_default();
     if (!e->plan.open_loop) {
         e->peak_users = (unsigned)llround(e->plan.peak);
         if (e->peak_users == 0)

@@ -30,7 +30,7 @@ typedef void (*load_progress_fn)(void *ud, const struct load_progress *p);
 struct load_opts {
     const char *url;               /* borrowed: http:// or https:// base URL; paths append */
     const struct profile *profile; /* borrowed */
-    unsigned threads;              /* 0: one per online core */
+    unsigned threads;              /* 0: one per CPU it may use (load/cpus.h) */
     unsigned max_connections;      /* open loop cap on connections; 0: 10000 */
     int insecure;                  /* skip TLS certificate verification */
     uint64_t seed;                 /* request-mix random seed; 0: fixed default */

@@ -20,6 +20,10 @@
 /* struct profile's `given`: the load fields the YAML set itself (not left to the default). */
 #define PROFILE_GIVEN_USERS (1u << 0)
 #define PROFILE_GIVEN_RATE  (1u << 1)
+/* search: at most this many repeats at the capacity and search steps per variant (the sweep keeps
+ * every step of a variant: the probe, the steps and twice the repeats, see sweep/capacity.h). */
+#define PROFILE_MAX_REPEATS      10
+#define PROFILE_MAX_SEARCH_STEPS 16
 
 struct profile_header {
     char *name;  /* owned */

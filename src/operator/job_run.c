@@ -178,10 +178,10 @@ static enum kube_sweep_mode req_mode(const struct jctx *x)
     return x->req.mode == ANNOT_MODE_IN_PLACE ? KUBE_MODE_IN_PLACE : KUBE_MODE_CLONE;
 }
 
-/* The load source of a sweep that asks for more than one generator: an Indexed Job of that many
- * workers in the operator's namespace, under the chart's generator settings (env). Fills *out
- * and returns 0, or fails the request when generators are asked for but not configured. */
-static int make_load_source(struct sweep_job *sj, struct loadjob_config *gen,
+/* A load source of n generator pods: an Indexed Job of n workers in the operator's namespace,
+ * under the chart's generator settings (env). Fills *out and returns 0, or -ENOTSUP when the
+ * generators are not configured (err says what is missing). */
+static int make_load_source(struct sweep_job *sj, unsigned n, struct loadjob_config *gen,
                             struct load_source *out, char *err)
 {
     struct jctx *x = sj->x;
@@ -190,9 +190,9 @@ static int make_load_source(struct sweep_job *sj, struct loadjob_config *gen,
     memset(gen, 0, sizeof(*gen));
     rc = loadjob_config_from_env(gen, err);
     if (rc)
-        return err_wrap(err, rc, "%s=%u", ANNOT_PREFIX "generators", x->req.generators);
+        return err_wrap(err, rc, "%s=%u", ANNOT_PREFIX "generators", n);
     gen->client = x->c;
-    gen->generators = x->req.generators;
+    gen->generators = n;
     kube_platform_clone_label(x->j->name, sj->gen_for);
     gen->for_label = sj->gen_for;
     return loadjob_source_new(gen, out, err);
@@ -213,10 +213,15 @@ int job_run_sweep(struct sweep_job *sj, char *err)
     if (rc)
         goto failed;
     if (x->req.generators > 1) {
-        rc = make_load_source(sj, &gen, &src, err);
+        rc = make_load_source(sj, x->req.generators, &gen, &src, err);
         if (rc)
             goto failed;
         so.load_source = &src;
+    } else if (x->req.generators == 0 &&
+               make_load_source(sj, LOADJOB_AUTO_GENERATORS, &gen, &src, serr) == 0) {
+        /* Not annotated: the operator's own pod sends the load, and a capacity search whose
+         * step it cannot deliver goes on from generator pods (where they are configured). */
+        so.load_source_more = &src;
     }
     so.platform = &sj->plat;
     so.profile = &sj->profile;

@@ -25,6 +25,7 @@
 #include "sweep/load_source.h"
 
 #define LOADJOB_MAX_GENERATORS  100
+#define LOADJOB_AUTO_GENERATORS 3 /* when a step is generator-limited and none were asked for */
 #define LOADJOB_RESULT_PORT     9090
 #define LOADJOB_RESULT_MAX      (4u << 20) /* one worker's result document */
 #define LOADJOB_TTL_S           300        /* a Job we could not delete goes by itself */

@@ -11,6 +11,7 @@
 
 #include "core/quantity.h"
 #include "load/report.h"
+#include "sweep/output_capacity.h"
 #include "sweep/output_int.h"
 #include "sweep/output_set.h"
 #include "sweep/runner.h"
@@ -516,6 +517,7 @@ static cJSON *json_variant(const struct output_doc *d, size_t i)
             cJSON_AddNumberToObject(t, "overhead_s", sr->overhead_s);
         }
     }
+    output_capacity_add(o, &r->cap);
     return o;
 }
 

@@ -301,6 +301,7 @@ data:
     users: 4
     duration: 2s
     warmup: 1s
+    search: { mode: fixed }
 EOT
         sed "s/namespace: default/namespace: $ns/" "$tmp/app.yaml" | "${admin[@]}" apply -f - >/dev/null
         # Section 2 wrote a status by hand: clear it before asking.

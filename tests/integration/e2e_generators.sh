@@ -37,6 +37,7 @@ data:
     duration: $1
     warmup: 0s
     timeout: 5s
+    search: { mode: fixed }
     requests:
       - { name: hello, method: GET, path: /, weight: 1 }
 YAML
