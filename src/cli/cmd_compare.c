@@ -28,6 +28,7 @@ static const char usage[] =
     "example: sizeup compare before/ after/ --fail-on-regression 10\n";
 
 struct compare_opts {
+    bool help; /* --help: the usage was printed, nothing else to do */
     bool json;
     double fail_pct; /* < 0: no threshold */
     const char *a, *b;
@@ -49,8 +50,8 @@ static int parse_pct(const char *s, double *out)
     return 0;
 }
 
-/* The flags of `sizeup compare` into *o. Returns EXIT_OK to go on, or the exit status (help
- * printed: -1 stands for "done, exit 0"). */
+/* The flags of `sizeup compare` into *o. Returns EXIT_OK, or EXIT_USAGE with the reason and
+ * the usage printed. */
 static int parse_flags(int argc, char **argv, struct compare_opts *o)
 {
     static const struct option opts[] = {
@@ -82,7 +83,8 @@ static int parse_flags(int argc, char **argv, struct compare_opts *o)
             break;
         case 'h':
             fputs(usage, stdout);
-            return -1;
+            o->help = true;
+            return EXIT_OK;
         default:
             fprintf(stderr, "sizeup compare: unknown or incomplete flag '%s'\n\n%s",
                     argv[optind - 1], usage);
@@ -90,8 +92,8 @@ static int parse_flags(int argc, char **argv, struct compare_opts *o)
         }
     }
     if (argc - optind != 2) {
-        fprintf(stderr, "sizeup compare: expected two results (A B), got %d\n\n%s",
-                argc - optind, usage);
+        fprintf(stderr, "sizeup compare: expected two results (A B), got %d\n\n%s", argc - optind,
+                usage);
         return EXIT_USAGE;
     }
     o->a = argv[optind];
@@ -143,8 +145,8 @@ static int exec_compare(int argc, char **argv)
     char err[ERR_LEN] = "";
     int rc = parse_flags(argc, argv, &o);
 
-    if (rc)
-        return rc < 0 ? EXIT_OK : rc;
+    if (rc || o.help)
+        return rc;
     rc = compare_load(o.a, &a, err);
     if (rc == 0)
         rc = compare_load(o.b, &b, err);
@@ -168,5 +170,5 @@ out:
     return rc;
 }
 
-const struct cmd cmd_compare = {"compare", "compare two sweeps' results, with significance",
-                                usage, exec_compare};
+const struct cmd cmd_compare = {"compare", "compare two sweeps' results, with significance", usage,
+                                exec_compare};

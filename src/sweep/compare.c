@@ -51,19 +51,18 @@ static int check_tool(const cJSON *root, struct compare_file *f, char *err)
     ver = tool->valuestring + strlen(TOOL_PREFIX);
     errno = 0;
     unsigned long major = strtoul(ver, &end, 10);
-    if (end == ver || *end != '.' || errno)
+    if (*ver < '0' || *ver > '9' || *end != '.' || errno)
         return err_set(err, -EINVAL, "not a sizeup results file: unreadable version in \"%s\"",
                        f->tool);
     if (major != COMPARE_TOOL_MAJOR)
         return err_set(err, -EINVAL,
-                       "written by %s: this sizeup reads the results of sizeup %d.x only",
-                       f->tool, COMPARE_TOOL_MAJOR);
+                       "written by %s: this sizeup reads the results of sizeup %d.x only", f->tool,
+                       COMPARE_TOOL_MAJOR);
     return 0;
 }
 
 /* slo_capacity: null in fixed mode, an object after a capacity search. */
-static int parse_capacity(const cJSON *o, const char *where, struct compare_variant *cv,
-                          char *err)
+static int parse_capacity(const cJSON *o, const char *where, struct compare_variant *cv, char *err)
 {
     const cJSON *cap = cJSON_GetObjectItemCaseSensitive(o, "slo_capacity");
     const cJSON *reps, *valid, *flags, *it;
@@ -103,17 +102,13 @@ static int parse_capacity(const cJSON *o, const char *where, struct compare_vari
     flags = cJSON_GetObjectItemCaseSensitive(cap, "flags");
     if (flags && !cJSON_IsNull(flags) && !cJSON_IsArray(flags))
         return err_set(err, -EINVAL, "%s: slo_capacity.flags is not an array", where);
-    size_t used = 0;
     cJSON_ArrayForEach(it, flags)
     {
         if (!cJSON_IsString(it))
             return err_set(err, -EINVAL, "%s: slo_capacity.flags holds a non-string", where);
-        /* Shown to people only: a long or odd list is cut, not refused. */
-        int w = snprintf(cv->flags + used, sizeof(cv->flags) - used, "%s%.40s",
-                         used ? ", " : "", it->valuestring);
-        if (w < 0 || (size_t)w >= sizeof(cv->flags) - used)
-            break;
-        used += (size_t)w;
+        /* Shown to people only: a long name or list is cut, not refused. */
+        if (cv->nflags < COMPARE_MAX_FLAGS)
+            snprintf(cv->flags[cv->nflags++], sizeof(cv->flags[0]), "%s", it->valuestring);
     }
     return 0;
 }

@@ -28,6 +28,9 @@
  * only added), so compare reads the files of its own major version and refuses the others. */
 #define COMPARE_TOOL_MAJOR 0
 
+/* Flags of a capacity kept for display; a file may list more, which are not shown. */
+#define COMPARE_MAX_FLAGS 8
+
 /* The figures compared, in the order they are shown. */
 enum compare_metric {
     COMPARE_CAPACITY = 0, /* slo_capacity.rps, tested on repeat_rps */
@@ -55,8 +58,9 @@ struct compare_variant {
     double capacity_rps;
     double repeat_rps[CAPACITY_MAX_REPEATS];
     size_t nrepeats;
-    bool valid;           /* slo_capacity.valid */
-    char flags[160];      /* slo_capacity.flags joined with ", " ("" when none) */
+    bool valid;                        /* slo_capacity.valid */
+    char flags[COMPARE_MAX_FLAGS][32]; /* slo_capacity.flags, each cut to 31 bytes */
+    size_t nflags;
     double throughput_rps; /* < 0: absent */
     double p95_ms, p99_ms; /* < 0: absent */
 };
@@ -100,12 +104,12 @@ struct compare_report {
     size_t n;
     struct compare_row *rows; /* owned: A's variants in A's order, then those only in B */
     struct compare_geomean overall[COMPARE_NMETRICS];
-    unsigned whys;          /* bit (1 << why) for every reason some cell is `~` untested */
-    size_t significant[2];  /* capacity cells significantly [0] lower, [1] higher in B */
-    bool fail_set;          /* a regression threshold was given */
-    double fail_pct;        /* the threshold in percent */
-    size_t nregressions;    /* rows with regression set */
-    size_t ntestable;       /* capacity cells that Welch's test could judge */
+    unsigned whys;         /* bit (1 << why) for every reason some cell is `~` untested */
+    size_t significant[2]; /* capacity cells significantly [0] lower, [1] higher in B */
+    bool fail_set;         /* a regression threshold was given */
+    double fail_pct;       /* the threshold in percent */
+    size_t nregressions;   /* rows with regression set */
+    size_t ntestable;      /* capacity cells that Welch's test could judge */
 };
 
 /* Parses a results.json text (len bytes, need not be NUL-terminated) into *out; source names
@@ -132,7 +136,8 @@ int compare_run(const struct compare_file *a, const struct compare_file *b, doub
 void compare_report_free(struct compare_report *r);
 
 /* The report for people: one table per metric, the geometric means, the variants found on
- * one side only, and each reason for a `~` explained once under the tables. Returns 0 or -EIO. */
+ * one side only, and each reason for a `~` explained once under the tables. Returns 0, -ENOMEM
+ * or -EIO (a write error). */
 int compare_write_text(FILE *f, const struct compare_report *r);
 
 /* The report for machines (docs/compare.md names every field). Returns an owned object, free

@@ -1,6 +1,7 @@
 /* `sizeup compare`: the comparison rendered for people (aligned tables, benchstat's `~`) and for
  * machines (JSON). Both read only the compare_report. */
 
+#include <assert.h>
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -47,12 +48,11 @@ struct table {
     char (*cells)[NCOLS][CELL_LEN];
 };
 
-static char *table_row(struct table *t)
+/* The next row's NCOLS empty cells. The caller sized the table for every row it adds. */
+static char (*table_row(struct table *t))[CELL_LEN]
 {
-    if (t->n == t->cap)
-        return NULL;
-    memset(t->cells[t->n], 0, sizeof(t->cells[0]));
-    return t->cells[t->n++][0];
+    assert(t->n < t->cap);
+    return t->cells[t->n++];
 }
 
 static void table_print(FILE *f, const struct table *t)
@@ -117,6 +117,21 @@ static void fmt_change(double pct, char *buf, size_t len)
         snprintf(buf, len, "%+.1f%%", pct);
 }
 
+/* A capacity's flags as "generator, noisy" ("marked" when the file names none). */
+static const char *join_flags(const struct compare_variant *v, char *buf, size_t len)
+{
+    size_t used = 0;
+
+    snprintf(buf, len, "marked");
+    for (size_t i = 0; i < v->nflags && used < len; i++) {
+        int w = snprintf(buf + used, len - used, "%s%s", i ? ", " : "", v->flags[i]);
+        if (w < 0)
+            break;
+        used += (size_t)w;
+    }
+    return buf;
+}
+
 /* The significance column: the p-value when the test decided, else `~` and a short reason
  * (the one-measurement case is explained once under the tables instead of on every row). */
 static void fmt_sig(const struct compare_row *row, const struct compare_cell *c, char *buf,
@@ -134,12 +149,15 @@ static void fmt_sig(const struct compare_row *row, const struct compare_cell *c,
     case COMPARE_WHY_FEW_REPEATS:
         snprintf(buf, len, "~ too few repeats (n=%zu+%zu)", c->a.n, c->b.n);
         break;
-    case COMPARE_WHY_INVALID:
-        snprintf(buf, len, "~ not valid (%s%s%s%s%s)", row->a->valid ? "" : "A: ",
-                 row->a->valid ? "" : (row->a->flags[0] ? row->a->flags : "marked"),
-                 !row->a->valid && !row->b->valid ? "; " : "", row->b->valid ? "" : "B: ",
-                 row->b->valid ? "" : (row->b->flags[0] ? row->b->flags : "marked"));
+    case COMPARE_WHY_INVALID: {
+        char fa[128], fb[128];
+        snprintf(
+            buf, len, "~ not valid (%s%s%s%s%s)",
+            row->a->valid ? "" : "A: ", row->a->valid ? "" : join_flags(row->a, fa, sizeof(fa)),
+            !row->a->valid && !row->b->valid ? "; " : "",
+            row->b->valid ? "" : "B: ", row->b->valid ? "" : join_flags(row->b, fb, sizeof(fb)));
         break;
+    }
     default:
         snprintf(buf, len, "~ not in %s", c->have_a ? "B" : "A");
         break;
@@ -150,47 +168,46 @@ static void fmt_sig(const struct compare_row *row, const struct compare_cell *c,
 static bool metric_shown(const struct compare_report *r, enum compare_metric m)
 {
     for (size_t i = 0; i < r->n; i++)
-        if (r->rows[i].a && r->rows[i].b && (r->rows[i].cell[m].have_a || r->rows[i].cell[m].have_b))
+        if (r->rows[i].a && r->rows[i].b &&
+            (r->rows[i].cell[m].have_a || r->rows[i].cell[m].have_b))
             return true;
     return false;
 }
 
 static int write_metric(FILE *f, const struct compare_report *r, enum compare_metric m)
 {
-    struct table t = {0, r->n + 2, NULL};
-    char *cells;
+    /* The heading, a row per variant in both files, the geometric mean. */
+    struct table t = {0, r->n + 2, calloc(r->n + 2, sizeof(*t.cells))};
+    char(*cell)[CELL_LEN];
 
-    t.cells = calloc(t.cap, sizeof(*t.cells));
     if (!t.cells)
-        return -1;
-    cells = table_row(&t);
-    snprintf(cells, CELL_LEN, "%s (%s)", metrics[m].title, metrics[m].unit);
-    snprintf(t.cells[0][1], CELL_LEN, "A");
-    snprintf(t.cells[0][2], CELL_LEN, "B");
-    snprintf(t.cells[0][3], CELL_LEN, "change");
-    snprintf(t.cells[0][4], CELL_LEN, "significance");
+        return -ENOMEM;
+    cell = table_row(&t);
+    snprintf(cell[0], CELL_LEN, "%s (%s)", metrics[m].title, metrics[m].unit);
+    snprintf(cell[1], CELL_LEN, "A");
+    snprintf(cell[2], CELL_LEN, "B");
+    snprintf(cell[3], CELL_LEN, "change");
+    snprintf(cell[4], CELL_LEN, "significance");
     for (size_t i = 0; i < r->n; i++) {
         const struct compare_row *row = &r->rows[i];
         const struct compare_cell *c = &row->cell[m];
         if (!row->a || !row->b)
             continue;
-        size_t k = t.n;
-        table_row(&t);
-        snprintf(t.cells[k][0], CELL_LEN, "%s", row->spec);
-        fmt_side(m, row->a, c->have_a, &c->a, t.cells[k][1], CELL_LEN);
-        fmt_side(m, row->b, c->have_b, &c->b, t.cells[k][2], CELL_LEN);
-        fmt_change(c->change_pct, t.cells[k][3], CELL_LEN);
+        cell = table_row(&t);
+        snprintf(cell[0], CELL_LEN, "%s", row->spec);
+        fmt_side(m, row->a, c->have_a, &c->a, cell[1], CELL_LEN);
+        fmt_side(m, row->b, c->have_b, &c->b, cell[2], CELL_LEN);
+        fmt_change(c->change_pct, cell[3], CELL_LEN);
         if (row->a->measured && row->b->measured)
-            fmt_sig(row, c, t.cells[k][4], CELL_LEN);
+            fmt_sig(row, c, cell[4], CELL_LEN);
     }
     const struct compare_geomean *g = &r->overall[m];
     if (g->n > 1) {
-        size_t k = t.n;
-        table_row(&t);
-        snprintf(t.cells[k][0], CELL_LEN, "geomean");
-        fmt_figure(m, g->a, t.cells[k][1], CELL_LEN);
-        fmt_figure(m, g->b, t.cells[k][2], CELL_LEN);
-        fmt_change(g->change_pct, t.cells[k][3], CELL_LEN);
+        cell = table_row(&t);
+        snprintf(cell[0], CELL_LEN, "geomean");
+        fmt_figure(m, g->a, cell[1], CELL_LEN);
+        fmt_figure(m, g->b, cell[2], CELL_LEN);
+        fmt_change(g->change_pct, cell[3], CELL_LEN);
     }
     table_print(f, &t);
     fputc('\n', f);
@@ -215,8 +232,7 @@ static bool write_one_sided(FILE *f, const struct compare_report *r)
             const struct compare_variant *only = side ? r->rows[i].b : r->rows[i].a;
             if (!only || (side ? r->rows[i].a : r->rows[i].b))
                 continue;
-            fprintf(f, "%s%s", listed++ ? " " : side ? "only in B: " : "only in A: ",
-                    only->v.spec);
+            fprintf(f, "%s%s", listed++ ? " " : side ? "only in B: " : "only in A: ", only->v.spec);
         }
         if (listed)
             fputc('\n', f);
@@ -254,8 +270,9 @@ static bool write_overall(FILE *f, const struct compare_report *r)
         fprintf(f, "no regression: no capacity fell by more than %g%% significantly\n",
                 r->fail_pct);
     } else {
-        fprintf(f, "no regression can be judged: no variant has %d capacity repeats on both "
-                   "sides\n",
+        fprintf(f,
+                "no regression can be judged: no variant has %d capacity repeats on both "
+                "sides\n",
                 STATS_MIN_REPEATS);
     }
     return true;
@@ -269,8 +286,9 @@ static void write_notes(FILE *f, const struct compare_report *r, bool sep)
     if (sep)
         fputc('\n', f);
     if (r->ntestable)
-        fprintf(f, "p: Welch's t-test on the capacity repeats; a change is significant when\n"
-                   "   p < %.2f, and `~` otherwise.\n",
+        fprintf(f,
+                "p: Welch's t-test on the capacity repeats; a change is significant when\n"
+                "   p < %.2f, and `~` otherwise.\n",
                 STATS_ALPHA);
     if (r->whys & (1u << COMPARE_WHY_ONE_MEASUREMENT)) {
         if (r->a->capacity_mode && r->b->capacity_mode)
@@ -282,8 +300,9 @@ static void write_notes(FILE *f, const struct compare_report *r, bool sep)
                        "repeats its boundary\n   and can be compared.\n");
     }
     if (r->whys & (1u << COMPARE_WHY_FEW_REPEATS))
-        fprintf(f, "~ too few repeats: a test needs at least %d repeats of the capacity on each "
-                   "side\n   (profile search.repeats, --repeat).\n",
+        fprintf(f,
+                "~ too few repeats: a test needs at least %d repeats of the capacity on each "
+                "side\n   (profile search.repeats, --repeat).\n",
                 STATS_MIN_REPEATS);
     if (r->whys & (1u << COMPARE_WHY_INVALID))
         fprintf(f, "~ not valid: the capacity is marked (its flags say why): it is not the "
@@ -306,7 +325,7 @@ int compare_write_text(FILE *f, const struct compare_report *r)
     for (int m = 0; m < COMPARE_NMETRICS; m++)
         if (metric_shown(r, (enum compare_metric)m) &&
             write_metric(f, r, (enum compare_metric)m) != 0)
-            return -EIO;
+            return -ENOMEM;
     bool sep = write_one_sided(f, r);
     sep |= write_overall(f, r);
     write_notes(f, r, sep);
@@ -350,7 +369,9 @@ static void json_side(cJSON *cell, const char *key, enum compare_metric m,
     }
     if (m == COMPARE_CAPACITY) {
         cJSON_AddBoolToObject(o, "valid", v->valid);
-        cJSON_AddStringToObject(o, "flags", v->flags);
+        cJSON *fl = cJSON_AddArrayToObject(o, "flags");
+        for (size_t i = 0; fl && i < v->nflags; i++)
+            cJSON_AddItemToArray(fl, cJSON_CreateString(v->flags[i]));
     }
 }
 

@@ -24,13 +24,13 @@
 
 struct fx_variant {
     const char *spec;
-    const char *state;      /* NULL: "measured" */
+    const char *state; /* NULL: "measured" */
     double throughput, p95, p99;
-    bool capacity;          /* write slo_capacity (else null: fixed mode) */
+    bool capacity; /* write slo_capacity (else null: fixed mode) */
     double reps[CAPACITY_MAX_REPEATS + 2];
     size_t nreps;
     bool invalid;
-    const char *flag;       /* one flag, or NULL */
+    const char *flag; /* one flag, or NULL */
 };
 
 /* A results.json as a sweep writes it, reduced to what compare reads plus a few fields it
