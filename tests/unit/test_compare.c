@@ -287,6 +287,15 @@ static void test_invalid_capacity_not_judged(void **state)
     char *t = text_of(&r);
     assert_non_null(strstr(t, "~ not valid (B: generator)"));
     free(t);
+    cJSON *j = compare_json(&r);
+    const cJSON *cap = cJSON_GetObjectItem(
+        cJSON_GetArrayItem(cJSON_GetObjectItem(j, "variants"), 0), "capacity_rps");
+    const cJSON *fb = cJSON_GetObjectItem(cJSON_GetObjectItem(cap, "b"), "flags");
+    assert_int_equal(cJSON_GetArraySize(fb), 1);
+    assert_string_equal(cJSON_GetArrayItem(fb, 0)->valuestring, "generator");
+    assert_true(cJSON_IsFalse(cJSON_GetObjectItem(cJSON_GetObjectItem(cap, "b"), "valid")));
+    assert_string_equal(cJSON_GetObjectItem(cap, "not_tested")->valuestring, "not_valid");
+    cJSON_Delete(j);
     done(&a, &b, &r);
 }
 
