@@ -61,6 +61,45 @@ static int check_tool(const cJSON *root, struct compare_file *f, char *err)
     return 0;
 }
 
+/* The top of the search's final bracket: the lowest rate a search step offered above the
+ * capacity and missed the SLO at (a step the generator could not deliver says nothing about the
+ * app). The repeats measure the noise at the capacity; the bracket is the search's own
+ * resolution, which they cannot see. Steps of a file without "kind" all count. */
+static int parse_bracket(const cJSON *cap, const char *where, struct compare_variant *cv, char *err)
+{
+    const cJSON *steps = cJSON_GetObjectItemCaseSensitive(cap, "steps"), *st;
+    char at[128];
+    int rc;
+
+    cv->bracket_rps = -1;
+    if (!steps || cJSON_IsNull(steps))
+        return 0;
+    if (!cJSON_IsArray(steps))
+        return err_set(err, -EINVAL, "%s: slo_capacity.steps is not an array", where);
+    snprintf(at, sizeof(at), "%s: a step", where);
+    cJSON_ArrayForEach(st, steps)
+    {
+        const cJSON *kind = cJSON_GetObjectItemCaseSensitive(st, "kind");
+        const cJSON *pass = cJSON_GetObjectItemCaseSensitive(st, "pass");
+        const cJSON *gen = cJSON_GetObjectItemCaseSensitive(st, "generator_limited");
+        double offered;
+        if (!cJSON_IsObject(st))
+            return err_set(err, -EINVAL, "%s: slo_capacity.steps holds a non-object", where);
+        rc = opt_figure(st, "offered_rps", at, &offered, err);
+        if (rc)
+            return rc;
+        if ((kind && !cJSON_IsString(kind)) || (pass && !cJSON_IsBool(pass)) ||
+            (gen && !cJSON_IsBool(gen)))
+            return err_set(err, -EINVAL, "%s: kind, pass or generator_limited of the wrong type",
+                           at);
+        if (cJSON_IsFalse(pass) && !cJSON_IsTrue(gen) &&
+            (!kind || strcmp(kind->valuestring, "search") == 0) && offered > cv->capacity_rps &&
+            (cv->bracket_rps < 0 || offered < cv->bracket_rps))
+            cv->bracket_rps = offered;
+    }
+    return 0;
+}
+
 /* slo_capacity: null in fixed mode, an object after a capacity search. */
 static int parse_capacity(const cJSON *o, const char *where, struct compare_variant *cv, char *err)
 {
@@ -110,7 +149,7 @@ static int parse_capacity(const cJSON *o, const char *where, struct compare_vari
         if (cv->nflags < COMPARE_MAX_FLAGS)
             snprintf(cv->flags[cv->nflags++], sizeof(cv->flags[0]), "%s", it->valuestring);
     }
-    return 0;
+    return parse_bracket(cap, where, cv, err);
 }
 
 static int parse_variant(const cJSON *o, size_t idx, struct compare_variant *cv, char *err)
@@ -136,7 +175,7 @@ static int parse_variant(const cJSON *o, size_t idx, struct compare_variant *cv,
     rc = opt_figure(o, "throughput_rps", where, &cv->throughput_rps, err);
     if (rc)
         return rc;
-    cv->p95_ms = cv->p99_ms = -1;
+    cv->p95_ms = cv->p99_ms = cv->bracket_rps = -1;
     lat = cJSON_GetObjectItemCaseSensitive(o, "latency_ms");
     if (lat && !cJSON_IsNull(lat)) {
         if (!cJSON_IsObject(lat))
@@ -335,6 +374,16 @@ static double figure(const struct compare_variant *v, enum compare_metric m,
     return m == COMPARE_CAPACITY ? v->capacity_rps : s->mean;
 }
 
+/* The smallest capacity difference two searches can tell apart: the wider of their final
+ * brackets. When both brackets hold the true capacity, their lower ends differ by less than
+ * that, however tight the repeats at each end are. 0 when neither file shows its bracket. */
+static double resolution(const struct compare_variant *a, const struct compare_variant *b)
+{
+    double wa = a->bracket_rps > 0 ? a->bracket_rps - a->capacity_rps : 0;
+    double wb = b->bracket_rps > 0 ? b->bracket_rps - b->capacity_rps : 0;
+    return wa > wb ? wa : wb;
+}
+
 static void compare_cell(const struct compare_variant *a, const struct compare_variant *b,
                          enum compare_metric m, struct compare_cell *c)
 {
@@ -363,10 +412,12 @@ static void compare_cell(const struct compare_variant *a, const struct compare_v
         c->why = COMPARE_WHY_ONE_MEASUREMENT;
     else if (na < STATS_MIN_REPEATS || nb < STATS_MIN_REPEATS)
         c->why = COMPARE_WHY_FEW_REPEATS;
-    else if (stats_welch(&c->a, &c->b, &c->welch) == 0)
-        c->significant = c->welch.significant;
-    else
+    else if (stats_welch(&c->a, &c->b, &c->welch) != 0)
         c->why = COMPARE_WHY_FEW_REPEATS;
+    else if (fabs(fb - fa) < resolution(a, b))
+        c->why = COMPARE_WHY_RESOLUTION;
+    else
+        c->significant = c->welch.significant;
 }
 
 static const struct compare_variant *find(const struct compare_file *f, const char *spec)
@@ -394,7 +445,7 @@ static void add_row(struct compare_report *r, const struct compare_variant *a,
             r->whys |= 1u << c->why;
     }
     const struct compare_cell *cap = &row->cell[COMPARE_CAPACITY];
-    if (cap->why == COMPARE_WHY_TESTED) {
+    if (cap->why == COMPARE_WHY_TESTED || cap->why == COMPARE_WHY_RESOLUTION) {
         r->ntestable++;
         if (cap->significant)
             r->significant[cap->change_pct > 0 ? 1 : 0]++;

@@ -47,6 +47,7 @@ enum compare_why {
     COMPARE_WHY_FEW_REPEATS,     /* fewer than STATS_MIN_REPEATS repeats on a side */
     COMPARE_WHY_INVALID,         /* a side's capacity is marked not valid (its flags say why) */
     COMPARE_WHY_MISSING,         /* a side lacks the figure (FAILED, fixed mode, not recorded) */
+    COMPARE_WHY_RESOLUTION,      /* tested, but the change is within the searches' brackets */
     COMPARE_NWHY
 };
 
@@ -58,7 +59,8 @@ struct compare_variant {
     double capacity_rps;
     double repeat_rps[CAPACITY_MAX_REPEATS];
     size_t nrepeats;
-    bool valid;                        /* slo_capacity.valid */
+    double bracket_rps; /* the search's lowest failing rate above capacity; < 0 unknown */
+    bool valid;         /* slo_capacity.valid */
     char flags[COMPARE_MAX_FLAGS][32]; /* slo_capacity.flags, each cut to 31 bytes */
     size_t nflags;
     double throughput_rps; /* < 0: absent */
@@ -74,7 +76,8 @@ struct compare_file {
     struct compare_variant *variants; /* owned, n entries in the file's order */
 };
 
-/* One figure compared between A and B. */
+/* One figure compared between A and B. With COMPARE_WHY_RESOLUTION, welch holds the test's
+ * result although the change is not called significant. */
 struct compare_cell {
     bool have_a, have_b;
     struct stats_summary a, b; /* n = 1 for a single figure */

@@ -134,17 +134,30 @@ static const char *join_flags(const struct compare_variant *v, char *buf, size_t
 
 /* The significance column: the p-value when the test decided, else `~` and a short reason
  * (the one-measurement case is explained once under the tables instead of on every row). */
+/* "p=0.837 n=3+3", or "p<0.001 n=3+3" below what three decimals show. */
+static const char *fmt_p(const struct compare_cell *c, char *buf, size_t len)
+{
+    if (c->welch.p < 0.001)
+        snprintf(buf, len, "p<0.001 n=%zu+%zu", c->a.n, c->b.n);
+    else
+        snprintf(buf, len, "p=%.3f n=%zu+%zu", c->welch.p, c->a.n, c->b.n);
+    return buf;
+}
+
 static void fmt_sig(const struct compare_row *row, const struct compare_cell *c, char *buf,
                     size_t len)
 {
+    char p[48];
+
     switch (c->why) {
     case COMPARE_WHY_TESTED:
-        snprintf(buf, len, "%sp%s%.3f n=%zu+%zu", c->significant ? "" : "~ ",
-                 c->welch.p < 0.001 ? "<" : "=", c->welch.p < 0.001 ? 0.001 : c->welch.p, c->a.n,
-                 c->b.n);
+        snprintf(buf, len, "%s%s", c->significant ? "" : "~ ", fmt_p(c, p, sizeof(p)));
         break;
     case COMPARE_WHY_ONE_MEASUREMENT:
         snprintf(buf, len, "~");
+        break;
+    case COMPARE_WHY_RESOLUTION:
+        snprintf(buf, len, "~ within the search's resolution (%s)", fmt_p(c, p, sizeof(p)));
         break;
     case COMPARE_WHY_FEW_REPEATS:
         snprintf(buf, len, "~ too few repeats (n=%zu+%zu)", c->a.n, c->b.n);
@@ -304,6 +317,10 @@ static void write_notes(FILE *f, const struct compare_report *r, bool sep)
                 "~ too few repeats: a test needs at least %d repeats of the capacity on each "
                 "side\n   (profile search.repeats, --repeat).\n",
                 STATS_MIN_REPEATS);
+    if (r->whys & (1u << COMPARE_WHY_RESOLUTION))
+        fprintf(f, "~ within the search's resolution: the capacities differ by less than the "
+                   "width of\n   the searches' final brackets (the lowest failing rate above "
+                   "each capacity):\n   the repeats cannot see a difference that small.\n");
     if (r->whys & (1u << COMPARE_WHY_INVALID))
         fprintf(f, "~ not valid: the capacity is marked (its flags say why): it is not the "
                    "app's own\n   figure, so its change is not judged.\n");
@@ -340,6 +357,7 @@ static const char *const why_names[COMPARE_NWHY] = {
     [COMPARE_WHY_FEW_REPEATS] = "too_few_repeats",
     [COMPARE_WHY_INVALID] = "not_valid",
     [COMPARE_WHY_MISSING] = "missing",
+    [COMPARE_WHY_RESOLUTION] = "within_resolution",
 };
 
 static void add_num_or_null(cJSON *o, const char *key, double v)
@@ -386,7 +404,9 @@ static void json_cell(cJSON *parent, const struct compare_row *row, enum compare
     json_side(o, "b", m, row->b, c->have_b, &c->b);
     add_num_or_null(o, "change_pct", c->change_pct);
     cJSON_AddBoolToObject(o, "significant", c->significant);
-    add_num_or_null(o, "p", c->why == COMPARE_WHY_TESTED ? c->welch.p : NAN);
+    add_num_or_null(o, "p",
+                    c->why == COMPARE_WHY_TESTED || c->why == COMPARE_WHY_RESOLUTION ? c->welch.p
+                                                                                     : NAN);
     if (why_names[c->why])
         cJSON_AddStringToObject(o, "not_tested", why_names[c->why]);
     else

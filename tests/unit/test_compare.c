@@ -31,6 +31,7 @@ struct fx_variant {
     size_t nreps;
     bool invalid;
     const char *flag; /* one flag, or NULL */
+    double bracket;   /* > 0: the search step that failed above the capacity */
 };
 
 /* A results.json as a sweep writes it, reduced to what compare reads plus a few fields it
@@ -66,7 +67,29 @@ static char *fixture(const struct fx_variant *v, size_t n, const char *tool)
             cJSON *fl = cJSON_AddArrayToObject(c, "flags");
             if (v[i].flag)
                 cJSON_AddItemToArray(fl, cJSON_CreateString(v[i].flag));
-            cJSON_AddArrayToObject(c, "steps");
+            cJSON *steps = cJSON_AddArrayToObject(c, "steps");
+            if (v[i].bracket > 0) {
+                /* What a search leaves: a probe, the passing step at the capacity, and failing
+                 * steps above it; only the lowest failing search step the app (not the
+                 * generator) missed bounds the capacity. */
+                static const struct {
+                    const char *kind;
+                    double factor;
+                    bool at_bracket, pass, gen;
+                } fx[] = {
+                    {"probe", 1.01, false, false, false},  {"search", 0.99, false, true, false},
+                    {"search", 1.0, true, false, false},   {"search", 1.5, true, false, false},
+                    {"search", 1.005, false, false, true}, {"repeat", 0.99, false, true, false}};
+                for (size_t k = 0; k < sizeof(fx) / sizeof(fx[0]); k++) {
+                    cJSON *st = cJSON_CreateObject();
+                    double at = fx[k].at_bracket ? v[i].bracket : sum / (double)v[i].nreps;
+                    cJSON_AddStringToObject(st, "kind", fx[k].kind);
+                    cJSON_AddNumberToObject(st, "offered_rps", at * fx[k].factor);
+                    cJSON_AddBoolToObject(st, "pass", fx[k].pass);
+                    cJSON_AddBoolToObject(st, "generator_limited", fx[k].gen);
+                    cJSON_AddItemToArray(steps, st);
+                }
+            }
         } else {
             cJSON_AddNullToObject(o, "slo_capacity");
         }
@@ -126,8 +149,8 @@ static void done(struct compare_file *a, struct compare_file *b, struct compare_
 }
 
 static const struct fx_variant base[] = {
-    {"1@0.5/512Mi", NULL, 480, 40, 80, true, {1010, 990, 1000}, 3, false, NULL},
-    {"2@1/1Gi", NULL, 950, 35, 70, true, {2050, 1950, 2010}, 3, false, NULL},
+    {"1@0.5/512Mi", NULL, 480, 40, 80, true, {1010, 990, 1000}, 3, false, NULL, 0},
+    {"2@1/1Gi", NULL, 950, 35, 70, true, {2050, 1950, 2010}, 3, false, NULL, 0},
 };
 
 /* ---- significance ------------------------------------------------------------------------ */
@@ -267,6 +290,45 @@ static void test_fixed_mode_always_tilde(void **state)
     assert_int_equal(count(t, "a fixed-load sweep measures each variant once"), 1);
     assert_null(strstr(t, "p: Welch"));
     free(t);
+    done(&a, &b, &r);
+}
+
+/* Two searches whose brackets both hold the app's capacity can end a few percent apart, with
+ * tight repeats at each end: Welch's test alone would call that real. */
+static void test_within_search_resolution(void **state)
+{
+    (void)state;
+    struct fx_variant va[1] = {base[0]}, vb[1] = {base[0]};
+    va[0].bracket = 1050; /* capacity 1000, bracket width 50 */
+    vb[0].reps[0] = 969;
+    vb[0].reps[1] = 970;
+    vb[0].reps[2] = 971;
+    vb[0].bracket = 1010; /* capacity 970, width 40 */
+    struct compare_file a, b;
+    struct compare_report r;
+    run(va, 1, vb, 1, 1, &a, &b, &r);
+    assert_true(a.variants[0].bracket_rps == 1050);
+    const struct compare_cell *c = &r.rows[0].cell[COMPARE_CAPACITY];
+    assert_int_equal(c->why, COMPARE_WHY_RESOLUTION);
+    assert_true(c->welch.significant); /* the test alone says "different" */
+    assert_false(c->significant);
+    assert_int_equal(r.nregressions, 0);
+    assert_int_equal(r.ntestable, 1);
+    char *t = text_of(&r);
+    assert_non_null(strstr(t, "~ within the search's resolution (p"));
+    assert_int_equal(count(t, "the width of\n   the searches' final brackets"), 1);
+    free(t);
+    done(&a, &b, &r);
+
+    /* A drop wider than both brackets is significant again. */
+    vb[0].reps[0] = 899;
+    vb[0].reps[1] = 900;
+    vb[0].reps[2] = 901;
+    vb[0].bracket = 950;
+    run(va, 1, vb, 1, 5, &a, &b, &r);
+    assert_int_equal(r.rows[0].cell[COMPARE_CAPACITY].why, COMPARE_WHY_TESTED);
+    assert_true(r.rows[0].cell[COMPARE_CAPACITY].significant);
+    assert_int_equal(r.nregressions, 1);
     done(&a, &b, &r);
 }
 
@@ -424,6 +486,15 @@ static void test_parse_rejects(void **state)
         {"{\"tool\": \"sizeup 0.1.0\", \"variants\": [{\"spec\": \"2@1/1Gi\", \"state\": "
          "\"measured\", \"slo_capacity\": {\"rps\": 5, \"flags\": [1]}}]}",
          "flags holds a non-string"},
+        {"{\"tool\": \"sizeup 0.1.0\", \"variants\": [{\"spec\": \"2@1/1Gi\", \"state\": "
+         "\"measured\", \"slo_capacity\": {\"rps\": 5, \"steps\": {}}}]}",
+         "steps is not an array"},
+        {"{\"tool\": \"sizeup 0.1.0\", \"variants\": [{\"spec\": \"2@1/1Gi\", \"state\": "
+         "\"measured\", \"slo_capacity\": {\"rps\": 5, \"steps\": [{\"offered_rps\": -1}]}}]}",
+         "offered_rps is not a number"},
+        {"{\"tool\": \"sizeup 0.1.0\", \"variants\": [{\"spec\": \"2@1/1Gi\", \"state\": "
+         "\"measured\", \"slo_capacity\": {\"rps\": 5, \"steps\": [{\"pass\": 1}]}}]}",
+         "kind, pass or generator_limited of the wrong type"},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         struct compare_file f;
@@ -507,6 +578,7 @@ int main(void)
         cmocka_unit_test(test_halved_is_significant_drop),
         cmocka_unit_test(test_too_few_repeats),
         cmocka_unit_test(test_fixed_mode_always_tilde),
+        cmocka_unit_test(test_within_search_resolution),
         cmocka_unit_test(test_invalid_capacity_not_judged),
         cmocka_unit_test(test_one_sided_and_failed),
         cmocka_unit_test(test_json),
