@@ -414,7 +414,7 @@ static void compare_cell(const struct compare_variant *a, const struct compare_v
         c->why = COMPARE_WHY_FEW_REPEATS;
     else if (stats_welch(&c->a, &c->b, &c->welch) != 0)
         c->why = COMPARE_WHY_FEW_REPEATS;
-    else if (fabs(fb - fa) < resolution(a, b))
+    else if (c->welch.significant && fabs(fb - fa) < resolution(a, b))
         c->why = COMPARE_WHY_RESOLUTION;
     else
         c->significant = c->welch.significant;

@@ -27,34 +27,42 @@ REL="$ROOT/build/sizeup"
 # 4 slots x 1000 / 20 ms = 200 req/s; the slow app 100 req/s. p95 below capacity is the hold
 # time (20 or 40 ms), far under the 100 ms SLO; past the knee requests queue and p95 climbs.
 cat >"$tmp/profile.yaml" <<'YAML'
-search: { mode: capacity, warmup: 1s, window: 2s, precision: 0.05, repeats: 3, max_steps: 8,
-          budget: 2m }
+search: { mode: capacity, warmup: 500ms, window: 1s, precision: 0.1, repeats: 3, max_steps: 6,
+          budget: 1m }
 slo: { p95: 100ms, errors: 1% }
 requests:
   - { name: slot, path: / }
 YAML
 
+# One sweep into $tmp/NAME; returns 1 when its capacity is not valid (a busy shared host can
+# mark it contended), so the caller may run it once more.
 sweep() { # NAME HOLD_MS
-    local port
+    local port t0=$SECONDS
     port=$(free_port)
-    SLOTS_PER_WORKER=4 HOLD_MS=$2 timeout 150 "$REL" sweep --configs "1@1/128Mi" \
+    rm -rf "${tmp:?}/$1"
+    SLOTS_PER_WORKER=4 HOLD_MS=$2 timeout 90 "$REL" sweep --configs "1@1/128Mi" \
         --profile "$tmp/profile.yaml" --port "$port" --out "$tmp/$1" -- \
         python3 "$app" "$marker" >"$tmp/$1.log" 2>&1 || fail "sweep $1 exited $?: $(tail -n 5 "$tmp/$1.log")"
-    python3 - "$tmp/$1/results.json" "$2" <<'PY' || fail "sweep $1: no usable capacity"
+    python3 - "$tmp/$1/results.json" "$2" "$((SECONDS - t0))" <<'PY'
 import json, sys
 v = json.load(open(sys.argv[1]))["variants"][0]
 c = v["slo_capacity"]
 known = 4 * 1000 / float(sys.argv[2])
-print("  %s: capacity %.1f req/s (known %.0f), repeats %s, valid %s, flags %s, limited by %s"
-      % (v["spec"], c["rps"], known, c["repeat_rps"], c["valid"], c["flags"], c["limited_by"]))
-assert c["valid"] and len(c["repeat_rps"]) == 3, c
+print("  %s: capacity %.1f req/s (known %.0f), repeats %s, valid %s, flags %s, limited by %s, %s s"
+      % (v["spec"], c["rps"], known, c["repeat_rps"], c["valid"], c["flags"], c["limited_by"],
+         sys.argv[3]))
+sys.exit(0 if c["valid"] and len(c["repeat_rps"]) == 3 else 1)
 PY
 }
 
+sweep_valid() { # NAME HOLD_MS: one more try when the first is not valid
+    sweep "$1" "$2" || sweep "$1" "$2" || fail "sweep $1: no valid capacity in two tries"
+}
+
 start=$SECONDS
-sweep a1 20
-sweep a2 20
-sweep slow 40
+sweep_valid a1 20
+sweep_valid a2 20
+sweep_valid slow 40
 echo "  three sweeps in $((SECONDS - start)) s"
 
 set +e
