@@ -70,7 +70,7 @@ grep -q "^2@1/1Gi .* ~ p=" "$tmp/out" || fail "unchanged variant not ~"
 grep -q "^only in B: 4@2/1Gi$" "$tmp/out" || fail "one-sided variant not listed"
 
 # --fail-on-regression: 99 beyond the threshold (naming the variant), 0 below it.
-expect 99 "halved beyond 10%" "$tmp/runA" "$tmp/b.json" --fail-on-regression 10
+expect 99 "halved beyond 10%" --fail-on-regression 10 "$tmp/runA" "$tmp/b.json"
 grep -q "regression beyond 10%: 1@0.5/512Mi (capacity -50.1%)" "$tmp/err" \
     || fail "regression not named on stderr: $(cat "$tmp/err")"
 grep -q "^REGRESSION: .* 1@0.5/512Mi" "$tmp/out" || fail "regression not in the report"
@@ -112,5 +112,6 @@ expect 2 "one operand" "$tmp/runA"
 expect 2 "bad threshold" --fail-on-regression ten "$tmp/runA" "$tmp/runA"
 expect 2 "threshold over 100" --fail-on-regression 101 "$tmp/runA" "$tmp/runA"
 expect 2 "unknown flag" --nope "$tmp/runA" "$tmp/runA"
+expect 2 "a flag after the operands" "$tmp/runA" "$tmp/runA" --json
 expect 0 "help" --help
 echo "compare: ok"
