@@ -56,26 +56,15 @@ static int print_report(const struct compare_report *r, int json)
     return rc;
 }
 
-/* A regression names its variants on stderr too, so a CI log shows it next to the exit code. */
+/* A regression, or a threshold that could judge nothing, is said on stderr too, so a CI log
+ * shows it next to the exit code (and --json output stays the JSON alone on stdout). */
 static int verdict(const struct compare_report *r)
 {
-    if (!r->fail_set)
+    if (!r->fail_set || (r->nregressions == 0 && r->ntestable > 0))
         return EXIT_OK;
-    if (r->nregressions == 0) {
-        if (r->ntestable == 0)
-            fprintf(stderr,
-                    "sizeup compare: --fail-on-regression: no variant has %d capacity repeats "
-                    "on both sides, so no regression can be judged\n",
-                    STATS_MIN_REPEATS);
-        return EXIT_OK;
-    }
-    fprintf(stderr, "sizeup compare: regression beyond %g%%:", r->fail_pct);
-    for (size_t i = 0; i < r->n; i++)
-        if (r->rows[i].regression)
-            fprintf(stderr, " %s (capacity %+.1f%%)", r->rows[i].spec,
-                    r->rows[i].cell[COMPARE_CAPACITY].change_pct);
-    fputc('\n', stderr);
-    return EXIT_THRESHOLD;
+    fputs("sizeup compare: ", stderr);
+    compare_write_verdict(stderr, r);
+    return r->nregressions ? EXIT_THRESHOLD : EXIT_OK;
 }
 
 static int exec_compare(int argc, char **argv)

@@ -143,6 +143,11 @@ void compare_report_free(struct compare_report *r);
  * or -EIO (a write error). */
 int compare_write_text(FILE *f, const struct compare_report *r);
 
+/* The --fail-on-regression verdict in one line: the regressions with their change, "no
+ * regression", or that none can be judged (no capacity with repeats on both sides). Prints
+ * nothing and returns false without a threshold. Part of compare_write_text's report. */
+bool compare_write_verdict(FILE *f, const struct compare_report *r);
+
 /* The report for machines (docs/compare.md names every field). Returns an owned object, free
  * with cJSON_Delete(), or NULL when out of memory. */
 cJSON *compare_json(const struct compare_report *r);

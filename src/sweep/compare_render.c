@@ -270,8 +270,13 @@ static bool write_overall(FILE *f, const struct compare_report *r)
         fprintf(f, "; significantly lower in %zu, higher in %zu, ~ in %zu\n", r->significant[0],
                 r->significant[1], judged - r->significant[0] - r->significant[1]);
     }
+    return compare_write_verdict(f, r) || judged > 0;
+}
+
+bool compare_write_verdict(FILE *f, const struct compare_report *r)
+{
     if (!r->fail_set)
-        return judged > 0;
+        return false;
     if (r->nregressions) {
         fprintf(f, "REGRESSION: capacity fell by more than %g%%, significantly, in", r->fail_pct);
         for (size_t i = 0; i < r->n; i++)

@@ -71,7 +71,7 @@ grep -q "^only in B: 4@2/1Gi$" "$tmp/out" || fail "one-sided variant not listed"
 
 # --fail-on-regression: 99 beyond the threshold (naming the variant), 0 below it.
 expect 99 "halved beyond 10%" --fail-on-regression 10 "$tmp/runA" "$tmp/b.json"
-grep -q "regression beyond 10%: 1@0.5/512Mi (capacity -50.1%)" "$tmp/err" \
+grep -q "^sizeup compare: REGRESSION: .* in 1@0.5/512Mi (-50.1%)$" "$tmp/err" \
     || fail "regression not named on stderr: $(cat "$tmp/err")"
 grep -q "^REGRESSION: .* 1@0.5/512Mi" "$tmp/out" || fail "regression not in the report"
 expect 0 "halved within 60%" --fail-on-regression 60% "$tmp/runA" "$tmp/b.json"

@@ -77,7 +77,7 @@ cat "$tmp/same.txt" "$tmp/slow.txt"
 grep -Eq '^1@1/128Mi .*  ~ ' "$tmp/same.txt" || fail "two runs of the same app are not ~"
 grep -q "significantly lower in 0, higher in 0, ~ in 1" "$tmp/same.txt" || fail "same: overall"
 [ $rc_slow -eq 99 ] || fail "twice as slow: exit $rc_slow, want 99"
-grep -q "regression beyond 10%: 1@1/128Mi" "$tmp/slow.txt" || fail "regression not named"
+grep -q "^sizeup compare: REGRESSION: .* in 1@1/128Mi (" "$tmp/slow.txt" || fail "regression not named"
 python3 - "$tmp/slow.json" <<'PY' || fail "twice as slow: JSON"
 import json, sys
 c = json.load(open(sys.argv[1]))["variants"][0]["capacity_rps"]
