@@ -9,7 +9,8 @@
 #define SIZEUP_VERSION "0.1.0"
 #endif
 
-static const struct cmd *const commands[] = {&cmd_loadtest, &cmd_sweep, &cmd_rule, &cmd_operator};
+static const struct cmd *const commands[] = {&cmd_loadtest, &cmd_sweep, &cmd_rule, &cmd_operator,
+                                             &cmd_compare};
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 
 static void usage(FILE *f)

@@ -157,5 +157,6 @@ extern const struct cmd cmd_loadtest;
 extern const struct cmd cmd_sweep;
 extern const struct cmd cmd_rule;
 extern const struct cmd cmd_operator;
+extern const struct cmd cmd_compare;
 
 #endif

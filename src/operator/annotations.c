@@ -446,3 +446,24 @@ void annot_request_free(struct annot_request *req)
     free(req->values_resources);
     memset(req, 0, sizeof(*req));
 }
+
+int annot_check_load_ceiling(const struct annot_request *req, const struct profile_search *search,
+                             char *err)
+{
+    char q[SHOW_LEN + 4], where[SHOW_LEN + 64];
+
+    if (search->mode != PROFILE_SEARCH_CAPACITY || search->max_rps > 0 ||
+        (req->mode != ANNOT_MODE_IN_PLACE && req->target != ANNOT_TARGET_URL))
+        return 0;
+    if (req->profile)
+        snprintf(where, sizeof(where), "the profile (ConfigMap %s, key profile.yaml)",
+                 show(req->profile, q));
+    else
+        snprintf(where, sizeof(where), "a profile (%sprofile)", ANNOT_PREFIX);
+    /* Kept under ERR_LEN: it becomes the status annotation "failed: <reason>". */
+    return err_set(err, -EINVAL,
+                   "load ceiling: a capacity search %s reaches real users and needs a ceiling: "
+                   "set search: { max_rps: N } in %s, or search: { mode: fixed }",
+                   req->target == ANNOT_TARGET_URL ? "against a target URL" : "in in-place mode",
+                   where);
+}

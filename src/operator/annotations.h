@@ -9,6 +9,7 @@
 #include <stddef.h>
 
 #include "core/err.h"
+#include "load/profile.h"
 #include "sweep/variant.h"
 
 #define ANNOT_PREFIX "sizeup.dev/"
@@ -81,5 +82,12 @@ int annot_key_relevant(const char *key);
 /* Checks a variant list "workers@cpu/memory ..." with the sweep layer's parser and counts its
  * variants; the reason ("configs: bad variant '2@x/1Gi': ...") names the bad token. Borrows s. */
 int annot_check_configs(const char *s, size_t *nvariants /* OUT */, char *err);
+
+/* The load ceiling rule: a capacity search against a URL target (a Service or ingress that real
+ * users share) or in in-place mode (the Deployment real users reach) must not search upwards
+ * without a ceiling, so it needs the profile's search.max_rps. Returns 0, or -EINVAL with a
+ * reason that says what to set. Borrows both arguments. */
+int annot_check_load_ceiling(const struct annot_request *req, const struct profile_search *search,
+                             char *err);
 
 #endif

@@ -271,6 +271,9 @@ static int check_request(struct sweep_job *sj, char *reason)
     rc = load_profile(sj, reason);
     if (rc)
         return rc;
+    rc = annot_check_load_ceiling(&x->req, &sj->profile.search, reason);
+    if (rc)
+        return rc;
     rc = check_sizing_owner(x, reason);
     if (rc)
         return rc;

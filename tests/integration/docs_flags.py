@@ -68,7 +68,7 @@ def reference_flags(cmd):
     return flags
 
 
-for cmd in ("loadtest", "sweep", "rule", "operator"):
+for cmd in ("loadtest", "sweep", "rule", "operator", "compare"):
     got, doc = usage_flags(cmd), reference_flags(cmd)
     for name in sorted(set(got) | set(doc)):
         if name not in doc:

@@ -298,6 +298,55 @@ static void test_relevant_keys(void **state)
     assert_false(annot_key_relevant(NULL));
 }
 
+/* The load ceiling: a capacity search that reaches real users (a target URL, in-place mode)
+ * needs search.max_rps; a clone against its pod, a fixed load, or a ceiling is allowed. */
+static void test_load_ceiling(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *mode, *target, *profile;
+        enum profile_search_mode search;
+        double max_rps;
+        const char *want; /* NULL: allowed */
+    } cases[] = {
+        {"clone", "pod", NULL, PROFILE_SEARCH_CAPACITY, 0, NULL},
+        {"clone", "pod", "web-load", PROFILE_SEARCH_FIXED, 0, NULL},
+        {"in-place", "pod", "web-load", PROFILE_SEARCH_CAPACITY, 0,
+         "load ceiling: a capacity search in in-place mode reaches real users and needs a "
+         "ceiling: set search: { max_rps: N } in the profile (ConfigMap web-load, key "
+         "profile.yaml), or search: { mode: fixed }"},
+        {"in-place", "pod", NULL, PROFILE_SEARCH_CAPACITY, 0,
+         "load ceiling: a capacity search in in-place mode reaches real users and needs a "
+         "ceiling: set search: { max_rps: N } in a profile (sizeup.dev/profile), or "
+         "search: { mode: fixed }"},
+        {"clone", "http://web.default.svc:8080/", NULL, PROFILE_SEARCH_CAPACITY, 0,
+         "load ceiling: a capacity search against a target URL reaches real users"},
+        {"in-place", "https://shop.example/", "p", PROFILE_SEARCH_CAPACITY, 0,
+         "against a target URL"},
+        {"in-place", "pod", "web-load", PROFILE_SEARCH_CAPACITY, 200, NULL},
+        {"clone", "http://web:8080/", "p", PROFILE_SEARCH_CAPACITY, 0.5, NULL},
+        {"in-place", "http://web:8080/", "p", PROFILE_SEARCH_FIXED, 0, NULL},
+    };
+    for (size_t i = 0; i < N(cases); i++) {
+        struct annot_kv kv[] = {{"sizeup.dev/sweep", "1"},
+                                {"sizeup.dev/mode", cases[i].mode},
+                                {"sizeup.dev/target", cases[i].target},
+                                {"sizeup.dev/profile", cases[i].profile}};
+        struct annot_request r;
+        struct profile_search s = {.mode = cases[i].search, .max_rps = cases[i].max_rps};
+        char err[ERR_LEN] = "";
+        assert_int_equal(annot_parse(kv, cases[i].profile ? 4 : 3, &r, NULL, err), 0);
+        int rc = annot_check_load_ceiling(&r, &s, err);
+        if (!cases[i].want && rc != 0)
+            fail_msg("case %zu: refused: %s", i, err);
+        if (cases[i].want && (rc != -EINVAL || !strstr(err, cases[i].want)))
+            fail_msg("case %zu: rc %d, reason \"%s\", want \"%s\"", i, rc, err, cases[i].want);
+        /* The reason becomes "failed: <reason>" in full: it must not be cut. */
+        assert_true(strlen(err) + 1 < ERR_LEN);
+        annot_request_free(&r);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -310,6 +359,7 @@ int main(void)
         cmocka_unit_test(test_first_reason_is_stable),
         cmocka_unit_test(test_unknown_key_warns),
         cmocka_unit_test(test_relevant_keys),
+        cmocka_unit_test(test_load_ceiling),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
