@@ -10,6 +10,7 @@ import threading
 import uuid
 
 import patch as patchlib
+import resize
 from resources import BY_KEY
 from store import (ApiError, fields_match, labels_match, parse_field_selector,
                    parse_label_selector)
@@ -169,7 +170,7 @@ def default_object(res, obj, api):
                 for k, v in res_["limits"].items():
                     req.setdefault(k, v)
         obj.setdefault("status", {}).setdefault("phase", "Pending")
-        obj["status"].setdefault("qosClass", "Burstable")
+        obj["status"].setdefault("qosClass", resize.qos_class(spec))
     elif res.plural == "services" and isinstance(spec, dict):
         spec.setdefault("type", "ClusterIP")
         spec.setdefault("sessionAffinity", "None")
@@ -461,6 +462,8 @@ class Api:
                 if res.namespaced:
                     nmeta["namespace"] = ns
                 nmeta.pop("managedFields", None)
+                if res.plural == "pods" and subresource is None:
+                    resize.check_pod_update(old, new)
                 default_object(res, new, self)
                 validate(res, new)
                 if res.generation and new.get("spec") != old.get("spec"):
