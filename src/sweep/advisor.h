@@ -57,6 +57,7 @@ struct advisor_row {
     double gen_cores;          /* load generator's mean cores; < 0 unknown */
     double host_other_cores;   /* everything else on the host (generator included); < 0 unknown */
     unsigned flags;            /* ADVISOR_ROW_* */
+    char applied_by[16];       /* how the platform applied it ("rollout", "resize"), or "" */
 };
 
 struct advisor_opts {

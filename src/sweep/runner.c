@@ -271,6 +271,8 @@ static void run_variant(struct ctx *c)
         fail_row(row, PLATFORM_FAIL_DIED,
                  row->usage.note[0] ? row->usage.note : "died during the measured window");
 stop:
+    if (pl->ops->applied_by)
+        snprintf(row->applied_by, sizeof(row->applied_by), "%s", pl->ops->applied_by(pl->self));
     progress(c, SWEEP_PHASE_STOP, NULL);
     double t_stop = now_s();
     if (pl->ops->stop_variant(pl->self, err) != 0)
@@ -363,6 +365,7 @@ void sweep_row_to_advisor(const struct sweep *s, size_t i, struct advisor_row *o
     out->peak_memory_bytes = -1;
     out->gen_cores = r->gen_cores;
     out->host_other_cores = r->host_other_cores;
+    snprintf(out->applied_by, sizeof(out->applied_by), "%s", r->applied_by);
     out->measured = r->state == SWEEP_ROW_MEASURED && r->have_load;
     if (r->state == SWEEP_ROW_FAILED)
         snprintf(out->note, sizeof(out->note), "%s", r->failure.reason);
