@@ -385,7 +385,8 @@ int kube_platform_new(const struct kube_platform_config *cfg, struct platform *o
         return err_set(err, -ENOMEM, "out of memory");
     k->c = cfg->client;
     k->mode = cfg->mode;
-    k->want_resize = cfg->mode == KUBE_MODE_RESIZE || (cfg->mode == KUBE_MODE_CLONE && !cfg->resize_off);
+    k->want_resize =
+        cfg->mode == KUBE_MODE_RESIZE || (cfg->mode == KUBE_MODE_CLONE && !cfg->resize_off);
     k->port = cfg->port;
     k->poll_us = cfg->poll_interval_us > 0 ? cfg->poll_interval_us : 500000;
     k->stop_timeout_us = cfg->stop_timeout_us > 0 ? cfg->stop_timeout_us : 60000000;

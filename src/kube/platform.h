@@ -52,10 +52,10 @@
 #define KUBE_ANN_ORIGINAL "sizeup.dev/original-template"
 /* resize mode: {"pod","uid","container","resources"} of the pod resized in place, as found */
 #define KUBE_ANN_RESOURCES "sizeup.dev/original-resources"
-#define KUBE_ANN_VARIANT  "sizeup.dev/variant"  /* on the pod template: the variant it runs */
-#define KUBE_LABEL_CLONE  "sizeup.dev/clone-of" /* the label value may be shortened ... */
-#define KUBE_ANN_CLONE_OF "sizeup.dev/clone-of" /* ... the annotation holds the name in full */
-#define KUBE_LABEL_RUN    "sizeup.dev/run"
+#define KUBE_ANN_VARIANT   "sizeup.dev/variant"  /* on the pod template: the variant it runs */
+#define KUBE_LABEL_CLONE   "sizeup.dev/clone-of" /* the label value may be shortened ... */
+#define KUBE_ANN_CLONE_OF  "sizeup.dev/clone-of" /* ... the annotation holds the name in full */
+#define KUBE_LABEL_RUN     "sizeup.dev/run"
 
 /* Kubernetes' limit on a label value, and on a DNS label such as a pod's host name. */
 #define KUBE_LABEL_VALUE_MAX 63
@@ -94,9 +94,9 @@ bool kube_platform_drift(const struct platform *p, char *msg);
 /* Crash recovery, whatever the mode was: deletes `<name>-sizeup` when it is labelled as a clone
  * of name (never anything else); when the Deployment carries sizeup.dev/original-resources
  * resizes that pod back (when it still runs) and drops the annotation; when it carries
- * sizeup.dev/original-template puts that template back exactly and drops the annotation. *done (may be NULL) receives the
- * KUBE_RECOVER_* bits of what was undone (0: nothing was left over). A missing Deployment is
- * not an error. */
+ * sizeup.dev/original-template puts that template back exactly and drops the annotation. *done (may
+ * be NULL) receives the KUBE_RECOVER_* bits of what was undone (0: nothing was left over). A
+ * missing Deployment is not an error. */
 int kube_platform_recover(kube_client_t *c, const char *ns, const char *name,
                           unsigned *done /* OUT */, char *err);
 

@@ -177,8 +177,8 @@ bool kube__resize_fits(struct kplat *k, const struct variant *v, char *why)
         snprintf(w, sizeof(w), "container %s does not set CPU and memory requests and limits",
                  k->container);
     } else if (!qos || strcmp(qos, qos_with(spec, k->container, v)) != 0) {
-        snprintf(w, sizeof(w), "the pod's QoS class would change (%s to %s)",
-                 qos ? qos : "unknown", qos_with(spec, k->container, v));
+        snprintf(w, sizeof(w), "the pod's QoS class would change (%s to %s)", qos ? qos : "unknown",
+                 qos_with(spec, k->container, v));
     } else {
         ok = true;
         if (uid && strcmp(k->rz_uid, uid) != 0) {
@@ -391,9 +391,9 @@ static void resize_state_read(const cJSON *pod, const char *container, const str
 }
 
 /* Fills *fail with kind and the formatted reason, err with the same; returns rc. */
-__attribute__((format(printf, 5, 6))) static int
-resize_failed(struct platform_failure *fail, enum platform_fail kind, int rc, char *err,
-              const char *fmt, ...)
+__attribute__((format(printf, 5, 6))) static int resize_failed(struct platform_failure *fail,
+                                                               enum platform_fail kind, int rc,
+                                                               char *err, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -457,9 +457,11 @@ static int resize_wait(void *self, int64_t timeout_us, volatile sig_atomic_t *st
             if (!s.pending[0] && !s.in_progress && s.applied && pi.ready && pi.pod_ip[0]) {
                 kube__plat_copy(k->pod, sizeof(k->pod), k->rz_pod);
                 kube__plat_copy(k->pod_ip, sizeof(k->pod_ip), pi.pod_ip);
-                log_info("kube.platform.ready", "deployment=%s/%s variant=%s pod=%s ip=%s "
-                         "resized_ms=%lld", k->ns, kube__plat_target(k), k->v->spec, k->pod,
-                         k->pod_ip, kube__now_ms() - t0);
+                log_info("kube.platform.ready",
+                         "deployment=%s/%s variant=%s pod=%s ip=%s "
+                         "resized_ms=%lld",
+                         k->ns, kube__plat_target(k), k->v->spec, k->pod, k->pod_ip,
+                         kube__now_ms() - t0);
                 return 0;
             }
         } else {
@@ -510,8 +512,8 @@ static int replace_pod(struct kplat *k, char *err)
     snprintf(patch, sizeof(patch),
              "{\"spec\":{\"template\":{\"metadata\":{\"annotations\":{\"%s\":\"%s\"}}}}}",
              ANN_RESTARTED, ts);
-    int rc = kube_patch(k->c, &KUBE_DEPLOYMENTS, k->ns, k->name, KUBE_PATCH_STRATEGIC, patch, &out,
-                        err);
+    int rc =
+        kube_patch(k->c, &KUBE_DEPLOYMENTS, k->ns, k->name, KUBE_PATCH_STRATEGIC, patch, &out, err);
     if (rc == 0) {
         cJSON_Delete(k->last_template);
         k->last_template = cJSON_Duplicate(kube_path_get(out, "spec.template"), 1);
@@ -540,8 +542,10 @@ int kube__resize_restore(struct kplat *k, bool *resized, char *err)
     const char *ctr = cJSON_GetStringValue(cJSON_GetObjectItem(saved, "container"));
     const cJSON *res = cJSON_GetObjectItem(saved, "resources");
     if (!pname || !uid || !ctr || !cJSON_IsObject(res)) {
-        rc = err_set(err, -EBADMSG, "annotation %s on %s/%s is not what sizeup wrote: check the "
-                     "pod's resources by hand", KUBE_ANN_RESOURCES, k->ns, k->name);
+        rc = err_set(err, -EBADMSG,
+                     "annotation %s on %s/%s is not what sizeup wrote: check the "
+                     "pod's resources by hand",
+                     KUBE_ANN_RESOURCES, k->ns, k->name);
         goto out;
     }
     rc = kube_get(k->c, &KUBE_PODS, k->ns, pname, &pod, err);

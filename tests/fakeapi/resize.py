@@ -108,7 +108,7 @@ def _policy(c, key):
     return "NotRequired"
 
 
-# --- the API side ----------------------------------------------------------------------------------
+# --- the API side ----------------------------------------------------------------------------
 
 def check_pod_update(old, new):
     """A plain pod update cannot change container resources: only /resize can."""
@@ -206,39 +206,8 @@ def _apply(api, cfg, ns, name, old, new, dry):
 
 def patch(api, cfg, ns, name, ptype, body, dry):
     """PATCH pods/NAME/resize: the pod as stored after the resize (a full Pod)."""
-    import json
-
-    import patch as patchlib
-    from api import conflict, full, not_found
-    try:
-        p = json.loads(body or b"null")
-    except ValueError as e:
-        raise ApiError(400, "BadRequest", "the patch is not valid JSON: %s" % e)
     with api.store.lock:
-        old = api.store.get(POD.key, ns, name)
-        if old is None:
-            raise not_found(POD, name)
-        cur = full(POD, old)
-        try:
-            if ptype == "application/json-patch+json":
-                new = patchlib.json_patch(cur, p)
-            elif ptype == "application/merge-patch+json":
-                new = patchlib.merge_patch(cur, p)
-            elif ptype == "application/strategic-merge-patch+json":
-                new = patchlib.strategic_merge_patch(cur, p)
-            else:
-                raise ApiError(415, "UnsupportedMediaType", "the body of the request was in an "
-                               "unknown format - accepted media types include: "
-                               "application/json-patch+json, application/merge-patch+json, "
-                               "application/strategic-merge-patch+json")
-        except patchlib.PatchError as e:
-            from api import invalid
-            raise invalid(POD, name, [("patch", str(e))])
-        if not isinstance(new, dict):
-            raise ApiError(400, "BadRequest", "the patch did not produce an object")
-        want = (p.get("metadata") or {}).get("resourceVersion") if isinstance(p, dict) else None
-        if want and want != old["metadata"]["resourceVersion"]:
-            raise conflict(POD, name)
+        old, new = api.patched(POD, ns, name, ptype, body)
         return _apply(api, cfg, ns, name, old, new, dry)
 
 

@@ -14,30 +14,8 @@
 #     and the pod ends with its own resources, its uid unchanged.
 set -u
 . "$ROOT/tests/integration/lib/operator_e2e.sh"
-e2e_require
-E2E_W=$(mktemp -d /tmp/sizeup-e2e.XXXXXX)
-trap e2e_cleanup EXIT
-fake_start "$E2E_W/fake" --node-cpu 2 --node-memory 4Gi || exit 1
-k apply -f "$ROOT/manifests/examples/" >/dev/null || fail "kubectl apply failed"
-
-# A fixed-load profile with short windows: a variant is 1 s of warm-up and 2 s measured.
-k apply -f - >/dev/null <<'EOF' || fail "profile"
-apiVersion: v1
-kind: ConfigMap
-metadata: {name: quick}
-data:
-  profile.yaml: |
-    users: 4
-    duration: 2s
-    warmup: 1s
-    timeout: 5s
-    thresholds:
-      healthy:    { p95: 1s, errors: 1% }
-      overloaded: { p95: 3s, errors: 5% }
-    requests:
-      - { name: work, method: GET, path: "/work?ms=20" }
-EOF
-
+e2e_setup --node-cpu 2 --node-memory 4Gi
+k apply -f "$ROOT/tests/integration/fixtures/quick-profile.yaml" >/dev/null || fail "profile"
 # gapp NAME CPU MEM [ALLOC_MB]: a one-pod Guaranteed Deployment (requests = limits), WORKERS=1.
 gapp() {
     k apply -f - >/dev/null <<EOF || fail "create $1"
@@ -106,7 +84,7 @@ while [ $SECONDS -lt $until ]; do
     case " $seen " in *" $c "*) ;; *) [ -n "$c" ] && seen="$seen $c" ;; esac
     pods=$(pod_of gweb)
     [ "$pods" = "$pod $uid" ] || fail "the pod changed during a resize sweep: '$pods'"
-    [ "$(ann gweb sizeup.dev/status)" = done ] && break
+    [ "$(ann gweb sizeup.dev/status)" = "done" ] && break
     sleep 0.2
 done
 wait_status gweb '^done$' 5
@@ -115,7 +93,7 @@ for want in 250 500 750 1000; do
     case " $seen " in *" $want "*) ;; *) fail "cgroup never at ${want}m (saw:$seen)" ;; esac
 done
 r=$(rows gweb)
-echo "$r" | sed 's/^/  /'
+printf '  %s\n' "${r//$'\n'/$'\n'  }"
 [ "$(echo "$r" | grep -c ' resize measured')" = 4 ] || fail "not every variant applied by resize"
 [ "$(pod_of gweb)" = "$pod $uid" ] || fail "pod replaced: $(pod_of gweb)"
 for _ in $(seq 1 40); do [ "$(cgroup_cpu "$pod")" = 300 ] && break; sleep 0.25; done
@@ -133,7 +111,7 @@ k annotate deployment web sizeup.dev/profile=quick \
     sizeup.dev/sweep=r2 >/dev/null
 wait_status web '^done$' 120
 r=$(rows web)
-echo "$r" | sed 's/^/  /'
+printf '  %s\n' "${r//$'\n'/$'\n'  }"
 echo "$r" | grep -q '^1@0.25/128Mi rollout measured' || fail "the clone's first variant"
 echo "$r" | grep -q '^1@0.5/128Mi resize measured' || fail "CPU-only step not resized"
 echo "$r" | grep -q '^1@3/128Mi rollout' || fail "Infeasible resize not rolled out"
@@ -151,7 +129,7 @@ k annotate --overwrite deployment web sizeup.dev/mode=resize \
     "sizeup.dev/configs=1@0.25/128Mi 1@0.5/128Mi" sizeup.dev/sweep=r3 >/dev/null
 wait_status web '^done$' 120
 r=$(rows web)
-echo "$r" | sed 's/^/  /'
+printf '  %s\n' "${r//$'\n'/$'\n'  }"
 echo "$r" | grep -q '^1@0.25/128Mi rollout measured' || fail "QoS change not rolled out"
 echo "$r" | grep -q '^1@0.5/128Mi resize measured' || fail "second step not resized"
 grep -q "event=kube.platform.rollout.*deployment=default/web.*QoS class would change (Burstable to Guaranteed)" \
@@ -168,7 +146,7 @@ k annotate --overwrite deployment gweb sizeup.dev/mode=clone \
 wait_status gweb '^done$' 120
 fakectl POST /fake/config '{"resizeForbidMemoryDecrease": false}' >/dev/null
 r=$(rows gweb)
-echo "$r" | sed 's/^/  /'
+printf '  %s\n' "${r//$'\n'/$'\n'  }"
 echo "$r" | grep -q '^1@0.5/128Mi rollout measured' || fail "422 not rolled out"
 grep -q 'event=kube.platform.resize_fallback.*variant=1@0.5/128Mi.*memory limits cannot be decreased' \
     "$OP_LOG" || fail "no 422 fallback in the operator log"
@@ -180,7 +158,7 @@ k annotate deployment hungry sizeup.dev/profile=quick sizeup.dev/mode=resize \
     "sizeup.dev/configs=1@0.5/256Mi 1@0.5/64Mi 1@1/256Mi" sizeup.dev/sweep=r5 >/dev/null
 wait_status hungry '^done$' 120
 r=$(rows hungry)
-echo "$r" | sed 's/^/  /'
+printf '  %s\n' "${r//$'\n'/$'\n'  }"
 echo "$r" | grep -q '^1@0.5/64Mi resize failed resize not applied by the kubelet: .*below its current usage' ||
     fail "a memory limit below usage is not a FAILED row with the kubelet's reason"
 echo "$r" | grep -q '^1@1/256Mi resize measured' || fail "the sweep did not go on after the FAILED row"

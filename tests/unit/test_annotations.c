@@ -172,8 +172,7 @@ static void test_bad_values(void **state)
         {"profile", "Bad_Name", "not a ConfigMap name"},
         {"profile", "a..b", "not a ConfigMap name"},
         {"mode", "", "mode: \"\" is unknown"},
-        {"mode", "inplace",
-         "mode: \"inplace\" is unknown (expected clone, in-place or resize)"},
+        {"mode", "inplace", "mode: \"inplace\" is unknown (expected clone, in-place or resize)"},
         {"resize", "", "resize: \"\" is unknown (expected on or off)"},
         {"resize", "false", "resize: \"false\" is unknown"},
         {"mode", "CLONE", "unknown"},
@@ -338,16 +337,11 @@ static void test_relevant_keys(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_defaults),
-        cmocka_unit_test(test_every_field),
-        cmocka_unit_test(test_good_values),
-        cmocka_unit_test(test_bad_values),
-        cmocka_unit_test(test_no_sweep),
-        cmocka_unit_test(test_resize_values),
-        cmocka_unit_test(test_reason_is_safe),
-        cmocka_unit_test(test_first_reason_is_stable),
-        cmocka_unit_test(test_unknown_key_warns),
-        cmocka_unit_test(test_relevant_keys),
+        cmocka_unit_test(test_defaults),          cmocka_unit_test(test_every_field),
+        cmocka_unit_test(test_good_values),       cmocka_unit_test(test_bad_values),
+        cmocka_unit_test(test_no_sweep),          cmocka_unit_test(test_resize_values),
+        cmocka_unit_test(test_reason_is_safe),    cmocka_unit_test(test_first_reason_is_stable),
+        cmocka_unit_test(test_unknown_key_warns), cmocka_unit_test(test_relevant_keys),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
