@@ -12,10 +12,12 @@
 #define SHOW_LEN   64 /* at most this much of a bad value is quoted back in a reason */
 
 /* Every annotation the operator reads from users, in the order reasons list them. */
-static const char *const user_keys[] = {"sweep",   "configs", "workers-env", "container",   "port",
-                                        "profile", "mode",    "target",      "values-paths"};
+static const char *const user_keys[] = {"sweep",  "configs",     "workers-env", "container",
+                                        "port",   "profile",     "mode",        "target",
+                                        "resize", "values-paths"};
 /* Annotations the operator (and its Kubernetes platform) writes: never a typo. */
-static const char *const own_keys[] = {"status", "last-sweep", "original-template"};
+static const char *const own_keys[] = {"status", "last-sweep", "original-template",
+                                       "original-resources"};
 
 #define NKEYS(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -38,7 +40,9 @@ static const char *show(const char *v, char out[SHOW_LEN + 4])
 
 const char *annot_mode_name(enum annot_mode mode)
 {
-    return mode == ANNOT_MODE_IN_PLACE ? "in-place" : "clone";
+    return mode == ANNOT_MODE_IN_PLACE ? "in-place"
+           : mode == ANNOT_MODE_RESIZE ? "resize"
+                                       : "clone";
 }
 
 static int key_in(const char *name, const char *const *keys, size_t n)
@@ -340,9 +344,25 @@ static int apply_one(const char *name, const char *v, struct annot_request *req,
             req->mode = ANNOT_MODE_CLONE;
         else if (strcmp(v, "in-place") == 0)
             req->mode = ANNOT_MODE_IN_PLACE;
+        else if (strcmp(v, "resize") == 0)
+            req->mode = ANNOT_MODE_RESIZE;
         else
-            return err_set(err, -EINVAL, "mode: \"%s\" is unknown (expected clone or in-place)",
+            return err_set(err, -EINVAL,
+                           "mode: \"%s\" is unknown (expected clone, in-place or resize)",
                            show(v, q));
+        return 0;
+    }
+    if (strcmp(name, "resize") == 0) {
+        if (strcmp(v, "off") == 0)
+            req->resize_off = true;
+        else if (strcmp(v, "on") == 0)
+            req->resize_off = false;
+        else
+            return err_set(err, -EINVAL, "resize: \"%s\" is unknown (expected on or off)",
+                           show(v, q));
+        /* The keys are applied in table order, mode first: the contradiction is seen here. */
+        if (req->resize_off && req->mode == ANNOT_MODE_RESIZE)
+            return err_set(err, -EINVAL, "resize: \"off\" contradicts mode: resize");
         return 0;
     }
     if (strcmp(name, "target") == 0) {
@@ -406,7 +426,7 @@ int annot_parse(const struct annot_kv *kv, size_t n, struct annot_request *req, 
         if (warn && nunknown++ == 0)
             snprintf(warn, ERR_LEN,
                      "unknown annotation %s ignored (known: sweep, configs, "
-                     "workers-env, container, port, profile, mode, target, "
+                     "workers-env, container, port, profile, mode, target, resize, "
                      "values-paths)",
                      show(kv[i].key, q));
     }
@@ -453,7 +473,8 @@ int annot_check_load_ceiling(const struct annot_request *req, const struct profi
     char q[SHOW_LEN + 4], where[SHOW_LEN + 64];
 
     if (search->mode != PROFILE_SEARCH_CAPACITY || search->max_rps > 0 ||
-        (req->mode != ANNOT_MODE_IN_PLACE && req->target != ANNOT_TARGET_URL))
+        (req->mode != ANNOT_MODE_IN_PLACE && req->mode != ANNOT_MODE_RESIZE &&
+         req->target != ANNOT_TARGET_URL))
         return 0;
     if (req->profile)
         snprintf(where, sizeof(where), "the profile (ConfigMap %s, key profile.yaml)",
@@ -464,6 +485,8 @@ int annot_check_load_ceiling(const struct annot_request *req, const struct profi
     return err_set(err, -EINVAL,
                    "load ceiling: a capacity search %s reaches real users and needs a ceiling: "
                    "set search: { max_rps: N } in %s, or search: { mode: fixed }",
-                   req->target == ANNOT_TARGET_URL ? "against a target URL" : "in in-place mode",
+                   req->target == ANNOT_TARGET_URL   ? "against a target URL"
+                   : req->mode == ANNOT_MODE_RESIZE ? "in resize mode (on a pod of the Deployment)"
+                                                    : "in in-place mode",
                    where);
 }

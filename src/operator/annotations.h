@@ -6,6 +6,7 @@
  * truncated and made printable) and what was expected, ready for `sizeup.dev/status:
  * failed: <reason>` and a Warning Event. Parsing reads nothing but its input. */
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "core/err.h"
@@ -32,7 +33,9 @@
 #define ANNOT_DEFAULT_VAL_WORKERS "workers.count"
 #define ANNOT_DEFAULT_VAL_RES     "resources"
 
-enum annot_mode { ANNOT_MODE_CLONE = 0, ANNOT_MODE_IN_PLACE };
+/* clone: sweep a temporary copy; in-place: roll the Deployment itself; resize: change CPU and
+ * memory of one of its pods through the pods/resize subresource (a rollout when it cannot). */
+enum annot_mode { ANNOT_MODE_CLONE = 0, ANNOT_MODE_IN_PLACE, ANNOT_MODE_RESIZE };
 
 enum annot_target { ANNOT_TARGET_POD = 0, ANNOT_TARGET_URL };
 
@@ -59,6 +62,7 @@ struct annot_request {
     char *target_url;
     char *values_workers;   /* dotted path in values.yaml for the worker count */
     char *values_resources; /* dotted path in values.yaml for resources */
+    bool resize_off;        /* sizeup.dev/resize: off: never resize in place (clone mode) */
 };
 
 /* Parses the annotations kv[0..n) (any keys; only sizeup.dev/ ones are read) into *req.
@@ -72,7 +76,7 @@ int annot_parse(const struct annot_kv *kv, size_t n, struct annot_request *req /
 /* Frees what req owns and zeroes it; a zeroed request is a no-op. */
 void annot_request_free(struct annot_request *req);
 
-/* Returns "clone" or "in-place". */
+/* Returns "clone", "in-place" or "resize". */
 const char *annot_mode_name(enum annot_mode mode);
 
 /* Returns non-zero when key is one the operator reads or writes (sizeup.dev/ plus a known

@@ -42,6 +42,8 @@ static cJSON *row_to_json(const struct advisor_row *r)
     cJSON_AddNumberToObject(o, "gen_cores", r->gen_cores);
     cJSON_AddNumberToObject(o, "host_other_cores", r->host_other_cores);
     cJSON_AddNumberToObject(o, "flags", r->flags);
+    if (r->applied_by[0])
+        cJSON_AddStringToObject(o, "applied_by", r->applied_by);
     return o;
 }
 
@@ -90,6 +92,10 @@ static int row_from_json(const cJSON *o, const struct variant *want, struct advi
     r->gen_cores = clamped(o, "gen_cores", -1, -1, 1e6);
     r->host_other_cores = clamped(o, "host_other_cores", -1, -1, 1e6);
     r->flags = (unsigned)clamped(o, "flags", 0, 0, 0xffffffffu);
+    /* Only the values a platform writes: a hand-edited state cannot put text in results.json. */
+    const char *by = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "applied_by"));
+    if (by && (strcmp(by, "rollout") == 0 || strcmp(by, "resize") == 0))
+        snprintf(r->applied_by, sizeof(r->applied_by), "%s", by);
     return 0;
 }
 

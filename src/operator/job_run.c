@@ -169,12 +169,15 @@ static int make_platform(struct sweep_job *sj, enum kube_sweep_mode mode, struct
     pc.port = (unsigned)x->req.port;
     pc.target = x->req.target == ANNOT_TARGET_URL ? x->req.target_url : NULL;
     pc.mode = mode;
+    pc.resize_off = x->req.resize_off;
     return kube_platform_new(&pc, out, err);
 }
 
 static enum kube_sweep_mode req_mode(const struct jctx *x)
 {
-    return x->req.mode == ANNOT_MODE_IN_PLACE ? KUBE_MODE_IN_PLACE : KUBE_MODE_CLONE;
+    return x->req.mode == ANNOT_MODE_IN_PLACE ? KUBE_MODE_IN_PLACE
+           : x->req.mode == ANNOT_MODE_RESIZE ? KUBE_MODE_RESIZE
+                                              : KUBE_MODE_CLONE;
 }
 
 int job_run_sweep(struct sweep_job *sj, char *err)
@@ -325,8 +328,10 @@ int job_restore_leftovers(struct sweep_job *sj, char *err)
 
     /* Both modes, whatever the annotation says now: the mode may have been
      * changed while no operator ran. In place only when a saved template shows a
-     * patch may be on. */
-    if (kube_annotation(x->deploy, KUBE_ANN_ORIGINAL))
+     * patch may be on (or saved resources a resize: resize mode saves both, and the
+     * in-place restore resizes the pod back first). */
+    if (kube_annotation(x->deploy, KUBE_ANN_ORIGINAL) ||
+        kube_annotation(x->deploy, KUBE_ANN_RESOURCES))
         rc = cleanup_mode(sj, KUBE_MODE_IN_PLACE, err);
     if (rc == 0)
         rc = cleanup_mode(sj, KUBE_MODE_CLONE, err);

@@ -435,6 +435,8 @@ static cJSON *json_variant(const struct output_doc *d, size_t i)
     cJSON_AddStringToObject(o, "memory", qty_format_memory(r->variant.memory_bytes, b));
     cJSON_AddNumberToObject(o, "memory_bytes", (double)r->variant.memory_bytes);
     cJSON_AddStringToObject(o, "state", r->measured ? "measured" : "failed");
+    if (r->applied_by[0])
+        cJSON_AddStringToObject(o, "applied_by", r->applied_by);
     if (r->measured) {
         cJSON_AddStringToObject(o, "verdict", verdict_name(a->rows[i].verdict));
         cJSON_AddNumberToObject(o, "est_active_users", round(a->rows[i].est_users));

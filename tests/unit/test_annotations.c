@@ -99,6 +99,9 @@ static void test_good_values(void **state)
         {"port", "65535"},
         {"profile", "a.b-c"},
         {"mode", "clone"},
+        {"mode", "resize"},
+        {"resize", "off"},
+        {"resize", "on"},
         {"target", "pod"},
         {"target", "https://example.test"},
         {"target", "http://127.0.0.1:80/x?y=1"},
@@ -169,7 +172,9 @@ static void test_bad_values(void **state)
         {"profile", "Bad_Name", "not a ConfigMap name"},
         {"profile", "a..b", "not a ConfigMap name"},
         {"mode", "", "mode: \"\" is unknown"},
-        {"mode", "inplace", "mode: \"inplace\" is unknown (expected clone or in-place)"},
+        {"mode", "inplace", "mode: \"inplace\" is unknown (expected clone, in-place or resize)"},
+        {"resize", "", "resize: \"\" is unknown (expected on or off)"},
+        {"resize", "false", "resize: \"false\" is unknown"},
         {"mode", "CLONE", "unknown"},
         {"target", "", "neither 'pod' nor"},
         {"target", "Pod", "neither 'pod' nor"},
@@ -212,6 +217,37 @@ static void test_bad_values(void **state)
         assert_null(r.sweep);
         assert_null(r.configs);
     }
+}
+
+/* sizeup.dev/resize: off in clone mode; on by default; contradicting mode: resize. */
+static void test_resize_values(void **state)
+{
+    (void)state;
+    struct annot_kv dflt[] = {{"sizeup.dev/sweep", "1"}};
+    struct annot_kv off[] = {{"sizeup.dev/sweep", "1"}, {"sizeup.dev/resize", "off"}};
+    struct annot_kv mode[] = {{"sizeup.dev/sweep", "1"}, {"sizeup.dev/mode", "resize"}};
+    struct annot_kv both[] = {
+        {"sizeup.dev/resize", "off"}, {"sizeup.dev/sweep", "1"}, {"sizeup.dev/mode", "resize"}};
+    struct annot_request r;
+    char err[ERR_LEN] = "", warn[ERR_LEN] = "";
+
+    assert_int_equal(annot_parse(dflt, N(dflt), &r, warn, err), 0);
+    assert_false(r.resize_off);
+    assert_int_equal(r.mode, ANNOT_MODE_CLONE);
+    annot_request_free(&r);
+    assert_int_equal(annot_parse(off, N(off), &r, warn, err), 0);
+    assert_true(r.resize_off);
+    assert_string_equal(warn, "");
+    annot_request_free(&r);
+    assert_int_equal(annot_parse(mode, N(mode), &r, warn, err), 0);
+    assert_int_equal(r.mode, ANNOT_MODE_RESIZE);
+    assert_string_equal(annot_mode_name(r.mode), "resize");
+    annot_request_free(&r);
+    /* Whatever order the API lists them in. */
+    assert_int_equal(annot_parse(both, N(both), &r, warn, err), -EINVAL);
+    assert_string_equal(err, "resize: \"off\" contradicts mode: resize");
+    assert_true(annot_key_relevant("sizeup.dev/resize"));
+    assert_true(annot_key_relevant("sizeup.dev/original-resources"));
 }
 
 static void test_no_sweep(void **state)
@@ -299,7 +335,7 @@ static void test_relevant_keys(void **state)
 }
 
 /* The load ceiling: a capacity search that reaches real users (a target URL, in-place mode)
- * needs search.max_rps; a clone against its pod, a fixed load, or a ceiling is allowed. */
+ * needs search.max_rps, and so does resize mode; a clone against its pod, a fixed load, or a ceiling is allowed. */
 static void test_load_ceiling(void **state)
 {
     (void)state;
@@ -326,6 +362,12 @@ static void test_load_ceiling(void **state)
         {"in-place", "pod", "web-load", PROFILE_SEARCH_CAPACITY, 200, NULL},
         {"clone", "http://web:8080/", "p", PROFILE_SEARCH_CAPACITY, 0.5, NULL},
         {"in-place", "http://web:8080/", "p", PROFILE_SEARCH_FIXED, 0, NULL},
+        /* Resize mode loads a pod of the Deployment itself: real users share it. */
+        {"resize", "pod", "p", PROFILE_SEARCH_CAPACITY, 0,
+         "load ceiling: a capacity search in resize mode (on a pod of the Deployment) reaches "
+         "real users"},
+        {"resize", "pod", "p", PROFILE_SEARCH_CAPACITY, 300, NULL},
+        {"resize", "pod", "p", PROFILE_SEARCH_FIXED, 0, NULL},
     };
     for (size_t i = 0; i < N(cases); i++) {
         struct annot_kv kv[] = {{"sizeup.dev/sweep", "1"},
@@ -355,6 +397,7 @@ int main(void)
         cmocka_unit_test(test_good_values),
         cmocka_unit_test(test_bad_values),
         cmocka_unit_test(test_no_sweep),
+        cmocka_unit_test(test_resize_values),
         cmocka_unit_test(test_reason_is_safe),
         cmocka_unit_test(test_first_reason_is_stable),
         cmocka_unit_test(test_unknown_key_warns),
