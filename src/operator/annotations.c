@@ -6,16 +6,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/quantity.h"
 #include "sweep/variant.h"
 
 #define PREFIX_LEN (sizeof(ANNOT_PREFIX) - 1)
 #define SHOW_LEN   64 /* at most this much of a bad value is quoted back in a reason */
 
 /* Every annotation the operator reads from users, in the order reasons list them. */
-static const char *const user_keys[] = {"sweep",   "configs", "workers-env", "container",   "port",
-                                        "profile", "mode",    "target",      "values-paths"};
+static const char *const user_keys[] = {"sweep",   "configs", "workers-env",  "container",
+                                        "port",    "profile", "mode",         "target",
+                                        "values-paths", "resweep", "resweep-min-interval"};
 /* Annotations the operator (and its Kubernetes platform) writes: never a typo. */
-static const char *const own_keys[] = {"status", "last-sweep", "original-template"};
+static const char *const own_keys[] = {"status", "last-sweep", "original-template",
+                                       "resweep-images", "resweep-last"};
 
 #define NKEYS(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -226,6 +229,31 @@ int annot_check_configs(const char *s, size_t *nvariants, char *err)
     return rc;
 }
 
+int annot_parse_resweep(const char *mode, const char *interval, int *on, long long *interval_s,
+                        char *err)
+{
+    char q[SHOW_LEN + 4], sub[ERR_LEN] = "";
+    int64_t us = 0;
+
+    *on = 0;
+    if (mode && strcmp(mode, ANNOT_RESWEEP_ON) == 0)
+        *on = 1;
+    else if (mode && strcmp(mode, "off") != 0)
+        return err_set(err, -EINVAL, "resweep: \"%s\" is unknown (expected %s or off)",
+                       show(mode, q), ANNOT_RESWEEP_ON);
+    if (!interval)
+        interval = ANNOT_RESWEEP_DEFAULT;
+    if (qty_parse_duration(interval, &us, sub) != 0)
+        return err_set(err, -EINVAL, "resweep-min-interval: \"%s\" is not a duration (e.g. 6h, 30m)",
+                       show(interval, q));
+    if (us < ANNOT_RESWEEP_MIN_S * 1000000LL || us / 1000000LL > ANNOT_RESWEEP_MAX_S)
+        return err_set(err, -EINVAL,
+                       "resweep-min-interval: \"%s\" is out of range (1s to 366 days)",
+                       show(interval, q));
+    *interval_s = us / 1000000LL;
+    return 0;
+}
+
 /* Parses "workers=workers.count,resources=resources" (either key may be left out). */
 static int parse_values_paths(const char *v, struct annot_request *req, char *err)
 {
@@ -362,6 +390,12 @@ static int apply_one(const char *name, const char *v, struct annot_request *req,
     }
     if (strcmp(name, "values-paths") == 0)
         return parse_values_paths(v, req, err);
+    if (strcmp(name, "resweep") == 0)
+        return annot_parse_resweep(v, NULL, &req->resweep, &req->resweep_interval_s, err);
+    if (strcmp(name, "resweep-min-interval") == 0) {
+        int on = 0;
+        return annot_parse_resweep(NULL, v, &on, &req->resweep_interval_s, err);
+    }
     return 0;
 }
 
@@ -407,7 +441,7 @@ int annot_parse(const struct annot_kv *kv, size_t n, struct annot_request *req, 
             snprintf(warn, ERR_LEN,
                      "unknown annotation %s ignored (known: sweep, configs, "
                      "workers-env, container, port, profile, mode, target, "
-                     "values-paths)",
+                     "values-paths, resweep, resweep-min-interval)",
                      show(kv[i].key, q));
     }
     if (!req->configs) {
@@ -426,6 +460,10 @@ int annot_parse(const struct annot_kv *kv, size_t n, struct annot_request *req, 
     if (!req->values_resources &&
         (rc = set_str(&req->values_resources, ANNOT_DEFAULT_VAL_RES, err)))
         goto out;
+    if (!req->resweep_interval_s) {
+        int on = 0;
+        annot_parse_resweep(NULL, NULL, &on, &req->resweep_interval_s, err);
+    }
 out:
     if (rc)
         annot_request_free(req);
