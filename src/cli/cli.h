@@ -125,7 +125,6 @@ int cli_set_duration(const struct cli_flag *f, const char *val, void *dst,
 #define CLI_PERMUTE 2u
 
 struct cmd {
-    const char *prog; /* what the usage line names before the command; NULL: "sizeup" */
     const char *name;
     const char *summary;          /* one line for `sizeup help` */
     const char *synopsis;         /* after "usage: sizeup NAME " */
@@ -133,9 +132,10 @@ struct cmd {
     const struct cli_flag *flags; /* ends with CLI_FLAGS_END */
     const char *epilog;           /* after the flags: example, exit statuses; may be NULL */
     unsigned opts;                /* CLI_OPERANDS, CLI_PERMUTE */
-    const struct cli_short *shorts; /* one-letter forms, ending with {0, NULL}; may be NULL */
     /* argv[0] is the command name; returns an exit status above. */
     int (*exec)(int argc, char **argv);
+    const struct cli_short *shorts; /* one-letter forms, ending with {0, NULL}; may be NULL */
+    const char *prog; /* what the usage line names before the command; NULL: "sizeup" */
 };
 
 /* Prints c's full usage to f: the synopsis, the intro, one line per flag with its default, the
