@@ -40,10 +40,22 @@ struct kargs {
 
 /* The rows kubectl's own flags have, shared by every subcommand. */
 #define KUBECTL_FLAGS                                                                              \
-    {"kubeconfig", "FILE", "$KUBECONFIG (merged), ~/.kube/config", "kubeconfig to use",            \
-     cli_set_string, ARG(kubeconfig), 1, 0},                                                       \
-        {"context", "NAME", "the current context", "kubeconfig context to use", cli_set_string,    \
-         ARG(context), 1, 0},                                                                      \
+    {"kubeconfig",                                                                                 \
+     "FILE",                                                                                       \
+     "$KUBECONFIG (merged), ~/.kube/config",                                                       \
+     "kubeconfig to use",                                                                          \
+     cli_set_string,                                                                               \
+     ARG(kubeconfig),                                                                              \
+     1,                                                                                            \
+     0},                                                                                           \
+        {"context",                                                                                \
+         "NAME",                                                                                   \
+         "the current context",                                                                    \
+         "kubeconfig context to use",                                                              \
+         cli_set_string,                                                                           \
+         ARG(context),                                                                             \
+         1,                                                                                        \
+         0},                                                                                       \
     {                                                                                              \
         "namespace", "NS", "the context's", "the namespace", cli_set_string, ARG(ns), 1, 0         \
     }
@@ -56,8 +68,8 @@ static const struct cli_flag sweep_flags[] = {
     {"configs", "LIST", "the annotation's, else the operator's default",
      "variants workers@cpu/memory, space-separated", cli_set_string, ARG(configs), 1, 0},
     {"profile", "FILE", "the annotation's, else built in",
-     "load profile YAML, stored as ConfigMap NAME-sizeup-profile", cli_set_string, ARG(profile),
-     1, 0},
+     "load profile YAML, stored as ConfigMap NAME-sizeup-profile", cli_set_string, ARG(profile), 1,
+     0},
     {"target-load", "LOAD", "the annotation's", "the load to hold: 5000rps, 10000users",
      cli_set_string, ARG(target_load), 1, 0},
     {"wait", NULL, NULL, "follow the sweep until it ends; exit 0 done, 1 failed", cli_set_switch,
@@ -200,8 +212,9 @@ static int follow(struct session *s, const char *name, const char *sweep)
         struct timespec ts = {FOLLOW_EVERY_S, 0};
         nanosleep(&ts, NULL);
     }
-    fprintf(stderr, "%s sweep: stopped following; the sweep goes on (kubectl sizeup cancel "
-                    "deploy/%s stops it)\n",
+    fprintf(stderr,
+            "%s sweep: stopped following; the sweep goes on (kubectl sizeup cancel "
+            "deploy/%s stops it)\n",
             PROG, name);
     status = EXIT_CANCELLED;
 out:

@@ -26,12 +26,12 @@
 #include "core/err.h"
 
 /* Response body caps: a body over its cap is an error (-EFBIG), never a crash. */
-#define KUBE_BODY_MAX_LIST  (16u << 20) /* list responses (one page) */
-#define KUBE_BODY_MAX       (4u << 20)  /* every other response */
-#define KUBE_WATCH_LINE_MAX (4u << 20)  /* one watch event (etcd caps objects at 1.5 MiB) */
-#define KUBE_TOKEN_MAX      (16u << 10)
-#define KUBE_KUBECONFIG_MAX (4u << 20) /* one kubeconfig, and a merged list in total */
-#define KUBE_KUBECONFIG_FILES_MAX 16  /* files in $KUBECONFIG */
+#define KUBE_BODY_MAX_LIST        (16u << 20) /* list responses (one page) */
+#define KUBE_BODY_MAX             (4u << 20)  /* every other response */
+#define KUBE_WATCH_LINE_MAX       (4u << 20)  /* one watch event (etcd caps objects at 1.5 MiB) */
+#define KUBE_TOKEN_MAX            (16u << 10)
+#define KUBE_KUBECONFIG_MAX       (4u << 20) /* one kubeconfig, and a merged list in total */
+#define KUBE_KUBECONFIG_FILES_MAX 16         /* files in $KUBECONFIG */
 
 /* Error codes beyond plain errno meanings. Every verb returns 0 or one of:
  *   -ENOENT 404 NotFound             -EEXIST 409 AlreadyExists      KUBE_ECONFLICT 409 Conflict

@@ -533,8 +533,8 @@ static int kc_build(struct kc_source *src, size_t n, const char *context, int to
     }
     /* The first file that sets current-context decides it. */
     for (size_t i = 0; (!context || !context[0]) && i < n; i++)
-        context = ymap_str(&src[i].doc, yaml_document_get_root_node(&src[i].doc),
-                           "current-context");
+        context =
+            ymap_str(&src[i].doc, yaml_document_get_root_node(&src[i].doc), "current-context");
     if (!context || !context[0])
         return err_set(err, -EINVAL, "kubeconfig has no current-context");
     yaml_node_t *ctx = kc_find(src, n, "contexts", context, "context", &xi);
@@ -623,13 +623,11 @@ int kube_config_parse_merged(const struct kube_config_text *texts, size_t n, con
             rc = err_set(err, -ENOMEM, "out of memory");
             goto out;
         }
-        yaml_parser_set_input_string(&parser, (const unsigned char *)texts[i].text,
-                                     texts[i].len);
+        yaml_parser_set_input_string(&parser, (const unsigned char *)texts[i].text, texts[i].len);
         if (!yaml_parser_load(&parser, &src[i].doc)) {
             rc = err_set(err, -EINVAL, "%s%s%skubeconfig is not valid YAML: %s at line %zu",
                          texts[i].name ? "kubeconfig " : "", texts[i].name ? texts[i].name : "",
-                         texts[i].name ? ": " : "",
-                         parser.problem ? parser.problem : "parse error",
+                         texts[i].name ? ": " : "", parser.problem ? parser.problem : "parse error",
                          parser.problem_mark.line + 1);
             yaml_parser_delete(&parser);
             goto out;

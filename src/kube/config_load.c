@@ -26,8 +26,7 @@ static void dir_of(const char *path, char *dir, size_t len)
 /* Reads the files paths[0..n) and parses them merged. A missing file is skipped when
  * skip_missing is set (kubectl ignores $KUBECONFIG entries that do not exist). */
 static int load_kubeconfig_files(const char *const *paths, size_t n, int skip_missing,
-                                 const char *context, int reload_s, kube_config_t **out,
-                                 char *err)
+                                 const char *context, int reload_s, kube_config_t **out, char *err)
 {
     struct kube_config_text t[KUBE_KUBECONFIG_FILES_MAX];
     char dirs[KUBE_KUBECONFIG_FILES_MAX][PATH_MAX];
@@ -118,8 +117,7 @@ int kube_config_load(const struct kube_config_opts *opts, kube_config_t **out, c
         snprintf(path, sizeof(path), "%s/.kube/config", env);
         const char *p = path;
         if (access(path, R_OK) == 0)
-            return load_kubeconfig_files(&p, 1, 0, opts->context, opts->token_reload_s, out,
-                                         err);
+            return load_kubeconfig_files(&p, 1, 0, opts->context, opts->token_reload_s, out, err);
     }
     if (host && host[0])
         return kube_config_in_cluster(host, getenv("KUBERNETES_SERVICE_PORT"), opts->sa_dir,

@@ -13,9 +13,9 @@
 #define SHOW_LEN   64 /* at most this much of a bad value is quoted back in a reason */
 
 /* Every annotation the operator reads from users, in the order reasons list them. */
-static const char *const user_keys[] = {"sweep",   "configs", "workers-env",  "container",
-                                        "port",    "profile", "mode",         "target",
-                                        "values-paths", "resweep", "resweep-min-interval"};
+static const char *const user_keys[] = {
+    "sweep",  "configs",      "workers-env", "container",           "port", "profile", "mode",
+    "target", "values-paths", "resweep",     "resweep-min-interval"};
 /* Annotations the operator (and its Kubernetes platform) writes: never a typo. */
 static const char *const own_keys[] = {"status", "last-sweep", "original-template",
                                        "resweep-images", "resweep-last"};
@@ -244,7 +244,8 @@ int annot_parse_resweep(const char *mode, const char *interval, int *on, long lo
     if (!interval)
         interval = ANNOT_RESWEEP_DEFAULT;
     if (qty_parse_duration(interval, &us, sub) != 0)
-        return err_set(err, -EINVAL, "resweep-min-interval: \"%s\" is not a duration (e.g. 6h, 30m)",
+        return err_set(err, -EINVAL,
+                       "resweep-min-interval: \"%s\" is not a duration (e.g. 6h, 30m)",
                        show(interval, q));
     if (us < ANNOT_RESWEEP_MIN_S * 1000000LL || us / 1000000LL > ANNOT_RESWEEP_MAX_S)
         return err_set(err, -EINVAL,

@@ -21,12 +21,12 @@
 #define ANNOT_LAST_SWEEP "sizeup.dev/last-sweep"
 
 /* Sweeping again after an image change (src/operator/resweep.c). */
-#define ANNOT_RESWEEP              "sizeup.dev/resweep"
-#define ANNOT_RESWEEP_INTERVAL     "sizeup.dev/resweep-min-interval"
-#define ANNOT_RESWEEP_ON           "on-image-change"
-#define ANNOT_RESWEEP_DEFAULT      "6h"
-#define ANNOT_RESWEEP_MIN_S        1
-#define ANNOT_RESWEEP_MAX_S        (366LL * 24 * 3600)
+#define ANNOT_RESWEEP          "sizeup.dev/resweep"
+#define ANNOT_RESWEEP_INTERVAL "sizeup.dev/resweep-min-interval"
+#define ANNOT_RESWEEP_ON       "on-image-change"
+#define ANNOT_RESWEEP_DEFAULT  "6h"
+#define ANNOT_RESWEEP_MIN_S    1
+#define ANNOT_RESWEEP_MAX_S    (366LL * 24 * 3600)
 
 /* Caps on values taken from the API: anything longer is a bad value, not a truncation. */
 #define ANNOT_MAX_VALUE   4096 /* configs, target */

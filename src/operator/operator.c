@@ -223,8 +223,7 @@ static void drain_queue_locked(struct op *op)
 
 /* Asks for ns/name to be decided again at due_ms, or sooner if it already waits. An entry that
  * cannot be allocated is logged: the next event of the Deployment schedules it again. */
-static void resweep_schedule_locked(struct op *op, const char *ns, const char *name,
-                                    int64_t due_ms)
+static void resweep_schedule_locked(struct op *op, const char *ns, const char *name, int64_t due_ms)
 {
     struct resweep_item *it;
 
@@ -263,8 +262,8 @@ static struct resweep_item *resweep_take_due_locked(struct op *op, int64_t now)
     return NULL;
 }
 
-static void resweep_event(struct op *op, kube_client_t *c, const cJSON *deploy,
-                          const char *reason, const char *note)
+static void resweep_event(struct op *op, kube_client_t *c, const cJSON *deploy, const char *reason,
+                          const char *note)
 {
     struct kube_event_spec spec = {0};
     char err[ERR_LEN] = "";
@@ -306,8 +305,8 @@ static void resweep_check(struct op *op, kube_client_t *c, const char *ns, const
     }
     if (d.action == RESWEEP_LATER) {
         retry_ms = (int64_t)(d.due - now) * 1000;
-        log_info("resweep.deferred", "namespace=%s deployment=%s in_s=%lld images=\"%s\"", ns,
-                 name, (long long)(d.due - now), LOGQ(d.images));
+        log_info("resweep.deferred", "namespace=%s deployment=%s in_s=%lld images=\"%s\"", ns, name,
+                 (long long)(d.due - now), LOGQ(d.images));
         goto out;
     }
     if (d.action == RESWEEP_NONE)
@@ -330,8 +329,7 @@ static void resweep_check(struct op *op, kube_client_t *c, const char *ns, const
     if (d.action == RESWEEP_START) {
         log_info("resweep.start", "namespace=%s deployment=%s images=\"%s\"", ns, name,
                  LOGQ(d.images));
-        snprintf(note, sizeof(note), "image changed and rolled out (%s): sweeping again",
-                 d.images);
+        snprintf(note, sizeof(note), "image changed and rolled out (%s): sweeping again", d.images);
         resweep_event(op, c, deploy, "ResweepStarted", note);
     } else {
         log_info("resweep.baseline", "namespace=%s deployment=%s images=\"%s\"", ns, name,

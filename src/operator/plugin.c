@@ -58,9 +58,9 @@ int plugin_parse_target(const char *arg, char name[ANNOT_MAX_NAME + 1], char *er
 const char *plugin_output_key(const char *output)
 {
     static const char *const map[][2] = {
-        {"md", "results.md"},         {"json", "results.json"}, {"values", "values.yaml"},
-        {"hpa", "hpa.yaml"},          {"patch", "deployment-patch.yaml"},
-        {"rule", "auto-sizing.yaml"}, {"html", "report.html"},
+        {"md", "results.md"},    {"json", "results.json"},           {"values", "values.yaml"},
+        {"hpa", "hpa.yaml"},     {"patch", "deployment-patch.yaml"}, {"rule", "auto-sizing.yaml"},
+        {"html", "report.html"},
     };
     for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
         if (strcmp(output, map[i][0]) == 0 || strcmp(output, map[i][1]) == 0)
@@ -351,19 +351,18 @@ int plugin_status(kube_client_t *c, const char *ns, FILE *out, char *err)
             }
             fprintf(out, "%s\n", line);
         }
-        const char *next = str_at(cJSON_GetObjectItemCaseSensitive(list, "metadata"), "continue",
-                                  NULL);
+        const char *next =
+            str_at(cJSON_GetObjectItemCaseSensitive(list, "metadata"), "continue", NULL);
         snprintf(cont, sizeof(cont), "%s", next ? next : "");
         cJSON_Delete(list);
     } while (cont[0]);
     if (!found)
-        fprintf(out, "No sizing requests found in %s.\n",
-                ns ? "this namespace" : "any namespace");
+        fprintf(out, "No sizing requests found in %s.\n", ns ? "this namespace" : "any namespace");
     return 0;
 }
 
-int plugin_results(kube_client_t *c, const char *ns, const char *name, const char *key,
-                   char **text, char *err)
+int plugin_results(kube_client_t *c, const char *ns, const char *name, const char *key, char **text,
+                   char *err)
 {
     char sizing[JOB_NAME_MAX + 1];
     cJSON *cm = NULL;
@@ -373,8 +372,9 @@ int plugin_results(kube_client_t *c, const char *ns, const char *name, const cha
     job_sizing_name(name, sizing);
     rc = kube_get(c, &KUBE_CONFIGMAPS, ns, sizing, &cm, err);
     if (rc == -ENOENT)
-        return err_set(err, rc, "no results for deployment/%s: ConfigMap %s not found (has it "
-                                "been swept? kubectl sizeup sweep deploy/%s)",
+        return err_set(err, rc,
+                       "no results for deployment/%s: ConfigMap %s not found (has it "
+                       "been swept? kubectl sizeup sweep deploy/%s)",
                        name, sizing, name);
     if (rc)
         return rc;
@@ -409,8 +409,9 @@ int plugin_cancel(kube_client_t *c, const char *ns, const char *name, FILE *out,
     snprintf(patch, sizeof(patch), "{\"metadata\":{\"annotations\":{\"%s\":null}}}", ANNOT_SWEEP);
     rc = kube_patch(c, &KUBE_DEPLOYMENTS, ns, name, KUBE_PATCH_MERGE, patch, NULL, err);
     if (rc == 0)
-        fprintf(out, "deployment/%s: sweep %s cancelled (status was: %s); the operator stops it "
-                     "and restores what it changed\n",
+        fprintf(out,
+                "deployment/%s: sweep %s cancelled (status was: %s); the operator stops it "
+                "and restores what it changed\n",
                 name, sweep, status ? status : "none");
 out:
     cJSON_Delete(deploy);

@@ -16,9 +16,10 @@
 #include "kube/client.h"
 #include "operator/annotations.h"
 
-#define PLUGIN_PROFILE_SUFFIX "-sizeup-profile" /* the profile ConfigMap `sweep --profile` makes */
-#define PLUGIN_SWEEP_PREFIX   "kubectl-"        /* sizeup.dev/sweep values the plugin writes */
-#define PLUGIN_PROFILE_MAX    (256 * 1024)      /* a profile file larger than this is refused */
+/* The profile ConfigMap `sweep --profile` makes is NAME plus this suffix. */
+#define PLUGIN_PROFILE_SUFFIX "-sizeup-profile"
+#define PLUGIN_SWEEP_PREFIX   "kubectl-"   /* sizeup.dev/sweep values the plugin writes */
+#define PLUGIN_PROFILE_MAX    (256 * 1024) /* a profile file larger than this is refused */
 
 /* Parses a kubectl-style target: "deploy/NAME", "deployment/NAME", "deployments/NAME",
  * "deployment.apps/NAME" or a bare "NAME", into name (a DNS-1123 subdomain). Returns 0 or
@@ -56,9 +57,9 @@ enum plugin_state plugin_judge(const char *sweep, const char *current, const cha
 
 /* Progress of a followed sweep between two looks. */
 struct plugin_follow {
-    size_t printed;     /* variants already printed */
-    char status[256];   /* the status last printed */
-    int waiting_noted;  /* "waiting for the operator" said */
+    size_t printed;    /* variants already printed */
+    char status[256];  /* the status last printed */
+    int waiting_noted; /* "waiting for the operator" said */
 };
 
 /* Prints to out the variants of results.json (text, borrowed) beyond st->printed, one line

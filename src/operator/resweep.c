@@ -39,8 +39,7 @@ void resweep_images(const cJSON *deploy, char *out, size_t len)
 
 static int is_busy(const char *status)
 {
-    return status &&
-           (strncmp(status, "running", 7) == 0 || strncmp(status, "pending:", 8) == 0);
+    return status && (strncmp(status, "running", 7) == 0 || strncmp(status, "pending:", 8) == 0);
 }
 
 int resweep_decide(const cJSON *deploy, time_t now, struct resweep_decision *out, char *err)
@@ -56,9 +55,9 @@ int resweep_decide(const cJSON *deploy, time_t now, struct resweep_decision *out
     int rc;
 
     memset(out, 0, sizeof(*out));
-    rc = annot_parse_resweep(kube_annotation(deploy, ANNOT_RESWEEP),
-                             kube_annotation(deploy, ANNOT_RESWEEP_INTERVAL), &on, &interval_s,
-                             err);
+    rc =
+        annot_parse_resweep(kube_annotation(deploy, ANNOT_RESWEEP),
+                            kube_annotation(deploy, ANNOT_RESWEEP_INTERVAL), &on, &interval_s, err);
     if (rc)
         return rc;
     resweep_images(deploy, out->images, sizeof(out->images));
@@ -87,8 +86,7 @@ int resweep_decide(const cJSON *deploy, time_t now, struct resweep_decision *out
         snprintf(out->why, sizeof(out->why), "a sweep is running or requested");
         return 0;
     }
-    if (last && kube_time_parse(last, &last_ts) == 0 &&
-        now < last_ts.tv_sec + (time_t)interval_s) {
+    if (last && kube_time_parse(last, &last_ts) == 0 && now < last_ts.tv_sec + (time_t)interval_s) {
         out->action = RESWEEP_LATER;
         out->due = last_ts.tv_sec + (time_t)interval_s;
         snprintf(out->why, sizeof(out->why), "images changed inside the interval (%llds)",
@@ -217,8 +215,8 @@ int resweep_compare(const char *previous, const struct advisor_row *rows, size_t
              since, compared, compared == 1 ? "" : "s", r->variant.spec,
              best_dt < 0 ? "fell" : "rose", fabs(best_dt) * 100, old_rps, r->throughput_rps,
              output_fmt_latency((uint64_t)llround(old_p95 * 1e3), l1),
-             output_fmt_latency(r->p95_us, l2), best_dp * 100,
-             sig ? "significant" : "within noise", RESWEEP_NOISE * 100);
+             output_fmt_latency(r->p95_us, l2), best_dp * 100, sig ? "significant" : "within noise",
+             RESWEEP_NOISE * 100);
     if (significant)
         *significant = sig;
 out:

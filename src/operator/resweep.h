@@ -63,8 +63,8 @@ char *resweep_patch(const cJSON *deploy, const struct resweep_decision *d, time_
 /* Compares the current rows[0..n) (borrowed) with previous, a results.json text (borrowed),
  * variant by variant (same spec, measured in both): one sentence into out (len bytes) naming
  * the previous images, how many variants were compared and the variant that moved most (by
- * throughput or p95), and whether any moved beyond RESWEEP_NOISE (*significant, may be NULL). Returns 0, or -ENOENT
- * when nothing is comparable (out then says why). */
+ * throughput or p95), and whether any moved beyond RESWEEP_NOISE (*significant, may be NULL).
+ * Returns 0, or -ENOENT when nothing is comparable (out then says why). */
 int resweep_compare(const char *previous, const struct advisor_row *rows, size_t n, char *out,
                     size_t len, int *significant /* OUT */);
 

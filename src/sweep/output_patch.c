@@ -107,8 +107,8 @@ int output_deployment_patch(FILE *f, const struct output_doc *d, char *err)
             "          resources:\n"
             "            limits:\n              cpu: \"%lldm\"\n              memory: \"%s\"\n"
             "            requests:\n              cpu: \"%lldm\"\n              memory: \"%s\"\n",
-            container, env, a->workers, (long long)a->limit_cpu_m, lm,
-            (long long)a->request_cpu_m, rm);
+            container, env, a->workers, (long long)a->limit_cpu_m, lm, (long long)a->request_cpu_m,
+            rm);
     return ferror(f) ? err_set(err, -EIO, "write error") : 0;
 }
 

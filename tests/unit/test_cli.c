@@ -46,13 +46,13 @@ static int exec_none(int argc, char **argv)
     return 0;
 }
 
-static const struct cmd plain = {"t",   "test",      "[FLAGS]", "Intro.\n",
-                                 flags, "Epilog.\n", 0,         exec_none, NULL, NULL};
+static const struct cmd plain = {"t",         "test", "[FLAGS]", "Intro.\n", flags,
+                                 "Epilog.\n", 0,      exec_none, NULL,       NULL};
 static const struct cli_short shorts[] = {{'s', "name"}, {'o', "on"}, {'x', "absent"}, {0, NULL}};
-static const struct cmd permuted = {"t",          "test", "OPERAND [FLAGS]", "Intro.\n", flags,
-                                    NULL,         CLI_PERMUTE, exec_none,      shorts,     "kubectl t"};
-static const struct cmd with_operands = {"t",   "test", "[FLAGS] -- CMD", "Intro.\n",
-                                         flags, NULL,   CLI_OPERANDS,     exec_none, NULL, NULL};
+static const struct cmd permuted = {"t",  "test",      "OPERAND [FLAGS]", "Intro.\n", flags,
+                                    NULL, CLI_PERMUTE, exec_none,         shorts,     "kubectl t"};
+static const struct cmd with_operands = {"t",  "test",       "[FLAGS] -- CMD", "Intro.\n", flags,
+                                         NULL, CLI_OPERANDS, exec_none,        NULL,       NULL};
 
 /* Runs cli_parse on a NULL-terminated argument list; stderr goes to a file whose text is
  * returned in msg. */
@@ -180,9 +180,9 @@ static void test_short_flags_and_permuted_operands(void **state)
     struct args a;
     char msg[4096];
     int op = -1;
-    assert_int_equal(parse(&permuted, &a, &op, msg, sizeof(msg), "-s", "v", "deploy/web", "-o",
-                           "--n=4", NULL),
-                     0);
+    assert_int_equal(
+        parse(&permuted, &a, &op, msg, sizeof(msg), "-s", "v", "deploy/web", "-o", "--n=4", NULL),
+        0);
     assert_string_equal(a.name, "v");
     assert_int_equal(a.on, 1);
     assert_int_equal(a.n, 4);

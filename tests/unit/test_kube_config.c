@@ -335,8 +335,7 @@ static void test_kubeconfig_merged(void **state)
     struct kube_config_text t[KUBE_KUBECONFIG_FILES_MAX + 1];
     for (size_t i = 0; i <= KUBE_KUBECONFIG_FILES_MAX; i++)
         t[i] = (struct kube_config_text){"{}", 2, NULL, NULL};
-    assert_int_equal(kube_config_parse_merged(t, KUBE_KUBECONFIG_FILES_MAX + 1, NULL, 0, &cfg,
-                                              err),
+    assert_int_equal(kube_config_parse_merged(t, KUBE_KUBECONFIG_FILES_MAX + 1, NULL, 0, &cfg, err),
                      -E2BIG);
 }
 

@@ -704,8 +704,9 @@ static void test_deployment_patch(void **state)
              "            - name: \"GUNICORN_WORKERS\"\n              value: \"%u\"\n",
              f->advice.workers);
     assert_non_null(strstr(p, want));
-    snprintf(want, sizeof(want), "            limits:\n              cpu: \"%lldm\"\n"
-                                 "              memory: \"%s\"\n",
+    snprintf(want, sizeof(want),
+             "            limits:\n              cpu: \"%lldm\"\n"
+             "              memory: \"%s\"\n",
              (long long)f->advice.limit_cpu_m, qty_format_memory(f->advice.limit_memory, b));
     assert_non_null(strstr(p, want));
     assert_null(strstr(p, "replicas"));

@@ -19,12 +19,14 @@ static void test_targets(void **state)
 {
     (void)state;
     static const char *const ok[][2] = {
-        {"deploy/web", "web"},         {"deployment/web", "web"},
-        {"deployments/a.b-c", "a.b-c"}, {"deployment.apps/web", "web"},
+        {"deploy/web", "web"},
+        {"deployment/web", "web"},
+        {"deployments/a.b-c", "a.b-c"},
+        {"deployment.apps/web", "web"},
         {"web", "web"},
     };
-    static const char *const bad[] = {"pod/web", "deploy/", "deploy/Web", "svc/web", "", "a/b/c",
-                                      "deploy/-x"};
+    static const char *const bad[] = {"pod/web", "deploy/", "deploy/Web", "svc/web",
+                                      "",        "a/b/c",   "deploy/-x"};
     char name[ANNOT_MAX_NAME + 1], err[ERR_LEN];
 
     for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
@@ -138,8 +140,8 @@ static void test_status_lines(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_targets),        cmocka_unit_test(test_outputs_and_loads),
-        cmocka_unit_test(test_judge),          cmocka_unit_test(test_progress_lines),
+        cmocka_unit_test(test_targets),      cmocka_unit_test(test_outputs_and_loads),
+        cmocka_unit_test(test_judge),        cmocka_unit_test(test_progress_lines),
         cmocka_unit_test(test_status_lines),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -71,8 +71,12 @@ static void test_decide(void **state)
     } cases[] = {
         {"off", "app:2", 1, {NULL}, RESWEEP_NONE, 0},
         {"off explicitly", "app:2", 1, {"sizeup.dev/resweep", "off", NULL}, RESWEEP_NONE, 0},
-        {"first look records", "app:2", 1, {"sizeup.dev/resweep", "on-image-change", NULL},
-         RESWEEP_BASELINE, 0},
+        {"first look records",
+         "app:2",
+         1,
+         {"sizeup.dev/resweep", "on-image-change", NULL},
+         RESWEEP_BASELINE,
+         0},
         {"unchanged",
          "app:1",
          1,
@@ -149,7 +153,8 @@ static void test_decide(void **state)
 static void test_bad_annotations(void **state)
 {
     (void)state;
-    static const char *const bad[][2] = {{"sometimes", "6h"}, {"on-image-change", "soon"},
+    static const char *const bad[][2] = {{"sometimes", "6h"},
+                                         {"on-image-change", "soon"},
                                          {"on-image-change", "0s"},
                                          {"on-image-change", "10000h"}};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
