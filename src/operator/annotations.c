@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/quantity.h"
+#include "sweep/output.h"
 #include "sweep/variant.h"
 
 #define PREFIX_LEN (sizeof(ANNOT_PREFIX) - 1)
@@ -92,22 +93,6 @@ static int valid_subdomain(const char *s)
             return 1;
         p = dot + 1;
     }
-}
-
-/* Kubernetes' rule for env var names: letters, digits, '_', '-', '.', not starting with a
- * digit. */
-static int valid_env_name(const char *s)
-{
-    size_t len = strlen(s);
-    if (len == 0 || len > ANNOT_MAX_ENVNAME || (s[0] >= '0' && s[0] <= '9'))
-        return 0;
-    for (size_t i = 0; i < len; i++) {
-        char c = s[i];
-        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-              c == '_' || c == '-' || c == '.'))
-            return 0;
-    }
-    return 1;
 }
 
 /* A dotted values path: segments of letters, digits, '_' and '-', none empty. */
@@ -342,7 +327,7 @@ static int apply_one(const char *name, const char *v, struct annot_request *req,
     if (strcmp(name, "workers-env") == 0) {
         if (!*v)
             return err_set(err, -EINVAL, "workers-env: empty (expected an env var name)");
-        if (!valid_env_name(v))
+        if (!output_env_name_valid(v))
             return err_set(err, -EINVAL,
                            "workers-env: \"%s\" is not an env var name (letters, digits, '_', "
                            "'-', '.', not starting with a digit)",

@@ -101,22 +101,6 @@ enum plugin_state plugin_judge(const char *sweep, const char *current, const cha
     return PLUGIN_WAITING;
 }
 
-static double num_at(const cJSON *o, const char *k, const char *k2)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-    if (k2)
-        v = cJSON_GetObjectItemCaseSensitive(v, k2);
-    return cJSON_IsNumber(v) && isfinite(v->valuedouble) ? v->valuedouble : -1;
-}
-
-static const char *str_at(const cJSON *o, const char *k, const char *k2)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-    if (k2)
-        v = cJSON_GetObjectItemCaseSensitive(v, k2);
-    return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
 size_t plugin_progress_lines(const char *results_json, size_t total, struct plugin_follow *st,
                              FILE *out)
 {
@@ -129,17 +113,20 @@ size_t plugin_progress_lines(const char *results_json, size_t total, struct plug
         snprintf(tot, sizeof(tot), "%zu", total);
     for (size_t i = st->printed; cJSON_IsArray(vars) && i < n; i++) {
         const cJSON *v = cJSON_GetArrayItem(vars, (int)i);
-        const char *spec = str_at(v, "spec", NULL), *state = str_at(v, "state", NULL);
+        const char *spec = kube_path_string(v, "spec"), *state = kube_path_string(v, "state");
         if (!spec || !state)
             break;
         if (strcmp(state, "measured") == 0)
             fprintf(out, "variant %zu/%s %s: %s, %.1f req/s, p95 %.1fms, errors %.2f%%\n", i + 1,
-                    tot, spec, str_at(v, "verdict", NULL) ? str_at(v, "verdict", NULL) : "?",
-                    num_at(v, "throughput_rps", NULL), num_at(v, "latency_ms", "p95"),
-                    fmax(0, num_at(v, "error_rate", NULL)) * 100);
+                    tot, spec,
+                    kube_path_string(v, "verdict") ? kube_path_string(v, "verdict") : "?",
+                    kube_path_number(v, "throughput_rps", -1),
+                    kube_path_number(v, "latency_ms.p95", -1),
+                    fmax(0, kube_path_number(v, "error_rate", -1)) * 100);
         else
             fprintf(out, "variant %zu/%s %s: FAILED: %s\n", i + 1, tot, spec,
-                    str_at(v, "failure", "reason") ? str_at(v, "failure", "reason") : "?");
+                    kube_path_string(v, "failure.reason") ? kube_path_string(v, "failure.reason")
+                                                          : "?");
         st->printed = i + 1;
         lines++;
     }
@@ -302,10 +289,10 @@ int plugin_follow_step(kube_client_t *c, const char *ns, const char *name, const
         if (kube_get(c, &KUBE_CONFIGMAPS, ns, sizing, &cm, NULL) == 0) {
             const char *pj = kube_configmap_get_key(cm, JOB_STATE_KEY);
             prog = pj ? cJSON_Parse(pj) : NULL;
-            const char *of = str_at(prog, "sweep", NULL);
+            const char *of = kube_path_string(prog, "sweep");
             /* Until the operator's first write, the ConfigMap holds the sweep before. */
             if (of && strcmp(of, sweep) == 0) {
-                double total = num_at(prog, "total", NULL);
+                double total = kube_path_number(prog, "total", -1);
                 plugin_progress_lines(kube_configmap_get_key(cm, "results.json"),
                                       total > 0 ? (size_t)total : 0, st, out);
             }
@@ -351,8 +338,7 @@ int plugin_status(kube_client_t *c, const char *ns, FILE *out, char *err)
             }
             fprintf(out, "%s\n", line);
         }
-        const char *next =
-            str_at(cJSON_GetObjectItemCaseSensitive(list, "metadata"), "continue", NULL);
+        const char *next = kube_path_string(list, "metadata.continue");
         snprintf(cont, sizeof(cont), "%s", next ? next : "");
         cJSON_Delete(list);
     } while (cont[0]);

@@ -137,14 +137,6 @@ out:
 
 /* ---- comparison ---------------------------------------------------------------------------- */
 
-static double num_at(const cJSON *o, const char *k, const char *k2)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-    if (k2)
-        v = cJSON_GetObjectItemCaseSensitive(v, k2);
-    return cJSON_IsNumber(v) && isfinite(v->valuedouble) ? v->valuedouble : -1;
-}
-
 /* Relative change from a to b, or 0 when a is not positive. */
 static double rel(double a, double b)
 {
@@ -177,7 +169,8 @@ int resweep_compare(const char *previous, const struct advisor_row *rows, size_t
         if (!cJSON_IsString(spec) || !cJSON_IsString(state) ||
             strcmp(state->valuestring, "measured") != 0)
             continue;
-        double rps = num_at(v, "throughput_rps", NULL), p95 = num_at(v, "latency_ms", "p95");
+        double rps = kube_path_number(v, "throughput_rps", -1),
+               p95 = kube_path_number(v, "latency_ms.p95", -1);
         for (size_t i = 0; i < n; i++) {
             if (!rows[i].measured || strcmp(rows[i].variant.spec, spec->valuestring) != 0 ||
                 rps <= 0 || p95 < 0)

@@ -101,6 +101,10 @@ int output_report_html(FILE *f, const struct output_doc *d, char *err);
  * -EINVAL without a recommendation, a workload, or with a name YAML could misread. */
 int output_deployment_patch(FILE *f, const struct output_doc *d, char *err);
 
+/* Kubernetes' rule for env var names: letters, digits, '_', '-', '.', not starting with a digit,
+ * at most 256 bytes. Returns non-zero when s is one. */
+int output_env_name_valid(const char *s);
+
 /* Checks that w's names are ones deployment-patch.yaml can carry (a Deployment name, a
  * container name, an env var name); a NULL deployment passes. Returns 0 or -EINVAL. */
 int output_workload_check(const struct output_workload *w, char *err);

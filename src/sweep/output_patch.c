@@ -29,8 +29,7 @@ static int valid_name(const char *s, int dots)
     return 1;
 }
 
-/* An env var name as Kubernetes takes it: letters, digits, '_', '-', '.', not a digit first. */
-static int valid_env(const char *s)
+int output_env_name_valid(const char *s)
 {
     size_t n = strlen(s);
     if (n == 0 || n > 256 || (s[0] >= '0' && s[0] <= '9'))
@@ -66,7 +65,7 @@ int output_workload_check(const struct output_workload *w, char *err)
         return err_set(err, -EINVAL,
                        "'%.64s' is not a container name (lower-case letters, digits, '-')",
                        container_of(w));
-    if (!valid_env(env_of(w)))
+    if (!output_env_name_valid(env_of(w)))
         return err_set(err, -EINVAL, "'%.64s' is not an env var name", env_of(w));
     return 0;
 }
