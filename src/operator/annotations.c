@@ -6,18 +6,21 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/quantity.h"
+#include "sweep/output.h"
 #include "sweep/variant.h"
 
 #define PREFIX_LEN (sizeof(ANNOT_PREFIX) - 1)
 #define SHOW_LEN   64 /* at most this much of a bad value is quoted back in a reason */
 
 /* Every annotation the operator reads from users, in the order reasons list them. */
-static const char *const user_keys[] = {"sweep",  "configs",     "workers-env", "container",
-                                        "port",   "profile",     "mode",        "target",
-                                        "resize", "values-paths"};
+static const char *const user_keys[] = {
+    "sweep", "configs", "workers-env", "container",    "port",    "profile",
+    "mode",  "target",  "resize",      "values-paths", "resweep", "resweep-min-interval"};
 /* Annotations the operator (and its Kubernetes platform) writes: never a typo. */
-static const char *const own_keys[] = {"status", "last-sweep", "original-template",
-                                       "original-resources"};
+static const char *const own_keys[] = {
+    "status",         "last-sweep",  "original-template", "original-resources",
+    "resweep-images", "resweep-last"};
 
 #define NKEYS(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -93,22 +96,6 @@ static int valid_subdomain(const char *s)
             return 1;
         p = dot + 1;
     }
-}
-
-/* Kubernetes' rule for env var names: letters, digits, '_', '-', '.', not starting with a
- * digit. */
-static int valid_env_name(const char *s)
-{
-    size_t len = strlen(s);
-    if (len == 0 || len > ANNOT_MAX_ENVNAME || (s[0] >= '0' && s[0] <= '9'))
-        return 0;
-    for (size_t i = 0; i < len; i++) {
-        char c = s[i];
-        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-              c == '_' || c == '-' || c == '.'))
-            return 0;
-    }
-    return 1;
 }
 
 /* A dotted values path: segments of letters, digits, '_' and '-', none empty. */
@@ -230,6 +217,32 @@ int annot_check_configs(const char *s, size_t *nvariants, char *err)
     return rc;
 }
 
+int annot_parse_resweep(const char *mode, const char *interval, int *on, long long *interval_s,
+                        char *err)
+{
+    char q[SHOW_LEN + 4], sub[ERR_LEN] = "";
+    int64_t us = 0;
+
+    *on = 0;
+    if (mode && strcmp(mode, ANNOT_RESWEEP_ON) == 0)
+        *on = 1;
+    else if (mode && strcmp(mode, "off") != 0)
+        return err_set(err, -EINVAL, "resweep: \"%s\" is unknown (expected %s or off)",
+                       show(mode, q), ANNOT_RESWEEP_ON);
+    if (!interval)
+        interval = ANNOT_RESWEEP_DEFAULT;
+    if (qty_parse_duration(interval, &us, sub) != 0)
+        return err_set(err, -EINVAL,
+                       "resweep-min-interval: \"%s\" is not a duration (e.g. 6h, 30m)",
+                       show(interval, q));
+    if (us < ANNOT_RESWEEP_MIN_S * 1000000LL || us / 1000000LL > ANNOT_RESWEEP_MAX_S)
+        return err_set(err, -EINVAL,
+                       "resweep-min-interval: \"%s\" is out of range (1s to 366 days)",
+                       show(interval, q));
+    *interval_s = us / 1000000LL;
+    return 0;
+}
+
 /* Parses "workers=workers.count,resources=resources" (either key may be left out). */
 static int parse_values_paths(const char *v, struct annot_request *req, char *err)
 {
@@ -317,7 +330,7 @@ static int apply_one(const char *name, const char *v, struct annot_request *req,
     if (strcmp(name, "workers-env") == 0) {
         if (!*v)
             return err_set(err, -EINVAL, "workers-env: empty (expected an env var name)");
-        if (!valid_env_name(v))
+        if (!output_env_name_valid(v))
             return err_set(err, -EINVAL,
                            "workers-env: \"%s\" is not an env var name (letters, digits, '_', "
                            "'-', '.', not starting with a digit)",
@@ -382,6 +395,12 @@ static int apply_one(const char *name, const char *v, struct annot_request *req,
     }
     if (strcmp(name, "values-paths") == 0)
         return parse_values_paths(v, req, err);
+    if (strcmp(name, "resweep") == 0)
+        return annot_parse_resweep(v, NULL, &req->resweep, &req->resweep_interval_s, err);
+    if (strcmp(name, "resweep-min-interval") == 0) {
+        int on = 0;
+        return annot_parse_resweep(NULL, v, &on, &req->resweep_interval_s, err);
+    }
     return 0;
 }
 
@@ -427,7 +446,7 @@ int annot_parse(const struct annot_kv *kv, size_t n, struct annot_request *req, 
             snprintf(warn, ERR_LEN,
                      "unknown annotation %s ignored (known: sweep, configs, "
                      "workers-env, container, port, profile, mode, target, resize, "
-                     "values-paths)",
+                     "values-paths, resweep, resweep-min-interval)",
                      show(kv[i].key, q));
     }
     if (!req->configs) {
@@ -446,6 +465,10 @@ int annot_parse(const struct annot_kv *kv, size_t n, struct annot_request *req, 
     if (!req->values_resources &&
         (rc = set_str(&req->values_resources, ANNOT_DEFAULT_VAL_RES, err)))
         goto out;
+    if (!req->resweep_interval_s) {
+        int on = 0;
+        annot_parse_resweep(NULL, NULL, &on, &req->resweep_interval_s, err);
+    }
 out:
     if (rc)
         annot_request_free(req);
@@ -485,7 +508,7 @@ int annot_check_load_ceiling(const struct annot_request *req, const struct profi
     return err_set(err, -EINVAL,
                    "load ceiling: a capacity search %s reaches real users and needs a ceiling: "
                    "set search: { max_rps: N } in %s, or search: { mode: fixed }",
-                   req->target == ANNOT_TARGET_URL   ? "against a target URL"
+                   req->target == ANNOT_TARGET_URL  ? "against a target URL"
                    : req->mode == ANNOT_MODE_RESIZE ? "in resize mode (on a pod of the Deployment)"
                                                     : "in in-place mode",
                    where);

@@ -22,6 +22,14 @@
  * restarted operator does not run it again. */
 #define ANNOT_LAST_SWEEP "sizeup.dev/last-sweep"
 
+/* Sweeping again after an image change (src/operator/resweep.c). */
+#define ANNOT_RESWEEP          "sizeup.dev/resweep"
+#define ANNOT_RESWEEP_INTERVAL "sizeup.dev/resweep-min-interval"
+#define ANNOT_RESWEEP_ON       "on-image-change"
+#define ANNOT_RESWEEP_DEFAULT  "6h"
+#define ANNOT_RESWEEP_MIN_S    1
+#define ANNOT_RESWEEP_MAX_S    (366LL * 24 * 3600)
+
 /* Caps on values taken from the API: anything longer is a bad value, not a truncation. */
 #define ANNOT_MAX_VALUE   4096 /* configs, target */
 #define ANNOT_MAX_SWEEP   253  /* the sweep request id (e.g. a date) */
@@ -63,6 +71,8 @@ struct annot_request {
     char *values_workers;   /* dotted path in values.yaml for the worker count */
     char *values_resources; /* dotted path in values.yaml for resources */
     bool resize_off;        /* sizeup.dev/resize: off: never resize in place (clone mode) */
+    int resweep;            /* sizeup.dev/resweep: on-image-change */
+    long long resweep_interval_s;
 };
 
 /* Parses the annotations kv[0..n) (any keys; only sizeup.dev/ ones are read) into *req.
@@ -82,6 +92,12 @@ const char *annot_mode_name(enum annot_mode mode);
 /* Returns non-zero when key is one the operator reads or writes (sizeup.dev/ plus a known
  * name): the operator keeps only these per Deployment. */
 int annot_key_relevant(const char *key);
+
+/* Parses the re-sweep annotations: mode (NULL or "off": off; "on-image-change": on) and
+ * interval (NULL: ANNOT_RESWEEP_DEFAULT; a duration from 1s to 366 days). Fills *on and
+ * *interval_s. Returns 0 or -EINVAL with a reason naming the annotation. Borrows its inputs. */
+int annot_parse_resweep(const char *mode, const char *interval, int *on /* OUT */,
+                        long long *interval_s /* OUT */, char *err);
 
 /* Checks a variant list "workers@cpu/memory ..." with the sweep layer's parser and counts its
  * variants; the reason ("configs: bad variant '2@x/1Gi': ...") names the bad token. Borrows s. */

@@ -50,6 +50,16 @@ static int write_outputs(struct sweep_job *sj, const struct sweep *s,
     d.finished = time(NULL);
     d.cancelled = strcmp(phase, "done") != 0 && strcmp(phase, "running") != 0;
     d.paths = sj->paths;
+    d.workload.deployment = sj->x->j->name;
+    d.workload.container = sj->container[0] ? sj->container : NULL;
+    d.workload.workers_env = sj->x->req.workers_env;
+    d.workload.images = sj->images[0] ? sj->images : NULL;
+    d.previous_results = sj->previous;
+    if (sj->previous) {
+        resweep_compare(sj->previous, rows, n, sj->comparison, sizeof(sj->comparison),
+                        &sj->significant);
+        d.comparison = sj->comparison;
+    }
     output_no_rec_sentence(&d, sj->no_rec, sizeof(sj->no_rec));
 
     state = job_state_json(sj, rows, n, phase);
@@ -243,6 +253,10 @@ int job_run_sweep(struct sweep_job *sj, char *err)
          * the user must see that nothing was recommended. */
         if (sj->have_advice && sj->advice.recommended < 0)
             job_event(x, "Warning", "NoRecommendation", "%s", sj->no_rec);
+        /* A re-sweep says what changed since the results it replaced. */
+        if (sj->previous && sj->comparison[0])
+            job_event(x, sj->significant ? "Warning" : "Normal", "ResultsCompared", "%s",
+                      sj->comparison);
         metrics_sweep_result(x->env->m, METRICS_SWEEP_DONE);
         log_info("sweep.done", "namespace=%s deployment=%s variants=%zu", x->j->ns, x->j->name, n);
         rc = job_set_status(x, "done", NULL, err);

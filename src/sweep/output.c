@@ -238,6 +238,8 @@ int output_results_md(FILE *f, const struct output_doc *d, char *err)
                 d->facts->limits_note[0] ? d->facts->limits_note : "no writable cgroup");
     if (d->omit)
         fprintf(f, "> **Trimmed to fit**: %s\n\n", output_omit_note(d->omit, line, sizeof(line)));
+    if (d->comparison)
+        fprintf(f, "> **Since the previous sweep**: %s\n\n", d->comparison);
     fprintf(f, "| Setup | |\n|---|---|\n");
     fprintf(f, "| Date | %s |\n", output_fmt_time(d->started, t));
     if (d->facts && d->facts->machine[0])
@@ -551,6 +553,8 @@ cJSON *output_results_json(const struct output_doc *d)
         cJSON_AddStringToObject(root, "command", d->command);
     if (d->configs)
         cJSON_AddStringToObject(root, "configs", d->configs);
+    if (d->workload.images)
+        cJSON_AddStringToObject(root, "images", d->workload.images);
     if (d->platform)
         cJSON_AddStringToObject(root, "platform", d->platform);
     if (d->facts) {
