@@ -12,6 +12,10 @@
 #define PROFILE_MAX_BYTES    (1u << 20) /* a profile file larger than this is rejected */
 #define PROFILE_MAX_REQUESTS 256
 #define PROFILE_MAX_STAGES   256
+/* search: at most this many repeats at the capacity and search steps per variant (the sweep keeps
+ * every step of a variant: the probe, the steps and twice the repeats, see sweep/capacity.h). */
+#define PROFILE_MAX_REPEATS      10
+#define PROFILE_MAX_SEARCH_STEPS 16
 
 struct profile_header {
     char *name;  /* owned */
