@@ -85,6 +85,8 @@ struct profile_planning {
     double growth;
 };
 
+struct profile_streams; /* load/profile_streams.h */
+
 struct profile {
     char *source;   /* owned: the file name, or "built-in default" */
     unsigned users; /* closed loop: concurrent virtual users; 0 when rate is set */
@@ -104,6 +106,7 @@ struct profile {
     size_t nstages;
     struct profile_request *requests; /* owned array, at least one */
     size_t nrequests;
+    struct profile_streams *streams; /* owned: streams: and producers:, NULL when absent */
 };
 
 /* Fills p with the built-in default: GET /, 50 users, 20 s, 5 s warm-up, 5 s timeout,
