@@ -633,13 +633,8 @@ out:
 int http_request_build(const struct url *u, const struct profile_request *r,
                        struct http_request *out, char *err)
 {
-    return build(u, r, 0, out, err);
-}
-
-int http_request_build_seq(const struct url *u, const struct profile_request *r,
-                           struct http_request *out, char *err)
-{
-    return build(u, r, 1, out, err);
+    int tmpl = r->body && memmem(r->body, r->body_len, seq_mark, SEQ_MARK_LEN) != NULL;
+    return build(u, r, tmpl, out, err);
 }
 
 void http_request_free(struct http_request *r)

@@ -88,16 +88,13 @@ int http_parse_eof(struct http_parser *p);
 
 /* Serializes r against base URL u: request line with u's base path joined to r->path, Host
  * (unless r sets it), User-Agent (unless r sets it), r's headers, Content-Length when there is
- * a body or the method usually carries one, then the body. Rejects CR, LF or NUL in the method,
+ * a body or the method usually carries one, then the body. A body holding "{{seq}}" becomes a
+ * template: at each send every "{{seq}}" is the request's number in the run (struct conn's
+ * seq in engine.c), with that body's Content-Length. Rejects CR, LF or NUL in the method,
  * path, header names or values (header injection) and a Content-Length or Transfer-Encoding
  * header in r (sizeup computes the framing). Returns 0, -EINVAL or -ENOMEM; *out is owned. */
 int http_request_build(const struct url *u, const struct profile_request *r,
                        struct http_request *out /* OUT */, char *err);
-
-/* Like http_request_build, but every "{{seq}}" in r's body becomes the number of the command
- * at each send (with the Content-Length of that body). Returns 0, -EINVAL or -ENOMEM. */
-int http_request_build_seq(const struct url *u, const struct profile_request *r,
-                           struct http_request *out /* OUT */, char *err);
 
 /* The bytes to write for one send of r with command number seq (see http_render_fn). */
 int http_request_bytes(const struct http_request *r, uint64_t seq, struct http_send *s,

@@ -184,8 +184,9 @@ static int ws_rx(struct stream_thread *t, struct stream *s, struct lws *wsi, con
         frame_match_feed(&s->u.fm, t->su->match, t->su->match_len, in, len);
     if (lws_is_final_fragment(wsi) && lws_remaining_packet_payload(wsi) == 0) {
         uint64_t seq = 0;
+        int matched = frame_match_result(&s->u.fm, &seq);
         s->in_msg = 0;
-        on_frame(t, s, frame_match_result(&s->u.fm, &seq), seq);
+        on_frame(t, s, matched, seq);
     }
     return 0;
 }
@@ -244,6 +245,8 @@ static const struct transport sse_transport = {"GET", sse_accept, sse_rx};
 static void on_open(struct stream_thread *t, struct stream *s)
 {
     int64_t now = stream_now_ns();
+    if (s->state != S_CONNECTING)
+        return;
     s->state = S_OPEN;
     hist_record(&t->st.handshake, now > s->connect_ns ? (uint64_t)(now - s->connect_ns) / 1000 : 0);
     t->st.opened++;
@@ -347,15 +350,23 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
                 return -1;
         }
         break;
-    case LWS_CALLBACK_CLIENT_CONFIRM_EXTENSION_SUPPORTED:
-        t->st.deflate++;
-        return 0; /* permessage-deflate: the only extension offered, accepted when answered */
+    case LWS_CALLBACK_CLIENT_FILTER_PRE_ESTABLISH: {
+        /* The server's answer to our permessage-deflate offer, while its headers are here. */
+        char ext[128];
+        if (lws_hdr_copy(wsi, ext, sizeof(ext), WSI_TOKEN_EXTENSIONS) > 0 &&
+            strstr(ext, "permessage-deflate"))
+            t->st.deflate++;
+        break;
+    }
     case LWS_CALLBACK_CLIENT_ESTABLISHED:
         on_open(t, s);
         if (!s->subscribed)
             lws_callback_on_writable(wsi);
         break;
     case LWS_CALLBACK_ESTABLISHED_CLIENT_HTTP:
+        /* Also seen on a WebSocket's 101, which CLIENT_ESTABLISHED reports. */
+        if (!t->tr->method)
+            break;
         if (t->tr->accept(wsi) != 0) {
             on_fail(t, s, STREAM_FAIL_HANDSHAKE);
             return -1;
