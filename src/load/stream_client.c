@@ -70,7 +70,7 @@ struct transport {
     const char *method; /* NULL: a WebSocket upgrade; else the HTTP method of the request */
     /* The handshake's response is acceptable (the HTTP client's; WebSocket checks its own). */
     int (*accept)(struct lws *wsi);
-    /* Bytes of the stream's payload arrived. Returns 0, or -1 to close it (too big). */
+    /* Bytes of the stream's payload arrived. Returns 0 (a stream to close is marked). */
     int (*rx)(struct stream_thread *t, struct stream *s, struct lws *wsi, const char *in,
               size_t len);
 };
@@ -162,9 +162,23 @@ static void on_frame(struct stream_thread *t, struct stream *s, int matched, uin
     hist_record(&t->st.delivery, now > due ? (uint64_t)(now - due) / 1000 : 0);
 }
 
+/* A frame over STREAM_MAX_FRAME: the stream is closed from its next writable callback (with
+ * 1009 on a WebSocket). Closing from inside the receive callback, in the middle of a frame,
+ * crashes libwebsockets 4.1; the rest of the frame is read and ignored meanwhile. */
+static int too_big(struct stream *s, struct lws *wsi)
+{
+    if (!s->too_big) {
+        s->too_big = 1;
+        lws_callback_on_writable(wsi);
+    }
+    return 0;
+}
+
 static int ws_rx(struct stream_thread *t, struct stream *s, struct lws *wsi, const char *in,
                  size_t len)
 {
+    if (s->too_big)
+        return 0;
     if (!s->in_msg) {
         s->in_msg = 1;
         s->frame_bytes = 0;
@@ -173,13 +187,8 @@ static int ws_rx(struct stream_thread *t, struct stream *s, struct lws *wsi, con
     s->frame_bytes += len;
     if (t->measuring)
         t->st.bytes_in += len;
-    if (s->frame_bytes > STREAM_MAX_FRAME) {
-        static const char why[] = "message too big";
-        s->too_big = 1;
-        lws_close_reason(wsi, LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE, (unsigned char *)why,
-                         sizeof(why) - 1);
-        return -1;
-    }
+    if (s->frame_bytes > STREAM_MAX_FRAME)
+        return too_big(s, wsi);
     if (t->su->match)
         frame_match_feed(&s->u.fm, t->su->match, t->su->match_len, in, len);
     if (lws_is_final_fragment(wsi) && lws_remaining_packet_payload(wsi) == 0) {
@@ -207,16 +216,15 @@ static int sse_rx(struct stream_thread *t, struct stream *s, struct lws *wsi, co
                   size_t len)
 {
     struct sse_ctx c = {t, s};
-    (void)wsi;
+    if (s->too_big)
+        return 0;
     if (t->measuring)
         t->st.bytes_in += len;
     static const char none[] = "";
     const char *key = t->su->match ? t->su->match : none;
     if (sse_parser_feed(&s->u.sse, key, t->su->match ? t->su->match_len : 0, STREAM_MAX_FRAME, in,
-                        len, sse_event, &c) != SSE_OK) {
-        s->too_big = 1;
-        return -1;
-    }
+                        len, sse_event, &c) != SSE_OK)
+        return too_big(s, wsi);
     return 0;
 }
 
@@ -288,7 +296,12 @@ static void on_fail(struct stream_thread *t, struct stream *s, enum stream_fail_
 static void on_closed(struct stream_thread *t, struct stream *s, int ended)
 {
     if (s->state == S_CONNECTING) {
-        on_fail(t, s, STREAM_FAIL_HANDSHAKE);
+        /* Closed without an error text: libwebsockets' own timeout when the handshake took
+         * as long as it allows (the profile's timeout), else the server hung up on it. */
+        int64_t took = stream_now_ns() - s->connect_ns;
+        on_fail(t, s,
+                took >= (int64_t)t->su->timeout_s * 900000000LL ? STREAM_FAIL_TIMEOUT
+                                                                : STREAM_FAIL_HANDSHAKE);
         return;
     }
     if (s->state != S_OPEN && s->state != S_CLOSING)
@@ -310,6 +323,13 @@ static void on_closed(struct stream_thread *t, struct stream *s, int ended)
 
 static int on_writable(struct stream_thread *t, struct stream *s, struct lws *wsi)
 {
+    if (s->too_big) {
+        static const char why[] = "message too big";
+        if (t->su->proto == PROFILE_STREAM_WS)
+            lws_close_reason(wsi, LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE, (unsigned char *)why,
+                             sizeof(why) - 1);
+        return -1;
+    }
     if (s->state == S_CLOSING) {
         static const char why[] = "load test done";
         if (t->su->proto == PROFILE_STREAM_WS)

@@ -430,10 +430,11 @@ int streams_run(const struct load_opts *o, struct load_result *out, char *err)
     int64_t t0_ns = stream_now_ns() + START_SLACK_NS;
     struct timespec t0 = {(time_t)(t0_ns / 1000000000LL), (long)(t0_ns % 1000000000LL)};
     atomic_store_explicit(&r.su.load0_ns, t0_ns, memory_order_release);
-    if (stopped(o)) {
+    if (stopped(o) || sum.opened == 0) {
+        /* Stopped, or no stream opened: commands would go nowhere; the failures say why. */
         if ((rc = empty_result(&r, out, err)))
             goto out;
-        out->interrupted = true;
+        out->interrupted = stopped(o);
     } else if ((rc = run_load(&r, t0, out, err))) {
         goto out;
     }

@@ -129,7 +129,10 @@ async def close_all(state, abort):
         if abort:
             ws._req.transport.abort()
         else:
-            await ws.close(code=state.args.close_code, message=b"server closes")
+            # The close frame straight from the writer: aiohttp's ws.close() from another task
+            # races the handler's own close and may send 1000 instead of the code asked for.
+            await ws._writer.close(state.args.close_code, b"server closes")
+            ws._req.transport.close()
     for resp in list(state.sse):
         if abort:
             resp._req.transport.abort()
