@@ -77,21 +77,36 @@ const char *stream_fail_class_name(enum stream_fail_class c)
     return c < STREAM_FAIL_COUNT ? names[c] : "other";
 }
 
-enum verdict stream_verdict(const struct stream_stats *s, const struct profile_thresholds *t)
+/* The request rule on n attempts of which failed failed, with latency h. */
+static enum verdict rule(uint64_t n, uint64_t failed, const struct hist *h,
+                         const struct profile_thresholds *t)
 {
-    /* The request rule on the streams' own figures: one attempt per stream, a failure for each
-     * stream that did not open or did not stay open, the delivery latency as the latency. */
     struct load_stats *as = malloc(sizeof(*as));
     enum verdict v = VERDICT_OVERLOADED;
     if (!as)
         return v;
     load_stats_init(as);
-    as->requests = s->opened + s->failed;
-    as->failed = s->failed + s->dropped;
-    if (as->failed > as->requests)
-        as->failed = as->requests;
-    as->latency = s->delivery;
+    as->requests = n;
+    as->failed = failed < n ? failed : n;
+    if (h)
+        as->latency = *h;
     v = verdict_classify(as, t);
     free(as);
+    return v;
+}
+
+enum verdict stream_verdict(const struct stream_result *r, const struct profile_thresholds *t)
+{
+    /* Streams: one attempt each, a failure for each that did not open or did not stay open,
+     * the delivery latency as the latency. Frames (fanout all): one expected per window
+     * command and whole-window stream, a failure for each missing one. The worse of both. */
+    const struct stream_stats *s = &r->s;
+    enum verdict v = rule(s->opened + s->failed, s->failed + s->dropped, &s->delivery, t);
+    uint64_t expected = r->commands * s->whole_window;
+    if (r->matched && r->fanout_all && expected) {
+        enum verdict f = rule(expected, s->missing, NULL, t);
+        if (f > v)
+            v = f;
+    }
     return v;
 }

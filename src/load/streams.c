@@ -379,7 +379,7 @@ static int finish(struct run *r, struct load_result *out, char *err)
     sr->mem_active_per_stream = r->mem_active;
     out->streams = sr;
     out->tool_cpu_s += sr->tool_cpu_s;
-    enum verdict sv = stream_verdict(&sr->s, &r->p->thresholds);
+    enum verdict sv = stream_verdict(sr, &r->p->thresholds);
     if (!r->ps->producers && !r->ps->load_given)
         out->verdict = sv;
     else if (sv > out->verdict)

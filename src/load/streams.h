@@ -20,6 +20,8 @@
 
 #define STREAM_MAX_FRAME (4u << 20) /* a larger frame (or event) closes its stream: too_big */
 
+struct stream_result;
+
 /* Why an open stream ended before the run closed it (by_close_class in the JSON). */
 enum stream_close_class {
     STREAM_CLOSE_NORMAL = 0,    /* WebSocket 1000 */
@@ -92,8 +94,9 @@ const char *stream_close_class_name(enum stream_close_class c);
 const char *stream_fail_class_name(enum stream_fail_class c);
 
 /* The streams' verdict by the profile's thresholds: delivery p95 for the latency, failed plus
- * dropped streams over those attempted for the errors. */
-enum verdict stream_verdict(const struct stream_stats *s, const struct profile_thresholds *t);
+ * dropped streams over those attempted, and (fanout all) missing frames over those expected,
+ * for the errors. */
+enum verdict stream_verdict(const struct stream_result *r, const struct profile_thresholds *t);
 
 /* Runs o's profile, which has streams (o->profile->streams != NULL): opens the streams over
  * the ramp, then runs the producers (and any request load beside them) with load_run on one
