@@ -29,7 +29,10 @@
 
 #include "load/stream_frame.h"
 
-#define TICK_US        5000              /* ramp, phases and publication: every 5 ms */
+/* The tick paces the ramp and notices phase changes. libwebsockets 4.1 waits in poll(), whose
+ * cost grows with the number of streams, so the tick is fast only while streams open. */
+#define TICK_RAMP_US   5000  /* while opening streams */
+#define TICK_US        50000 /* afterwards */
 #define CLOSE_GRACE_NS (2000000000LL)    /* the close handshakes get this long at the end */
 #define RX_BUFFER      2048              /* per stream: a larger frame arrives in pieces */
 #define PROTO_NAME     "sizeup-stream"
@@ -86,7 +89,7 @@ struct stream_thread {
     int started;
     unsigned next_open;
     uint64_t open_now;
-    int measuring, draining, quitting, destroying, exit_loop;
+    int measuring, window_done, quitting, destroying, exit_loop;
     int64_t quit_ns;
     int64_t load0_ns, measure_ns, end_ns; /* absolute, once the producers are scheduled */
     size_t due_hint;
@@ -495,6 +498,17 @@ static uint64_t pending(const struct stream_thread *t)
     return n;
 }
 
+/* The measured window is over: the CPU and frames per CPU-second cover it alone (the drain
+ * and the close handshakes are not the streams' steady cost). */
+static void window_end(struct stream_thread *t)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_THREAD, &ru);
+    t->cpu_s = thread_cpu(&t->ru0, &ru);
+    t->st.window_frames = t->st.frames;
+    t->window_done = 1;
+}
+
 static void begin_quit(struct stream_thread *t, int64_t now)
 {
     uint64_t want = t->su->win_hi - t->su->win_lo;
@@ -512,12 +526,9 @@ static void begin_quit(struct stream_thread *t, int64_t now)
             lws_callback_on_writable(s->wsi);
         }
     }
-    if (t->measuring) {
-        struct rusage ru;
-        getrusage(RUSAGE_THREAD, &ru);
-        t->cpu_s = thread_cpu(&t->ru0, &ru);
-        t->measuring = 0;
-    }
+    if (t->measuring && !t->window_done)
+        window_end(t);
+    t->measuring = 0;
 }
 
 static void tick(lws_sorted_usec_list_t *sul)
@@ -537,9 +548,12 @@ static void tick(lws_sorted_usec_list_t *sul)
         int64_t l0 = atomic_load_explicit(&su->load0_ns, memory_order_acquire);
         if (l0) {
             t->load0_ns = l0;
-            t->measure_ns = l0 + (su->plan ? su->plan->measure_start_ns : 0);
+            t->measure_ns = l0 + (su->plan ? su->plan->measure_start_ns : su->measure_ns);
+            t->end_ns = l0 + (su->plan ? su->plan->end_ns : su->end_ns);
         }
     }
+    if (t->measuring && !t->window_done && now >= t->end_ns)
+        window_end(t);
     if (t->load0_ns && !t->measuring && !t->quitting && now >= t->measure_ns) {
         t->measuring = 1;
         getrusage(RUSAGE_THREAD, &t->ru0);
@@ -556,7 +570,8 @@ static void tick(lws_sorted_usec_list_t *sul)
         lws_cancel_service(t->ctx);
         return;
     }
-    lws_sul_schedule(t->ctx, 0, &t->tick, tick, TICK_US);
+    lws_sul_schedule(t->ctx, 0, &t->tick, tick,
+                     t->next_open < t->n && !t->quitting ? TICK_RAMP_US : TICK_US);
 }
 
 static void *thread_main(void *arg)
@@ -587,7 +602,7 @@ static void *thread_main(void *arg)
         atomic_store_explicit(&t->pub_done, 1, memory_order_release);
         return NULL;
     }
-    lws_sul_schedule(t->ctx, 0, &t->tick, tick, TICK_US);
+    lws_sul_schedule(t->ctx, 0, &t->tick, tick, TICK_RAMP_US);
     atomic_store_explicit(&t->pub_ready, 1, memory_order_release);
     while (!t->exit_loop)
         if (lws_service(t->ctx, 0) < 0)

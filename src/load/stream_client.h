@@ -40,7 +40,8 @@ struct stream_setup {
     uint64_t commands;       /* commands in the whole schedule */
     uint64_t win_lo, win_hi; /* command numbers due inside the measured window: [lo, hi) */
     int64_t ramp_ns;
-    unsigned timeout_s; /* connect and handshake */
+    int64_t measure_ns, end_ns; /* without producers: the window, from the time zero */
+    unsigned timeout_s;         /* connect and handshake */
     /* control */
     _Atomic int64_t start_ns; /* 0 until the ramp begins */
     _Atomic int64_t load0_ns; /* the producers' time zero; 0 until they are scheduled */

@@ -95,7 +95,8 @@ int stream_report_text(FILE *f, const struct stream_result *r)
     fprintf(f, "; permessage-deflate on %s\n", report_fmt_count(s->deflate, c));
     fprintf(f, "  stream CPU   %.2f s", r->tool_cpu_s);
     if (r->tool_cpu_s > 0)
-        fprintf(f, " (%.0f frames per CPU-second)", (double)s->frames / r->tool_cpu_s);
+        fprintf(f, " over the window (%.0f frames per CPU-second)",
+                (double)s->window_frames / r->tool_cpu_s);
     fprintf(f, "\n");
     return ferror(f) ? -EIO : 0;
 }
@@ -151,7 +152,10 @@ bool stream_report_json(cJSON *o, const struct stream_result *r)
               num(st, "deflate_streams", (double)s->deflate) &&
               per_stream(st, "memory_per_idle_stream_bytes", r->mem_idle_per_stream) &&
               per_stream(st, "memory_per_active_stream_bytes", r->mem_active_per_stream) &&
-              num(st, "tool_cpu_s", round(r->tool_cpu_s * 1000) / 1000);
+              num(st, "tool_cpu_s", round(r->tool_cpu_s * 1000) / 1000) &&
+              num(st, "window_frames", (double)s->window_frames) &&
+              num(st, "frames_per_cpu_s",
+                  r->tool_cpu_s > 0 ? round((double)s->window_frames / r->tool_cpu_s) : 0);
     /* Every class, zeros included: a script can read .by_close_class.going_away directly. */
     for (int c = 0; ok && c < STREAM_CLOSE_COUNT; c++)
         ok = num(cc, close_name(c), (double)s->by_close[c]);

@@ -19,6 +19,7 @@ void stream_stats_merge(struct stream_stats *dst, const struct stream_stats *src
     dst->failed += src->failed;
     dst->dropped += src->dropped;
     dst->frames += src->frames;
+    dst->window_frames += src->window_frames;
     dst->bytes_in += src->bytes_in;
     dst->unmatched += src->unmatched;
     dst->missing += src->missing;

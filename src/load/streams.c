@@ -404,6 +404,8 @@ int streams_run(const struct load_opts *o, struct load_result *out, char *err)
     r.su.subscribe = r.ps->subscribe;
     r.su.subscribe_len = r.ps->subscribe_len;
     r.su.ramp_ns = r.ps->ramp_us * 1000;
+    r.su.measure_ns = r.p->warmup_us * 1000;
+    r.su.end_ns = (r.p->warmup_us + r.p->duration_us) * 1000;
     r.su.timeout_s = r.p->timeout_us > 0 ? (unsigned)((r.p->timeout_us + 999999) / 1000000) : 30;
     atomic_init(&r.su.start_ns, 0);
     atomic_init(&r.su.load0_ns, 0);

@@ -54,6 +54,7 @@ struct stream_stats {
     uint64_t failed;       /* handshakes that did not */
     uint64_t dropped;      /* open streams the server or the network ended */
     uint64_t frames;       /* WebSocket messages or events */
+    uint64_t window_frames; /* of which received inside the measured window */
     uint64_t bytes_in;     /* their payload bytes (after decompression) */
     uint64_t unmatched;    /* frames without the match field, or with a number no command had */
     uint64_t missing;      /* fanout all: window commands a whole-window stream never got */
@@ -75,7 +76,7 @@ struct stream_result {
     bool fanout_all;
     bool matched;                  /* producers and a match field: delivery is measured */
     uint64_t commands;             /* commands due in the measured window */
-    double tool_cpu_s;             /* the stream threads' CPU over the window and drain */
+    double tool_cpu_s;             /* the stream threads' CPU over the measured window */
     int64_t mem_idle_per_stream;   /* RSS growth per open stream after the ramp, bytes; -1: n/a */
     int64_t mem_active_per_stream; /* the same at the window's end (frames have flowed) */
 };
