@@ -56,10 +56,10 @@ wait $npid
 python3 - "$tmp/sizeup.json" "$tmp/node.json" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1])); s = r["streams"]; n = json.load(open(sys.argv[2]))
-fps = s["frames"] / s["tool_cpu_s"] if s["tool_cpu_s"] else 0
-print("sizeup : %d streams open on %d thread, %d frames, stream thread CPU %.2f s, %.0f frames/CPU-s, "
+fps = s["frames_per_cpu_s"]
+print("sizeup : %d streams open on %d thread, %d frames in the window, stream thread CPU %.2f s, %.0f frames/CPU-s, "
       "idle %.0f B/stream, at window end %.0f B/stream, delivery p50 %.1f p99 %.1f ms, missing %d"
-      % (s["opened"], s["threads"], s["frames"], s["tool_cpu_s"], fps,
+      % (s["opened"], s["threads"], s["window_frames"], s["tool_cpu_s"], fps,
          s["memory_per_idle_stream_bytes"], s["memory_per_active_stream_bytes"],
          s["delivery_ms"]["p50"], s["delivery_ms"]["p99"], s["missing"]))
 print("node-ws: %d streams open, %d frames, CPU %.2f s, %.0f frames/CPU-s, idle %d B/stream"
@@ -77,7 +77,7 @@ python3 - "$tmp/deflate.json" <<'PY'
 import json, sys
 s = json.load(open(sys.argv[1]))["streams"]
 print("deflate: %d of %d streams negotiated permessage-deflate, idle %.0f B/stream, at window end %.0f B/stream, "
-      "stream thread CPU %.2f s for %d frames"
+      "stream thread CPU %.2f s for %d frames (%.0f frames/CPU-s)"
       % (s["deflate_streams"], s["opened"], s["memory_per_idle_stream_bytes"],
-         s["memory_per_active_stream_bytes"], s["tool_cpu_s"], s["frames"]))
+         s["memory_per_active_stream_bytes"], s["tool_cpu_s"], s["window_frames"], s["frames_per_cpu_s"]))
 PY
