@@ -102,7 +102,7 @@ struct stream_thread {
     double cpu_s;
     char err[ERR_LEN];
     _Atomic uint64_t pub_opened, pub_failed, pub_dropped, pub_open, pub_frames, pub_pending;
-    atomic_int pub_ready, pub_done, pub_error;
+    atomic_int pub_ready, pub_done, pub_error, pub_drain_seen;
 };
 
 int64_t stream_now_ns(void)
@@ -560,8 +560,10 @@ static void tick(lws_sorted_usec_list_t *sul)
         for (unsigned i = 0; i < t->n; i++)
             t->streams[i].whole = t->streams[i].state == S_OPEN;
     }
-    if (atomic_load_explicit(&su->drain, memory_order_acquire))
+    if (atomic_load_explicit(&su->drain, memory_order_acquire)) {
         atomic_store_explicit(&t->pub_pending, pending(t), memory_order_relaxed);
+        atomic_store_explicit(&t->pub_drain_seen, 1, memory_order_release);
+    }
     if (!t->quitting && atomic_load_explicit(&su->quit, memory_order_acquire))
         begin_quit(t, now);
     publish(t);
@@ -663,7 +665,10 @@ void stream_thread_progress(struct stream_thread *t, struct stream_progress *out
     out->dropped = atomic_load_explicit(&t->pub_dropped, memory_order_relaxed);
     out->open_now = atomic_load_explicit(&t->pub_open, memory_order_relaxed);
     out->frames = atomic_load_explicit(&t->pub_frames, memory_order_relaxed);
-    out->pending = atomic_load_explicit(&t->pub_pending, memory_order_relaxed);
+    /* Until the thread has looked at the drain, its pending count is unknown: not zero. */
+    out->pending = atomic_load_explicit(&t->pub_drain_seen, memory_order_acquire)
+                       ? atomic_load_explicit(&t->pub_pending, memory_order_relaxed)
+                       : 1;
     out->ready = atomic_load_explicit(&t->pub_ready, memory_order_acquire) != 0;
     out->done = atomic_load_explicit(&t->pub_done, memory_order_acquire) != 0;
     out->error = atomic_load_explicit(&t->pub_error, memory_order_acquire) != 0;

@@ -52,7 +52,8 @@ struct stream_setup {
 /* What a thread published; callable while it runs. */
 struct stream_progress {
     uint64_t opened, failed, dropped, open_now, frames;
-    uint64_t pending; /* while draining: whole-window streams still short of window frames */
+    uint64_t pending; /* while draining: whole-window streams still short of window frames
+                       * (1 until the thread has looked) */
     bool ready;       /* its context exists and it waits for start_ns */
     bool done;        /* its loop ended (stats final) */
     bool error;       /* it could not start: see stream_thread_error */

@@ -338,8 +338,6 @@ static void drain_and_close(struct run *r)
     if (r->ps->producers && r->ps->fanout_all && r->su.match) {
         int64_t limit = r->p->timeout_us > 0 ? r->p->timeout_us * 1000 : DRAIN_MAX_NS;
         int64_t until = stream_now_ns() + (limit < DRAIN_MAX_NS ? limit : DRAIN_MAX_NS);
-        /* Two ticks before trusting "pending": a thread publishes it after it saw the drain. */
-        sleep_ns(WATCH_NS * 2);
         for (;;) {
             struct stream_progress sum;
             progress_sum(r, &sum);

@@ -69,21 +69,21 @@ def frame_for(state, seq):
     return text
 
 
+async def send_all(state, streams, send):
+    """One frame to each stream of the set; a stream whose send fails leaves it."""
+    for st in list(streams):
+        try:
+            await send(st)
+            state.frames_sent += 1
+        except Exception:
+            streams.discard(st)
+
+
 async def fanout(state, seq):
     text = frame_for(state, seq)
-    for ws in list(state.ws):
-        try:
-            await ws.send_str(text)
-            state.frames_sent += 1
-        except Exception:
-            state.ws.discard(ws)
     data = ("data: %s\n\n" % text).encode()
-    for resp in list(state.sse):
-        try:
-            await resp.write(data)
-            state.frames_sent += 1
-        except Exception:
-            state.sse.discard(resp)
+    await send_all(state, state.ws, lambda ws: ws.send_str(text))
+    await send_all(state, state.sse, lambda resp: resp.write(data))
 
 
 def maybe_stall(state):

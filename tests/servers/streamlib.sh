@@ -9,15 +9,7 @@ STREAMD_PY=/usr/bin/python3
 
 stream_srv() { # NAME, flags...
     local name=$1; shift
-    local pf="$SRV_TMP/$name.port"
-    "$STREAMD_PY" "$SRV_DIR/streamd.py" --port-file "$pf" "$@" >"$SRV_TMP/$name.log" 2>&1 &
-    SRV_PIDS+=($!)
-    for _ in $(seq 100); do
-        [ -s "$pf" ] && break
-        sleep 0.1
-    done
-    [ -s "$pf" ] || fail "stream server $name did not start: $(cat "$SRV_TMP/$name.log")"
-    printf -v "SRV_PORT_$name" '%s' "$(cat "$pf")"
+    srv_spawn "$name" "$STREAMD_PY" "$SRV_DIR/streamd.py" "$@"
 }
 
 # stream_profile FILE URL COUNT RATE [extra streams fields]: a profile with COUNT streams on URL
