@@ -64,7 +64,7 @@ struct conn {
     uint32_t fails;   /* consecutive failed connects (backoff) */
     uint32_t idle_pos;
     size_t written;
-    uint64_t seq; /* the bound request's number in the run, {{seq}} in a template */
+    uint64_t seq;     /* the bound request's number in the run, {{seq}} in a template */
     const char *wbuf; /* the bytes of the bound request (its own, or rendered into send) */
     size_t wlen;
     struct http_send send;

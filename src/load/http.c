@@ -471,8 +471,8 @@ static int render_seq(const struct http_request *r, uint64_t seq, struct http_se
 {
     char digits[24], cl[48];
     size_t nd = (size_t)snprintf(digits, sizeof(digits), "%" PRIu64, seq), marks = 0;
-    for (const char *p = r->body; (p = memmem(p, r->body_len - (size_t)(p - r->body), seq_mark,
-                                            SEQ_MARK_LEN));
+    for (const char *p = r->body;
+         (p = memmem(p, r->body_len - (size_t)(p - r->body), seq_mark, SEQ_MARK_LEN));
          p += SEQ_MARK_LEN)
         marks++;
     size_t body = r->body_len - marks * SEQ_MARK_LEN + marks * nd;

@@ -750,10 +750,10 @@ enum {
     K_PRODUCERS,
     K_N
 };
-static const char *const top_keys[K_N] = {
-    "users",  "rate",   "duration", "warmup", "timeout", "per_user_rps", "thresholds",
-    "target", "stages", "requests", "search", "slo",     "cost",         "planning",
-    "streams", "producers"};
+static const char *const top_keys[K_N] = {"users",   "rate",         "duration",   "warmup",
+                                          "timeout", "per_user_rps", "thresholds", "target",
+                                          "stages",  "requests",     "search",     "slo",
+                                          "cost",    "planning",     "streams",    "producers"};
 
 static int load_root(struct profile__ctx *c, const yaml_node_t *root, struct profile *p)
 {

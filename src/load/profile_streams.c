@@ -105,11 +105,10 @@ static int load_streams(struct profile__ctx *c, const yaml_node_t *map, struct p
         else if (t && !strcmp(t, "sse"))
             s->protocol = PROFILE_STREAM_SSE;
         else
-            return profile__fail(c, v[SM_PROTOCOL], "streams.protocol", "expected ws or sse, got %s",
-                                 GOT(v[SM_PROTOCOL]));
-    } else if (scalar(v[SM_URL]) &&
-               (has_prefix(scalar(v[SM_URL]), "http://") ||
-                has_prefix(scalar(v[SM_URL]), "https://"))) {
+            return profile__fail(c, v[SM_PROTOCOL], "streams.protocol",
+                                 "expected ws or sse, got %s", GOT(v[SM_PROTOCOL]));
+    } else if (scalar(v[SM_URL]) && (has_prefix(scalar(v[SM_URL]), "http://") ||
+                                     has_prefix(scalar(v[SM_URL]), "https://"))) {
         /* An http URL can only be an event stream; saying so twice is not required. */
         s->protocol = PROFILE_STREAM_SSE;
     }
@@ -228,8 +227,8 @@ static int load_producers(struct profile__ctx *c, const yaml_node_t *map, struct
         else if (t && !strcmp(t, "none"))
             s->fanout_all = false;
         else
-            return profile__fail(c, v[PR_FANOUT], "producers.fanout", "expected all or none, got %s",
-                                 GOT(v[PR_FANOUT]));
+            return profile__fail(c, v[PR_FANOUT], "producers.fanout",
+                                 "expected all or none, got %s", GOT(v[PR_FANOUT]));
     }
     return 0;
 }

@@ -31,10 +31,10 @@
 
 /* The tick paces the ramp and notices phase changes. libwebsockets 4.1 waits in poll(), whose
  * cost grows with the number of streams, so the tick is fast only while streams open. */
-#define TICK_RAMP_US   5000  /* while opening streams */
-#define TICK_US        50000 /* afterwards */
-#define CLOSE_GRACE_NS (2000000000LL)    /* the close handshakes get this long at the end */
-#define RX_BUFFER      2048              /* per stream: a larger frame arrives in pieces */
+#define TICK_RAMP_US   5000           /* while opening streams */
+#define TICK_US        50000          /* afterwards */
+#define CLOSE_GRACE_NS (2000000000LL) /* the close handshakes get this long at the end */
+#define RX_BUFFER      2048           /* per stream: a larger frame arrives in pieces */
 #define PROTO_NAME     "sizeup-stream"
 #define SSE_READ       4096
 
@@ -55,13 +55,13 @@ struct stream {
     uint64_t frame_bytes; /* of the WebSocket message being received */
     uint8_t state;
     uint8_t has_last;
-    uint8_t whole;      /* open when the measured window began, not dropped since */
-    uint8_t in_msg;     /* inside a WebSocket message */
-    uint8_t subscribed; /* its first message is sent (or there is none) */
-    uint8_t too_big;    /* we closed it over STREAM_MAX_FRAME */
+    uint8_t whole;       /* open when the measured window began, not dropped since */
+    uint8_t in_msg;      /* inside a WebSocket message */
+    uint8_t subscribed;  /* its first message is sent (or there is none) */
+    uint8_t too_big;     /* we closed it over STREAM_MAX_FRAME */
     uint16_t close_code; /* from the server's close frame */
     union {
-        struct frame_match fm;  /* WebSocket: the message being received */
+        struct frame_match fm; /* WebSocket: the message being received */
         struct sse_parser sse; /* event stream */
     } u;
 };
@@ -336,8 +336,7 @@ static int on_writable(struct stream_thread *t, struct stream *s, struct lws *ws
     if (s->state == S_CLOSING) {
         static const char why[] = "load test done";
         if (t->su->proto == PROFILE_STREAM_WS)
-            lws_close_reason(wsi, LWS_CLOSE_STATUS_NORMAL, (unsigned char *)why,
-                             sizeof(why) - 1);
+            lws_close_reason(wsi, LWS_CLOSE_STATUS_NORMAL, (unsigned char *)why, sizeof(why) - 1);
         return -1;
     }
     if (!s->subscribed && t->txbuf) {
@@ -365,9 +364,9 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
         if (t->su->proto == PROFILE_STREAM_SSE) {
             unsigned char **p = (unsigned char **)in, *end = *p + len;
             static const char accept[] = "text/event-stream", nc[] = "no-cache";
-            if (lws_add_http_header_by_name(wsi, (const unsigned char *)"accept:",
-                                            (const unsigned char *)accept, sizeof(accept) - 1, p,
-                                            end) ||
+            if (lws_add_http_header_by_name(
+                    wsi, (const unsigned char *)"accept:", (const unsigned char *)accept,
+                    sizeof(accept) - 1, p, end) ||
                 lws_add_http_header_by_name(wsi, (const unsigned char *)"cache-control:",
                                             (const unsigned char *)nc, sizeof(nc) - 1, p, end))
                 return -1;
@@ -414,8 +413,8 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
         return on_writable(t, s, wsi);
     case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE:
         if (len >= 2)
-            s->close_code = (uint16_t)(((const unsigned char *)in)[0] << 8 |
-                                       ((const unsigned char *)in)[1]);
+            s->close_code =
+                (uint16_t)(((const unsigned char *)in)[0] << 8 | ((const unsigned char *)in)[1]);
         break;
     case LWS_CALLBACK_CLIENT_CONNECTION_ERROR:
         on_fail(t, s, fail_class(in));
@@ -464,9 +463,8 @@ static void open_stream(struct stream_thread *t, struct stream *s)
     if (su->tls) {
         ci.ssl_connection = LCCSCF_USE_SSL;
         if (su->insecure)
-            ci.ssl_connection |=
-                LCCSCF_ALLOW_SELFSIGNED | LCCSCF_SKIP_SERVER_CERT_HOSTNAME_CHECK |
-                LCCSCF_ALLOW_EXPIRED | LCCSCF_ALLOW_INSECURE;
+            ci.ssl_connection |= LCCSCF_ALLOW_SELFSIGNED | LCCSCF_SKIP_SERVER_CERT_HOSTNAME_CHECK |
+                                 LCCSCF_ALLOW_EXPIRED | LCCSCF_ALLOW_INSECURE;
         ci.alpn = "http/1.1"; /* an event stream over HTTP/2 is another test */
     }
     s->state = S_CONNECTING;

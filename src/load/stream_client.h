@@ -25,9 +25,9 @@
 struct stream_setup {
     char address[64]; /* the target's resolved address, numeric ("127.0.0.1", "::1") */
     int port;
-    char path[STREAM_PATH_MAX];         /* path and query of the stream's request */
-    char host[URL_HOST_MAX + 8];        /* Host (and Origin) header */
-    char sni[URL_HOST_MAX];             /* the name TLS verifies */
+    char path[STREAM_PATH_MAX];  /* path and query of the stream's request */
+    char host[URL_HOST_MAX + 8]; /* Host (and Origin) header */
+    char sni[URL_HOST_MAX];      /* the name TLS verifies */
     int tls;
     int insecure;
     enum profile_stream_proto proto;

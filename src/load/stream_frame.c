@@ -13,10 +13,10 @@ enum {
     FM_KEY_ESC,   /* after a backslash in a member name */
     FM_COLON,     /* after a member name that is not ours */
     FM_COLON_OURS,
-    FM_VALUE,     /* after our member's ':' */
-    FM_NUM,       /* reading our number */
-    FM_NUM_STR,   /* reading our number written as a string */
-    FM_SKIP,      /* skipping another member's value */
+    FM_VALUE,   /* after our member's ':' */
+    FM_NUM,     /* reading our number */
+    FM_NUM_STR, /* reading our number written as a string */
+    FM_SKIP,    /* skipping another member's value */
     FM_FOUND,
     FM_NONE /* the frame cannot match any more */
 };

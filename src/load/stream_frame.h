@@ -11,7 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define FRAME_SEQ_MAX_DIGITS 18 /* a longer number is not a command number (and cannot overflow) */
+/* A longer number is not a command number (and cannot overflow 64 bits). */
+#define FRAME_SEQ_MAX_DIGITS 18
 
 /* Finds the member named key at the top level of a JSON object and reads its value as a
  * non-negative integer (a number such as 42, or a string of digits such as "42"). Nested
@@ -50,11 +51,11 @@ enum { SSE_OK = 0, SSE_TOO_BIG = -1 };
  * ignored. */
 struct sse_parser {
     uint8_t st;
-    uint8_t fpos;      /* bytes of the field name read */
-    uint8_t is_data;   /* the current line is a data line */
-    uint8_t prev_cr;   /* the last byte was CR: a following LF belongs to the same line end */
-    uint8_t has_data;  /* the event being built has data */
-    uint64_t bytes;    /* data bytes of the event being built */
+    uint8_t fpos;     /* bytes of the field name read */
+    uint8_t is_data;  /* the current line is a data line */
+    uint8_t prev_cr;  /* the last byte was CR: a following LF belongs to the same line end */
+    uint8_t has_data; /* the event being built has data */
+    uint64_t bytes;   /* data bytes of the event being built */
     struct frame_match m;
 };
 

@@ -72,8 +72,9 @@ int stream_report_text(FILE *f, const struct stream_result *r)
         else
             fprintf(f, "  delivery     none recorded\n");
         if (r->fanout_all)
-            fprintf(f, "  missing      %s (%s commands to %s streams open all window), %s out "
-                       "of order\n",
+            fprintf(f,
+                    "  missing      %s (%s commands to %s streams open all window), %s out "
+                    "of order\n",
                     report_fmt_count(s->missing, a), report_fmt_count(r->commands, b),
                     report_fmt_count(s->whole_window, c), report_fmt_count(s->out_of_order, d));
         else
@@ -86,10 +87,8 @@ int stream_report_text(FILE *f, const struct stream_result *r)
     if (r->mem_idle_per_stream >= 0)
         fprintf(f, "  memory       %s per idle stream, %s per stream at the window's end",
                 report_fmt_bytes((uint64_t)r->mem_idle_per_stream, a),
-                report_fmt_bytes((uint64_t)(r->mem_active_per_stream > 0
-                                                ? r->mem_active_per_stream
-                                                : 0),
-                                 b));
+                report_fmt_bytes(
+                    (uint64_t)(r->mem_active_per_stream > 0 ? r->mem_active_per_stream : 0), b));
     else
         fprintf(f, "  memory       not measured");
     fprintf(f, "; permessage-deflate on %s\n", report_fmt_count(s->deflate, c));
@@ -121,41 +120,38 @@ bool stream_report_json(cJSON *o, const struct stream_result *r)
     const struct stream_stats *s = &r->s;
     const struct hist *h = &s->handshake, *dl = &s->delivery;
     cJSON *st, *hs, *dm, *cc, *fc;
-    bool ok = (st = cJSON_AddObjectToObject(o, "streams")) &&
-              cJSON_AddStringToObject(st, "protocol", r->protocol) &&
-              num(st, "count", r->count) && num(st, "threads", r->threads) &&
-              num(st, "opened", (double)s->opened) && num(st, "failed", (double)s->failed) &&
-              num(st, "dropped", (double)s->dropped) &&
-              (hs = cJSON_AddObjectToObject(st, "handshake_ms")) &&
-              num(hs, "p50", ms(hist_percentile(h, 50))) &&
-              num(hs, "p95", ms(hist_percentile(h, 95))) &&
-              num(hs, "p99", ms(hist_percentile(h, 99))) &&
-              num(hs, "max", ms(h->count ? h->max_us : 0)) &&
-              num(st, "frames", (double)s->frames) && num(st, "bytes_in", (double)s->bytes_in) &&
-              num(st, "bytes_per_frame", (double)per_frame(s)) &&
-              num(st, "unmatched", (double)s->unmatched) &&
-              num(st, "missing", (double)s->missing) &&
-              num(st, "out_of_order", (double)s->out_of_order) &&
-              num(st, "commands", (double)r->commands) &&
-              num(st, "whole_window_streams", (double)s->whole_window) &&
-              cJSON_AddStringToObject(st, "fanout", r->fanout_all ? "all" : "none") &&
-              (dm = cJSON_AddObjectToObject(st, "delivery_ms")) &&
-              num(dm, "mean", round(hist_mean(dl)) / 1e3) &&
-              num(dm, "p50", ms(hist_percentile(dl, 50))) &&
-              num(dm, "p90", ms(hist_percentile(dl, 90))) &&
-              num(dm, "p95", ms(hist_percentile(dl, 95))) &&
-              num(dm, "p99", ms(hist_percentile(dl, 99))) &&
-              num(dm, "max", ms(dl->count ? dl->max_us : 0)) &&
-              num(dm, "samples", (double)dl->count) &&
-              (cc = cJSON_AddObjectToObject(st, "by_close_class")) &&
-              (fc = cJSON_AddObjectToObject(st, "by_failure")) &&
-              num(st, "deflate_streams", (double)s->deflate) &&
-              per_stream(st, "memory_per_idle_stream_bytes", r->mem_idle_per_stream) &&
-              per_stream(st, "memory_per_active_stream_bytes", r->mem_active_per_stream) &&
-              num(st, "tool_cpu_s", round(r->tool_cpu_s * 1000) / 1000) &&
-              num(st, "window_frames", (double)s->window_frames) &&
-              num(st, "frames_per_cpu_s",
-                  r->tool_cpu_s > 0 ? round((double)s->window_frames / r->tool_cpu_s) : 0);
+    bool ok =
+        (st = cJSON_AddObjectToObject(o, "streams")) &&
+        cJSON_AddStringToObject(st, "protocol", r->protocol) && num(st, "count", r->count) &&
+        num(st, "threads", r->threads) && num(st, "opened", (double)s->opened) &&
+        num(st, "failed", (double)s->failed) && num(st, "dropped", (double)s->dropped) &&
+        (hs = cJSON_AddObjectToObject(st, "handshake_ms")) &&
+        num(hs, "p50", ms(hist_percentile(h, 50))) && num(hs, "p95", ms(hist_percentile(h, 95))) &&
+        num(hs, "p99", ms(hist_percentile(h, 99))) &&
+        num(hs, "max", ms(h->count ? h->max_us : 0)) && num(st, "frames", (double)s->frames) &&
+        num(st, "bytes_in", (double)s->bytes_in) &&
+        num(st, "bytes_per_frame", (double)per_frame(s)) &&
+        num(st, "unmatched", (double)s->unmatched) && num(st, "missing", (double)s->missing) &&
+        num(st, "out_of_order", (double)s->out_of_order) &&
+        num(st, "commands", (double)r->commands) &&
+        num(st, "whole_window_streams", (double)s->whole_window) &&
+        cJSON_AddStringToObject(st, "fanout", r->fanout_all ? "all" : "none") &&
+        (dm = cJSON_AddObjectToObject(st, "delivery_ms")) &&
+        num(dm, "mean", round(hist_mean(dl)) / 1e3) &&
+        num(dm, "p50", ms(hist_percentile(dl, 50))) &&
+        num(dm, "p90", ms(hist_percentile(dl, 90))) &&
+        num(dm, "p95", ms(hist_percentile(dl, 95))) &&
+        num(dm, "p99", ms(hist_percentile(dl, 99))) &&
+        num(dm, "max", ms(dl->count ? dl->max_us : 0)) && num(dm, "samples", (double)dl->count) &&
+        (cc = cJSON_AddObjectToObject(st, "by_close_class")) &&
+        (fc = cJSON_AddObjectToObject(st, "by_failure")) &&
+        num(st, "deflate_streams", (double)s->deflate) &&
+        per_stream(st, "memory_per_idle_stream_bytes", r->mem_idle_per_stream) &&
+        per_stream(st, "memory_per_active_stream_bytes", r->mem_active_per_stream) &&
+        num(st, "tool_cpu_s", round(r->tool_cpu_s * 1000) / 1000) &&
+        num(st, "window_frames", (double)s->window_frames) &&
+        num(st, "frames_per_cpu_s",
+            r->tool_cpu_s > 0 ? round((double)s->window_frames / r->tool_cpu_s) : 0);
     /* Every class, zeros included: a script can read .by_close_class.going_away directly. */
     for (int c = 0; ok && c < STREAM_CLOSE_COUNT; c++)
         ok = num(cc, close_name(c), (double)s->by_close[c]);

@@ -27,10 +27,10 @@
 #include "load/stream_client.h"
 #include "load/url.h"
 
-#define STREAMS_PER_THREAD 10000              /* one thread holds this many streams */
-#define WATCH_NS           (10 * 1000000LL)   /* how often the run looks at its threads */
-#define START_SLACK_NS     (5 * 1000000LL)    /* time zero is this far ahead of its setting */
-#define DRAIN_MAX_NS       (10000000000LL)    /* the drain waits at most the timeout, <= 10 s */
+#define STREAMS_PER_THREAD 10000            /* one thread holds this many streams */
+#define WATCH_NS           (10 * 1000000LL) /* how often the run looks at its threads */
+#define START_SLACK_NS     (5 * 1000000LL)  /* time zero is this far ahead of its setting */
+#define DRAIN_MAX_NS       (10000000000LL)  /* the drain waits at most the timeout, <= 10 s */
 #define FD_SLACK           64
 
 struct run {
@@ -114,8 +114,8 @@ static int setup_target(struct run *r, char *err)
     su->insecure = r->o->insecure;
     if ((rc = url_resolve(&su_url, &addr, err)))
         return err_wrap(err, rc, "streams.url");
-    rc = getnameinfo((const struct sockaddr *)&addr.ss, addr.len, su->address,
-                     sizeof(su->address), NULL, 0, NI_NUMERICHOST);
+    rc = getnameinfo((const struct sockaddr *)&addr.ss, addr.len, su->address, sizeof(su->address),
+                     NULL, 0, NI_NUMERICHOST);
     if (rc)
         return err_set(err, -EHOSTUNREACH, "streams.url: %s", gai_strerror(rc));
     return 0;
@@ -222,8 +222,7 @@ static void ramp(struct run *r)
     for (;;) {
         struct stream_progress sum;
         progress_sum(r, &sum);
-        if (sum.opened + sum.failed >= r->ps->count || stream_now_ns() > limit ||
-            stopped(r->o))
+        if (sum.opened + sum.failed >= r->ps->count || stream_now_ns() > limit || stopped(r->o))
             break;
         sleep_ns(WATCH_NS);
     }

@@ -24,14 +24,14 @@ struct stream_result;
 
 /* Why an open stream ended before the run closed it (by_close_class in the JSON). */
 enum stream_close_class {
-    STREAM_CLOSE_NORMAL = 0,    /* WebSocket 1000 */
-    STREAM_CLOSE_GOING_AWAY,    /* 1001: the server is shutting down or restarting */
-    STREAM_CLOSE_PROTOCOL,      /* 1002, 1003, 1007, 1008, 1010: the server refused something */
-    STREAM_CLOSE_TOO_BIG,       /* 1009, or a frame over STREAM_MAX_FRAME */
-    STREAM_CLOSE_SERVER_ERROR,  /* 1011 - 1014 */
-    STREAM_CLOSE_APP,           /* 3000 - 4999: the application's own codes */
-    STREAM_CLOSE_ENDED,         /* an event stream's response ended */
-    STREAM_CLOSE_ABNORMAL,      /* no close frame: reset, EOF, ping timeout (1005, 1006) */
+    STREAM_CLOSE_NORMAL = 0,   /* WebSocket 1000 */
+    STREAM_CLOSE_GOING_AWAY,   /* 1001: the server is shutting down or restarting */
+    STREAM_CLOSE_PROTOCOL,     /* 1002, 1003, 1007, 1008, 1010: the server refused something */
+    STREAM_CLOSE_TOO_BIG,      /* 1009, or a frame over STREAM_MAX_FRAME */
+    STREAM_CLOSE_SERVER_ERROR, /* 1011 - 1014 */
+    STREAM_CLOSE_APP,          /* 3000 - 4999: the application's own codes */
+    STREAM_CLOSE_ENDED,        /* an event stream's response ended */
+    STREAM_CLOSE_ABNORMAL,     /* no close frame: reset, EOF, ping timeout (1005, 1006) */
     STREAM_CLOSE_OTHER,
     STREAM_CLOSE_COUNT
 };
@@ -50,17 +50,17 @@ enum stream_fail_class {
  * the streams close; delivery latency and missing frames cover the commands due inside the
  * window. Merges exactly (sums and histograms), one per stream thread. */
 struct stream_stats {
-    uint64_t opened;       /* handshakes completed */
-    uint64_t failed;       /* handshakes that did not */
-    uint64_t dropped;      /* open streams the server or the network ended */
-    uint64_t frames;       /* WebSocket messages or events */
+    uint64_t opened;        /* handshakes completed */
+    uint64_t failed;        /* handshakes that did not */
+    uint64_t dropped;       /* open streams the server or the network ended */
+    uint64_t frames;        /* WebSocket messages or events */
     uint64_t window_frames; /* of which received inside the measured window */
-    uint64_t bytes_in;     /* their payload bytes (after decompression) */
-    uint64_t unmatched;    /* frames without the match field, or with a number no command had */
-    uint64_t missing;      /* fanout all: window commands a whole-window stream never got */
-    uint64_t out_of_order; /* frames whose command number was not above the stream's last */
-    uint64_t whole_window; /* streams open through the whole measured window */
-    uint64_t deflate;      /* streams that negotiated permessage-deflate */
+    uint64_t bytes_in;      /* their payload bytes (after decompression) */
+    uint64_t unmatched;     /* frames without the match field, or with a number no command had */
+    uint64_t missing;       /* fanout all: window commands a whole-window stream never got */
+    uint64_t out_of_order;  /* frames whose command number was not above the stream's last */
+    uint64_t whole_window;  /* streams open through the whole measured window */
+    uint64_t deflate;       /* streams that negotiated permessage-deflate */
     uint64_t by_close[STREAM_CLOSE_COUNT];
     uint64_t by_fail[STREAM_FAIL_COUNT];
     struct hist handshake; /* connect to open, us */
@@ -70,9 +70,9 @@ struct stream_stats {
 /* A run's stream figures: the stats plus what describes them. */
 struct stream_result {
     struct stream_stats s;
-    const char *protocol;          /* "ws" or "sse" (static) */
-    unsigned count;                /* streams asked for */
-    unsigned threads;              /* stream threads */
+    const char *protocol; /* "ws" or "sse" (static) */
+    unsigned count;       /* streams asked for */
+    unsigned threads;     /* stream threads */
     bool fanout_all;
     bool matched;                  /* producers and a match field: delivery is measured */
     uint64_t commands;             /* commands due in the measured window */

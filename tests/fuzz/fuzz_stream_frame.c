@@ -12,8 +12,7 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static int scan(const char *key, size_t keylen, const char *d, size_t n, size_t step,
-                uint64_t *seq)
+static int scan(const char *key, size_t keylen, const char *d, size_t n, size_t step, uint64_t *seq)
 {
     struct frame_match m;
     frame_match_init(&m);

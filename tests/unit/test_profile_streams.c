@@ -24,18 +24,19 @@ static void test_full(void **state)
     (void)state;
     char err[ERR_LEN] = "";
     struct profile p;
-    const char *y = "streams:\n"
-                    "  url: /live\n"
-                    "  count: 2000\n"
-                    "  ramp: 10s\n"
-                    "  subscribe: '{\"board\":1}'\n"
-                    "producers:\n"
-                    "  count: 50\n"
-                    "  rate: 200\n"
-                    "  request: { method: POST, path: /api/cards/rename, body: '{\"id\":{{seq}}}',\n"
-                    "             headers: { Content-Type: application/json } }\n"
-                    "  match: seq\n"
-                    "  fanout: none\n";
+    const char *y =
+        "streams:\n"
+        "  url: /live\n"
+        "  count: 2000\n"
+        "  ramp: 10s\n"
+        "  subscribe: '{\"board\":1}'\n"
+        "producers:\n"
+        "  count: 50\n"
+        "  rate: 200\n"
+        "  request: { method: POST, path: /api/cards/rename, body: '{\"id\":{{seq}}}',\n"
+        "             headers: { Content-Type: application/json } }\n"
+        "  match: seq\n"
+        "  fanout: none\n";
     assert_int_equal(load(y, &p, err), 0);
     const struct profile_streams *s = p.streams;
     assert_non_null(s);
@@ -106,14 +107,16 @@ static const struct bad bad_cases[] = {
     {"streams: { url: 'ftp://h/x', count: 1 }\n", "streams.url: expected ws://"},
     {"streams: { url: '/a b', count: 1 }\n", "streams.url: spaces"},
     {"streams: { url: 'ws://h/x', protocol: sse, count: 1 }\n", "a ws:// URL with protocol: sse"},
-    {"streams: { url: 'http://h/x', protocol: ws, count: 1 }\n", "an http:// URL with protocol: ws"},
+    {"streams: { url: 'http://h/x', protocol: ws, count: 1 }\n",
+     "an http:// URL with protocol: ws"},
     {"streams: { url: 'ws://:80/x', count: 1 }\n", "streams.url: URL"},
     {"streams: { url: /x, count: 1, protocol: mqtt }\n", "streams.protocol: expected ws or sse"},
     {"streams: { url: /x, count: 1, ramp: fast }\n", "streams.ramp:"},
     {"streams: { url: /x, count: 1, protocol: sse, subscribe: hi }\n",
      "streams.subscribe: only a WebSocket"},
     {"streams: { url: /x, count: 1, subscribe: [1] }\n", "streams.subscribe: expected a string"},
-    {"streams: { url: /x, count: 1, cuont: 2 }\n", "streams.cuont: unknown field; did you mean 'count'"},
+    {"streams: { url: /x, count: 1, cuont: 2 }\n",
+     "streams.cuont: unknown field; did you mean 'count'"},
     {"producers: { rate: 1, request: { path: /c } }\n", "add a 'streams:' section"},
     {"streams: { url: /x, count: 1 }\nproducers: { request: { path: /c } }\n", "missing 'rate'"},
     {"streams: { url: /x, count: 1 }\nproducers: { rate: 1 }\n", "missing 'request'"},
@@ -125,14 +128,17 @@ static const struct bad bad_cases[] = {
      "producers.request.path: must start with '/'"},
     {"streams: { url: /x, count: 1 }\nproducers: { rate: 1, request: 5 }\n",
      "producers.request: expected a mapping"},
-    {"streams: { url: /x, count: 1 }\nproducers: { rate: 1, request: { path: /c }, match: 'a.b' }\n",
+    {"streams: { url: /x, count: 1 }\nproducers: { rate: 1, request: { path: /c }, match: 'a.b' "
+     "}\n",
      "producers.match: expected a JSON field name"},
-    {"streams: { url: /x, count: 1 }\nproducers: { rate: 1, request: { path: /c }, fanout: some }\n",
+    {"streams: { url: /x, count: 1 }\nproducers: { rate: 1, request: { path: /c }, fanout: some "
+     "}\n",
      "producers.fanout: expected all or none"},
     {"requests: [{ path: /c, method: POST }]\nstreams: { url: /x, count: 1 }\n"
      "producers: { rate: 1, request: { path: /c, method: POST } }\n",
      "already the name of requests[0]"},
-    {"streams: { url: /x, count: 1 }\n\nproducers:\n  rate: 1\n  request: { path: /c }\n  bogus: 1\n",
+    {"streams: { url: /x, count: 1 }\n\nproducers:\n  rate: 1\n  request: { path: /c }\n  bogus: "
+     "1\n",
      "p.yaml:6: producers.bogus: unknown field"},
 };
 

@@ -26,12 +26,12 @@ static const struct match_case match_cases[] = {
     {" \n{ \"seq\" :\t7 }", 1, 7},
     {"{\"seq\":\"15\"}", 1, 15},
     {"{\"a\":1,\"seq\":0}", 1, 0},
-    {"{\"a\":{\"seq\":1},\"seq\":2}", 1, 2},      /* nested seq is not the top-level one */
+    {"{\"a\":{\"seq\":1},\"seq\":2}", 1, 2}, /* nested seq is not the top-level one */
     {"{\"a\":[1,{\"seq\":9}],\"seq\":3}", 1, 3},
     {"{\"a\":\"},\\\"seq\\\":5\",\"seq\":6}", 1, 6}, /* braces and quotes inside a string */
-    {"{\"seqx\":1,\"seq\":4}", 1, 4},               /* a longer name is not ours */
+    {"{\"seqx\":1,\"seq\":4}", 1, 4},                /* a longer name is not ours */
     {"{\"se\":1}", 0, 0},
-    {"{\"s\\u0065q\":1}", 0, 0},                   /* an escaped name is never ours */
+    {"{\"s\\u0065q\":1}", 0, 0}, /* an escaped name is never ours */
     {"{\"seq\":-1}", 0, 0},
     {"{\"seq\":1.5}", 0, 0},
     {"{\"seq\":1e3}", 0, 0},
@@ -138,8 +138,8 @@ static void on_event(void *ud, int matched, uint64_t seq, uint64_t bytes)
 struct sse_case {
     const char *in;
     int rc;
-    int n;                 /* events dispatched */
-    const char *want;      /* per event: 'm' matched, '-' not */
+    int n;            /* events dispatched */
+    const char *want; /* per event: 'm' matched, '-' not */
     uint64_t seqs[4];
 };
 
@@ -148,14 +148,14 @@ static const struct sse_case sse_cases[] = {
     {"data: {\"seq\":1}\r\n\r\ndata: {\"seq\":2}\r\r", SSE_OK, 2, "mm", {1, 2}},
     {"data:{\"seq\":3}\n\n", SSE_OK, 1, "m", {3}},
     {"event: rename\nid: 9\nretry: 10\ndata: {\"seq\":4}\n\n", SSE_OK, 1, "m", {4}},
-    {": comment\n\n", SSE_OK, 0, "", {0}},                   /* no data: not dispatched */
-    {"data: {\"se\ndata: q\":1}\n\n", SSE_OK, 1, "-", {0}},  /* lines join with LF */
-    {"data: {\"seq\"\ndata: :5}\n\n", SSE_OK, 1, "m", {5}},  /* split between lines */
+    {": comment\n\n", SSE_OK, 0, "", {0}},                  /* no data: not dispatched */
+    {"data: {\"se\ndata: q\":1}\n\n", SSE_OK, 1, "-", {0}}, /* lines join with LF */
+    {"data: {\"seq\"\ndata: :5}\n\n", SSE_OK, 1, "m", {5}}, /* split between lines */
     {"data: {\"id\":1}\n\n", SSE_OK, 1, "-", {0}},
-    {"data: {\"seq\":1}\n", SSE_OK, 0, "", {0}},             /* not yet dispatched */
-    {"datax: {\"seq\":1}\n\n", SSE_OK, 0, "", {0}},          /* another field */
+    {"data: {\"seq\":1}\n", SSE_OK, 0, "", {0}},    /* not yet dispatched */
+    {"datax: {\"seq\":1}\n\n", SSE_OK, 0, "", {0}}, /* another field */
     {"dat: {\"seq\":1}\n\n", SSE_OK, 0, "", {0}},
-    {"data\n\n", SSE_OK, 1, "-", {0}},                       /* empty data is data */
+    {"data\n\n", SSE_OK, 1, "-", {0}}, /* empty data is data */
     {"\n\n\n", SSE_OK, 0, "", {0}},
 };
 
@@ -171,8 +171,8 @@ static int run_sse(const char *in, size_t len, size_t split, struct events *ev)
     } else {
         rc = sse_parser_feed(&p, "seq", 3, 1 << 20, in, split - 1, on_event, ev);
         if (rc == SSE_OK)
-            rc = sse_parser_feed(&p, "seq", 3, 1 << 20, in + split - 1, len - (split - 1),
-                                 on_event, ev);
+            rc = sse_parser_feed(&p, "seq", 3, 1 << 20, in + split - 1, len - (split - 1), on_event,
+                                 ev);
     }
     return rc;
 }
