@@ -34,6 +34,7 @@ struct sweep_cli {
     const char *configs;
     const char *profile_path;
     const char *values_paths;
+    struct output_workload workload; /* --deployment, --container; workers_env set below */
     struct profile_override ov;
     const char *load_mode; /* --load: "fixed" or "capacity"; NULL: the profile's */
     unsigned repeats;      /* --repeat; 0: the profile's */
@@ -98,6 +99,10 @@ static const struct cli_flag flags[] = {
     {"values-paths", "MAP", "workers=workers.count,resources=resources",
      "where values.yaml puts the worker count and the resources block", cli_set_string,
      ARG(values_paths), 1, 0},
+    {"deployment", "NAME", NULL, "the Deployment deployment-patch.yaml patches (none: no patch)",
+     cli_set_string, ARG(workload.deployment), 1, 0},
+    {"container", "NAME", "the Deployment's name", "its container that runs COMMAND",
+     cli_set_string, ARG(workload.container), 1, 0},
     {"no-cgroup", NULL, NULL, "run without cgroups (every row is marked limits not enforced)",
      cli_set_switch, ARG(no_cgroup), 0, 0},
     CLI_FLAGS_END,
@@ -124,7 +129,7 @@ static size_t advise(const struct sweep *s, const struct profile *p, struct advi
 
 static int write_files(struct sweep_cli *c, const struct sweep *s, char *err)
 {
-    struct output_inputs in = {c->profile, c->command, c->configs, c->paths};
+    struct output_inputs in = {c->profile, c->command, c->configs, c->paths, c->workload};
     return output_write_sweep(c->out, s, &in, err);
 }
 
@@ -274,6 +279,9 @@ static int load_inputs(struct sweep_cli *c)
         return fprintf(stderr, "sizeup sweep: --configs: %s\n", err), EXIT_USAGE;
     if (output_paths_parse(c->values_paths, &c->paths, err) != 0)
         return fprintf(stderr, "sizeup sweep: --values-paths: %s\n", err), EXIT_USAGE;
+    c->workload.workers_env = c->lc.workers_env;
+    if (output_workload_check(&c->workload, err) != 0)
+        return fprintf(stderr, "sizeup sweep: --deployment/--container: %s\n", err), EXIT_USAGE;
     if (c->profile_path ? profile_load_file(c->profile_path, &c->profile_buf, err)
                         : profile_init_default(&c->profile_buf))
         return fprintf(stderr, "sizeup sweep: %s\n", err[0] ? err : "out of memory"), EXIT_USAGE;

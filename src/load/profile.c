@@ -16,6 +16,7 @@
 
 #include "core/quantity.h"
 #include "load/profile_int.h"
+#include "load/profile_streams.h"
 
 /* Limits on what one profile may ask for. They are far above any sane profile and exist so
  * that a hostile or broken file costs bounded memory and never reaches the HTTP layer with
@@ -377,14 +378,13 @@ static int load_headers(struct profile__ctx *c, const yaml_node_t *map, const ch
 enum { RQ_NAME, RQ_METHOD, RQ_PATH, RQ_WEIGHT, RQ_HEADERS, RQ_BODY, RQ_N };
 static const char *const rq_keys[RQ_N] = {"name", "method", "path", "weight", "headers", "body"};
 
-static int load_request(struct profile__ctx *c, const yaml_node_t *item, size_t idx,
+static int load_request(struct profile__ctx *c, const yaml_node_t *item, const char *prefix,
                         struct profile_request *r)
 {
-    char prefix[32], path[64], gotbuf[64];
+    char path[64], gotbuf[64];
     yaml_node_t *v[RQ_N];
     int rc;
 
-    snprintf(prefix, sizeof(prefix), "requests[%zu]", idx);
     if (item->type != YAML_MAPPING_NODE)
         return profile__fail(
             c, item, prefix,
@@ -507,7 +507,9 @@ static int load_requests(struct profile__ctx *c, const yaml_node_t *seq, struct 
             rc = profile__fail(c, seq, "requests", "malformed list");
             goto out;
         }
-        rc = load_request(c, item, done, &rs[done]);
+        char prefix[32];
+        snprintf(prefix, sizeof(prefix), "requests[%zu]", done);
+        rc = load_request(c, item, prefix, &rs[done]);
         if (rc) {
             done++; /* the half-built request is freed with the others */
             goto out;
@@ -538,6 +540,23 @@ out:
         free(rs);
     }
     return rc;
+}
+
+int profile__load_request(struct profile__ctx *c, const yaml_node_t *item, const char *prefix,
+                          struct profile_request *r)
+{
+    return load_request(c, item, prefix, r);
+}
+
+int profile__get_string(struct profile__ctx *c, const yaml_node_t *n, const char *path,
+                        size_t maxlen, const char *what, char **out)
+{
+    return get_string(c, n, path, maxlen, what, out);
+}
+
+void profile__request_free(struct profile_request *r)
+{
+    request_free(r);
 }
 
 enum { ST_DURATION, ST_USERS, ST_RATE, ST_N };
@@ -727,11 +746,14 @@ enum {
     K_SLO,
     K_COST,
     K_PLANNING,
+    K_STREAMS,
+    K_PRODUCERS,
     K_N
 };
-static const char *const top_keys[K_N] = {
-    "users",  "rate",   "duration", "warmup", "timeout", "per_user_rps", "thresholds",
-    "target", "stages", "requests", "search", "slo",     "cost",         "planning"};
+static const char *const top_keys[K_N] = {"users",   "rate",         "duration",   "warmup",
+                                          "timeout", "per_user_rps", "thresholds", "target",
+                                          "stages",  "requests",     "search",     "slo",
+                                          "cost",    "planning",     "streams",    "producers"};
 
 static int load_root(struct profile__ctx *c, const yaml_node_t *root, struct profile *p)
 {
@@ -797,7 +819,10 @@ static int load_root(struct profile__ctx *c, const yaml_node_t *root, struct pro
         return rc;
     if (v[K_REQUESTS] && (rc = load_requests(c, v[K_REQUESTS], p)))
         return rc;
-    return profile__load_sizing(c, v[K_SEARCH], v[K_SLO], v[K_COST], v[K_PLANNING], p);
+    if ((rc = profile__load_sizing(c, v[K_SEARCH], v[K_SLO], v[K_COST], v[K_PLANNING], p)))
+        return rc;
+    return profile__load_streams(c, v[K_STREAMS], v[K_PRODUCERS],
+                                 v[K_USERS] || v[K_RATE] || v[K_STAGES] || v[K_REQUESTS], p);
 }
 
 /* ---- YAML plumbing ----------------------------------------------------------------------- */
@@ -897,6 +922,7 @@ void profile_free(struct profile *p)
         request_free(&p->requests[i]);
     free(p->requests);
     free(p->stages);
+    profile_streams_free(p->streams);
     memset(p, 0, sizeof(*p));
 }
 

@@ -93,6 +93,8 @@ struct profile_planning {
     double growth;
 };
 
+struct profile_streams; /* load/profile_streams.h */
+
 struct profile {
     char *source;   /* owned: the file name, or "built-in default" */
     unsigned users; /* closed loop: concurrent virtual users; 0 when rate is set */
@@ -113,6 +115,7 @@ struct profile {
     struct profile_request *requests; /* owned array, at least one */
     size_t nrequests;
     unsigned given; /* PROFILE_GIVEN_* bits; 0 for the built-in default */
+    struct profile_streams *streams; /* owned: streams: and producers:, NULL when absent */
 };
 
 /* Fills p with the built-in default: GET /, 50 users, 20 s, 5 s warm-up, 5 s timeout,

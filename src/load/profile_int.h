@@ -55,4 +55,19 @@ int profile__get_percent(struct profile__ctx *c, const yaml_node_t *n, const cha
 int profile__load_sizing(struct profile__ctx *c, const yaml_node_t *search, const yaml_node_t *slo,
                          const yaml_node_t *cost, const yaml_node_t *planning, struct profile *p);
 
+/* A non-empty string without NUL of at most maxlen bytes, as an owned copy in *out. */
+int profile__get_string(struct profile__ctx *c, const yaml_node_t *n, const char *path,
+                        size_t maxlen, const char *what, char **out /* OUT */);
+
+/* One request mapping { name, method, path, weight, headers, body } into r (left for
+ * profile__request_free on failure); prefix names it in errors ("producers.request"). */
+int profile__load_request(struct profile__ctx *c, const yaml_node_t *item, const char *prefix,
+                          struct profile_request *r /* OUT */);
+void profile__request_free(struct profile_request *r);
+
+/* streams: and producers: (each may be NULL: absent) into p->streams. load_given: the root
+ * also sets users, rate, stages or requests, which then run beside the streams. */
+int profile__load_streams(struct profile__ctx *c, const yaml_node_t *streams,
+                          const yaml_node_t *producers, bool load_given, struct profile *p);
+
 #endif

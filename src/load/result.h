@@ -41,6 +41,8 @@ struct load_stats {
 
 enum verdict { VERDICT_HEALTHY = 0, VERDICT_STRESSED, VERDICT_OVERLOADED };
 
+struct stream_result; /* load/streams.h */
+
 struct load_result {
     double duration_s;         /* length of the measured window as actually run */
     double tool_cpu_s;         /* the load generator's own user + system CPU time */
@@ -58,6 +60,7 @@ struct load_result {
     double *stage_duration_s;    /* owned array of nstages */
     struct load_stats *by_stage; /* owned array of nstages */
     enum verdict verdict;
+    struct stream_result *streams; /* owned; NULL for a run without streams */
 };
 
 /* Zeroes s and empties its histogram. */
@@ -78,6 +81,12 @@ int load_result_init(struct load_result *r /* OUT */, const struct profile *p);
 
 /* Frees what r owns and zeroes it; no-op on a zeroed result. */
 void load_result_free(struct load_result *r);
+
+/* Moves src's requests into dst, for two request loads run side by side on one schedule:
+ * src's names and per-name figures follow dst's, the totals, tool CPU, threads and peak
+ * concurrency add up, and dst keeps its own stages, rates and duration. src is freed either
+ * way. Returns 0 or -ENOMEM (dst unchanged). The caller sets the verdict. */
+int load_result_append(struct load_result *dst, struct load_result *src);
 
 struct plan;
 

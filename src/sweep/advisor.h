@@ -89,6 +89,7 @@ struct advisor_row {
     double host_other_cores;    /* everything else on the host (generator included); < 0 unknown */
     unsigned flags;             /* ADVISOR_ROW_* */
     struct capacity_result cap; /* capacity mode: what the search found (cap.searched false else) */
+    char applied_by[16];        /* how the platform applied it ("rollout", "resize"), or "" */
 };
 
 struct advisor_opts {

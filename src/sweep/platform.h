@@ -141,6 +141,11 @@ struct platform_ops {
 
     /* Frees self. Does not restore: the runner has called restore already. NULL-safe. */
     void (*free)(void *self);
+
+    /* How the current variant was applied, for results.json ("rollout", "resize"): a static
+     * string, "" when there is nothing to say. May be NULL (the local platform starts a
+     * process; there is only one way). Valid after apply, until the next apply. */
+    const char *(*applied_by)(void *self);
 };
 
 /* A platform is its operations and its opaque state. Owned by whoever created it (the CLI or

@@ -324,6 +324,8 @@ static void run_variant(struct sweep__ctx *c)
         sweep__fail_row(row, PLATFORM_FAIL_DIED,
                         row->usage.note[0] ? row->usage.note : "died during the measured window");
 stop:
+    if (pl->ops->applied_by)
+        snprintf(row->applied_by, sizeof(row->applied_by), "%s", pl->ops->applied_by(pl->self));
     sweep__progress(c, SWEEP_PHASE_STOP, NULL);
     double t_stop = sweep__now();
     if (pl->ops->stop_variant(pl->self, err) != 0)
@@ -440,6 +442,7 @@ void sweep_row_to_advisor(const struct sweep *s, size_t i, struct advisor_row *o
     out->peak_memory_bytes = -1;
     out->gen_cores = r->gen_cores;
     out->host_other_cores = r->host_other_cores;
+    snprintf(out->applied_by, sizeof(out->applied_by), "%s", r->applied_by);
     out->measured = r->state == SWEEP_ROW_MEASURED && r->have_load;
     out->cap = r->cap;
     if (r->state == SWEEP_ROW_FAILED) {
