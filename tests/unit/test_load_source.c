@@ -65,8 +65,19 @@ static void p_free(void *self)
 {
     (void)self;
 }
-static const struct platform_ops stub_ops = {"stub", p_facts,     p_ok, p_apply, p_wait, p_url,
-                                             p_ok,   p_usage_end, p_ok, p_ok,    p_free};
+static const struct platform_ops stub_ops = {
+    .name = "stub",
+    .facts = p_facts,
+    .prepare = p_ok,
+    .apply = p_apply,
+    .wait_ready = p_wait,
+    .target_url = p_url,
+    .usage_begin = p_ok,
+    .usage_end = p_usage_end,
+    .stop_variant = p_ok,
+    .restore = p_ok,
+    .free = p_free,
+};
 
 /* ---- sources -------------------------------------------------------------------------------- */
 
