@@ -361,10 +361,25 @@ static int finish(struct run *r, struct load_result *out, char *err)
     if (!sr)
         return err_set(err, -ENOMEM, "out of memory");
     stream_stats_init(&sr->s);
+    struct series_rec deliv;
+    if (series_rec_init(&deliv, 0) != 0) {
+        free(sr);
+        return err_set(err, -ENOMEM, "out of memory");
+    }
     for (unsigned i = 0; i < r->nthreads; i++) {
         double cpu = 0;
+        const struct series_rec *ts = stream_thread_series(r->threads[i]);
         stream_stats_merge(&sr->s, stream_thread_stats(r->threads[i], &cpu));
+        if (i == 0)
+            series_rec_reset(&deliv, ts->origin_ns);
+        series_rec_merge(&deliv, ts);
         sr->tool_cpu_s += cpu;
+    }
+    int rc = load_result_render_series(out, r->su.match ? &deliv : NULL);
+    series_rec_free(&deliv);
+    if (rc) {
+        free(sr);
+        return err_set(err, rc, "out of memory");
     }
     sr->protocol = profile_stream_proto_name(r->ps->protocol);
     sr->count = r->ps->count;
