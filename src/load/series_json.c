@@ -28,7 +28,9 @@ static double ms(uint64_t us)
 bool series_json_add(cJSON *o, const struct load_series *s)
 {
     cJSON *arr = cJSON_AddArrayToObject(o, "series");
-    if (!arr || !add(o, "series_interval_s", s->interval_s))
+    /* A result that never ran (n == 0) still states a valid interval: the first one. */
+    double iv = s->interval_s > 0 ? s->interval_s : (double)SERIES_BASE_NS / 1e9;
+    if (!arr || !add(o, "series_interval_s", iv))
         return false;
     for (size_t i = 0; i < s->n; i++) {
         const struct series_point *p = &s->pts[i];
