@@ -107,6 +107,21 @@ int series_rec_merge(struct series_rec *dst, const struct series_rec *src)
     return 0;
 }
 
+int load_series_copy(struct load_series *dst, const struct load_series *src)
+{
+    *dst = *src;
+    dst->pts = NULL;
+    if (src->n == 0)
+        return 0;
+    dst->pts = malloc(src->n * sizeof(*dst->pts));
+    if (!dst->pts) {
+        memset(dst, 0, sizeof(*dst));
+        return -ENOMEM;
+    }
+    memcpy(dst->pts, src->pts, src->n * sizeof(*dst->pts));
+    return 0;
+}
+
 void load_series_free(struct load_series *s)
 {
     if (!s)

@@ -96,6 +96,10 @@ int series_rec_merge(struct series_rec *dst, const struct series_rec *src);
 int series_render(struct series_rec *req, struct series_rec *delivery, int64_t duration_ns,
                   struct load_series *out /* OUT */);
 
+/* Copies src's points into *dst (owned: free with load_series_free). Returns 0 or -ENOMEM
+ * (dst left empty). */
+int load_series_copy(struct load_series *dst /* OUT */, const struct load_series *src);
+
 /* Frees what s owns and zeroes it; NULL and a zeroed series are no-ops. */
 void load_series_free(struct load_series *s);
 

@@ -9,6 +9,7 @@
 #include "core/quantity.h"
 #include "sweep/output.h"
 #include "sweep/output_int.h"
+#include "sweep/output_series.h"
 #include "sweep/output_set.h"
 
 #define W       760 /* chart width */
@@ -249,6 +250,8 @@ int output_report_html(FILE *f, const struct output_doc *d, char *err)
         bar_chart(f, d, "Throughput per variant (req/s)", "chart-throughput", 0);
         bar_chart(f, d, "P95 latency per variant", "chart-p95", 1);
         percentile_chart(f, d);
+        if (output_html_series(f, d, err) != 0)
+            return -EIO;
     }
 
     fputs("<h2>Results</h2>\n<p>", f);

@@ -424,9 +424,12 @@ void sweep_free(struct sweep *s)
 {
     if (!s)
         return;
-    for (size_t i = 0; s->rows && i < s->n; i++)
+    for (size_t i = 0; s->rows && i < s->n; i++) {
         if (s->rows[i].have_load)
             load_result_free(&s->rows[i].load);
+        for (size_t k = 0; k < CAPACITY_MAX_STEPS; k++)
+            load_series_free(&s->rows[i].step_series[k]);
+    }
     free(s->rows);
     memset(s, 0, sizeof(*s));
 }

@@ -68,6 +68,9 @@ struct sweep_row {
      * above then hold the representative step: the last repeat at capacity, or the measured
      * step closest to it, so every fixed-mode figure keeps its meaning. */
     struct capacity_result cap;
+    /* Capacity mode: each measured step's series, in the order of cap.steps (report.html draws
+     * them one after another); owned, freed by sweep_free. */
+    struct load_series step_series[CAPACITY_MAX_STEPS];
 };
 
 struct sweep {
