@@ -89,7 +89,7 @@ static void test_serves_endpoints(void **state)
     static struct body b;
 
     metrics_init(&m);
-    assert_int_equal(admin_start("127.0.0.1:0", &m, &a, err), 0);
+    assert_int_equal(admin_start("127.0.0.1:0", &m, NULL, &a, err), 0);
     int port = admin_port(a);
     assert_true(port > 0);
 
@@ -130,9 +130,9 @@ static void test_port_in_use(void **state)
     char err[ERR_LEN] = "", addr[64];
 
     metrics_init(&m);
-    assert_int_equal(admin_start("127.0.0.1:0", &m, &a, err), 0);
+    assert_int_equal(admin_start("127.0.0.1:0", &m, NULL, &a, err), 0);
     snprintf(addr, sizeof(addr), "127.0.0.1:%d", admin_port(a));
-    assert_true(admin_start(addr, &m, &b, err) < 0);
+    assert_true(admin_start(addr, &m, NULL, &b, err) < 0);
     assert_null(b);
     assert_non_null(strstr(err, "cannot listen"));
     admin_stop(a);
