@@ -105,7 +105,7 @@ static const char page[] =
     "max-width:1000px;padding:0 1em;color:#212121}\n"
     "h1{font-size:1.5em}#status{color:#616161}.sweep{border:1px solid #ddd;border-radius:6px;"
     "padding:.6em 1em;margin:1em 0}\n.sweep h2{font-size:1.1em;margin:.2em 0}"
-    "dl{display:grid;grid-template-columns:repeat(4,max-content auto);gap:.2em .8em}"
+    "dl{display:grid;grid-template-columns:repeat(3,max-content auto);gap:.2em .8em}"
     "dt{font-weight:600}dd{margin:0;font-variant-numeric:tabular-nums}\n"
     "svg{width:100%;height:90px}.rps{stroke:#1e88e5}.p95{stroke:#c62828}"
     "polyline{fill:none;stroke-width:1.5}\n</style></head><body>\n"
@@ -124,7 +124,7 @@ static const char page[] =
     "b.appendChild(el('h2','',s.name));const dl=el('dl');\n"
     "  const f=[['phase',s.phase],['variant',s.variant+' ('+s.index+'/'+s.n+')'],"
     "['step',s.step?s.step+' '+s.step_what+(s.offered_rps?' at '+s.offered_rps+'/s':''):'-'],"
-    "['rate',s.rps.toFixed(1)+' req/s'],['p95',s.p95_ms.toFixed(1)+' ms'],"
+    "['rate',s.rps.toFixed(1)+' req/s'],['p95',s.p95_ms.toFixed(1)+' ms'],['requests',s.requests],"
     "['errors',s.errors+' ('+(s.error_rate*100).toFixed(2)+'%)'],['streams',s.streams],"
     "['left','~'+Math.round(s.eta_s)+' s']];\n"
     "  for(const [k,v] of f){dl.appendChild(el('dt','',k));dl.appendChild(el('dd',k,String(v)));}\n"
@@ -256,7 +256,11 @@ static int callback_progress(struct lws *wsi, enum lws_callback_reasons reason, 
         }
         break;
     }
-    case LWS_CALLBACK_ESTABLISHED:
+    case LWS_CALLBACK_ESTABLISHED: {
+        /* A fixed, small kernel buffer: with lws's one pending message, all a stalled reader
+         * can make the server hold, and it fills within seconds, so the reader is seen. */
+        int sndbuf = PROGRESS_SNDBUF;
+        setsockopt(lws_get_socket_fd(wsi), SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
         memset(s, 0, sizeof(*s));
         s->wsi = wsi;
         for (int i = 0; i < PROGRESS_MAX_CLIENTS; i++)
@@ -266,6 +270,7 @@ static int callback_progress(struct lws *wsi, enum lws_callback_reasons reason, 
             }
         lws_callback_on_writable(wsi);
         break;
+    }
     case LWS_CALLBACK_SERVER_WRITEABLE:
         if (!ps->msg || s->sent_id == ps->msg_id)
             break;

@@ -10,8 +10,8 @@
  * (127.0.0.1 or ::1, which in a pod only `kubectl port-forward` reaches); with `public`, any
  * address, but then every request off loopback needs `Authorization: Bearer <token>` that the
  * auth callback accepts (the operator: TokenReview and SubjectAccessReview). Bounded per client:
- * one message queued at a time, a client that has not taken a message for PROGRESS_SLOW_S is
- * dropped, at most PROGRESS_MAX_CLIENTS at once. Nothing a client sends is read but the close. */
+ * one message queued at a time behind a PROGRESS_SNDBUF kernel buffer, a client that has not
+ * taken a message for PROGRESS_SLOW_S is dropped, at most PROGRESS_MAX_CLIENTS at once. Nothing a client sends is read but the close. */
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -24,6 +24,7 @@
 #define PROGRESS_PERIOD_MS   1000
 #define PROGRESS_SLOW_S      5
 #define PROGRESS_MAX_CLIENTS 16
+#define PROGRESS_SNDBUF      8192 /* a client's kernel send buffer, bytes */
 
 struct lws;
 struct lws_protocols;
