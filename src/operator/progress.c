@@ -80,7 +80,7 @@ static int access_status(progress_srv_t *ps, struct lws *wsi)
     }
     int n = lws_hdr_copy(wsi, hdr, sizeof(hdr), WSI_TOKEN_HTTP_AUTHORIZATION);
     if (n <= 7 || strncasecmp(hdr, "Bearer ", 7) != 0) {
-        log_info("progress.refused", "reason=\"no bearer token\"");
+        log_info("progress.refused", "reason=\"no Authorization: Bearer header\"");
         return 401;
     }
     const char *tok = hdr + 7;
