@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/quantity.h"
+#include "load/report_html.h"
 #include "sweep/output.h"
 #include "sweep/output_int.h"
 #include "sweep/output_series.h"
@@ -19,27 +20,7 @@
 
 static void esc(FILE *f, const char *s)
 {
-    for (; *s; s++) {
-        switch (*s) {
-        case '&':
-            fputs("&amp;", f);
-            break;
-        case '<':
-            fputs("&lt;", f);
-            break;
-        case '>':
-            fputs("&gt;", f);
-            break;
-        case '"':
-            fputs("&quot;", f);
-            break;
-        case '\'':
-            fputs("&#39;", f);
-            break;
-        default:
-            fputc(*s, f);
-        }
-    }
+    report_html_esc(f, s);
 }
 
 static const char *verdict_color(const struct output_doc *d, size_t i)
