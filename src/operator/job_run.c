@@ -16,6 +16,7 @@
 #include "operator/job_internal.h"
 #include "operator/loadjob.h"
 #include "sweep/output_set.h"
+#include "sweep/progress_feed.h"
 #include "sweep/runner.h"
 
 /* Runs the advisor over rows[0..n) and writes the ConfigMap: every output of the one output
@@ -242,6 +243,10 @@ int job_run_sweep(struct sweep_job *sj, char *err)
     so.stop = &x->j->stop;
     so.row_done = on_row_done;
     so.row_done_ud = sj;
+    char feed_name[PROGRESS_NAME_MAX];
+    snprintf(feed_name, sizeof(feed_name), "%s/%s", x->j->ns, x->j->name);
+    so.feed = x->env->feed;
+    so.feed_name = feed_name;
     if (sj->todo.n) {
         rc = sweep_run(&so, &s, err);
     } else {

@@ -245,8 +245,15 @@ static void file_step(struct cap_ctx *x, struct step_run *r, bool representative
 {
     struct capacity_result *cap = x->cap;
 
-    if (cap->nsteps < CAPACITY_MAX_STEPS)
+    if (cap->nsteps < CAPACITY_MAX_STEPS) {
+        struct sweep_row *row = &x->c->s->rows[x->c->index];
+        /* A copy: the representative step's result keeps its own. Out of memory costs the
+         * chart this step, never the measurement. */
+        if (r->have_res && load_series_copy(&row->step_series[cap->nsteps], &r->res.series))
+            log_warn("sweep.series", "variant=%s step=%zu error=\"out of memory\"",
+                     row->variant.spec, cap->nsteps + 1);
         cap->steps[cap->nsteps++] = r->st;
+    }
     if (r->st.throttling.known) {
         cap->throttling.known = true;
         cap->throttling.periods += r->st.throttling.periods;
