@@ -1,7 +1,8 @@
 #ifndef SIZEUP_OPERATOR_JOB_INTERNAL_H
 #define SIZEUP_OPERATOR_JOB_INTERNAL_H
 
-/* Shared between job.c (the job's life cycle and its writes to the API) and job_sweep.c (the
+/* Shared between job.c (the job's life cycle and its writes to the API), job_request.c (the
+ * request's checks, START and RECOVER), job_state.c (the progress document) and job_run.c (the
  * sweep itself, through the sweep runner and the Kubernetes platform). Not for other modules. */
 
 #include <cjson/cJSON.h>
@@ -78,15 +79,17 @@ struct sweep_job {
 /* Frees what sj owns (not sj->x). */
 void job_sweep_job_free(struct sweep_job *sj);
 
-/* The progress document (state.json) for rows[0..n) of sj, phase "running", "done", ... Owned
+/* The progress document (state.json) for rows[0..n) of sj, phase "running", "done", ...: each
+ * row's figures and, after a capacity search, its capacity result in compact form (the step
+ * tables left out when the document would pass the room the output path keeps for it). Owned
  * string (free()), NULL when out of memory. */
 char *job_state_json(const struct sweep_job *sj, const struct advisor_row *rows, size_t n,
                      const char *phase);
 
 /* Parses the progress document text (borrowed, may be NULL) of a sweep: when it belongs to
  * this sweep value, Deployment uid and variant list, and its rows match the first variants of
- * all, returns 0 with *prior an owned array (free()) of *nprior measured rows. -ENOENT when
- * the document is missing, malformed or not this sweep's; -ENOMEM. */
+ * all, returns 0 with *prior an owned array (free()) of *nprior measured rows, capacity results
+ * included. -ENOENT when the document is missing, malformed or not this sweep's; -ENOMEM. */
 int job_progress_parse(const char *text, const char *sweep, const char *uid, const char *configs,
                        const struct variant_list *all, struct advisor_row **prior /* OUT */,
                        size_t *nprior /* OUT */);
