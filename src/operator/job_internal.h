@@ -12,6 +12,7 @@
 #include "sweep/advisor.h"
 #include "sweep/output.h"
 #include "sweep/platform.h"
+#include "sweep/runner.h"
 #include "sweep/variant.h"
 #include "operator/annotations.h"
 #include "operator/job.h"
@@ -51,6 +52,14 @@ int job_sweep(struct jctx *x, char *err);
  * ConfigMap's progress, or restores the original and marks it failed. */
 int job_recover(struct jctx *x, char *err);
 
+#define JOB_STATUS_LEN 64 /* "running 12/64, about 1h20m left" */
+
+/* The status of a running sweep into out: "running k/n" (k variants finished of n), then, when
+ * an estimate is known (eta_s > 0), ", about X left" with X rounded for people: 10 s steps below
+ * a minute, minutes below an hour, then hours and minutes. Scripts match the "running k/n"
+ * prefix. Returns out. */
+const char *job_status_running(size_t k, size_t n, double eta_s, char out[JOB_STATUS_LEN]);
+
 /* Everything one sweep carries between the runner's callbacks. */
 struct sweep_job {
     struct jctx *x;
@@ -74,7 +83,16 @@ struct sweep_job {
     int significant;
     char images[RESWEEP_IMAGES_MAX]; /* the images swept, from the Deployment as read */
     char container[64];              /* the sized container's name */
+    /* The status while it runs: the runner's last estimate of the time left (eta_s < 0: none
+     * yet) and when it came (monotonic s), and the last status written and when. */
+    double eta_s, eta_at;
+    char status[JOB_STATUS_LEN];
+    double status_at;
 };
+
+/* Status writes while a sweep runs are at most one every this many seconds (a variant's end is
+ * always written): each is a write to the Deployment every watcher of it sees. */
+#define JOB_STATUS_MIN_INTERVAL_S 5.0
 
 /* Frees what sj owns (not sj->x). */
 void job_sweep_job_free(struct sweep_job *sj);
@@ -93,6 +111,11 @@ char *job_state_json(const struct sweep_job *sj, const struct advisor_row *rows,
 int job_progress_parse(const char *text, const char *sweep, const char *uid, const char *configs,
                        const struct variant_list *all, struct advisor_row **prior /* OUT */,
                        size_t *nprior /* OUT */);
+
+/* The sweep runner's options for sj (sj->todo on sj->plat, the job's stop flag, the progress and
+ * row callbacks). shared_target is set for a URL target, in-place and resize modes, so the runner
+ * refuses a capacity search there without search.max_rps even if validation let one through. */
+void job_sweep_opts(struct sweep_job *sj, struct sweep_opts *so /* OUT */);
 
 /* Runs sj->todo (validated, status already "running 0/n" or resumed) through the sweep runner
  * on the Kubernetes platform and reports the end: ConfigMap, status, Events, metrics. */

@@ -439,6 +439,65 @@ static void test_capacity_hostile(void **state)
 #undef ROW0
 }
 
+/* The running status: "running k/n" first (scripts and kubectl sizeup match it), then the time
+ * left, rounded for people. */
+static void test_status_running(void **state)
+{
+    (void)state;
+    char out[JOB_STATUS_LEN];
+    static const struct {
+        size_t k, n;
+        double eta;
+        const char *want;
+    } cases[] = {
+        {0, 2, -1, "running 0/2"},
+        {1, 2, 0, "running 1/2"},
+        {1, 2, 3, "running 1/2, about 10s left"},
+        {1, 2, 44, "running 1/2, about 40s left"},
+        {2, 4, 59.5, "running 2/4, about 1m left"},
+        {2, 4, 170, "running 2/4, about 3m left"},
+        {2, 4, 3599, "running 2/4, about 60m left"},
+        {12, 64, 4800, "running 12/64, about 1h20m left"},
+        {63, 64, 1e30, "running 63/64"}, /* no sensible estimate: none shown */
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        assert_string_equal(job_status_running(cases[i].k, cases[i].n, cases[i].eta, out),
+                            cases[i].want);
+        assert_true(strncmp(out, "running ", 8) == 0);
+    }
+}
+
+/* Defence in depth: the runner is told when real users share the target, so it refuses a
+ * capacity search without a ceiling there whatever the validation let through. */
+static void test_sweep_opts_shared_target(void **state)
+{
+    (void)state;
+    struct fixture f;
+    struct sweep_opts so;
+    static const struct {
+        enum annot_mode mode;
+        enum annot_target target;
+        bool shared;
+    } cases[] = {
+        {ANNOT_MODE_CLONE, ANNOT_TARGET_POD, false},
+        {ANNOT_MODE_CLONE, ANNOT_TARGET_URL, true},
+        {ANNOT_MODE_IN_PLACE, ANNOT_TARGET_POD, true},
+        {ANNOT_MODE_RESIZE, ANNOT_TARGET_POD, true},
+    };
+
+    setup_fixture(&f);
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        f.x.req.mode = cases[i].mode;
+        f.x.req.target = cases[i].target;
+        job_sweep_opts(&f.sj, &so);
+        assert_int_equal(so.shared_target, cases[i].shared);
+        assert_ptr_equal(so.variants, &f.sj.todo);
+        assert_ptr_equal(so.stop, &f.j.stop);
+        assert_non_null(so.progress);
+        assert_non_null(so.row_done);
+    }
+}
+
 static void test_log_safe(void **state)
 {
     (void)state;
@@ -506,7 +565,8 @@ int main(void)
         cmocka_unit_test(test_sanitises_numbers), cmocka_unit_test(test_log_safe),
         cmocka_unit_test(test_retry_backoff),     cmocka_unit_test(test_sizing_name),
         cmocka_unit_test(test_capacity_round_trip), cmocka_unit_test(test_capacity_state_size),
-        cmocka_unit_test(test_capacity_hostile),
+        cmocka_unit_test(test_capacity_hostile),  cmocka_unit_test(test_status_running),
+        cmocka_unit_test(test_sweep_opts_shared_target),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
