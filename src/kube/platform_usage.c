@@ -4,9 +4,9 @@
  * metrics-server scrapes each pod every --metric-resolution (15 s by default) and serves the CPU
  * rate between its last two scrapes: `timestamp` is the last one, in whole seconds, and `window`
  * the time between them. A sample is the measured window's CPU only when the interval it
- * averages lies whole inside the measured window; any other sample mixes in the load before or
- * after it (a warm-up, a settle, another step), so the CPU of a shorter window is unknown,
- * never an estimate. Memory (the working set at a scrape) is taken from any sample. */
+ * averages lies whole inside the measured window; any other sample mixes in the load before
+ * it (a warm-up, a settle, another step), so the CPU of a shorter window is unknown, never an
+ * estimate. Memory (the working set at a scrape) is taken from any sample. */
 
 #include <errno.h>
 #include <stdio.h>
@@ -149,11 +149,9 @@ int kube__plat_usage_end(void *self, struct platform_usage *out, char *err)
     struct kplat *k = self;
     struct kube_pod_info pi;
     struct metrics_sample ms = {0};
-    struct timespec now;
     int rc;
 
     memset(out, 0, sizeof(*out));
-    clock_gettime(CLOCK_REALTIME, &now);
     out->window_s = (double)(kube__now_ms() - k->t_begin_ms) / 1000.0;
     out->cpu_s = -1;
     out->peak_memory_bytes = -1;
@@ -180,9 +178,10 @@ int kube__plat_usage_end(void *self, struct platform_usage *out, char *err)
         return 0;
     }
     out->peak_memory_bytes = k->sample_begin && k->mem_begin > ms.bytes ? k->mem_begin : ms.bytes;
-    double begin = wall_s(&k->t_begin_wall), end = wall_s(&now);
-    if (ms.window_s > 0 && ms.end_s - ms.window_s >= begin &&
-        ms.end_s + METRICS_TS_SLACK_S <= end) {
+    /* The scrape the sample ends with happened before it was read, just now: within
+     * milliseconds of the load's end. It began inside the window when its start, reckoned from
+     * the whole-seconds timestamp (the scrape came up to a second later), is not before ours. */
+    if (ms.window_s > 0 && ms.end_s - ms.window_s >= wall_s(&k->t_begin_wall)) {
         /* The pod's mean rate over a whole metrics window inside the measured one, at the same
          * load: the window's CPU. */
         out->cpu_s = ms.cores * out->window_s;
