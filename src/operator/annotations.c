@@ -501,8 +501,7 @@ int annot_check_load_ceiling(const struct annot_request *req, const struct profi
 {
     char q[SHOW_LEN + 4], where[SHOW_LEN + 64];
 
-    if (search->mode != PROFILE_SEARCH_CAPACITY || search->max_rps > 0 ||
-        !annot_shared_target(req))
+    if (search->mode != PROFILE_SEARCH_CAPACITY || search->max_rps > 0 || !annot_shared_target(req))
         return 0;
     if (req->profile)
         snprintf(where, sizeof(where), "the profile (ConfigMap %s, key profile.yaml)",

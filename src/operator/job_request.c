@@ -16,7 +16,7 @@
 #include "kube/objects.h"
 #include "operator/job_internal.h"
 
-#define PROFILE_KEY   "profile.yaml"
+#define PROFILE_KEY "profile.yaml"
 
 /* Loads the profile named by the request (or the built-in default). A missing ConfigMap, key
  * or malformed YAML is the user's: -EINVAL with the reason. */

@@ -208,7 +208,7 @@ static double item(const cJSON *a, int i, double dflt, double lo, double hi)
     return clamp(cJSON_IsNumber(v) && isfinite(v->valuedouble) ? v->valuedouble : dflt, lo, hi);
 }
 
-#define RATE_CAP 1e12
+#define RATE_CAP  1e12
 #define CORES_CAP 1e6
 
 static int step_from_json(const cJSON *a, struct capacity_step *st)

@@ -56,7 +56,7 @@ struct cap_ctx {
     struct capacity_result *cap;
     struct step_run keep; /* the representative step so far */
     bool have_keep;
-    bool died; /* the variant died or was OOM-killed in a step: measure no more */
+    bool died;                /* the variant died or was OOM-killed in a step: measure no more */
     int64_t repeat_window_us; /* the next repeat's measured window; 0: search.window */
 };
 

@@ -670,11 +670,11 @@ static double pod_cgroup_cpu_s(const char *deploy)
         if (!name || strncmp(name, deploy, strlen(deploy)) != 0 ||
             cJSON_IsTrue(cJSON_GetObjectItem(p, "stopping")))
             continue;
-        const cJSON *cg = kube_path_get(cJSON_GetArrayItem(cJSON_GetObjectItem(p, "containers"), 0),
-                                        "cgroup");
+        const cJSON *cg =
+            kube_path_get(cJSON_GetArrayItem(cJSON_GetObjectItem(p, "containers"), 0), "cgroup");
         bool v2 = mode && strcmp(mode, "v2") == 0;
-        const char *dir = cJSON_GetStringValue(cJSON_GetObjectItem(cg, v2 ? "cpuDir"
-                                                                          : "cpuacctDir"));
+        const char *dir =
+            cJSON_GetStringValue(cJSON_GetObjectItem(cg, v2 ? "cpuDir" : "cpuacctDir"));
         if (!dir)
             continue;
         snprintf(path, sizeof(path), "%s/%s", dir, v2 ? "cpu.stat" : "cpuacct.usage");

@@ -345,8 +345,8 @@ static void test_capacity_state_size(void **state)
     assert_non_null(rows);
     setup_fixture(&f);
     for (int i = 0; i < VARIANT_MAX; i++)
-        len += (size_t)snprintf(configs + len, sizeof(configs) - len, "%s1@%dm/256Mi",
-                                i ? " " : "", 100 + 10 * i);
+        len += (size_t)snprintf(configs + len, sizeof(configs) - len, "%s1@%dm/256Mi", i ? " " : "",
+                                100 + 10 * i);
     snprintf(f.sj.configs, sizeof(f.sj.configs), "%s", configs);
     assert_int_equal(variant_parse_list(configs, &f.sj.all, NULL), 0);
     for (int i = 0; i < VARIANT_MAX; i++) {
@@ -354,8 +354,8 @@ static void test_capacity_state_size(void **state)
         rows[i].measured = true;
         fill_capacity(&rows[i]);
         while (rows[i].cap.nsteps < CAPACITY_MAX_STEPS)
-            fill_step(&rows[i].cap.steps[rows[i].cap.nsteps++], CAPACITY_STEP_SEARCH,
-                      123.456 + i, true, true);
+            fill_step(&rows[i].cap.steps[rows[i].cap.nsteps++], CAPACITY_STEP_SEARCH, 123.456 + i,
+                      true, true);
     }
     char *text = job_state_json(&f.sj, rows, VARIANT_MAX, "running");
     assert_non_null(text);
@@ -391,17 +391,17 @@ static void test_capacity_hostile(void **state)
     struct advisor_row *prior = NULL;
     size_t n = 0;
 #define ROW0(cap)                                                                                  \
-    "{\"version\":1,\"sweep\":\"sweep-7\",\"uid\":\"uid-1\",\"configs\":\"" CONFIGS              \
+    "{\"version\":1,\"sweep\":\"sweep-7\",\"uid\":\"uid-1\",\"configs\":\"" CONFIGS                \
     "\",\"rows\":[{\"spec\":\"1@0.5/256Mi\",\"measured\":true,\"capacity\":" cap "}]}"
 
     setup_fixture(&f);
     static const char *const bad[] = {
         ROW0("7"),
-        ROW0("{\"rps\":5}"),                                   /* no repeat_rps */
-        ROW0("{\"repeat_rps\":[1,2,3,4,5,6,7,8,9,10,11]}"),    /* more repeats than kept */
-        ROW0("{\"repeat_rps\":[],\"steps\":{}}"),              /* steps not an array */
-        ROW0("{\"repeat_rps\":[],\"steps\":[[0,1,2]]}"),       /* a step too short */
-        ROW0("{\"repeat_rps\":[],\"steps\":[\"x\"]}"),         /* a step not an array */
+        ROW0("{\"rps\":5}"),                                /* no repeat_rps */
+        ROW0("{\"repeat_rps\":[1,2,3,4,5,6,7,8,9,10,11]}"), /* more repeats than kept */
+        ROW0("{\"repeat_rps\":[],\"steps\":{}}"),           /* steps not an array */
+        ROW0("{\"repeat_rps\":[],\"steps\":[[0,1,2]]}"),    /* a step too short */
+        ROW0("{\"repeat_rps\":[],\"steps\":[\"x\"]}"),      /* a step not an array */
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
         assert_int_equal(
@@ -561,11 +561,16 @@ static void test_sizing_name(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_round_trip),        cmocka_unit_test(test_refuses_foreign_progress),
-        cmocka_unit_test(test_sanitises_numbers), cmocka_unit_test(test_log_safe),
-        cmocka_unit_test(test_retry_backoff),     cmocka_unit_test(test_sizing_name),
-        cmocka_unit_test(test_capacity_round_trip), cmocka_unit_test(test_capacity_state_size),
-        cmocka_unit_test(test_capacity_hostile),  cmocka_unit_test(test_status_running),
+        cmocka_unit_test(test_round_trip),
+        cmocka_unit_test(test_refuses_foreign_progress),
+        cmocka_unit_test(test_sanitises_numbers),
+        cmocka_unit_test(test_log_safe),
+        cmocka_unit_test(test_retry_backoff),
+        cmocka_unit_test(test_sizing_name),
+        cmocka_unit_test(test_capacity_round_trip),
+        cmocka_unit_test(test_capacity_state_size),
+        cmocka_unit_test(test_capacity_hostile),
+        cmocka_unit_test(test_status_running),
         cmocka_unit_test(test_sweep_opts_shared_target),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
