@@ -58,8 +58,15 @@ static int write_outputs(struct sweep_job *sj, const struct sweep *s,
     d.workload.images = sj->images[0] ? sj->images : NULL;
     d.previous_results = sj->previous;
     if (sj->previous) {
-        resweep_compare(sj->previous, rows, n, sj->comparison, sizeof(sj->comparison),
-                        &sj->significant);
+        /* Capacity against capacity by sizeup compare's test; else throughput and p95. */
+        cJSON *cur = output_results_json(&d);
+        char *cur_text = cur ? cJSON_PrintUnformatted(cur) : NULL;
+        if (resweep_compare_capacity(sj->previous, cur_text, sj->comparison,
+                                     sizeof(sj->comparison), &sj->significant) != 0)
+            resweep_compare(sj->previous, rows, n, sj->comparison, sizeof(sj->comparison),
+                            &sj->significant);
+        free(cur_text);
+        cJSON_Delete(cur);
         d.comparison = sj->comparison;
     }
     output_no_rec_sentence(&d, sj->no_rec, sizeof(sj->no_rec));
