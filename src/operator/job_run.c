@@ -61,8 +61,8 @@ static int write_outputs(struct sweep_job *sj, const struct sweep *s,
         /* Capacity against capacity by sizeup compare's test; else throughput and p95. */
         cJSON *cur = output_results_json(&d);
         char *cur_text = cur ? cJSON_PrintUnformatted(cur) : NULL;
-        if (resweep_compare_capacity(sj->previous, cur_text, sj->comparison,
-                                     sizeof(sj->comparison), &sj->significant) != 0)
+        if (resweep_compare_capacity(sj->previous, cur_text, sj->comparison, sizeof(sj->comparison),
+                                     &sj->significant) != 0)
             resweep_compare(sj->previous, rows, n, sj->comparison, sizeof(sj->comparison),
                             &sj->significant);
         free(cur_text);
