@@ -13,6 +13,20 @@
 #define CF_EPS      1e-14
 #define CF_TINY     1e-300
 
+/* One step of the modified Lentz method: folds the term num into the running c and d and
+ * returns the factor the fraction's value is multiplied by. */
+static double lentz_step(double num, double *c, double *d)
+{
+    *d = 1.0 + num * *d;
+    *c = 1.0 + num / *c;
+    if (fabs(*d) < CF_TINY)
+        *d = CF_TINY;
+    if (fabs(*c) < CF_TINY)
+        *c = CF_TINY;
+    *d = 1.0 / *d;
+    return *d * *c;
+}
+
 /* The continued fraction of I_x(a, b) without its prefactor. */
 static double beta_cf(double a, double b, double x)
 {
@@ -23,26 +37,10 @@ static double beta_cf(double a, double b, double x)
     double f = d;
     for (int m = 1; m <= CF_MAX_ITER; m++) {
         double m2 = 2.0 * m;
-        /* Even step: m (b - m) x / ((a + 2m - 1)(a + 2m)). */
-        double num = m * (b - m) * x / ((a + m2 - 1.0) * (a + m2));
-        d = 1.0 + num * d;
-        c = 1.0 + num / c;
-        if (fabs(d) < CF_TINY)
-            d = CF_TINY;
-        if (fabs(c) < CF_TINY)
-            c = CF_TINY;
-        d = 1.0 / d;
-        f *= d * c;
-        /* Odd step: -(a + m)(a + b + m) x / ((a + 2m)(a + 2m + 1)). */
-        num = -(a + m) * (a + b + m) * x / ((a + m2) * (a + m2 + 1.0));
-        d = 1.0 + num * d;
-        c = 1.0 + num / c;
-        if (fabs(d) < CF_TINY)
-            d = CF_TINY;
-        if (fabs(c) < CF_TINY)
-            c = CF_TINY;
-        d = 1.0 / d;
-        double step = d * c;
+        /* Even step: m (b - m) x / ((a + 2m - 1)(a + 2m)); odd step:
+         * -(a + m)(a + b + m) x / ((a + 2m)(a + 2m + 1)). */
+        f *= lentz_step(m * (b - m) * x / ((a + m2 - 1.0) * (a + m2)), &c, &d);
+        double step = lentz_step(-(a + m) * (a + b + m) * x / ((a + m2) * (a + m2 + 1.0)), &c, &d);
         f *= step;
         if (fabs(step - 1.0) < CF_EPS)
             break;

@@ -32,7 +32,7 @@ static long long num_of(const cJSON *o, const char *k)
     return (long long)v->valuedouble;
 }
 
-static int copy_field(char *dst, size_t len, const char *src)
+int kube_copy_field(char *dst, size_t len, const char *src)
 {
     size_t n = src ? strlen(src) : 0;
     if (n >= len)
@@ -79,11 +79,11 @@ int kube_meta_read(const cJSON *obj, struct kube_meta *out)
     const char *name = str_of(md, "name");
     if (!name || !name[0])
         return -EINVAL;
-    if (copy_field(out->name, sizeof(out->name), name) ||
-        copy_field(out->ns, sizeof(out->ns), str_of(md, "namespace")) ||
-        copy_field(out->uid, sizeof(out->uid), str_of(md, "uid")) ||
-        copy_field(out->resource_version, sizeof(out->resource_version),
-                   str_of(md, "resourceVersion")))
+    if (kube_copy_field(out->name, sizeof(out->name), name) ||
+        kube_copy_field(out->ns, sizeof(out->ns), str_of(md, "namespace")) ||
+        kube_copy_field(out->uid, sizeof(out->uid), str_of(md, "uid")) ||
+        kube_copy_field(out->resource_version, sizeof(out->resource_version),
+                        str_of(md, "resourceVersion")))
         return -EINVAL;
     out->generation = num_of(md, "generation");
     return 0;
@@ -252,9 +252,9 @@ int kube_pod_info_read(const cJSON *pod, const char *container, struct kube_pod_
     const cJSON *st = child(pod, "status"), *md = child(pod, "metadata"), *c;
 
     memset(out, 0, sizeof(*out));
-    copy_field(out->name, sizeof(out->name), str_of(md, "name"));
-    copy_field(out->phase, sizeof(out->phase), str_of(st, "phase"));
-    copy_field(out->pod_ip, sizeof(out->pod_ip), str_of(st, "podIP"));
+    kube_copy_field(out->name, sizeof(out->name), str_of(md, "name"));
+    kube_copy_field(out->phase, sizeof(out->phase), str_of(st, "phase"));
+    kube_copy_field(out->pod_ip, sizeof(out->pod_ip), str_of(st, "podIP"));
     out->deleting = child(md, "deletionTimestamp") && !cJSON_IsNull(child(md, "deletionTimestamp"));
     cJSON_ArrayForEach(c, child(st, "conditions"))
     {
@@ -523,9 +523,9 @@ int kube_lease_read(const cJSON *lease, struct kube_lease *out)
     const cJSON *spec = child(lease, "spec");
     const char *s;
     memset(out, 0, sizeof(*out));
-    if (copy_field(out->holder, sizeof(out->holder), str_of(spec, "holderIdentity")) ||
-        copy_field(out->resource_version, sizeof(out->resource_version),
-                   str_of(child(lease, "metadata"), "resourceVersion")))
+    if (kube_copy_field(out->holder, sizeof(out->holder), str_of(spec, "holderIdentity")) ||
+        kube_copy_field(out->resource_version, sizeof(out->resource_version),
+                        str_of(child(lease, "metadata"), "resourceVersion")))
         return -EINVAL;
     out->duration_s = (int)num_of(spec, "leaseDurationSeconds");
     out->transitions = (int)num_of(spec, "leaseTransitions");

@@ -162,4 +162,8 @@ int kube_lease_acquire(kube_client_t *c, const char *ns, const char *name, const
 int kube_lease_release(kube_client_t *c, const char *ns, const char *name, const char *identity,
                        char *err);
 
+/* Copies src (NULL: "") into dst of len bytes. Returns 0, or -EINVAL when it does not fit (dst
+ * then unchanged). */
+int kube_copy_field(char *dst, size_t len, const char *src);
+
 #endif

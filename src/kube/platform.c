@@ -23,16 +23,6 @@ const char *kube__plat_target(const struct kplat *k)
     return k->mode == KUBE_MODE_CLONE ? k->clone : k->name;
 }
 
-int kube__plat_copy(char *dst, size_t len, const char *src)
-{
-    size_t n = src ? strlen(src) : 0;
-    if (n >= len)
-        return -EINVAL;
-    memcpy(dst, src ? src : "", n);
-    dst[n] = '\0';
-    return 0;
-}
-
 void kube__plat_sleep_us(int64_t us)
 {
     struct timespec ts = {(time_t)(us / 1000000), (long)(us % 1000000) * 1000L};
@@ -176,7 +166,7 @@ static int op_prepare(void *self, char *err)
     if (!ctr)
         return err_set(err, -ENOENT, "deployment %s/%s has no container %s", k->ns, k->name,
                        k->container[0] ? k->container : "at all");
-    kube__plat_copy(k->container, sizeof(k->container),
+    kube_copy_field(k->container, sizeof(k->container),
                     cJSON_GetStringValue(cJSON_GetObjectItem(ctr, "name")));
     if (!k->container[0])
         return err_set(err, -EINVAL, "deployment %s/%s: container without a name", k->ns, k->name);
@@ -202,7 +192,7 @@ static int op_prepare(void *self, char *err)
             }
             const char *run = kube_label(clone, KUBE_LABEL_RUN);
             if (run)
-                kube__plat_copy(k->run_id, sizeof(k->run_id), run);
+                kube_copy_field(k->run_id, sizeof(k->run_id), run);
             k->clone_exists = true;
         } else if (rc != -ENOENT) {
             goto out;
@@ -268,7 +258,7 @@ static int op_wait_ready(void *self, int64_t timeout_us, volatile sig_atomic_t *
     int rc = a->wait_ready(k, timeout_us, stop, fail, err);
     /* The ready pod is the one the next CPU/memory-only variant resizes. */
     if (rc == 0 && strcmp(k->rz_pod, k->pod) != 0) {
-        kube__plat_copy(k->rz_pod, sizeof(k->rz_pod), k->pod);
+        kube_copy_field(k->rz_pod, sizeof(k->rz_pod), k->pod);
         k->rz_uid[0] = '\0';
     }
     return rc;
@@ -391,20 +381,20 @@ int kube_platform_new(const struct kube_platform_config *cfg, struct platform *o
     k->port = cfg->port;
     k->poll_us = cfg->poll_interval_us > 0 ? cfg->poll_interval_us : 500000;
     k->stop_timeout_us = cfg->stop_timeout_us > 0 ? cfg->stop_timeout_us : 60000000;
-    if (kube__plat_copy(k->ns, sizeof(k->ns), cfg->ns) ||
-        kube__plat_copy(k->name, sizeof(k->name), cfg->deployment) ||
-        kube__plat_copy(k->container, sizeof(k->container), cfg->container) ||
-        kube__plat_copy(k->workers_env, sizeof(k->workers_env),
+    if (kube_copy_field(k->ns, sizeof(k->ns), cfg->ns) ||
+        kube_copy_field(k->name, sizeof(k->name), cfg->deployment) ||
+        kube_copy_field(k->container, sizeof(k->container), cfg->container) ||
+        kube_copy_field(k->workers_env, sizeof(k->workers_env),
                         cfg->workers_env && cfg->workers_env[0] ? cfg->workers_env : "WORKERS") ||
         (cfg->target && strcmp(cfg->target, "pod") != 0 &&
-         kube__plat_copy(k->target, sizeof(k->target), cfg->target))) {
+         kube_copy_field(k->target, sizeof(k->target), cfg->target))) {
         free(k);
         return err_set(err, -EINVAL, "kube platform: a name or the target is too long");
     }
     kube_platform_clone_name(k->name, k->clone);
     kube_platform_clone_label(k->name, k->clone_label);
     if (cfg->run_id && cfg->run_id[0]) {
-        if (kube__plat_copy(k->run_id, sizeof(k->run_id), cfg->run_id)) {
+        if (kube_copy_field(k->run_id, sizeof(k->run_id), cfg->run_id)) {
             free(k);
             return err_set(err, -EINVAL, "kube platform: run id too long");
         }

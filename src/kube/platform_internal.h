@@ -86,9 +86,6 @@ struct kplat {
 /* The Deployment the variants run in: the clone, or the original in place. */
 const char *kube__plat_target(const struct kplat *k);
 
-/* Copies src (NULL: "") into dst of len bytes. -EINVAL when it does not fit. */
-int kube__plat_copy(char *dst, size_t len, const char *src);
-
 void kube__plat_sleep_us(int64_t us);
 
 /* "k=v,k2=v2" from Deployment d's spec.selector.matchLabels into buf (len bytes). Returns 0,

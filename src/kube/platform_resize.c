@@ -127,7 +127,7 @@ static int pick_pod(struct kplat *k, char *err)
         struct kube_pod_info pi;
         kube_pod_info_read(p, k->container, &pi);
         if (pi.ready && !pi.deleting && pi.pod_ip[0] && strcmp(pi.phase, "Running") == 0) {
-            kube__plat_copy(k->rz_pod, sizeof(k->rz_pod), pi.name);
+            kube_copy_field(k->rz_pod, sizeof(k->rz_pod), pi.name);
             break;
         }
     }
@@ -183,7 +183,7 @@ bool kube__resize_fits(struct kplat *k, const struct variant *v, char *why)
         ok = true;
         if (uid && strcmp(k->rz_uid, uid) != 0) {
             /* A pod we have not resized yet: what it runs with now is what restore puts back. */
-            kube__plat_copy(k->rz_uid, sizeof(k->rz_uid), uid);
+            kube_copy_field(k->rz_uid, sizeof(k->rz_uid), uid);
             cJSON_Delete(k->rz_resources);
             k->rz_resources = cJSON_Duplicate(res, 1);
             if (!k->rz_resources)
@@ -455,8 +455,8 @@ static int resize_wait(void *self, int64_t timeout_us, volatile sig_atomic_t *st
                 return resize_failed(fail, PLATFORM_FAIL_APPLY, -EIO, err,
                                      "resize not applied by the kubelet: %s", s.error_msg);
             if (!s.pending[0] && !s.in_progress && s.applied && pi.ready && pi.pod_ip[0]) {
-                kube__plat_copy(k->pod, sizeof(k->pod), k->rz_pod);
-                kube__plat_copy(k->pod_ip, sizeof(k->pod_ip), pi.pod_ip);
+                kube_copy_field(k->pod, sizeof(k->pod), k->rz_pod);
+                kube_copy_field(k->pod_ip, sizeof(k->pod_ip), pi.pod_ip);
                 log_info("kube.platform.ready",
                          "deployment=%s/%s variant=%s pod=%s ip=%s "
                          "resized_ms=%lld",

@@ -138,8 +138,8 @@ static int scan_pods(struct kplat *k, const cJSON *d, struct pod_scan *s, char *
             s->unschedulable = true;
         if (pi.ready && pi.pod_ip[0] && !s->ready) {
             s->ready = true;
-            kube__plat_copy(s->pod, sizeof(s->pod), pi.name);
-            kube__plat_copy(s->ip, sizeof(s->ip), pi.pod_ip);
+            kube_copy_field(s->pod, sizeof(s->pod), pi.name);
+            kube_copy_field(s->ip, sizeof(s->ip), pi.pod_ip);
         }
     }
     cJSON_Delete(list);
@@ -208,8 +208,8 @@ int kube__plat_wait_ready(void *self, int64_t timeout_us, volatile sig_atomic_t 
         }
         if (rc == 0) {
             if (state == KUBE_ROLLOUT_DONE && s.ready) {
-                kube__plat_copy(k->pod, sizeof(k->pod), s.pod);
-                kube__plat_copy(k->pod_ip, sizeof(k->pod_ip), s.ip);
+                kube_copy_field(k->pod, sizeof(k->pod), s.pod);
+                kube_copy_field(k->pod_ip, sizeof(k->pod_ip), s.ip);
                 log_info("kube.platform.ready", "deployment=%s/%s variant=%s pod=%s ip=%s", k->ns,
                          kube__plat_target(k), k->v->spec, k->pod, k->pod_ip);
                 return 0;
