@@ -4,7 +4,7 @@
 # capacity search (rps, interval, steps) read back from state.json beside the second row's.
 set -u
 . "$ROOT/tests/integration/lib/operator_e2e.sh"
-e2e_setup --metrics-window 1
+e2e_setup --metrics-window 1.5
 cap_profile_apply
 
 t0=$SECONDS
