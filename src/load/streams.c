@@ -41,6 +41,9 @@ struct run {
     struct profile prod; /* the producers as a request load (borrows from p) */
     struct plan plan;
     bool have_plan;
+    bool have_su;       /* su's control is initialized */
+    struct stream_ctl ctl; /* what the threads were last asked */
+    uint64_t win_lo, win_hi;
     unsigned nthreads;
     struct stream_thread **threads;
     int64_t mem_idle, mem_active; /* bytes per stream, -1: not measured */
@@ -152,8 +155,8 @@ static int setup_producers(struct run *r, char *err)
             before = r->plan.segs[i].cum0;
             break;
         }
-    su->win_lo = (uint64_t)floor(before + 0.5);
-    su->win_hi = su->commands;
+    r->win_lo = (uint64_t)floor(before + 0.5);
+    r->win_hi = su->commands;
     return 0;
 }
 
@@ -189,10 +192,9 @@ static int start_threads(struct run *r, char *err)
     /* Stream threads take no signals (SIGINT reaches the caller; SIGPIPE stays blocked). */
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, &old);
-    for (unsigned i = 0, first = 0; i < r->nthreads && !rc; i++) {
+    for (unsigned i = 0; i < r->nthreads && !rc; i++) {
         unsigned n = count / r->nthreads + (i < count % r->nthreads ? 1u : 0u);
-        rc = stream_thread_start(&r->su, first, n, &r->threads[i], err);
-        first += n;
+        rc = stream_thread_start(&r->su, i, r->nthreads, n, &r->threads[i], err);
     }
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (rc)
@@ -216,9 +218,15 @@ static int start_threads(struct run *r, char *err)
 static void ramp(struct run *r)
 {
     int64_t start = stream_now_ns();
-    int64_t limit = start + r->su.ramp_ns + (int64_t)r->su.timeout_s * 1000000000LL + WATCH_NS;
+    int64_t ramp_ns = r->ps->ramp_us * 1000;
+    int64_t limit = start + ramp_ns + (int64_t)r->su.timeout_s * 1000000000LL + WATCH_NS;
     r->rss0 = rss_bytes();
-    atomic_store_explicit(&r->su.start_ns, start, memory_order_release);
+    r->ctl.ramp_start_ns = start;
+    r->ctl.ramp_ns = ramp_ns;
+    r->ctl.ramp_from = 0;
+    r->ctl.ramp_to = r->ps->count;
+    r->ctl.ramp_id = 1;
+    stream_setup_control(&r->su, &r->ctl);
     for (;;) {
         struct stream_progress sum;
         progress_sum(r, &sum);
@@ -333,7 +341,7 @@ static int run_load(struct run *r, struct timespec t0, struct load_result *out, 
  * stream has every window command's frame, or the timeout passes), then closes the streams. */
 static void drain_and_close(struct run *r)
 {
-    atomic_store_explicit(&r->su.drain, 1, memory_order_release);
+    atomic_store_explicit(&r->su.drain, r->ctl.win_id, memory_order_release);
     if (r->ps->producers && r->ps->fanout_all && r->su.match) {
         int64_t limit = r->p->timeout_us > 0 ? r->p->timeout_us * 1000 : DRAIN_MAX_NS;
         int64_t until = stream_now_ns() + (limit < DRAIN_MAX_NS ? limit : DRAIN_MAX_NS);
@@ -371,7 +379,7 @@ static int finish(struct run *r, struct load_result *out, char *err)
     sr->threads = r->nthreads;
     sr->fanout_all = r->ps->fanout_all;
     sr->matched = r->su.match != NULL;
-    sr->commands = r->su.win_hi - r->su.win_lo;
+    sr->commands = r->win_hi - r->win_lo;
     sr->mem_idle_per_stream = r->mem_idle;
     sr->mem_active_per_stream = r->mem_active;
     out->streams = sr;
@@ -400,14 +408,10 @@ int streams_run(const struct load_opts *o, struct load_result *out, char *err)
     r.su.fanout_all = r.ps->fanout_all;
     r.su.subscribe = r.ps->subscribe;
     r.su.subscribe_len = r.ps->subscribe_len;
-    r.su.ramp_ns = r.ps->ramp_us * 1000;
-    r.su.measure_ns = r.p->warmup_us * 1000;
-    r.su.end_ns = (r.p->warmup_us + r.p->duration_us) * 1000;
     r.su.timeout_s = r.p->timeout_us > 0 ? (unsigned)((r.p->timeout_us + 999999) / 1000000) : 30;
-    atomic_init(&r.su.start_ns, 0);
-    atomic_init(&r.su.load0_ns, 0);
-    atomic_init(&r.su.drain, 0);
-    atomic_init(&r.su.quit, 0);
+    if ((rc = stream_setup_init(&r.su, err)))
+        return rc;
+    r.have_su = true;
 
     if ((rc = setup_target(&r, err)))
         goto out;
@@ -429,6 +433,13 @@ int streams_run(const struct load_opts *o, struct load_result *out, char *err)
     int64_t t0_ns = stream_now_ns() + START_SLACK_NS;
     struct timespec t0 = {(time_t)(t0_ns / 1000000000LL), (long)(t0_ns % 1000000000LL)};
     atomic_store_explicit(&r.su.load0_ns, t0_ns, memory_order_release);
+    /* The one window: the producers' measured segment, or the profile's without them. */
+    r.ctl.win_id = 1;
+    r.ctl.measure_ns = t0_ns + (r.have_plan ? r.plan.measure_start_ns : r.p->warmup_us * 1000);
+    r.ctl.end_ns = t0_ns + (r.have_plan ? r.plan.end_ns : (r.p->warmup_us + r.p->duration_us) * 1000);
+    r.ctl.win_lo = r.win_lo;
+    r.ctl.win_hi = r.win_hi;
+    stream_setup_control(&r.su, &r.ctl);
     if (stopped(o) || sum.opened == 0) {
         /* Stopped, or no stream opened: commands would go nowhere; the failures say why. */
         if ((rc = empty_result(&r, out, err)))
@@ -451,6 +462,8 @@ out:
     }
     if (r.have_plan)
         plan_free(&r.plan);
+    if (r.have_su)
+        stream_setup_destroy(&r.su);
     if (rc && have_out)
         load_result_free(out);
     return rc;
