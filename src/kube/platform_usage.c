@@ -86,6 +86,7 @@ int kube__plat_usage_end(void *self, struct platform_usage *out, char *err)
     out->window_s = (double)(kube__now_ms() - k->t_begin_ms) / 1000.0;
     out->cpu_s = -1;
     out->peak_memory_bytes = -1;
+    out->memory_bytes = -1;
     rc = pod_now(k, &pi, err);
     if (rc == -ENOENT) {
         out->died = true;
@@ -110,6 +111,7 @@ int kube__plat_usage_end(void *self, struct platform_usage *out, char *err)
         double avg = k->sample_begin ? (cores + k->cores_begin) / 2 : cores;
         out->cpu_s = avg * out->window_s;
         out->peak_memory_bytes = k->sample_begin && k->mem_begin > mem ? k->mem_begin : mem;
+        out->memory_bytes = mem; /* the working set at the end sample */
         snprintf(out->note, sizeof(out->note),
                  "usage from metrics.k8s.io samples (%s), not a continuous measurement",
                  k->sample_begin ? "start and end of the window" : "end of the window");

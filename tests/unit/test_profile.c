@@ -272,7 +272,7 @@ static const struct bad_case bad_cases[] = {
     {"thresholds: { overloaded: { errors: 0.5% } }\n", "healthy.errors (1%) is above"},
     {"thresholds: 5\n", "thresholds: expected a mapping with 'healthy'"},
     {"thresholds: { healthy: 100ms }\n", "thresholds.healthy: expected a mapping"},
-    {"target: { users: 5, rps: 5 }\n", "target: give exactly one of 'users' or 'rps'"},
+    {"target: { users: 5, rps: 5 }\n", "target: give exactly one of 'users', 'rps' or 'streams'"},
     {"target: {}\n", "target: give exactly one of"},
     {"target: { users: 0 }\n", "target.users: expected a positive number"},
     {"target: 2000\n", "target: expected { users: N } or { rps: N }, got '2000'"},
