@@ -145,8 +145,13 @@ static int64_t due_of(struct stream_thread *t, uint64_t seq)
 }
 
 /* One whole frame (a WebSocket message or an event) of bytes payload bytes arrived. */
+static void window_begin(struct stream_thread *t, int64_t now);
+
 static void on_frame(struct stream_thread *t, struct stream *s, int matched, uint64_t seq)
 {
+    /* The window may have begun since the last tick: a frame must not wait for it. */
+    if (!t->measuring && t->ctl.measure_ns && !t->window_done && !t->quitting)
+        window_begin(t, stream_now_ns());
     if (!t->measuring)
         return;
     t->st.frames++;
@@ -563,6 +568,18 @@ static unsigned local_at(const struct stream_thread *t, unsigned g)
     return g <= t->idx ? 0 : (g - t->idx + t->nthreads - 1) / t->nthreads;
 }
 
+/* The measured window begins when its time has come: the streams open now are the ones that
+ * should get every window command's frame. */
+static void window_begin(struct stream_thread *t, int64_t now)
+{
+    if (now < t->ctl.measure_ns)
+        return;
+    t->measuring = 1;
+    getrusage(RUSAGE_THREAD, &t->ru0);
+    for (unsigned i = 0; i < t->n; i++)
+        t->streams[i].whole = t->streams[i].state == S_OPEN;
+}
+
 /* A new window: its figures start empty (the opens, failures and drops of the run are kept). */
 static void new_window(struct stream_thread *t)
 {
@@ -651,13 +668,8 @@ static void tick(lws_sorted_usec_list_t *sul)
         t->load0_ns = atomic_load_explicit(&su->load0_ns, memory_order_acquire);
     if (t->measuring && !t->window_done && now >= t->ctl.end_ns)
         window_end(t);
-    if (t->ctl.measure_ns && !t->measuring && !t->window_done && !t->quitting &&
-        now >= t->ctl.measure_ns) {
-        t->measuring = 1;
-        getrusage(RUSAGE_THREAD, &t->ru0);
-        for (unsigned i = 0; i < t->n; i++)
-            t->streams[i].whole = t->streams[i].state == S_OPEN;
-    }
+    if (t->ctl.measure_ns && !t->measuring && !t->window_done && !t->quitting)
+        window_begin(t, now);
     unsigned drain = atomic_load_explicit(&su->drain, memory_order_acquire);
     if (drain && drain == t->win_seen) {
         atomic_store_explicit(&t->pub_pending, pending(t), memory_order_relaxed);

@@ -22,6 +22,9 @@
 #define START_SLACK_NS (5 * 1000000LL)    /* time zero is this far ahead of its setting */
 #define CLOSE_WAIT_NS  (3000000000LL)     /* closing the streams above a smaller ramp */
 #define COLLECT_NS     (5000000000LL)     /* the threads publish a window within this */
+/* A window begins at least this far ahead, so that every stream thread (whose tick is 50 ms at
+ * most) has read it before its first command is due. */
+#define WINDOW_LEAD_NS (100 * 1000000LL)
 
 struct stream_session {
     struct streams__base b;
@@ -216,7 +219,7 @@ int stream_session_window(stream_session_t *s, int64_t warmup_us, int64_t window
     memset(out, 0, sizeof(*out));
     int64_t now = stream_now_ns();
     c->win_id++;
-    c->measure_ns = now + warmup_us * 1000;
+    c->measure_ns = now + (warmup_us * 1000 > WINDOW_LEAD_NS ? warmup_us * 1000 : WINDOW_LEAD_NS);
     c->end_ns = c->measure_ns + window_us * 1000;
     c->win_lo = c->win_hi = 0;
     if (matched) {

@@ -252,6 +252,7 @@ if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--port-file")
     ap.add_argument("--port", type=int, default=0)
+    ap.add_argument("marker", nargs="?", help="ignored: tests pass one to find the process")
     ap.add_argument("--stream-bytes", type=int, default=0)
     ap.add_argument("--max-streams", type=int, default=0)
     ap.add_argument("--delay-ms", type=float, default=0)
