@@ -608,7 +608,7 @@ static void take_control(struct stream_thread *t)
     t->ctl_seen = gen;
     if (t->ctl.ramp_id != t->ramp_seen) {
         t->ramp_seen = t->ctl.ramp_id;
-        t->next_open = local_at(t, t->ctl.ramp_from);
+        t->next_open = 0;
         for (unsigned j = local_at(t, t->ctl.ramp_to); j < t->n; j++)
             close_stream(&t->streams[j]);
     }
@@ -626,23 +626,27 @@ static void take_control(struct stream_thread *t)
     }
 }
 
-/* Opens the ramp's streams that are due by now. A slot still closing from a smaller ramp is
- * waited for. */
+/* Opens the ramp's streams that are due by now: the new ones [from, to) evenly over the ramp,
+ * and at its start any below `from` that a previous ramp opened and the server dropped (or
+ * that failed to open), so that `to` streams are asked for again. A slot still closing from a
+ * smaller ramp is waited for. */
 static void ramp_open(struct stream_thread *t, int64_t now)
 {
     const struct stream_ctl *c = &t->ctl;
-    if (!c->ramp_start_ns || c->ramp_to <= c->ramp_from)
+    if (!c->ramp_start_ns)
         return;
-    double span = (double)(c->ramp_to - c->ramp_from);
+    double span = c->ramp_to > c->ramp_from ? (double)(c->ramp_to - c->ramp_from) : 1;
     while (t->next_open < t->n) {
         unsigned g = t->next_open * t->nthreads + t->idx;
         struct stream *s = &t->streams[t->next_open];
-        if (g >= c->ramp_to ||
+        if (g >= c->ramp_to)
+            break;
+        if (g >= c->ramp_from &&
             c->ramp_start_ns + (int64_t)((double)c->ramp_ns * (g - c->ramp_from) / span) > now)
             break;
-        if (s->state == S_CONNECTING || s->state == S_CLOSING)
+        if (s->state == S_CLOSING)
             break;
-        if (s->state != S_OPEN)
+        if (s->state != S_OPEN && s->state != S_CONNECTING)
             open_stream(t, s);
         t->next_open++;
     }

@@ -25,8 +25,9 @@
  * the streams i, i + k, i + 2k ..., so a ramp spreads evenly over the threads. */
 struct stream_ctl {
     /* The ramp: streams [0, ramp_to) should be open; [ramp_from, ramp_to) open evenly over
-     * ramp_ns from ramp_start_ns (stream g at start + (g - from) x ramp / (to - from)); open
-     * streams at ramp_to and above are closed (not counted as drops). ramp_start_ns 0: none. */
+     * ramp_ns from ramp_start_ns (stream g at start + (g - from) x ramp / (to - from)), those
+     * below ramp_from that are not open (dropped, failed) at its start; open streams at
+     * ramp_to and above are closed (not counted as drops). ramp_start_ns 0: none. */
     int64_t ramp_start_ns, ramp_ns;
     unsigned ramp_from, ramp_to;
     unsigned ramp_id; /* a new value is a new ramp */

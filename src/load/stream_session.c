@@ -132,21 +132,23 @@ int stream_session_resize(stream_session_t *s, unsigned n, int64_t ramp_us, char
                        s->o.max_streams);
     streams__progress(&s->b, &before);
     struct stream_ctl *c = &s->b.ctl;
-    bool grow = n > s->asked;
-    c->ramp_from = grow ? s->asked : n;
+    c->ramp_from = n > s->asked ? s->asked : n;
     c->ramp_to = n;
     c->ramp_start_ns = start;
-    c->ramp_ns = grow && ramp_us > 0 ? ramp_us * 1000 : 0;
+    c->ramp_ns = ramp_us > 0 ? ramp_us * 1000 : 0;
     c->ramp_id++;
     stream_setup_control(&s->b.su, c);
-    uint64_t want = grow ? n - s->asked : 0;
-    int64_t limit = grow ? start + c->ramp_ns + (int64_t)s->b.su.timeout_s * 1000000000LL + WATCH_NS
-                         : start + CLOSE_WAIT_NS;
+    /* Every stream below n that is not open is opened (again): the new ones and any the server
+     * dropped or refused before. */
+    uint64_t want = n > before.open_now ? n - before.open_now : 0;
+    int64_t limit = start + c->ramp_ns + (int64_t)s->b.su.timeout_s * 1000000000LL + WATCH_NS;
+    if (limit < start + CLOSE_WAIT_NS)
+        limit = start + CLOSE_WAIT_NS;
     s->asked = n;
     for (;;) {
         streams__progress(&s->b, &now);
         uint64_t done = now.opened + now.failed - before.opened - before.failed;
-        if ((grow ? done >= want : now.open_now <= n) || stream_now_ns() > limit || stopped(s))
+        if ((done >= want && now.open_now <= n) || stream_now_ns() > limit || stopped(s))
             break;
         sleep_ns(WATCH_NS);
     }

@@ -25,6 +25,11 @@
 #define DRAIN_MAX_US (10LL * 1000000)
 /* The session's producers are scheduled for the variant's time plus this much. */
 #define SESSION_SLACK_US (60LL * 1000000)
+/* After a failed step the app may still be fanning out its backlog, and the next step would
+ * measure the backlog, not the app: the streams go back to the highest count that passed and
+ * are held in short windows until one meets the SLO, for at most SETTLE_MAX_S. */
+#define SETTLE_WINDOW_US (500LL * 1000)
+#define SETTLE_MAX_S     10.0
 
 _Static_assert(1 + PROFILE_MAX_SEARCH_STEPS <= STREAM_CAP_MAX_STEPS,
                "a variant's steps must fit in stream_capacity.steps");
@@ -127,26 +132,36 @@ static int run_step(struct scap_ctx *x, unsigned n, struct stream_cap_step *st, 
     if (sweep__stopped(c->o))
         return 0;
     sweep__progress(c, SWEEP_PHASE_MEASURE, NULL);
-    if (pl->ops->usage_begin(pl->self, err) != 0)
-        log_warn("sweep.usage", "variant=%s phase=begin error=\"%s\"", spec, err);
-    rc = stream_session_window(x->ss, 0, se->window_us, drain_us(x->p), &w, err);
-    if (rc == -ECANCELED)
-        return 0;
-    if (rc)
-        return rc;
-    memset(&u, 0, sizeof(u));
-    if (pl->ops->usage_end(pl->self, &u, err) == 0)
-        have_u = true;
-    else
-        log_warn("sweep.usage", "variant=%s phase=end error=\"%s\"", spec, err);
-    c->load_s += (double)(se->warmup_us + se->window_us) / 1e6;
-
-    fill_step(st, n, &w, &u, have_u);
-    enum search_outcome oc = stream_search_judge(st, &x->p->slo, &st->why);
-    if (have_u && (u.oom_killed || u.died)) {
-        oc = SEARCH_FAIL;
-        st->why = u.oom_killed ? STREAM_LIMIT_MEMORY : STREAM_LIMIT_DIED;
-        x->died = true;
+    enum search_outcome oc = SEARCH_PASS;
+    c->load_s += (double)se->warmup_us / 1e6;
+    /* A window that misses the delivery objective (or loses frames) is measured once more
+     * before it is believed: on a shared host one scheduling hiccup in a short window can
+     * push a p95 over, and a count the variant holds would be judged beyond its capacity. */
+    for (unsigned attempt = 0; attempt < 2; attempt++) {
+        if (pl->ops->usage_begin(pl->self, err) != 0)
+            log_warn("sweep.usage", "variant=%s phase=begin error=\"%s\"", spec, err);
+        rc = stream_session_window(x->ss, 0, se->window_us, drain_us(x->p), &w, err);
+        if (rc == -ECANCELED)
+            return 0;
+        if (rc)
+            return rc;
+        memset(&u, 0, sizeof(u));
+        have_u = pl->ops->usage_end(pl->self, &u, err) == 0;
+        if (!have_u)
+            log_warn("sweep.usage", "variant=%s phase=end error=\"%s\"", spec, err);
+        c->load_s += (double)se->window_us / 1e6;
+        fill_step(st, n, &w, &u, have_u);
+        oc = stream_search_judge(st, &x->p->slo, &st->why);
+        if (have_u && (u.oom_killed || u.died)) {
+            oc = SEARCH_FAIL;
+            st->why = u.oom_killed ? STREAM_LIMIT_MEMORY : STREAM_LIMIT_DIED;
+            x->died = true;
+        }
+        if (oc != SEARCH_FAIL || x->died || sweep__stopped(c->o) ||
+            (st->why != STREAM_LIMIT_DELIVERY_P95 && st->why != STREAM_LIMIT_MISSING))
+            break;
+        log_info("sweep.stream_confirm", "variant=%s streams=%u missed=%s", spec, n,
+                 stream_limit_name(st->why));
     }
     st->pass = oc == SEARCH_PASS;
     if (st->open > x->high_water || n == 0) {
@@ -173,6 +188,27 @@ static int run_step(struct scap_ctx *x, unsigned n, struct stream_cap_step *st, 
              : oc == SEARCH_GEN_LIMITED ? "generator"
                                         : stream_limit_name(st->why));
     return 0;
+}
+
+static void settle(struct scap_ctx *x, unsigned low)
+{
+    double until = sweep__now() + SETTLE_MAX_S;
+    char err[ERR_LEN];
+
+    if (stream_session_resize(x->ss, low, 0, err) != 0)
+        return;
+    x->asked = low;
+    while (sweep__now() < until && !sweep__stopped(x->c->o)) {
+        struct stream_window w;
+        struct stream_cap_step st;
+        if (stream_session_window(x->ss, 0, SETTLE_WINDOW_US, drain_us(x->p), &w, err) != 0)
+            return;
+        fill_step(&st, low, &w, NULL, false);
+        if (stream_search_judge(&st, &x->p->slo, NULL) == SEARCH_PASS)
+            return;
+    }
+    log_info("sweep.stream_settle", "variant=%s streams=%u result=\"still behind after %.0f s\"",
+             x->c->s->rows[x->c->index].variant.spec, low, SETTLE_MAX_S);
 }
 
 static struct stream_cap_step *next_step(struct stream_capacity *cap)
@@ -208,6 +244,8 @@ static int search_streams(struct scap_ctx *x, struct search *s, char *err)
             st->pass ? SEARCH_PASS
                      : (st->why == STREAM_LIMIT_GENERATOR ? SEARCH_GEN_LIMITED : SEARCH_FAIL);
         search_record(s, (double)n, oc, stream_search_as_capacity(st->why));
+        if (!st->pass && !x->died && !sweep__stopped(x->c->o))
+            settle(x, s->low > 0 ? (unsigned)s->low : 0);
     }
     if (!s->done)
         search_out_of_time(s);
