@@ -104,9 +104,9 @@ struct profile {
     int64_t duration_us;
     int64_t warmup_us;
     int64_t timeout_us;
-    double per_user_rps; /* to estimate active users from throughput */
-    double target_users; /* target: { users: N }; 0 when absent */
-    double target_rps;   /* target: { rps: N }; 0 when absent */
+    double per_user_rps;   /* to estimate active users from throughput */
+    double target_users;   /* target: { users: N }; 0 when absent */
+    double target_rps;     /* target: { rps: N }; 0 when absent */
     double target_streams; /* target: { streams: N }; 0 when absent */
     struct profile_thresholds thresholds;
     struct profile_search search;
@@ -117,7 +117,7 @@ struct profile {
     size_t nstages;
     struct profile_request *requests; /* owned array, at least one */
     size_t nrequests;
-    unsigned given; /* PROFILE_GIVEN_* bits; 0 for the built-in default */
+    unsigned given;                  /* PROFILE_GIVEN_* bits; 0 for the built-in default */
     struct profile_streams *streams; /* owned: streams: and producers:, NULL when absent */
 };
 

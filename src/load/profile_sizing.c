@@ -120,8 +120,8 @@ static int load_slo(struct profile__ctx *c, const yaml_node_t *map, struct profi
     if (!rc && v[SL_ERRORS])
         rc = profile__get_percent(c, v[SL_ERRORS], "slo.errors", &p->slo.errors);
     if (!rc && v[SL_DELIVERY_P95])
-        rc = profile__get_duration(c, v[SL_DELIVERY_P95], "slo.delivery_p95", false,
-                                   MAX_TIMEOUT_US, &p->slo.delivery_p95_us);
+        rc = profile__get_duration(c, v[SL_DELIVERY_P95], "slo.delivery_p95", false, MAX_TIMEOUT_US,
+                                   &p->slo.delivery_p95_us);
     if (rc)
         return rc;
     if (p->slo.p99_us > 0 && p->slo.p99_us < p->slo.p95_us) {

@@ -18,10 +18,10 @@
 #include "load/stream_client.h"
 #include "load/streams_int.h"
 
-#define WATCH_NS       (10 * 1000000LL)   /* how often a wait looks at the threads */
-#define START_SLACK_NS (5 * 1000000LL)    /* time zero is this far ahead of its setting */
-#define CLOSE_WAIT_NS  (3000000000LL)     /* closing the streams above a smaller ramp */
-#define COLLECT_NS     (5000000000LL)     /* the threads publish a window within this */
+#define WATCH_NS       (10 * 1000000LL) /* how often a wait looks at the threads */
+#define START_SLACK_NS (5 * 1000000LL)  /* time zero is this far ahead of its setting */
+#define CLOSE_WAIT_NS  (3000000000LL)   /* closing the streams above a smaller ramp */
+#define COLLECT_NS     (5000000000LL)   /* the threads publish a window within this */
 /* A window begins at least this far ahead, so that every stream thread (whose tick is 50 ms at
  * most) has read it before its first command is due. */
 #define WINDOW_LEAD_NS (100 * 1000000LL)
@@ -31,7 +31,7 @@ struct stream_session {
     struct stream_session_opts o;
     struct profile prof; /* the user's, with the session's schedule (borrows every pointer) */
     int64_t t0_ns;
-    unsigned asked; /* streams asked for by the last resize */
+    unsigned asked;           /* streams asked for by the last resize */
     struct stream_stats prev; /* the counters at the previous window's collection */
     /* The producers' thread. */
     volatile sig_atomic_t prod_stop;

@@ -93,9 +93,9 @@ struct platform_usage {
     uint64_t cpu_throttled_periods; /* periods in which the variant was throttled */
     double cpu_throttled_s;         /* time its processes waited throttled */
     unsigned restarts;              /* processes / containers restarted during the window */
-    bool oom_killed;    /* the OOM killer fired in the variant during the window */
-    bool died;          /* the variant stopped running during the window */
-    char note[ERR_LEN]; /* what could not be read, if anything; "" when all was read */
+    bool oom_killed;                /* the OOM killer fired in the variant during the window */
+    bool died;                      /* the variant stopped running during the window */
+    char note[ERR_LEN];             /* what could not be read, if anything; "" when all was read */
 };
 
 struct platform_ops {

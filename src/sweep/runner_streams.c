@@ -70,9 +70,8 @@ static int64_t ramp_us(const struct scap_ctx *x, unsigned from, unsigned to)
 static bool time_for(const struct scap_ctx *x, unsigned n)
 {
     const struct profile_search *se = &x->p->search;
-    double need = (double)(ramp_us(x, x->asked, n) + se->warmup_us + se->window_us +
-                           drain_us(x->p)) /
-                  1e6;
+    double need =
+        (double)(ramp_us(x, x->asked, n) + se->warmup_us + se->window_us + drain_us(x->p)) / 1e6;
     return x->c->variant_deadline <= 0 || sweep__now() + need <= x->c->variant_deadline;
 }
 
@@ -184,7 +183,7 @@ static int run_step(struct scap_ctx *x, unsigned n, struct stream_cap_step *st, 
              spec, c->step, n, (unsigned long long)st->open, (double)st->delivery_p95_us / 1e3,
              (unsigned long long)st->dropped, (unsigned long long)st->missing,
              (long long)st->memory_bytes,
-             st->pass                 ? "pass"
+             st->pass                   ? "pass"
              : oc == SEARCH_GEN_LIMITED ? "generator"
                                         : stream_limit_name(st->why));
     return 0;

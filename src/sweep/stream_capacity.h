@@ -32,14 +32,14 @@ enum stream_limit {
 #define STREAM_CAP_FLAG_NONE_PASSED (1u << 2)
 
 struct stream_cap_step {
-    unsigned streams;     /* asked for (0: the zero point, before any stream) */
-    uint64_t open;        /* open at the window's end */
-    uint64_t opened;      /* opened by this step's ramp */
-    uint64_t failed;      /* could not be opened */
-    uint64_t dropped;     /* ended by the server or the network during the step */
-    uint64_t frames;      /* received in the window and its drain */
-    uint64_t missing;     /* fanout all: window commands a whole-window stream never got */
-    uint64_t expected;    /* fanout all: window commands x whole-window streams */
+    unsigned streams;  /* asked for (0: the zero point, before any stream) */
+    uint64_t open;     /* open at the window's end */
+    uint64_t opened;   /* opened by this step's ramp */
+    uint64_t failed;   /* could not be opened */
+    uint64_t dropped;  /* ended by the server or the network during the step */
+    uint64_t frames;   /* received in the window and its drain */
+    uint64_t missing;  /* fanout all: window commands a whole-window stream never got */
+    uint64_t expected; /* fanout all: window commands x whole-window streams */
     uint64_t delivery_samples;
     uint64_t delivery_p50_us, delivery_p95_us, delivery_p99_us;
     double cpu_cores;     /* the variant's mean cores in the window; < 0 unknown */

@@ -97,8 +97,8 @@ static enum stream_limit limit_of(const struct stream_capacity *cap, const struc
     case CAPACITY_LIMIT_NONE:
         return STREAM_LIMIT_NONE;
     default: {
-        const struct stream_cap_step *hi = s->high > 0 ? step_at(cap, (unsigned)s->high, false)
-                                                       : NULL;
+        const struct stream_cap_step *hi =
+            s->high > 0 ? step_at(cap, (unsigned)s->high, false) : NULL;
         return hi ? hi->why : STREAM_LIMIT_DELIVERY_P95;
     }
     }

@@ -16,8 +16,8 @@
 
 #define MS 1000
 
-static const struct profile_slo SLO = {.p95_us = 100 * MS, .errors = 0.01,
-                                       .delivery_p95_us = 200 * MS};
+static const struct profile_slo SLO = {
+    .p95_us = 100 * MS, .errors = 0.01, .delivery_p95_us = 200 * MS};
 
 static struct stream_cap_step held(unsigned n, uint64_t p95_us)
 {
@@ -88,8 +88,8 @@ static void test_memory_fit(void **state)
     for (size_t i = 0; i < 5; i++) {
         steps[i] = held(n[i], 0);
         /* 41 KiB per stream on a 180 MiB base, +-64 KiB of noise. */
-        steps[i].memory_bytes = 180LL * 1048576 + (int64_t)n[i] * 41 * 1024 +
-                                (i % 2 ? 65536 : -65536);
+        steps[i].memory_bytes =
+            180LL * 1048576 + (int64_t)n[i] * 41 * 1024 + (i % 2 ? 65536 : -65536);
         steps[i].memory_point = i < 4; /* the last came after a shrink: not a new high */
     }
     steps[4].memory_bytes = 1; /* would wreck the line if it were used */
@@ -113,8 +113,7 @@ static void test_memory_fit(void **state)
 /* A synthetic server: delivery p95 = 20 ms + 1 ms per 10 streams, refuses streams above
  * max_open (0: none), 50 KiB per stream on a 100 MiB base. Runs the search as the runner
  * does (zero point first) and finishes the capacity. */
-static void run(unsigned count, unsigned max_open, unsigned max_steps,
-                struct stream_capacity *cap)
+static void run(unsigned count, unsigned max_open, unsigned max_steps, struct stream_capacity *cap)
 {
     struct search s;
     struct search_opts o = {.start_rps = count / 16 ? count / 16 : 1,
