@@ -18,10 +18,11 @@
 #include "load/profile.h"
 #include "load/profile_override.h"
 #include "load/report.h"
+#include "load/report_html.h"
 #include "load/result.h"
 
 struct lt_args {
-    const char *url, *profile, *out;
+    const char *url, *profile, *out, *html;
     int json, insecure;
     struct profile_override ov;
     unsigned threads, max_connections;
@@ -46,6 +47,8 @@ static const struct cli_flag flags[] = {
     {"json", NULL, NULL, "print the JSON report instead of the text one", cli_set_switch, ARG(json),
      0, 0},
     {"out", "FILE", "standard output", "write the report to FILE", cli_set_string, ARG(out), 1, 0},
+    {"html", "FILE", NULL, "also write a self-contained page with the numbers over time to FILE",
+     cli_set_string, ARG(html), 1, 0},
     LT_WORKER_FLAGS(struct lt_args, worker),
     CLI_FLAGS_END,
 };
@@ -107,6 +110,24 @@ static int write_report(const struct lt_args *a, const struct load_result *r,
     if (rc)
         fprintf(stderr, "sizeup loadtest: cannot write the report to %s\n",
                 a->out ? a->out : "stdout");
+    return rc;
+}
+
+/* The page of --html: written beside the report, never instead of it. */
+static int write_html(const char *path, const struct load_result *r, const struct profile *p)
+{
+    char err[ERR_LEN] = "", eb[128];
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        fprintf(stderr, "sizeup loadtest: cannot write %s: %s\n", path,
+                err_str(errno, eb, sizeof(eb)));
+        return -EIO;
+    }
+    int rc = report_html(f, r, p, err);
+    if (fclose(f) != 0 && !rc)
+        rc = err_set(err, -EIO, "write error");
+    if (rc)
+        fprintf(stderr, "sizeup loadtest: cannot write %s: %s\n", path, err);
     return rc;
 }
 
@@ -201,7 +222,7 @@ static int exec_loadtest(int argc, char **argv)
         load_result_free(&res);
         goto out;
     }
-    if (write_report(&a, &res, &prof) != 0)
+    if (write_report(&a, &res, &prof) != 0 || (a.html && write_html(a.html, &res, &prof) != 0))
         status = EXIT_RUNTIME;
     else
         status = res.verdict == VERDICT_HEALTHY ? EXIT_OK : EXIT_THRESHOLD;

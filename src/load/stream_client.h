@@ -15,6 +15,7 @@
 #include "core/err.h"
 #include "load/plan.h"
 #include "load/profile_streams.h"
+#include "load/series.h"
 #include "load/streams.h"
 #include "load/url.h"
 
@@ -116,5 +117,9 @@ const struct stream_stats *stream_thread_stats(const struct stream_thread *t,
  * published them yet. Borrowed from t, valid until the next collect. */
 const struct stream_stats *stream_thread_window(struct stream_thread *t, unsigned collect_id,
                                                 double *cpu_s /* OUT */);
+
+/* The delivery latency per interval of the commands' due times (origin: the measured window's
+ * start); valid once progress says done. Borrowed from t. */
+const struct series_rec *stream_thread_series(const struct stream_thread *t);
 
 #endif

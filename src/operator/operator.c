@@ -19,6 +19,8 @@
 #include "operator/job.h"
 #include "operator/loadjob.h"
 #include "operator/metrics.h"
+#include "operator/progress.h"
+#include "operator/progress_auth.h"
 #include "operator/resweep.h"
 
 #define TICK_MS           200
@@ -50,6 +52,9 @@ struct op {
     kube_config_t *cfg;
     struct metrics m;
     admin_t *admin;
+    progress_feed_t *feed; /* every running sweep's live numbers */
+    progress_srv_t *progress;
+    progress_auth_t *auth; /* with progress_public */
     char identity[254];
     char lease_ns[64];
     const char *lease_name;
@@ -108,6 +113,29 @@ static int hard_should_stop(void *ctx)
 {
     struct op *op = ctx;
     return op->hard_stop != 0;
+}
+
+/* The admin server with the progress page: loopback only, or (progress_public) anywhere for
+ * the readers a TokenReview and a SubjectAccessReview accept. */
+static int start_admin(struct op *op, const char *addr, char *err)
+{
+    struct progress_srv_opts po = {0};
+    int rc = progress_feed_new(&op->feed);
+    if (rc)
+        return err_set(err, rc, "out of memory");
+    po.feed = op->feed;
+    po.loopback_only = true;
+    if (op->o->progress_public) {
+        if ((rc = progress_auth_new(op->cfg, &op->auth, err)))
+            return rc;
+        po.public_ = true;
+        po.auth = progress_auth_check;
+        po.auth_ud = op->auth;
+    }
+    if ((rc = progress_srv_new(&po, &op->progress, err)))
+        return rc;
+    log_info("progress.serve", "public=%d", op->o->progress_public ? 1 : 0);
+    return admin_start(addr, &op->m, op->progress, &op->admin, err);
 }
 
 static int new_client(struct op *op, kube_stop_fn stop, long request_timeout_ms, int attempts,
@@ -494,7 +522,7 @@ static void *worker_thread(void *arg)
     struct worker_arg *wa = arg;
     struct op *op = wa->op;
     int slot = wa->slot;
-    struct job_env env = {op->cfg, &op->m, op->identity, &op->hard_stop};
+    struct job_env env = {op->cfg, &op->m, op->identity, &op->hard_stop, op->feed};
     char err[ERR_LEN];
 
     free(wa);
@@ -710,7 +738,7 @@ int operator_run(const struct operator_opts *o, char *err)
                                                        : kube_config_namespace(op->cfg));
     const char *addr = o->admin_addr ? o->admin_addr : ADMIN_DEFAULT_ADDR;
     if (*addr && strcmp(addr, "off") != 0) {
-        rc = admin_start(addr, &op->m, &op->admin, err);
+        rc = start_admin(op, addr, err);
         if (rc)
             goto out;
     }
@@ -808,6 +836,8 @@ out:;
     }
     kube_client_free(resweep_client);
     admin_stop(op->admin);
+    progress_srv_free(op->progress);
+    progress_auth_free(op->auth);
     while (op->resweeps) {
         struct resweep_item *it = op->resweeps;
         op->resweeps = it->next;
@@ -824,6 +854,7 @@ out:;
     free(op->running);
     free(op->inf);
     cache_free(op->cache);
+    progress_feed_free(op->feed);
     kube_config_free(op->cfg);
     if (rc == 0)
         log_info("operator.shutdown", "event=done");

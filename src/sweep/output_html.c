@@ -7,8 +7,10 @@
 #include <string.h>
 
 #include "core/quantity.h"
+#include "load/report_html.h"
 #include "sweep/output.h"
 #include "sweep/output_int.h"
+#include "sweep/output_series.h"
 #include "sweep/output_set.h"
 
 #define W       760 /* chart width */
@@ -18,27 +20,7 @@
 
 static void esc(FILE *f, const char *s)
 {
-    for (; *s; s++) {
-        switch (*s) {
-        case '&':
-            fputs("&amp;", f);
-            break;
-        case '<':
-            fputs("&lt;", f);
-            break;
-        case '>':
-            fputs("&gt;", f);
-            break;
-        case '"':
-            fputs("&quot;", f);
-            break;
-        case '\'':
-            fputs("&#39;", f);
-            break;
-        default:
-            fputc(*s, f);
-        }
-    }
+    report_html_esc(f, s);
 }
 
 static const char *verdict_color(const struct output_doc *d, size_t i)
@@ -249,6 +231,8 @@ int output_report_html(FILE *f, const struct output_doc *d, char *err)
         bar_chart(f, d, "Throughput per variant (req/s)", "chart-throughput", 0);
         bar_chart(f, d, "P95 latency per variant", "chart-p95", 1);
         percentile_chart(f, d);
+        if (output_html_series(f, d, err) != 0)
+            return -EIO;
     }
 
     fputs("<h2>Results</h2>\n<p>", f);

@@ -73,6 +73,9 @@ struct sweep_row {
     /* Capacity mode with streams in the profile: the stream search (scap.searched), instead of
      * the request search. */
     struct stream_capacity scap;
+    /* Capacity mode: each measured step's series, in the order of cap.steps (report.html draws
+     * them one after another); owned, freed by sweep_free. */
+    struct load_series step_series[CAPACITY_MAX_STEPS];
 };
 
 struct sweep {
@@ -95,6 +98,9 @@ struct sweep_progress {
     double phase_s;         /* in a load phase: its planned length */
     double rps;             /* live, in load phases */
     uint64_t p95_us;        /* live, in load phases */
+    uint64_t requests;      /* live: completed in the current load phase so far */
+    uint64_t failed;        /* ... of which failed */
+    uint64_t streams_open;  /* live: streams open now (a profile with streams) */
     /* Capacity mode (0 / NULL in fixed mode): the step of this variant (1 is the probe), what
      * it is ("probe", "search", "repeat") and the open-loop rate it offers (0 for the probe). */
     unsigned step;
@@ -112,6 +118,8 @@ typedef void (*sweep_progress_fn)(void *ud, const struct sweep_progress *p);
  * away the next measurement. */
 typedef int (*sweep_row_done_fn)(void *ud, const struct sweep *s, size_t index, char *err);
 
+struct progress_feed;
+
 struct sweep_opts {
     struct platform *platform;           /* borrowed */
     const struct profile *profile;       /* borrowed */
@@ -123,6 +131,11 @@ struct sweep_opts {
     void *progress_ud;
     sweep_row_done_fn row_done; /* may be NULL */
     void *row_done_ud;
+    /* Live progress for the page and WebSocket feed (sweep/progress_feed.h): the runner takes
+     * a slot named feed_name for the sweep's length and publishes every progress snapshot to
+     * it, whether or not progress is set. NULL: none. Both borrowed. */
+    struct progress_feed *feed;
+    const char *feed_name;
     /* Real users share the target (a URL through a Service or ingress, or in-place mode): a
      * capacity search is refused unless the profile sets search.max_rps. */
     bool shared_target;

@@ -130,7 +130,11 @@ static int run_step(struct scap_ctx *x, unsigned n, struct stream_cap_step *st, 
         sleep_s(0.05);
     if (sweep__stopped(c->o))
         return 0;
-    sweep__progress(c, SWEEP_PHASE_MEASURE, NULL);
+    /* The live feed shows the streams this step holds. */
+    struct load_progress lp = {.phase = LOAD_PHASE_MEASURE,
+                               .phase_s = (double)se->window_us / 1e6,
+                               .streams_open = stream_session_open(x->ss)};
+    sweep__progress(c, SWEEP_PHASE_MEASURE, &lp);
     enum search_outcome oc = SEARCH_PASS;
     c->load_s += (double)se->warmup_us / 1e6;
     /* A window that misses the delivery objective (or loses frames) is measured once more

@@ -31,7 +31,8 @@ lint_ok() {
     fi
 }
 lint_ok "(defaults)"
-lint_ok "(namespaced, 2 replicas, ServiceMonitor)" --set 'watchNamespaces={shop,blog}' \
+lint_ok "(namespaced, 2 replicas, ServiceMonitor, progress.public)" --set 'watchNamespaces={shop,blog}' \
+    --set operator.progress.public=true \
     --set replicaCount=2 --set serviceMonitor.enabled=true
 
 # --- defaults: cluster-wide, one replica, no leader election, no ServiceMonitor.
@@ -96,6 +97,15 @@ render sm --set serviceMonitor.enabled=true --set serviceMonitor.labels.release=
 f="$tmp/sm.yaml"
 expect "serviceMonitor.enabled: a monitoring.coreos.com/v1 ServiceMonitor on the admin port" "$f" \
     '(lambda s: s["apiVersion"] == "monitoring.coreos.com/v1" and s["spec"]["endpoints"][0]["port"] == "admin" and s["spec"]["endpoints"][0]["path"] == "/metrics" and s["metadata"]["labels"]["release"] == "prom" and all(one("Service")["metadata"]["labels"].get(k) == v for k, v in s["spec"]["selector"]["matchLabels"].items()))(one("ServiceMonitor"))'
+
+# --- the progress page off loopback: the flag and the one review rule, nothing else.
+render progress --set operator.progress.public=true
+f="$tmp/progress.yaml"
+expect "operator.progress.public: --progress-public" "$f" '"--progress-public" in args'
+expect "operator.progress.public: one rule, create tokenreviews and subjectaccessreviews" "$f" \
+    '[c["rules"] for c in of("ClusterRole") if c["metadata"]["name"] == "sizeup-progress-auth"] == [[{"apiGroups": ["authentication.k8s.io", "authorization.k8s.io"], "resources": ["tokenreviews", "subjectaccessreviews"], "verbs": ["create"]}]] and [b["subjects"] for b in of("ClusterRoleBinding") if b["metadata"]["name"] == "sizeup-progress-auth"] == [[{"kind": "ServiceAccount", "name": "sizeup", "namespace": "sizeup"}]]'
+expect "default: no --progress-public and no review rule" "$tmp/default.yaml" \
+    '"--progress-public" not in args and all("tokenreviews" not in r["resources"] for c in of("ClusterRole") for r in c["rules"])'
 
 # --- other values flow through.
 render custom --set image.repository=registry.example/sizeup --set image.tag=dev \
