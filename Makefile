@@ -36,7 +36,7 @@ FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=build/fuzz/%)
 FUZZ_SECONDS ?= 20
 PREFIX  ?= /usr/local
 
-.PHONY: all test unit integration e2e deps-test fuzz fuzz-build lint bench demo clean format help reliability install
+.PHONY: all test unit integration e2e deps-test fuzz fuzz-build lint bench demo demo-streams clean format help reliability install
 all: $(BUILD)/sizeup
 
 help:
@@ -45,6 +45,7 @@ help:
 	@echo "               ASan+UBSan (what CI runs)"
 	@echo "make e2e       the end-to-end operator tests alone (fake API server, kubectl, helm)"
 	@echo "make demo      install what is missing, build, and sweep the bundled example app"
+	@echo "make demo-streams  the same for the live-board demo: stream capacity per variant"
 	@echo "make fuzz      libFuzzer targets, FUZZ_SECONDS each (default $(FUZZ_SECONDS))"
 	@echo "make bench     benchmarks in bench/, figures for bench/RESULTS.md"
 	@echo "make lint      banned functions and formatting"
@@ -146,6 +147,9 @@ bench: $(BUILD)/sizeup
 
 demo:
 	scripts/demo.sh
+
+demo-streams:
+	scripts/demo-streams.sh
 
 format:
 	clang-format -i $(shell find src tests/unit tests/kube tests/fuzz -name '*.[ch]')

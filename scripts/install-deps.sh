@@ -19,8 +19,9 @@ build_pkgs=(gcc make pkg-config libcurl4-openssl-dev libcjson-dev libyaml-dev li
 # stream tests' server is aiohttp, and python3-websockets a client no one here wrote).
 test_pkgs=(libcmocka-dev clang python3 python3-yaml openssl curl procps psmisc iproute2
            ca-certificates chromium gunicorn python3-flask python3-aiohttp python3-websockets)
-# Demo: the bundled example app is a Flask app served by gunicorn.
-demo_pkgs=(gunicorn python3-flask)
+# Demo: the bundled example app is a Flask app served by gunicorn; the live-board demo of
+# `make demo-streams` (examples/streams/board.py) an aiohttp app.
+demo_pkgs=(gunicorn python3-flask python3-aiohttp)
 # Benchmarks: the reference server and the peer load generators (node-ws: the stream bench's
 # fan-out server and the Node.js client it is compared with).
 bench_pkgs=(nginx-light wrk apache2-utils hey nodejs node-ws)

@@ -155,6 +155,7 @@ int kube__plat_usage_end(void *self, struct platform_usage *out, char *err)
     out->window_s = (double)(kube__now_ms() - k->t_begin_ms) / 1000.0;
     out->cpu_s = -1;
     out->peak_memory_bytes = -1;
+    out->memory_bytes = -1;
     rc = pod_now(k, &pi, err);
     if (rc == -ENOENT) {
         out->died = true;
@@ -178,6 +179,7 @@ int kube__plat_usage_end(void *self, struct platform_usage *out, char *err)
         return 0;
     }
     out->peak_memory_bytes = k->sample_begin && k->mem_begin > ms.bytes ? k->mem_begin : ms.bytes;
+    out->memory_bytes = ms.bytes; /* the working set at the end sample */
     /* The scrape the sample ends with happened before it was read, just now: within
      * milliseconds of the load's end. It began inside the window when its start, reckoned from
      * the whole-seconds timestamp (the scrape came up to a second later), is not before ours. */

@@ -710,21 +710,25 @@ static int load_thresholds(struct profile__ctx *c, const yaml_node_t *map, struc
     return 0;
 }
 
-enum { TG_USERS, TG_RPS, TG_N };
-static const char *const tg_keys[TG_N] = {"users", "rps"};
+enum { TG_USERS, TG_RPS, TG_STREAMS, TG_N };
+static const char *const tg_keys[TG_N] = {"users", "rps", "streams"};
 
 static int load_target(struct profile__ctx *c, const yaml_node_t *map, struct profile *p)
 {
     char gotbuf[64];
     yaml_node_t *v[TG_N];
     if (!profile__is_mapping(map))
-        return profile__fail(c, map, "target", "expected { users: N } or { rps: N }, got %s",
+        return profile__fail(c, map, "target",
+                             "expected { users: N }, { rps: N } or { streams: N }, got %s",
                              GOT(map));
     int rc = profile__fields(c, map, "target", tg_keys, TG_N, v);
     if (rc)
         return rc;
-    if (!v[TG_USERS] == !v[TG_RPS])
-        return profile__fail(c, map, "target", "give exactly one of 'users' or 'rps'");
+    if ((v[TG_USERS] != NULL) + (v[TG_RPS] != NULL) + (v[TG_STREAMS] != NULL) != 1)
+        return profile__fail(c, map, "target", "give exactly one of 'users', 'rps' or 'streams'");
+    if (v[TG_STREAMS])
+        return profile__get_number(c, v[TG_STREAMS], "target.streams", false, MAX_TARGET,
+                                   &p->target_streams);
     if (v[TG_USERS])
         return profile__get_number(c, v[TG_USERS], "target.users", false, MAX_TARGET,
                                    &p->target_users);
@@ -947,6 +951,7 @@ static int init_default(struct profile *p, const char *source)
     p->search.budget_us = 20LL * 60 * 1000000;
     p->slo.p95_us = p->thresholds.healthy_p95_us;
     p->slo.errors = p->thresholds.healthy_errors;
+    p->slo.delivery_p95_us = p->thresholds.healthy_p95_us;
     p->cost.cpu = 1.0;
     p->cost.memory_gib = 0.13;
     p->planning.buffer = 0.10;

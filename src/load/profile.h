@@ -71,12 +71,14 @@ struct profile_search {
     int64_t budget_us;  /* the whole sweep's deadline; default 20 min */
 };
 
-/* slo: { p95, p99, errors }: what "sustained" means in the capacity search. Defaults to the
- * HEALTHY thresholds (p95 and errors); p99_us 0 means no p99 objective. */
+/* slo: { p95, p99, errors, delivery_p95 }: what "sustained" means in the capacity search.
+ * Defaults to the HEALTHY thresholds (p95 and errors; delivery_p95 the HEALTHY p95); p99_us 0
+ * means no p99 objective. */
 struct profile_slo {
     int64_t p95_us;
     int64_t p99_us;
-    double errors; /* fraction */
+    double errors;           /* fraction */
+    int64_t delivery_p95_us; /* streams: the delivery p95 objective (default the HEALTHY p95) */
 };
 
 /* cost: { cpu, memory_gib }: relative price of one core and one GiB, for the cheapest shape x
@@ -102,9 +104,10 @@ struct profile {
     int64_t duration_us;
     int64_t warmup_us;
     int64_t timeout_us;
-    double per_user_rps; /* to estimate active users from throughput */
-    double target_users; /* target: { users: N }; 0 when absent */
-    double target_rps;   /* target: { rps: N }; 0 when absent */
+    double per_user_rps;   /* to estimate active users from throughput */
+    double target_users;   /* target: { users: N }; 0 when absent */
+    double target_rps;     /* target: { rps: N }; 0 when absent */
+    double target_streams; /* target: { streams: N }; 0 when absent */
     struct profile_thresholds thresholds;
     struct profile_search search;
     struct profile_slo slo;

@@ -90,8 +90,8 @@ static int load_search(struct profile__ctx *c, const yaml_node_t *map, struct pr
     return 0;
 }
 
-enum { SL_P95, SL_P99, SL_ERRORS, SL_N };
-static const char *const sl_keys[SL_N] = {"p95", "p99", "errors"};
+enum { SL_P95, SL_P99, SL_ERRORS, SL_DELIVERY_P95, SL_N };
+static const char *const sl_keys[SL_N] = {"p95", "p99", "errors", "delivery_p95"};
 
 /* Starts from the HEALTHY thresholds, so an absent slo: (or an absent field in it) means what
  * HEALTHY means in the table. */
@@ -104,6 +104,7 @@ static int load_slo(struct profile__ctx *c, const yaml_node_t *map, struct profi
     p->slo.p95_us = p->thresholds.healthy_p95_us;
     p->slo.p99_us = 0;
     p->slo.errors = p->thresholds.healthy_errors;
+    p->slo.delivery_p95_us = p->thresholds.healthy_p95_us;
     if (!map)
         return 0;
     if (!profile__is_mapping(map))
@@ -118,6 +119,9 @@ static int load_slo(struct profile__ctx *c, const yaml_node_t *map, struct profi
         rc = profile__get_duration(c, v[SL_P99], "slo.p99", false, MAX_TIMEOUT_US, &p->slo.p99_us);
     if (!rc && v[SL_ERRORS])
         rc = profile__get_percent(c, v[SL_ERRORS], "slo.errors", &p->slo.errors);
+    if (!rc && v[SL_DELIVERY_P95])
+        rc = profile__get_duration(c, v[SL_DELIVERY_P95], "slo.delivery_p95", false, MAX_TIMEOUT_US,
+                                   &p->slo.delivery_p95_us);
     if (rc)
         return rc;
     if (p->slo.p99_us > 0 && p->slo.p99_us < p->slo.p95_us) {

@@ -81,17 +81,19 @@ struct transport {
 struct stream_thread {
     struct stream_setup *su;
     const struct transport *tr;
-    unsigned first, n;
+    unsigned idx, nthreads, n; /* local stream j is the global stream j x nthreads + idx */
     struct stream *streams;
     struct lws_context *ctx;
     lws_sorted_usec_list_t tick;
     pthread_t tid;
     int started;
-    unsigned next_open;
+    unsigned next_open; /* the next local stream of the ramp */
     uint64_t open_now;
     int measuring, window_done, quitting, destroying, exit_loop;
     int64_t quit_ns;
-    int64_t load0_ns, measure_ns, end_ns; /* absolute, once the producers are scheduled */
+    int64_t load0_ns;      /* once the producers are scheduled */
+    struct stream_ctl ctl; /* the last control read, and the ids acted on */
+    unsigned ctl_seen, ramp_seen, win_seen, collect_seen;
     size_t due_hint;
     uint64_t cached_seq; /* the last command looked up, and when it was due */
     int64_t cached_due;
@@ -101,9 +103,12 @@ struct stream_thread {
     struct series_rec dseries; /* delivery latency by the command's due time */
     struct rusage ru0;
     double cpu_s;
+    struct stream_stats win_out; /* the collected window's figures (win_cpu_s its CPU) */
+    double win_cpu_s;
     char err[ERR_LEN];
     _Atomic uint64_t pub_opened, pub_failed, pub_dropped, pub_open, pub_frames, pub_pending;
-    atomic_int pub_ready, pub_done, pub_error, pub_drain_seen;
+    atomic_int pub_ready, pub_done, pub_error;
+    atomic_uint pub_drain_seen, pub_collected;
 };
 
 int64_t stream_now_ns(void)
@@ -141,8 +146,13 @@ static int64_t due_of(struct stream_thread *t, uint64_t seq)
 }
 
 /* One whole frame (a WebSocket message or an event) of bytes payload bytes arrived. */
+static void window_begin(struct stream_thread *t, int64_t now);
+
 static void on_frame(struct stream_thread *t, struct stream *s, int matched, uint64_t seq)
 {
+    /* The window may have begun since the last tick: a frame must not wait for it. */
+    if (!t->measuring && t->ctl.measure_ns && !t->window_done && !t->quitting)
+        window_begin(t, stream_now_ns());
     if (!t->measuring)
         return;
     t->st.frames++;
@@ -159,7 +169,7 @@ static void on_frame(struct stream_thread *t, struct stream *s, int matched, uin
         s->last_seq = seq;
         s->has_last = 1;
     }
-    if (seq < t->su->win_lo || seq >= t->su->win_hi)
+    if (seq < t->ctl.win_lo || seq >= t->ctl.win_hi)
         return;
     s->win_frames++;
     int64_t now = stream_now_ns();
@@ -262,6 +272,14 @@ static const struct transport sse_transport = {"GET", sse_accept, sse_rx};
 
 /* ---- a stream's life -------------------------------------------------------------------- */
 
+static void close_stream(struct stream *s)
+{
+    if (s->state == S_OPEN) {
+        s->state = S_CLOSING;
+        lws_callback_on_writable(s->wsi);
+    }
+}
+
 static void on_open(struct stream_thread *t, struct stream *s)
 {
     int64_t now = stream_now_ns();
@@ -273,6 +291,9 @@ static void on_open(struct stream_thread *t, struct stream *s)
     t->open_now++;
     if (t->su->proto == PROFILE_STREAM_SSE)
         sse_parser_init(&s->u.sse);
+    /* A smaller ramp came while it connected: it is not wanted any more. */
+    if ((unsigned)(s - t->streams) * t->nthreads + t->idx >= t->ctl.ramp_to)
+        close_stream(s);
 }
 
 /* libwebsockets' reason for a failed connection, as a class. Its texts are not a contract, so
@@ -476,6 +497,7 @@ static void open_stream(struct stream_thread *t, struct stream *s)
                                  LCCSCF_ALLOW_EXPIRED | LCCSCF_ALLOW_INSECURE;
         ci.alpn = "http/1.1"; /* an event stream over HTTP/2 is another test */
     }
+    memset(s, 0, sizeof(*s)); /* a stream closed by a smaller ramp may be opened again */
     s->state = S_CONNECTING;
     s->subscribed = su->subscribe == NULL || su->proto != PROFILE_STREAM_WS;
     s->connect_ns = stream_now_ns();
@@ -494,10 +516,15 @@ static void publish(struct stream_thread *t)
     atomic_store_explicit(&t->pub_frames, t->st.frames, memory_order_relaxed);
 }
 
+static uint64_t window_commands(const struct stream_thread *t)
+{
+    return t->ctl.win_hi > t->ctl.win_lo ? t->ctl.win_hi - t->ctl.win_lo : 0;
+}
+
 /* While draining: the whole-window streams that still lack some window command's frame. */
 static uint64_t pending(const struct stream_thread *t)
 {
-    uint64_t n = 0, want = t->su->win_hi - t->su->win_lo;
+    uint64_t n = 0, want = window_commands(t);
     for (unsigned i = 0; i < t->n; i++) {
         const struct stream *s = &t->streams[i];
         n += s->whole && s->state == S_OPEN && s->win_frames < want;
@@ -516,26 +543,129 @@ static void window_end(struct stream_thread *t)
     t->window_done = 1;
 }
 
-static void begin_quit(struct stream_thread *t, int64_t now)
+/* The window's last figures: the streams open through all of it, and (fanout all) the window
+ * commands each of them never got a frame for. */
+static void window_final(struct stream_thread *t)
 {
-    uint64_t want = t->su->win_hi - t->su->win_lo;
-    t->quitting = 1;
-    t->quit_ns = now;
+    uint64_t want = window_commands(t);
     for (unsigned i = 0; i < t->n; i++) {
-        struct stream *s = &t->streams[i];
-        if (s->whole && s->state == S_OPEN) {
-            t->st.whole_window++;
-            if (t->su->fanout_all && t->su->match && s->win_frames < want)
-                t->st.missing += want - s->win_frames;
-        }
-        if (s->state == S_OPEN) {
-            s->state = S_CLOSING;
-            lws_callback_on_writable(s->wsi);
-        }
+        const struct stream *s = &t->streams[i];
+        if (!s->whole || s->state != S_OPEN)
+            continue;
+        t->st.whole_window++;
+        if (t->su->fanout_all && t->su->match && s->win_frames < want)
+            t->st.missing += want - s->win_frames;
     }
     if (t->measuring && !t->window_done)
         window_end(t);
     t->measuring = 0;
+}
+
+static void begin_quit(struct stream_thread *t, int64_t now)
+{
+    t->quitting = 1;
+    t->quit_ns = now;
+    if (t->measuring)
+        window_final(t);
+    for (unsigned i = 0; i < t->n; i++)
+        close_stream(&t->streams[i]);
+}
+
+/* The first local stream whose global number is at least g. */
+static unsigned local_at(const struct stream_thread *t, unsigned g)
+{
+    return g <= t->idx ? 0 : (g - t->idx + t->nthreads - 1) / t->nthreads;
+}
+
+/* The measured window begins when its time has come: the streams open now are the ones that
+ * should get every window command's frame. */
+static void window_begin(struct stream_thread *t, int64_t now)
+{
+    if (now < t->ctl.measure_ns)
+        return;
+    t->measuring = 1;
+    getrusage(RUSAGE_THREAD, &t->ru0);
+    for (unsigned i = 0; i < t->n; i++)
+        t->streams[i].whole = t->streams[i].state == S_OPEN;
+}
+
+/* A new window: its figures start empty (the opens, failures and drops of the run are kept). */
+static void new_window(struct stream_thread *t)
+{
+    t->measuring = 0;
+    t->window_done = 0;
+    t->st.frames = t->st.window_frames = t->st.bytes_in = 0;
+    t->st.unmatched = t->st.missing = t->st.out_of_order = t->st.whole_window = 0;
+    hist_init(&t->st.delivery);
+    for (unsigned i = 0; i < t->n; i++) {
+        t->streams[i].win_frames = 0;
+        t->streams[i].whole = 0;
+    }
+}
+
+/* Reads what the orchestrating thread asked for, when it changed. */
+static void take_control(struct stream_thread *t)
+{
+    struct stream_setup *su = t->su;
+    unsigned gen = atomic_load_explicit(&su->ctl_gen, memory_order_acquire);
+
+    if (gen == t->ctl_seen)
+        return;
+    pthread_mutex_lock(&su->ctl_lock);
+    t->ctl = su->ctl;
+    pthread_mutex_unlock(&su->ctl_lock);
+    t->ctl_seen = gen;
+    if (t->ctl.ramp_id != t->ramp_seen) {
+        t->ramp_seen = t->ctl.ramp_id;
+        t->next_open = 0;
+        for (unsigned j = local_at(t, t->ctl.ramp_to); j < t->n; j++)
+            close_stream(&t->streams[j]);
+    }
+    if (t->ctl.win_id != t->win_seen) {
+        t->win_seen = t->ctl.win_id;
+        new_window(t);
+        series_rec_reset(&t->dseries, t->ctl.measure_ns);
+    }
+    if (t->ctl.collect_id != t->collect_seen) {
+        t->collect_seen = t->ctl.collect_id;
+        window_final(t);
+        t->win_out = t->st;
+        t->win_cpu_s = t->cpu_s;
+        t->window_done = 1; /* nothing more counts until the next window */
+        atomic_store_explicit(&t->pub_collected, t->collect_seen, memory_order_release);
+    }
+}
+
+/* Opens the ramp's streams that are due by now: the new ones [from, to) evenly over the ramp,
+ * and at its start any below `from` that a previous ramp opened and the server dropped (or
+ * that failed to open), so that `to` streams are asked for again. A slot still closing from a
+ * smaller ramp is waited for. */
+static void ramp_open(struct stream_thread *t, int64_t now)
+{
+    const struct stream_ctl *c = &t->ctl;
+    if (!c->ramp_start_ns)
+        return;
+    double span = c->ramp_to > c->ramp_from ? (double)(c->ramp_to - c->ramp_from) : 1;
+    while (t->next_open < t->n) {
+        unsigned g = t->next_open * t->nthreads + t->idx;
+        struct stream *s = &t->streams[t->next_open];
+        if (g >= c->ramp_to)
+            break;
+        if (g >= c->ramp_from &&
+            c->ramp_start_ns + (int64_t)((double)c->ramp_ns * (g - c->ramp_from) / span) > now)
+            break;
+        if (s->state == S_CLOSING)
+            break;
+        if (s->state != S_OPEN && s->state != S_CONNECTING)
+            open_stream(t, s);
+        t->next_open++;
+    }
+}
+
+static bool ramping(const struct stream_thread *t)
+{
+    return t->ctl.ramp_start_ns && t->next_open < t->n &&
+           t->next_open * t->nthreads + t->idx < t->ctl.ramp_to;
 }
 
 static void tick(lws_sorted_usec_list_t *sul)
@@ -543,34 +673,21 @@ static void tick(lws_sorted_usec_list_t *sul)
     struct stream_thread *t = lws_container_of(sul, struct stream_thread, tick);
     struct stream_setup *su = t->su;
     int64_t now = stream_now_ns();
-    int64_t start = atomic_load_explicit(&su->start_ns, memory_order_acquire);
 
-    if (start && !t->quitting) {
-        /* Stream i opens at start + i * ramp / n: evenly over the ramp. */
-        while (t->next_open < t->n &&
-               start + (int64_t)((double)su->ramp_ns * t->next_open / t->n) <= now)
-            open_stream(t, &t->streams[t->next_open++]);
-    }
-    if (!t->load0_ns) {
-        int64_t l0 = atomic_load_explicit(&su->load0_ns, memory_order_acquire);
-        if (l0) {
-            t->load0_ns = l0;
-            t->measure_ns = l0 + (su->plan ? su->plan->measure_start_ns : su->measure_ns);
-            series_rec_reset(&t->dseries, t->measure_ns);
-            t->end_ns = l0 + (su->plan ? su->plan->end_ns : su->end_ns);
-        }
-    }
-    if (t->measuring && !t->window_done && now >= t->end_ns)
+    if (!t->quitting)
+        take_control(t);
+    if (!t->quitting)
+        ramp_open(t, now);
+    if (!t->load0_ns)
+        t->load0_ns = atomic_load_explicit(&su->load0_ns, memory_order_acquire);
+    if (t->measuring && !t->window_done && now >= t->ctl.end_ns)
         window_end(t);
-    if (t->load0_ns && !t->measuring && !t->quitting && now >= t->measure_ns) {
-        t->measuring = 1;
-        getrusage(RUSAGE_THREAD, &t->ru0);
-        for (unsigned i = 0; i < t->n; i++)
-            t->streams[i].whole = t->streams[i].state == S_OPEN;
-    }
-    if (atomic_load_explicit(&su->drain, memory_order_acquire)) {
+    if (t->ctl.measure_ns && !t->measuring && !t->window_done && !t->quitting)
+        window_begin(t, now);
+    unsigned drain = atomic_load_explicit(&su->drain, memory_order_acquire);
+    if (drain && drain == t->win_seen) {
         atomic_store_explicit(&t->pub_pending, pending(t), memory_order_relaxed);
-        atomic_store_explicit(&t->pub_drain_seen, 1, memory_order_release);
+        atomic_store_explicit(&t->pub_drain_seen, drain, memory_order_release);
     }
     if (!t->quitting && atomic_load_explicit(&su->quit, memory_order_acquire))
         begin_quit(t, now);
@@ -581,7 +698,7 @@ static void tick(lws_sorted_usec_list_t *sul)
         return;
     }
     lws_sul_schedule(t->ctx, 0, &t->tick, tick,
-                     t->next_open < t->n && !t->quitting ? TICK_RAMP_US : TICK_US);
+                     ramping(t) && !t->quitting ? TICK_RAMP_US : TICK_US);
 }
 
 static void *thread_main(void *arg)
@@ -629,7 +746,33 @@ static void *thread_main(void *arg)
     return NULL;
 }
 
-int stream_thread_start(struct stream_setup *su, unsigned first, unsigned n,
+int stream_setup_init(struct stream_setup *su, char *err)
+{
+    int rc = pthread_mutex_init(&su->ctl_lock, NULL);
+    if (rc)
+        return err_set(err, -rc, "cannot create a lock");
+    memset(&su->ctl, 0, sizeof(su->ctl));
+    atomic_init(&su->ctl_gen, 0);
+    atomic_init(&su->load0_ns, 0);
+    atomic_init(&su->drain, 0);
+    atomic_init(&su->quit, 0);
+    return 0;
+}
+
+void stream_setup_destroy(struct stream_setup *su)
+{
+    pthread_mutex_destroy(&su->ctl_lock);
+}
+
+void stream_setup_control(struct stream_setup *su, const struct stream_ctl *ctl)
+{
+    pthread_mutex_lock(&su->ctl_lock);
+    su->ctl = *ctl;
+    pthread_mutex_unlock(&su->ctl_lock);
+    atomic_fetch_add_explicit(&su->ctl_gen, 1, memory_order_acq_rel);
+}
+
+int stream_thread_start(struct stream_setup *su, unsigned idx, unsigned nthreads, unsigned n,
                         struct stream_thread **out, char *err)
 {
     struct stream_thread *t = calloc(1, sizeof(*t));
@@ -639,7 +782,8 @@ int stream_thread_start(struct stream_setup *su, unsigned first, unsigned n,
     if (!t)
         return err_set(err, -ENOMEM, "out of memory");
     t->su = su;
-    t->first = first;
+    t->idx = idx;
+    t->nthreads = nthreads ? nthreads : 1;
     t->n = n;
     t->tr = su->proto == PROFILE_STREAM_SSE ? &sse_transport : &ws_transport;
     stream_stats_init(&t->st);
@@ -678,7 +822,8 @@ void stream_thread_progress(struct stream_thread *t, struct stream_progress *out
     out->open_now = atomic_load_explicit(&t->pub_open, memory_order_relaxed);
     out->frames = atomic_load_explicit(&t->pub_frames, memory_order_relaxed);
     /* Until the thread has looked at the drain, its pending count is unknown: not zero. */
-    out->pending = atomic_load_explicit(&t->pub_drain_seen, memory_order_acquire)
+    unsigned drain = atomic_load_explicit(&t->su->drain, memory_order_acquire);
+    out->pending = drain && atomic_load_explicit(&t->pub_drain_seen, memory_order_acquire) == drain
                        ? atomic_load_explicit(&t->pub_pending, memory_order_relaxed)
                        : 1;
     out->ready = atomic_load_explicit(&t->pub_ready, memory_order_acquire) != 0;
@@ -707,6 +852,15 @@ const struct stream_stats *stream_thread_stats(const struct stream_thread *t, do
 {
     *cpu_s = t->cpu_s;
     return &t->st;
+}
+
+const struct stream_stats *stream_thread_window(struct stream_thread *t, unsigned collect_id,
+                                                double *cpu_s)
+{
+    if (atomic_load_explicit(&t->pub_collected, memory_order_acquire) != collect_id)
+        return NULL;
+    *cpu_s = t->win_cpu_s;
+    return &t->win_out;
 }
 
 const struct series_rec *stream_thread_series(const struct stream_thread *t)

@@ -6,6 +6,7 @@
  * told. The orchestration (streams.c) talks to them only through the atomics of struct
  * stream_setup and what each thread publishes. */
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -19,6 +20,28 @@
 #include "load/url.h"
 
 #define STREAM_PATH_MAX (URL_PATH_MAX + PROFILE_STREAM_URL_MAX)
+
+/* What the orchestrating thread asks of the stream threads, under stream_setup.ctl_lock; a new
+ * ctl_gen tells the threads to read it again. Stream numbers are global: thread i of k holds
+ * the streams i, i + k, i + 2k ..., so a ramp spreads evenly over the threads. */
+struct stream_ctl {
+    /* The ramp: streams [0, ramp_to) should be open; [ramp_from, ramp_to) open evenly over
+     * ramp_ns from ramp_start_ns (stream g at start + (g - from) x ramp / (to - from)), those
+     * below ramp_from that are not open (dropped, failed) at its start; open streams at
+     * ramp_to and above are closed (not counted as drops). ramp_start_ns 0: none. */
+    int64_t ramp_start_ns, ramp_ns;
+    unsigned ramp_from, ramp_to;
+    unsigned ramp_id; /* a new value is a new ramp */
+    /* The measured window: frames count from measure_ns until the window is collected (or the
+     * streams close); delivery and missing frames cover the commands numbered [win_lo, win_hi).
+     * A new win_id empties the window's figures; 0: no window yet. Absolute times. */
+    unsigned win_id;
+    int64_t measure_ns, end_ns;
+    uint64_t win_lo, win_hi;
+    /* A new collect_id asks every thread to end the window (missing frames counted) and to
+     * publish its figures (stream_thread_window). */
+    unsigned collect_id;
+};
 
 /* What every stream thread reads; the fields above "control" are fixed before the threads
  * start, the control fields are written by the orchestrating thread only. Times are
@@ -39,14 +62,13 @@ struct stream_setup {
     bool fanout_all;
     const struct plan *plan; /* borrowed: the producers' schedule; NULL without producers */
     uint64_t commands;       /* commands in the whole schedule */
-    uint64_t win_lo, win_hi; /* command numbers due inside the measured window: [lo, hi) */
-    int64_t ramp_ns;
-    int64_t measure_ns, end_ns; /* without producers: the window, from the time zero */
-    unsigned timeout_s;         /* connect and handshake */
+    unsigned timeout_s;      /* connect and handshake */
     /* control */
-    _Atomic int64_t start_ns; /* 0 until the ramp begins */
+    pthread_mutex_t ctl_lock; /* guards ctl */
+    struct stream_ctl ctl;
+    atomic_uint ctl_gen;      /* bumped after each change of ctl */
     _Atomic int64_t load0_ns; /* the producers' time zero; 0 until they are scheduled */
-    atomic_int drain;         /* the producers are done: publish how many streams await frames */
+    atomic_uint drain;        /* a window id: publish how many streams await its frames */
     atomic_int quit;          /* close every stream and end */
 };
 
@@ -65,10 +87,18 @@ struct stream_thread;
 /* CLOCK_MONOTONIC in nanoseconds. */
 int64_t stream_now_ns(void);
 
-/* Allocates the thread for n streams (numbered from first) and starts it; it creates its
- * context and waits for su->start_ns. Borrows su, which must outlive it. Returns 0, -ENOMEM
- * or -errno (err says why); *out is freed with stream_thread_free. */
-int stream_thread_start(struct stream_setup *su, unsigned first, unsigned n,
+/* Initializes su's control (nothing asked yet) / releases it. */
+int stream_setup_init(struct stream_setup *su, char *err);
+void stream_setup_destroy(struct stream_setup *su);
+
+/* Replaces su's control with *ctl (copied) and tells the threads. Orchestrating thread only. */
+void stream_setup_control(struct stream_setup *su, const struct stream_ctl *ctl);
+
+/* Allocates thread idx of nthreads, which holds n streams (the global numbers idx, idx +
+ * nthreads, ...), and starts it; it creates its context and waits for a ramp. Borrows su,
+ * which must outlive it. Returns 0, -ENOMEM or -errno (err says why); *out is freed with
+ * stream_thread_free. */
+int stream_thread_start(struct stream_setup *su, unsigned idx, unsigned nthreads, unsigned n,
                         struct stream_thread **out /* OUT */, char *err);
 
 void stream_thread_progress(struct stream_thread *t, struct stream_progress *out /* OUT */);
@@ -82,6 +112,11 @@ void stream_thread_free(struct stream_thread *t);
 /* What the thread measured; valid once progress says done. Borrowed from t. */
 const struct stream_stats *stream_thread_stats(const struct stream_thread *t,
                                                double *cpu_s /* OUT */);
+
+/* The figures of the window last collected (ctl.collect_id), or NULL while the thread has not
+ * published them yet. Borrowed from t, valid until the next collect. */
+const struct stream_stats *stream_thread_window(struct stream_thread *t, unsigned collect_id,
+                                                double *cpu_s /* OUT */);
 
 /* The delivery latency per interval of the commands' due times (origin: the measured window's
  * start); valid once progress says done. Borrowed from t. */

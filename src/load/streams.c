@@ -25,6 +25,7 @@
 #include "load/plan.h"
 #include "load/profile_streams.h"
 #include "load/stream_client.h"
+#include "load/streams_int.h"
 #include "load/url.h"
 
 #define STREAMS_PER_THREAD 10000            /* one thread holds this many streams */
@@ -34,15 +35,10 @@
 #define FD_SLACK           64
 
 struct run {
+    struct streams__base b; /* first: the shared helpers take it */
     const struct load_opts *o;
     const struct profile *p;
     const struct profile_streams *ps;
-    struct stream_setup su;
-    struct profile prod; /* the producers as a request load (borrows from p) */
-    struct plan plan;
-    bool have_plan;
-    unsigned nthreads;
-    struct stream_thread **threads;
     int64_t mem_idle, mem_active; /* bytes per stream, -1: not measured */
     int64_t rss0;
 };
@@ -77,17 +73,17 @@ static bool has_scheme(const char *s, const char *scheme)
 
 /* The stream's address, port, request path and Host from its URL (absolute, or a path against
  * the target), resolved once like the target's. */
-static int setup_target(struct run *r, char *err)
+static int setup_target(struct streams__base *b, const struct load_opts *o, char *err)
 {
-    struct stream_setup *su = &r->su;
-    const char *u = r->ps->url;
+    struct stream_setup *su = &b->su;
+    const char *u = b->ps->url;
     struct url tu, su_url;
     struct url_addr addr;
     char tmp[PROFILE_STREAM_URL_MAX + 8], joined[STREAM_PATH_MAX];
     const char *query = "";
     int rc;
 
-    if ((rc = url_parse(r->o->url, &tu, err)))
+    if ((rc = url_parse(o->url, &tu, err)))
         return rc;
     if (u[0] == '/') {
         su_url = tu;
@@ -111,7 +107,7 @@ static int setup_target(struct run *r, char *err)
     snprintf(su->sni, sizeof(su->sni), "%s", su_url.host);
     su->tls = su_url.tls;
     su->port = su_url.port;
-    su->insecure = r->o->insecure;
+    su->insecure = o->insecure;
     if ((rc = url_resolve(&su_url, &addr, err)))
         return err_wrap(err, rc, "streams.url");
     rc = getnameinfo((const struct sockaddr *)&addr.ss, addr.len, su->address, sizeof(su->address),
@@ -123,47 +119,47 @@ static int setup_target(struct run *r, char *err)
 
 /* The producers as a request load of their own: one request (the command), open loop at the
  * producers' rate, the profile's warm-up, duration and timeout, no stages, no streams. */
-static int setup_producers(struct run *r, char *err)
+static int setup_producers(struct streams__base *b, const struct profile *p, char *err)
 {
-    const struct profile_streams *ps = r->ps;
-    struct stream_setup *su = &r->su;
+    const struct profile_streams *ps = b->ps;
+    struct stream_setup *su = &b->su;
 
-    r->prod = *r->p;
-    r->prod.streams = NULL;
-    r->prod.stages = NULL;
-    r->prod.nstages = 0;
-    r->prod.users = 0;
-    r->prod.rate = ps->rate;
-    r->prod.requests = (struct profile_request *)&ps->request;
-    r->prod.nrequests = 1;
-    int rc = plan_build(&r->prod, &r->plan, err);
+    b->prod = *p;
+    b->prod.streams = NULL;
+    b->prod.stages = NULL;
+    b->prod.nstages = 0;
+    b->prod.users = 0;
+    b->prod.rate = ps->rate;
+    b->prod.requests = (struct profile_request *)&ps->request;
+    b->prod.nrequests = 1;
+    int rc = plan_build(&b->prod, &b->plan, err);
     if (rc)
         return err_wrap(err, rc, "producers");
-    r->have_plan = true;
-    su->plan = &r->plan;
+    b->have_plan = true;
+    su->plan = &b->plan;
     su->match = ps->match;
     su->match_len = ps->match ? strlen(ps->match) : 0;
     /* Command k is due when k + 0.5 commands are due (the engine's rule), so floor(x + 0.5)
      * commands are due by the time x are. */
-    su->commands = (uint64_t)floor(r->plan.total_due + 0.5);
+    su->commands = (uint64_t)floor(b->plan.total_due + 0.5);
     double before = 0;
-    for (size_t i = 0; i < r->plan.nsegs; i++)
-        if (r->plan.segs[i].measured) {
-            before = r->plan.segs[i].cum0;
+    for (size_t i = 0; i < b->plan.nsegs; i++)
+        if (b->plan.segs[i].measured) {
+            before = b->plan.segs[i].cum0;
             break;
         }
-    su->win_lo = (uint64_t)floor(before + 0.5);
-    su->win_hi = su->commands;
+    b->win_lo = (uint64_t)floor(before + 0.5);
+    b->win_hi = su->commands;
     return 0;
 }
 
-static void progress_sum(struct run *r, struct stream_progress *sum)
+void streams__progress(struct streams__base *b, struct stream_progress *sum)
 {
     memset(sum, 0, sizeof(*sum));
     sum->ready = sum->done = true;
-    for (unsigned i = 0; i < r->nthreads; i++) {
+    for (unsigned i = 0; i < b->nthreads; i++) {
         struct stream_progress p;
-        stream_thread_progress(r->threads[i], &p);
+        stream_thread_progress(b->threads[i], &p);
         sum->opened += p.opened;
         sum->failed += p.failed;
         sum->dropped += p.dropped;
@@ -176,34 +172,34 @@ static void progress_sum(struct run *r, struct stream_progress *sum)
     }
 }
 
-static int start_threads(struct run *r, char *err)
+static int start_threads(struct streams__base *b, unsigned count, char *err)
 {
-    unsigned count = r->ps->count;
     sigset_t all, old;
     int rc = 0;
 
-    r->nthreads = (count + STREAMS_PER_THREAD - 1) / STREAMS_PER_THREAD;
-    r->threads = calloc(r->nthreads, sizeof(*r->threads));
-    if (!r->threads)
+    b->nthreads = (count + STREAMS_PER_THREAD - 1) / STREAMS_PER_THREAD;
+    if (b->nthreads == 0)
+        b->nthreads = 1;
+    b->threads = calloc(b->nthreads, sizeof(*b->threads));
+    if (!b->threads)
         return err_set(err, -ENOMEM, "out of memory");
     /* Stream threads take no signals (SIGINT reaches the caller; SIGPIPE stays blocked). */
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, &old);
-    for (unsigned i = 0, first = 0; i < r->nthreads && !rc; i++) {
-        unsigned n = count / r->nthreads + (i < count % r->nthreads ? 1u : 0u);
-        rc = stream_thread_start(&r->su, first, n, &r->threads[i], err);
-        first += n;
+    for (unsigned i = 0; i < b->nthreads && !rc; i++) {
+        unsigned n = count / b->nthreads + (i < count % b->nthreads ? 1u : 0u);
+        rc = stream_thread_start(&b->su, i, b->nthreads, n, &b->threads[i], err);
     }
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (rc)
         return rc;
     for (;;) {
         struct stream_progress sum;
-        progress_sum(r, &sum);
+        streams__progress(b, &sum);
         if (sum.error) {
-            for (unsigned i = 0; i < r->nthreads; i++)
-                if (*stream_thread_error(r->threads[i]))
-                    return err_set(err, -EIO, "%s", stream_thread_error(r->threads[i]));
+            for (unsigned i = 0; i < b->nthreads; i++)
+                if (*stream_thread_error(b->threads[i]))
+                    return err_set(err, -EIO, "%s", stream_thread_error(b->threads[i]));
         }
         if (sum.ready)
             return 0;
@@ -216,12 +212,18 @@ static int start_threads(struct run *r, char *err)
 static void ramp(struct run *r)
 {
     int64_t start = stream_now_ns();
-    int64_t limit = start + r->su.ramp_ns + (int64_t)r->su.timeout_s * 1000000000LL + WATCH_NS;
+    int64_t ramp_ns = r->ps->ramp_us * 1000;
+    int64_t limit = start + ramp_ns + (int64_t)r->b.su.timeout_s * 1000000000LL + WATCH_NS;
     r->rss0 = rss_bytes();
-    atomic_store_explicit(&r->su.start_ns, start, memory_order_release);
+    r->b.ctl.ramp_start_ns = start;
+    r->b.ctl.ramp_ns = ramp_ns;
+    r->b.ctl.ramp_from = 0;
+    r->b.ctl.ramp_to = r->ps->count;
+    r->b.ctl.ramp_id = 1;
+    stream_setup_control(&r->b.su, &r->b.ctl);
     for (;;) {
         struct stream_progress sum;
-        progress_sum(r, &sum);
+        streams__progress(&r->b, &sum);
         if (sum.opened + sum.failed >= r->ps->count || stream_now_ns() > limit || stopped(r->o))
             break;
         sleep_ns(WATCH_NS);
@@ -259,7 +261,7 @@ static void on_progress(void *ud, const struct load_progress *p)
     struct progress_wrap *w = ud;
     struct load_progress q = *p;
     struct stream_progress sum;
-    progress_sum(w->r, &sum);
+    streams__progress(&w->r->b, &sum);
     q.streams_open = sum.open_now;
     w->fn(w->ud, &q);
 }
@@ -317,7 +319,7 @@ static int run_load(struct run *r, struct timespec t0, struct load_result *out, 
     }
     if (r->ps->producers) {
         struct load_opts po = *o;
-        po.profile = &r->prod;
+        po.profile = &r->b.prod;
         po.max_connections = r->ps->producers;
         po.start = t0;
         if (o->progress) {
@@ -360,22 +362,22 @@ static int run_load(struct run *r, struct timespec t0, struct load_result *out, 
  * stream has every window command's frame, or the timeout passes), then closes the streams. */
 static void drain_and_close(struct run *r)
 {
-    atomic_store_explicit(&r->su.drain, 1, memory_order_release);
-    if (r->ps->producers && r->ps->fanout_all && r->su.match) {
+    atomic_store_explicit(&r->b.su.drain, r->b.ctl.win_id, memory_order_release);
+    if (r->ps->producers && r->ps->fanout_all && r->b.su.match) {
         int64_t limit = r->p->timeout_us > 0 ? r->p->timeout_us * 1000 : DRAIN_MAX_NS;
         int64_t until = stream_now_ns() + (limit < DRAIN_MAX_NS ? limit : DRAIN_MAX_NS);
         for (;;) {
             struct stream_progress sum;
-            progress_sum(r, &sum);
+            streams__progress(&r->b, &sum);
             if (sum.pending == 0 || stream_now_ns() > until || stopped(r->o))
                 break;
             sleep_ns(WATCH_NS);
         }
     }
-    atomic_store_explicit(&r->su.quit, 1, memory_order_release);
+    atomic_store_explicit(&r->b.su.quit, 1, memory_order_release);
     for (;;) {
         struct stream_progress sum;
-        progress_sum(r, &sum);
+        streams__progress(&r->b, &sum);
         if (sum.done)
             break;
         sleep_ns(WATCH_NS);
@@ -393,16 +395,16 @@ static int finish(struct run *r, struct load_result *out, char *err)
         free(sr);
         return err_set(err, -ENOMEM, "out of memory");
     }
-    for (unsigned i = 0; i < r->nthreads; i++) {
+    for (unsigned i = 0; i < r->b.nthreads; i++) {
         double cpu = 0;
-        const struct series_rec *ts = stream_thread_series(r->threads[i]);
-        stream_stats_merge(&sr->s, stream_thread_stats(r->threads[i], &cpu));
+        const struct series_rec *ts = stream_thread_series(r->b.threads[i]);
+        stream_stats_merge(&sr->s, stream_thread_stats(r->b.threads[i], &cpu));
         if (i == 0)
             series_rec_reset(&deliv, ts->origin_ns);
         series_rec_merge(&deliv, ts);
         sr->tool_cpu_s += cpu;
     }
-    int rc = load_result_render_series(out, r->su.match ? &deliv : NULL);
+    int rc = load_result_render_series(out, r->b.su.match ? &deliv : NULL);
     series_rec_free(&deliv);
     if (rc) {
         free(sr);
@@ -410,10 +412,10 @@ static int finish(struct run *r, struct load_result *out, char *err)
     }
     sr->protocol = profile_stream_proto_name(r->ps->protocol);
     sr->count = r->ps->count;
-    sr->threads = r->nthreads;
+    sr->threads = r->b.nthreads;
     sr->fanout_all = r->ps->fanout_all;
-    sr->matched = r->su.match != NULL;
-    sr->commands = r->su.win_hi - r->su.win_lo;
+    sr->matched = r->b.su.match != NULL;
+    sr->commands = r->b.win_hi - r->b.win_lo;
     sr->mem_idle_per_stream = r->mem_idle;
     sr->mem_active_per_stream = r->mem_active;
     out->streams = sr;
@@ -424,6 +426,52 @@ static int finish(struct run *r, struct load_result *out, char *err)
     else if (sv > out->verdict)
         out->verdict = sv;
     return 0;
+}
+
+int streams__base_init(struct streams__base *b, const struct load_opts *o, const struct profile *p,
+                       unsigned count, char *err)
+{
+    const struct profile_streams *ps = p->streams;
+    int rc;
+
+    memset(b, 0, sizeof(*b));
+    b->ps = ps;
+    b->su.proto = ps->protocol;
+    b->su.fanout_all = ps->fanout_all;
+    b->su.subscribe = ps->subscribe;
+    b->su.subscribe_len = ps->subscribe_len;
+    b->su.timeout_s = p->timeout_us > 0 ? (unsigned)((p->timeout_us + 999999) / 1000000) : 30;
+    if ((rc = stream_setup_init(&b->su, err)))
+        return rc;
+    b->have_su = true;
+    if ((rc = setup_target(b, o, err)))
+        return rc;
+    if (ps->producers && (rc = setup_producers(b, p, err)))
+        return rc;
+    rlim_t need = (rlim_t)count + ps->producers + FD_SLACK;
+    if (ps->load_given)
+        need += o->max_connections ? o->max_connections : 10000;
+    if ((rc = engine_raise_nofile(need, err)))
+        return rc;
+    lws_set_log_level(0, NULL); /* failures are counted and classed, not logged per stream */
+    return start_threads(b, count, err);
+}
+
+void streams__base_free(struct streams__base *b)
+{
+    if (b->threads) {
+        atomic_store_explicit(&b->su.quit, 1, memory_order_release);
+        for (unsigned i = 0; i < b->nthreads; i++)
+            stream_thread_free(b->threads[i]);
+        free(b->threads);
+        b->threads = NULL;
+    }
+    if (b->have_plan)
+        plan_free(&b->plan);
+    b->have_plan = false;
+    if (b->have_su)
+        stream_setup_destroy(&b->su);
+    b->have_su = false;
 }
 
 int streams_run(const struct load_opts *o, struct load_result *out, char *err)
@@ -438,39 +486,24 @@ int streams_run(const struct load_opts *o, struct load_result *out, char *err)
     r.p = o->profile;
     r.ps = o->profile->streams;
     r.mem_idle = r.mem_active = -1;
-    r.su.proto = r.ps->protocol;
-    r.su.fanout_all = r.ps->fanout_all;
-    r.su.subscribe = r.ps->subscribe;
-    r.su.subscribe_len = r.ps->subscribe_len;
-    r.su.ramp_ns = r.ps->ramp_us * 1000;
-    r.su.measure_ns = r.p->warmup_us * 1000;
-    r.su.end_ns = (r.p->warmup_us + r.p->duration_us) * 1000;
-    r.su.timeout_s = r.p->timeout_us > 0 ? (unsigned)((r.p->timeout_us + 999999) / 1000000) : 30;
-    atomic_init(&r.su.start_ns, 0);
-    atomic_init(&r.su.load0_ns, 0);
-    atomic_init(&r.su.drain, 0);
-    atomic_init(&r.su.quit, 0);
-
-    if ((rc = setup_target(&r, err)))
-        goto out;
-    if (r.ps->producers && (rc = setup_producers(&r, err)))
-        goto out;
-    rlim_t need = (rlim_t)r.ps->count + r.ps->producers + FD_SLACK;
-    if (r.ps->load_given)
-        need += o->max_connections ? o->max_connections : 10000;
-    if ((rc = engine_raise_nofile(need, err)))
-        goto out;
-    lws_set_log_level(0, NULL); /* failures are counted and classed, not logged per stream */
-    if ((rc = start_threads(&r, err)))
+    if ((rc = streams__base_init(&r.b, o, r.p, r.ps->count, err)))
         goto out;
     ramp(&r);
     struct stream_progress sum;
-    progress_sum(&r, &sum);
+    streams__progress(&r.b, &sum);
     r.mem_idle = per_stream(r.rss0, rss_bytes(), sum.open_now);
 
     int64_t t0_ns = stream_now_ns() + START_SLACK_NS;
     struct timespec t0 = {(time_t)(t0_ns / 1000000000LL), (long)(t0_ns % 1000000000LL)};
-    atomic_store_explicit(&r.su.load0_ns, t0_ns, memory_order_release);
+    atomic_store_explicit(&r.b.su.load0_ns, t0_ns, memory_order_release);
+    /* The one window: the producers' measured segment, or the profile's without them. */
+    const struct plan *pl = r.b.have_plan ? &r.b.plan : NULL;
+    r.b.ctl.win_id = 1;
+    r.b.ctl.measure_ns = t0_ns + (pl ? pl->measure_start_ns : r.p->warmup_us * 1000);
+    r.b.ctl.end_ns = t0_ns + (pl ? pl->end_ns : (r.p->warmup_us + r.p->duration_us) * 1000);
+    r.b.ctl.win_lo = r.b.win_lo;
+    r.b.ctl.win_hi = r.b.win_hi;
+    stream_setup_control(&r.b.su, &r.b.ctl);
     if (stopped(o) || sum.opened == 0) {
         /* Stopped, or no stream opened: commands would go nowhere; the failures say why. */
         if ((rc = empty_result(&r, out, err)))
@@ -480,19 +513,12 @@ int streams_run(const struct load_opts *o, struct load_result *out, char *err)
         goto out;
     }
     have_out = true;
-    progress_sum(&r, &sum);
+    streams__progress(&r.b, &sum);
     r.mem_active = per_stream(r.rss0, rss_bytes(), sum.open_now);
     drain_and_close(&r);
     rc = finish(&r, out, err);
 out:
-    if (r.threads) {
-        atomic_store_explicit(&r.su.quit, 1, memory_order_release);
-        for (unsigned i = 0; i < r.nthreads; i++)
-            stream_thread_free(r.threads[i]);
-        free(r.threads);
-    }
-    if (r.have_plan)
-        plan_free(&r.plan);
+    streams__base_free(&r.b);
     if (rc && have_out)
         load_result_free(out);
     return rc;

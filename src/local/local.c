@@ -733,6 +733,7 @@ static int local_usage_end(void *self, struct platform_usage *out, char *err)
     out->window_s = now_s() - l->t_begin;
     out->cpu_s = -1;
     out->peak_memory_bytes = -1;
+    out->memory_bytes = -1;
     out->host_other_cores = -1;
     stop_sampler(l);
     double busy1 = host_busy_s();
@@ -749,6 +750,9 @@ static int local_usage_end(void *self, struct platform_usage *out, char *err)
         } else if (cg_mem_peak(&l->cg, &peak, NULL) == 0) {
             out->peak_memory_bytes = peak;
         }
+        int64_t cur;
+        if (cg_mem_current(&l->cg, &cur, NULL) == 0)
+            out->memory_bytes = cur;
         struct cg_throttle thr;
         if (l->thr0_ok && cg_cpu_throttle(&l->cg, &thr, NULL) == 0 &&
             thr.periods >= l->thr0.periods && thr.throttled_ns >= l->thr0.throttled_ns) {

@@ -84,6 +84,9 @@ struct platform_usage {
     int64_t peak_memory_bytes; /* peak memory during the window (or the variant's life, when the
                                   platform can only give that; see peak_is_lifetime); < 0 unknown */
     bool peak_is_lifetime;
+    /* Memory in use at the window's end (what the streams a window held cost, where the peak
+     * would also keep what a ramp needed for a moment); < 0 unknown. */
+    int64_t memory_bytes;
     /* CPU cores used on the same host by everything but the variant (the load generator and
      * any other process) during the window; < 0 unknown (kube: the node's other pods). With
      * the variant's limit it shows whether the host could give the variant its limit. */

@@ -315,7 +315,9 @@ static void run_variant(struct sweep__ctx *c)
         sweep__fail_row(row, PLATFORM_FAIL_NONE, err);
         goto stop;
     }
-    if (capacity) {
+    if (capacity && o->profile->streams) {
+        rc = sweep__streams(c, url, err);
+    } else if (capacity) {
         rc = sweep__capacity(c, url, err);
     } else {
         rc = run_fixed(c, url, plan, nplan, err);

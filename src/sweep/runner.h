@@ -32,6 +32,7 @@
 #include "sweep/capacity.h" /* SWEEP_GEN_SATURATED_SHARE, struct capacity_result */
 #include "sweep/load_source.h"
 #include "sweep/platform.h"
+#include "sweep/stream_capacity.h"
 #include "sweep/variant.h"
 
 enum sweep_phase {
@@ -69,6 +70,9 @@ struct sweep_row {
      * above then hold the representative step: the last repeat at capacity, or the measured
      * step closest to it, so every fixed-mode figure keeps its meaning. */
     struct capacity_result cap;
+    /* Capacity mode with streams in the profile: the stream search (scap.searched), instead of
+     * the request search. */
+    struct stream_capacity scap;
     /* Capacity mode: each measured step's series, in the order of cap.steps (report.html draws
      * them one after another); owned, freed by sweep_free. */
     struct load_series step_series[CAPACITY_MAX_STEPS];

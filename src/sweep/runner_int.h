@@ -50,6 +50,12 @@ void sweep__fail_row(struct sweep_row *row, enum platform_fail kind, const char 
  * FAILED by the caller). */
 int sweep__capacity(struct sweep__ctx *c, const char *url, char *err);
 
+/* Stream-capacity mode for the current variant (a profile with streams, capacity mode): a
+ * window at zero streams, then the stream search's steps within one stream session. Fills the
+ * row's scap, and its load and usage with the representative window. Returns 0, or a negative
+ * errno when the session could not run at all (err says why). */
+int sweep__streams(struct sweep__ctx *c, const char *url, char *err);
+
 /* The planned wall time of one variant in capacity mode (for the estimate before any variant
  * finished). */
 double sweep__capacity_estimate_s(const struct profile *p);

@@ -4,7 +4,8 @@ python3-aiohttp; run it with /usr/bin/python3, where Debian's packages are).
 
     /usr/bin/python3 tests/servers/streamd.py --port-file /tmp/port --delay-ms 200 &
 
-Listens on 127.0.0.1 on an ephemeral port; writes the port to --port-file when ready.
+Listens on 127.0.0.1 on an ephemeral port (or --port); writes the port to --port-file when
+ready.
 
     GET  /ws            WebSocket: every command fans out to it as a text frame
     GET  /sse           text/event-stream: every command fans out to it as an event
@@ -15,6 +16,11 @@ Listens on 127.0.0.1 on an ephemeral port; writes the port to --port-file when r
     GET  /hang          reads the request and never answers
     GET  /__stats       JSON counters: commands, bad_commands, streams_opened, streams_now,
                         frames_sent, subscribes (first messages received on WebSockets)
+
+Known cost and capacity on request (for the stream-capacity search):
+    --stream-bytes N    every open stream holds a buffer of N bytes, written through so that it
+                        is resident: the server's memory grows by about N per stream
+    --max-streams N     a stream asked for while N are open is refused (503)
 
 Misbehaviour on request:
     --deflate           accept permessage-deflate (off by default: frames are not compressed)
@@ -141,8 +147,20 @@ async def close_all(state, abort):
             resp.done.set()
 
 
+def full(state):
+    return state.args.max_streams and len(state.ws) + len(state.sse) >= state.args.max_streams
+
+
+def held(state):
+    """The stream's fixed cost: N bytes, every page written (a lazy allocation costs nothing)."""
+    return bytearray(b"\x01") * state.args.stream_bytes if state.args.stream_bytes else None
+
+
 async def ws_handler(request):
     state = request.app["state"]
+    if full(state):
+        return web.Response(status=503, text="full\n")
+    hold = held(state)  # noqa: F841 (kept for the stream's life)
     ws = web.WebSocketResponse(compress=state.args.deflate, heartbeat=None)
     await ws.prepare(request)
     ws._req = request
@@ -161,6 +179,9 @@ async def ws_handler(request):
 
 async def sse_handler(request):
     state = request.app["state"]
+    if full(state):
+        return web.Response(status=503, text="full\n")
+    hold = held(state)  # noqa: F841 (kept for the stream's life)
     resp = web.StreamResponse(headers={"Content-Type": "text/event-stream",
                                        "Cache-Control": "no-cache"})
     await resp.prepare(request)
@@ -208,7 +229,7 @@ async def main(args):
                     web.get("/__stats", stats)])
     runner = web.AppRunner(app, access_log=None, handle_signals=False)
     await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0, backlog=4096)
+    site = web.TCPSite(runner, "127.0.0.1", args.port, backlog=4096)
     await site.start()
     port = site._server.sockets[0].getsockname()[1]
     print("listening on 127.0.0.1 %d" % port, flush=True)
@@ -230,6 +251,10 @@ async def main(args):
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--port-file")
+    ap.add_argument("--port", type=int, default=0)
+    ap.add_argument("marker", nargs="?", help="ignored: tests pass one to find the process")
+    ap.add_argument("--stream-bytes", type=int, default=0)
+    ap.add_argument("--max-streams", type=int, default=0)
     ap.add_argument("--delay-ms", type=float, default=0)
     ap.add_argument("--deflate", action="store_true")
     ap.add_argument("--frame-bytes", type=int, default=0)

@@ -172,6 +172,15 @@ static void test_open_loop_and_defaults(void **state)
     assert_int_equal(p.thresholds.overloaded_p95_us, 500000);
     assert_true(p.target_rps == 1200.5);
     assert_true(p.target_users == 0);
+    assert_true(p.target_streams == 0);
+    profile_free(&p);
+
+    /* A target in open streams, for a profile with streams. */
+    rc = load("target: { streams: 20000 }\n", &p, err);
+    if (rc)
+        fail_msg("%s", err);
+    assert_true(p.target_streams == 20000);
+    assert_true(p.target_rps == 0 && p.target_users == 0);
     profile_free(&p);
 }
 
@@ -272,10 +281,10 @@ static const struct bad_case bad_cases[] = {
     {"thresholds: { overloaded: { errors: 0.5% } }\n", "healthy.errors (1%) is above"},
     {"thresholds: 5\n", "thresholds: expected a mapping with 'healthy'"},
     {"thresholds: { healthy: 100ms }\n", "thresholds.healthy: expected a mapping"},
-    {"target: { users: 5, rps: 5 }\n", "target: give exactly one of 'users' or 'rps'"},
+    {"target: { users: 5, rps: 5 }\n", "target: give exactly one of 'users', 'rps' or 'streams'"},
     {"target: {}\n", "target: give exactly one of"},
     {"target: { users: 0 }\n", "target.users: expected a positive number"},
-    {"target: 2000\n", "target: expected { users: N } or { rps: N }, got '2000'"},
+    {"target: 2000\n", "target: expected { users: N }, { rps: N } or { streams: N }, got '2000'"},
     /* stages */
     {"users: 5\nstages: [{ duration: 1s, users: 5 }]\n",
      "profile.yaml:1: users: not allowed with stages"},
@@ -349,6 +358,9 @@ static const struct bad_case bad_cases[] = {
     {"slo: { p99: 0s }\n", "slo.p99: must be longer than 0"},
     {"slo: { errors: 2 percent }\n", "slo.errors: bad percentage"},
     {"slo: { p95: 1s, p99: 500ms }\n", "slo: p99 (500ms) is below p95 (1s)"},
+    {"slo: { delivery_p95: soon }\n", "slo.delivery_p95: bad duration 'soon'"},
+    {"target: { streams: 0 }\n", "target.streams"},
+    {"target: { streams: 10, rps: 5 }\n", "target: give exactly one of"},
     {"cost: { cpu: -1 }\n", "cost.cpu: expected a number >= 0, got '-1'"},
     {"cost: { disk: 3 }\n", "cost.disk: unknown field (expected one of: cpu, memory_gib)"},
     {"cost: { cpu: 0, memory_gib: 0 }\n", "cost: cpu and memory_gib are both 0"},
@@ -383,6 +395,7 @@ static void test_sizing(void **state)
     assert_int_equal(p.slo.p95_us, 100000);
     assert_int_equal(p.slo.p99_us, 0);
     assert_true(p.slo.errors == 0.01);
+    assert_int_equal(p.slo.delivery_p95_us, 100000);
     assert_true(p.cost.cpu == 1.0 && p.cost.memory_gib == 0.13);
     assert_true(p.planning.buffer == 0.10 && p.planning.growth == 0.30);
     profile_free(&p);
@@ -397,7 +410,7 @@ static void test_sizing(void **state)
                   "  max_steps: 12\n"
                   "  max_rps: 2500\n"
                   "  budget: 45m\n"
-                  "slo: { p95: 250ms, p99: 1s, errors: 0.1% }\n"
+                  "slo: { p95: 250ms, p99: 1s, errors: 0.1%, delivery_p95: 2s }\n"
                   "cost: { cpu: 0.9, memory_gib: 0.2 }\n"
                   "planning: { buffer: 20%, growth: 150% }\n",
                   &p, err);
@@ -414,6 +427,7 @@ static void test_sizing(void **state)
     assert_int_equal(p.slo.p95_us, 250000);
     assert_int_equal(p.slo.p99_us, 1000000);
     assert_true(p.slo.errors == 0.001);
+    assert_int_equal(p.slo.delivery_p95_us, 2000000);
     assert_true(p.cost.cpu == 0.9 && p.cost.memory_gib == 0.2);
     assert_true(p.planning.buffer == 0.2 && p.planning.growth == 1.5);
     /* The load itself is untouched by the sizing sections. */
@@ -429,6 +443,7 @@ static void test_sizing(void **state)
     assert_int_equal(p.slo.p95_us, 200000);
     assert_true(p.slo.errors == 0.005);
     assert_int_equal(p.slo.p99_us, 0);
+    assert_int_equal(p.slo.delivery_p95_us, 200000);
     assert_int_equal(p.search.mode, PROFILE_SEARCH_CAPACITY);
     assert_int_equal(p.search.window_us, 5000000); /* absent: the default */
     profile_free(&p);
