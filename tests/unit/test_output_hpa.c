@@ -1,0 +1,197 @@
+/* Tests for src/sweep/output_hpa.c: hpa.yaml parses back (libyaml) to an autoscaling/v2
+ * HorizontalPodAutoscaler carrying the sizing's numbers; no file for a sizing without an HPA;
+ * object names are checked. `kubectl apply --dry-run=client` of the file is the integration
+ * test's job (tests/integration/sizing_charts.sh). */
+
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <yaml.h>
+
+#include "sweep/output_hpa.h"
+
+static void cpu_bound_sizing(struct sizing *s)
+{
+    memset(s, 0, sizeof(*s));
+    s->recommended = 0;
+    s->by_target = true;
+    s->hpa.enabled = true;
+    s->hpa.cpu_bound = true;
+    s->hpa.min_replicas = 8;
+    s->hpa.max_replicas = 10;
+    s->hpa.target_cpu_utilization = 69;
+    snprintf(s->hpa.note, sizeof(s->hpa.note),
+             "CPU grows with load: 0.250 cores at 250 req/s: \"quoted\", a colon and # a hash");
+}
+
+/* Renders into an owned string (free()). */
+static char *render(const struct sizing *s, const char *name, int *rc)
+{
+    char *buf = NULL, err[ERR_LEN] = "";
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+
+    assert_non_null(f);
+    *rc = output_hpa_yaml(f, s, name, err);
+    fclose(f);
+    if (*rc)
+        print_message("output_hpa_yaml: %s\n", err);
+    return buf;
+}
+
+/* The scalar at a space-separated path of mapping keys ("spec scaleTargetRef name"; keys such
+ * as annotation names hold dots); a sequence step is "[0]".
+ * Returns a pointer into doc, or NULL. */
+static const char *at(yaml_document_t *doc, const char *path)
+{
+    yaml_node_t *n = yaml_document_get_root_node(doc);
+    char buf[256];
+
+    snprintf(buf, sizeof(buf), "%s", path);
+    char *save = NULL;
+    for (char *seg = strtok_r(buf, " ", &save); seg && n; seg = strtok_r(NULL, " ", &save)) {
+        if (strcmp(seg, "[0]") == 0) {
+            if (n->type != YAML_SEQUENCE_NODE ||
+                n->data.sequence.items.top == n->data.sequence.items.start)
+                return NULL;
+            n = yaml_document_get_node(doc, *n->data.sequence.items.start);
+            continue;
+        }
+        if (n->type != YAML_MAPPING_NODE)
+            return NULL;
+        yaml_node_t *next = NULL;
+        for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top;
+             p++) {
+            yaml_node_t *k = yaml_document_get_node(doc, p->key);
+            if (k->type == YAML_SCALAR_NODE && strcmp((char *)k->data.scalar.value, seg) == 0)
+                next = yaml_document_get_node(doc, p->value);
+        }
+        n = next;
+    }
+    return n && n->type == YAML_SCALAR_NODE ? (const char *)n->data.scalar.value : NULL;
+}
+
+/* The scalar's style at path, to tell a YAML integer (plain) from a string. */
+static yaml_scalar_style_t style_at(yaml_document_t *doc, const char *path)
+{
+    const char *v = at(doc, path);
+    assert_non_null(v);
+    /* at() returned the value pointer: find its node again for the style. */
+    for (int i = 1;; i++) {
+        yaml_node_t *n = yaml_document_get_node(doc, i);
+        assert_non_null(n);
+        if (n->type == YAML_SCALAR_NODE && (const char *)n->data.scalar.value == v)
+            return n->data.scalar.style;
+    }
+}
+
+static void load(const char *text, yaml_document_t *doc)
+{
+    yaml_parser_t p;
+    assert_true(yaml_parser_initialize(&p));
+    yaml_parser_set_input_string(&p, (const unsigned char *)text, strlen(text));
+    assert_true(yaml_parser_load(&p, doc));
+    yaml_parser_delete(&p);
+    assert_non_null(yaml_document_get_root_node(doc));
+}
+
+static void test_hpa_parses_back(void **state)
+{
+    struct sizing s;
+    yaml_document_t doc;
+    int rc;
+
+    (void)state;
+    cpu_bound_sizing(&s);
+    char *text = render(&s, "shop-web", &rc);
+    assert_int_equal(rc, 0);
+    print_message("%s", text);
+    load(text, &doc);
+    assert_string_equal(at(&doc, "apiVersion"), "autoscaling/v2");
+    assert_string_equal(at(&doc, "kind"), "HorizontalPodAutoscaler");
+    assert_string_equal(at(&doc, "metadata name"), "shop-web");
+    assert_string_equal(at(&doc, "spec scaleTargetRef apiVersion"), "apps/v1");
+    assert_string_equal(at(&doc, "spec scaleTargetRef kind"), "Deployment");
+    assert_string_equal(at(&doc, "spec scaleTargetRef name"), "shop-web");
+    assert_string_equal(at(&doc, "spec minReplicas"), "8");
+    assert_string_equal(at(&doc, "spec maxReplicas"), "10");
+    assert_string_equal(at(&doc, "spec metrics [0] type"), "Resource");
+    assert_string_equal(at(&doc, "spec metrics [0] resource name"), "cpu");
+    assert_string_equal(at(&doc, "spec metrics [0] resource target type"), "Utilization");
+    assert_string_equal(at(&doc, "spec metrics [0] resource target averageUtilization"), "69");
+    /* Numbers are plain scalars (YAML integers), not strings. */
+    assert_int_equal(style_at(&doc, "spec minReplicas"), YAML_PLAIN_SCALAR_STYLE);
+    assert_int_equal(style_at(&doc, "spec metrics [0] resource target averageUtilization"),
+                     YAML_PLAIN_SCALAR_STYLE);
+    /* The derivation survives quoting intact. */
+    assert_string_equal(at(&doc, "metadata annotations " OUTPUT_HPA_NOTE_ANNOTATION), s.hpa.note);
+    yaml_document_delete(&doc);
+    free(text);
+}
+
+static void test_no_hpa_no_file(void **state)
+{
+    struct sizing s;
+    char err[ERR_LEN] = "";
+    char *buf = NULL;
+    size_t len = 0;
+
+    (void)state;
+    cpu_bound_sizing(&s);
+    s.hpa.enabled = false;
+    snprintf(s.hpa.note, sizeof(s.hpa.note), "CPU does not grow with load");
+    FILE *f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    assert_int_equal(output_hpa_yaml(f, &s, "app", err), -ENOENT);
+    fclose(f);
+    assert_int_equal(len, 0);
+    assert_non_null(strstr(err, "CPU does not grow with load"));
+    free(buf);
+}
+
+static void test_names(void **state)
+{
+    static const char *bad[] = {"", "App", "-app", "app-", "a_b", "a b", "app/x", NULL};
+    static const char *good[] = {"a", "app", "shop-web", "web.v2", "0app9"};
+    struct sizing s;
+    char long_name[OUTPUT_HPA_NAME_MAX + 2];
+    int rc;
+
+    (void)state;
+    cpu_bound_sizing(&s);
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        free(render(&s, bad[i], &rc));
+        if (rc != -EINVAL)
+            fail_msg("name '%s' accepted", bad[i] ? bad[i] : "(null)");
+    }
+    for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+        free(render(&s, good[i], &rc));
+        if (rc != 0)
+            fail_msg("name '%s' refused", good[i]);
+    }
+    memset(long_name, 'a', sizeof(long_name) - 1);
+    long_name[OUTPUT_HPA_NAME_MAX] = '\0';
+    free(render(&s, long_name, &rc));
+    assert_int_equal(rc, 0);
+    long_name[OUTPUT_HPA_NAME_MAX] = 'a';
+    long_name[OUTPUT_HPA_NAME_MAX + 1] = '\0';
+    free(render(&s, long_name, &rc));
+    assert_int_equal(rc, -EINVAL);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_hpa_parses_back),
+        cmocka_unit_test(test_no_hpa_no_file),
+        cmocka_unit_test(test_names),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
