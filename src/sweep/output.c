@@ -22,6 +22,23 @@ void output_paths_default(struct output_paths *p)
 {
     snprintf(p->workers, sizeof(p->workers), "workers.count");
     snprintf(p->resources, sizeof(p->resources), "resources");
+    snprintf(p->replicas, sizeof(p->replicas), "replicaCount");
+    snprintf(p->autoscaling, sizeof(p->autoscaling), "autoscaling");
+}
+
+/* The keys of values-paths and where each lands, in one table for parsing and checking. */
+struct path_key {
+    const char *key;
+    char *path;
+};
+
+static size_t path_keys(struct output_paths *p, struct path_key k[4])
+{
+    k[0] = (struct path_key){"workers", p->workers};
+    k[1] = (struct path_key){"resources", p->resources};
+    k[2] = (struct path_key){"replicas", p->replicas};
+    k[3] = (struct path_key){"autoscaling", p->autoscaling};
+    return 4;
 }
 
 static int check_path(const char *key, const char *path, char *err)
@@ -61,7 +78,9 @@ static bool is_prefix_path(const char *a, const char *b)
 
 int output_paths_parse(const char *s, struct output_paths *p, char *err)
 {
-    char buf[2 * OUTPUT_PATH_MAX + 32];
+    char buf[4 * OUTPUT_PATH_MAX + 64];
+    struct path_key keys[4];
+    size_t nkeys = path_keys(p, keys);
     int rc = 0;
 
     output_paths_default(p);
@@ -87,23 +106,27 @@ int output_paths_parse(const char *s, struct output_paths *p, char *err)
             val[--vl] = '\0';
         if (vl >= OUTPUT_PATH_MAX)
             return err_set(err, -EINVAL, "values path '%.32s...' is too long", val);
-        if (strcmp(item, "workers") == 0)
-            snprintf(p->workers, sizeof(p->workers), "%s", val);
-        else if (strcmp(item, "resources") == 0)
-            snprintf(p->resources, sizeof(p->resources), "%s", val);
-        else
+        size_t k;
+        for (k = 0; k < nkeys && strcmp(item, keys[k].key) != 0; k++)
+            ;
+        if (k == nkeys)
             return err_set(err, -EINVAL,
-                           "bad values-paths key '%s': expected 'workers' or 'resources'", item);
+                           "bad values-paths key '%s': expected 'workers', 'resources', "
+                           "'replicas' or 'autoscaling'",
+                           item);
+        snprintf(keys[k].path, OUTPUT_PATH_MAX, "%s", val);
     }
-    rc = check_path("workers", p->workers, err);
-    if (rc)
-        return rc;
-    rc = check_path("resources", p->resources, err);
-    if (rc)
-        return rc;
-    if (is_prefix_path(p->workers, p->resources) || is_prefix_path(p->resources, p->workers))
-        return err_set(err, -EINVAL, "values paths '%s' and '%s' overlap", p->workers,
-                       p->resources);
+    for (size_t k = 0; k < nkeys; k++) {
+        rc = check_path(keys[k].key, keys[k].path, err);
+        if (rc)
+            return rc;
+    }
+    for (size_t a = 0; a < nkeys; a++)
+        for (size_t b = a + 1; b < nkeys; b++)
+            if (is_prefix_path(keys[a].path, keys[b].path) ||
+                is_prefix_path(keys[b].path, keys[a].path))
+                return err_set(err, -EINVAL, "values paths '%s' and '%s' overlap", keys[a].path,
+                               keys[b].path);
     return 0;
 }
 

@@ -26,13 +26,17 @@
 #define OUTPUT_PATH_MAX  128 /* a values path ("workers.count") */
 #define OUTPUT_PATH_SEGS 8
 
-/* Where values.yaml puts the worker count and the resources block. */
+/* Where values.yaml puts the worker count, the resources block and, with a target load, the
+ * replica count and the autoscaling block (the keys of a chart made by `helm create`). */
 struct output_paths {
-    char workers[OUTPUT_PATH_MAX];   /* default "workers.count" */
-    char resources[OUTPUT_PATH_MAX]; /* default "resources" */
+    char workers[OUTPUT_PATH_MAX];     /* default "workers.count" */
+    char resources[OUTPUT_PATH_MAX];   /* default "resources" */
+    char replicas[OUTPUT_PATH_MAX];    /* default "replicaCount" */
+    char autoscaling[OUTPUT_PATH_MAX]; /* default "autoscaling" */
 };
 
-struct sweep; /* runner.h */
+struct sweep;  /* runner.h */
+struct sizing; /* sizing.h */
 
 /* Everything a document shows. All pointers borrowed for the duration of a call. */
 struct output_doc {
@@ -47,15 +51,18 @@ struct output_doc {
     const char *configs;                /* the variant list as given */
     time_t started, finished;
     bool cancelled;
+    /* may be NULL; with a target, values.yaml adds the replica count and the autoscaling block */
+    const struct sizing *sizing;
     struct output_paths paths;
 };
 
 /* Fills p with the defaults. */
 void output_paths_default(struct output_paths *p /* OUT */);
 
-/* Parses "workers=workers.count,resources=resources" (either key may be omitted; the other
- * keeps its default). Paths are dotted names of [A-Za-z0-9_-] segments, at most
- * OUTPUT_PATH_SEGS deep, and neither may be a prefix of the other. Returns 0 or -EINVAL. */
+/* Parses "workers=workers.count,resources=resources,replicas=replicaCount,
+ * autoscaling=autoscaling" (any key may be omitted and keeps its default). Paths are dotted
+ * names of [A-Za-z0-9_-] segments, at most OUTPUT_PATH_SEGS deep, and none may be a prefix of
+ * another. Returns 0 or -EINVAL. */
 int output_paths_parse(const char *s, struct output_paths *p /* OUT */, char *err);
 
 int output_results_md(FILE *f, const struct output_doc *d, char *err);

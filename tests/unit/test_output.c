@@ -22,6 +22,7 @@
 #include "sweep/output.h"
 #include "sweep/rule.h"
 #include "sweep/runner.h"
+#include "sweep/sizing.h"
 
 #define NV 3
 
@@ -223,13 +224,102 @@ static void test_paths_bad(void **state)
                                 "cpu=x",
                                 "workers=res.x,resources=res",
                                 "justtext",
-                                "workers=a.b.c.d.e.f.g.h.i"};
+                                "workers=a.b.c.d.e.f.g.h.i",
+                                "replicas=",
+                                "replicas=workers.count.x",
+                                "autoscaling=resources.hpa",
+                                "replicas=app.hpa.n,autoscaling=app.hpa",
+                                "autoscaling=a=b"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
         if (output_paths_parse(bad[i], &p, err) == 0)
             fail_msg("values-paths '%s' accepted", bad[i]);
     assert_int_equal(output_paths_parse("resources=r", &p, err), 0);
     assert_string_equal(p.workers, "workers.count");
     assert_string_equal(p.resources, "r");
+    assert_string_equal(p.replicas, "replicaCount");
+    assert_string_equal(p.autoscaling, "autoscaling");
+    assert_int_equal(output_paths_parse("replicas=app.replicas , autoscaling=app.hpa", &p, err), 0);
+    assert_string_equal(p.replicas, "app.replicas");
+    assert_string_equal(p.autoscaling, "app.hpa");
+    assert_string_equal(p.workers, "workers.count");
+}
+
+/* A sizing with a target for the recommended row: 8 replicas, an HPA from 8 to 10 at 69%. */
+static void target_sizing(struct sizing *s, bool hpa)
+{
+    memset(s, 0, sizeof(*s));
+    s->recommended = 2;
+    s->by_target = true;
+    s->target_rps = 5000;
+    s->replicas = 8;
+    s->hpa.enabled = hpa;
+    s->hpa.min_replicas = 8;
+    s->hpa.max_replicas = 10;
+    s->hpa.target_cpu_utilization = 69;
+}
+
+static void test_values_sizing(void **state)
+{
+    struct fixture *f = *state;
+    struct sizing s;
+    yaml_document_t doc;
+    char err[ERR_LEN] = "";
+
+    /* No sizing, or a sizing without a target: no replica or autoscaling keys at all. */
+    char *text = render(output_values_yaml, &f->doc);
+    assert_null(strstr(text, "replicaCount"));
+    assert_null(strstr(text, "autoscaling"));
+    free(text);
+    target_sizing(&s, true);
+    s.by_target = false;
+    f->doc.sizing = &s;
+    text = render(output_values_yaml, &f->doc);
+    assert_null(strstr(text, "replicaCount"));
+    assert_null(strstr(text, "autoscaling"));
+    free(text);
+
+    /* A target and an HPA: the keys a chart made by `helm create` reads, as YAML numbers and a
+     * boolean, beside the existing values. */
+    target_sizing(&s, true);
+    text = render(output_values_yaml, &f->doc);
+    parse_yaml(text, &doc);
+    assert_string_equal(yaml_get(&doc, "workers.count"), "2");
+    assert_string_equal(yaml_get(&doc, "replicaCount"), "8");
+    assert_string_equal(yaml_get(&doc, "autoscaling.enabled"), "true");
+    assert_string_equal(yaml_get(&doc, "autoscaling.minReplicas"), "8");
+    assert_string_equal(yaml_get(&doc, "autoscaling.maxReplicas"), "10");
+    assert_string_equal(yaml_get(&doc, "autoscaling.targetCPUUtilizationPercentage"), "69");
+    assert_non_null(strstr(text, "replicaCount: 8\n"));
+    assert_non_null(strstr(text, "enabled: true\n"));
+    yaml_document_delete(&doc);
+    free(text);
+
+    /* A target without an HPA: the replica count, and the chart's HPA switched off (its
+     * replicaCount only applies then). */
+    target_sizing(&s, false);
+    text = render(output_values_yaml, &f->doc);
+    parse_yaml(text, &doc);
+    assert_string_equal(yaml_get(&doc, "replicaCount"), "8");
+    assert_string_equal(yaml_get(&doc, "autoscaling.enabled"), "false");
+    assert_null(yaml_get(&doc, "autoscaling.minReplicas"));
+    yaml_document_delete(&doc);
+    free(text);
+
+    /* Custom paths. */
+    target_sizing(&s, true);
+    assert_int_equal(output_paths_parse("replicas=app.replicas,autoscaling=app.hpa", &f->doc.paths,
+                                        err),
+                     0);
+    text = render(output_values_yaml, &f->doc);
+    parse_yaml(text, &doc);
+    assert_string_equal(yaml_get(&doc, "app.replicas"), "8");
+    assert_string_equal(yaml_get(&doc, "app.hpa.maxReplicas"), "10");
+    assert_string_equal(yaml_get(&doc, "workers.count"), "2");
+    assert_null(yaml_get(&doc, "replicaCount"));
+    yaml_document_delete(&doc);
+    free(text);
+    output_paths_default(&f->doc.paths);
+    f->doc.sizing = NULL;
 }
 
 static void test_rule_parse_back(void **state)
@@ -387,6 +477,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_values_parse_back, setup, teardown),
         cmocka_unit_test_setup_teardown(test_values_custom_paths, setup, teardown),
         cmocka_unit_test(test_paths_bad),
+        cmocka_unit_test_setup_teardown(test_values_sizing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_rule_parse_back, setup, teardown),
         cmocka_unit_test_setup_teardown(test_results_json, setup, teardown),
         cmocka_unit_test_setup_teardown(test_md_and_html, setup, teardown),
