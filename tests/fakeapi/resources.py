@@ -83,6 +83,8 @@ def _table():
             subresources=["status", "scale"], status=True, generation=True, categories=["all"]),
         Res("apps", "v1", "replicasets", "ReplicaSet", True, ["rs"],
             subresources=["status", "scale"], status=True, generation=True, categories=["all"]),
+        Res("autoscaling", "v2", "horizontalpodautoscalers", "HorizontalPodAutoscaler", True,
+            ["hpa"], subresources=["status"], status=True, categories=["all"]),
         Res("events.k8s.io", "v1", "events", "Event", True, ["ev"]),
         Res("coordination.k8s.io", "v1", "leases", "Lease", True),
         Res("rbac.authorization.k8s.io", "v1", "roles", "Role", True),
