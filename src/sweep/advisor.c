@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "core/quantity.h"
+#include "sweep/sizing.h"
 
 #define MIB (1024.0 * 1024.0)
 
@@ -172,27 +173,14 @@ static void values(const struct advisor_row *rows, struct advice *a)
     a->limit_cpu_m = r->variant.cpu_millicores;
     a->limit_memory = r->variant.memory_bytes;
 
-    if (r->cpu_cores_used >= 0) {
-        /* Measured cores plus headroom, rounded up to 10m, within [10m, limit]. */
-        int64_t m = (int64_t)ceil(r->cpu_cores_used * (1.0 + ADVISOR_HEADROOM) * 100.0) * 10;
-        a->request_cpu_m = m < 10 ? 10 : (m > a->limit_cpu_m ? a->limit_cpu_m : m);
-        a->cpu_request_measured = true;
-    } else {
-        a->request_cpu_m = (int64_t)((double)a->limit_cpu_m * ADVISOR_REQ_CPU_FRACTION);
-        a->request_cpu_m -= a->request_cpu_m % 10;
-        if (a->request_cpu_m < 10)
-            a->request_cpu_m = 10;
-    }
-    if (r->peak_memory_bytes >= 0) {
-        /* Measured peak plus headroom, rounded up to a whole MiB, at most the limit. */
-        int64_t mib = (int64_t)ceil((double)r->peak_memory_bytes * (1.0 + ADVISOR_HEADROOM) / MIB);
-        int64_t b = mib * (1 << 20);
-        a->request_memory = b > a->limit_memory ? a->limit_memory : b;
-        a->memory_request_measured = true;
-    } else {
-        int64_t mib = (int64_t)((double)a->limit_memory * ADVISOR_REQ_MEM_FRACTION / MIB);
-        a->request_memory = (mib < 1 ? 1 : mib) * (1 << 20);
-    }
+    /* Measured cores and peak memory plus headroom, within the limits. */
+    struct sizing_requests req;
+    sizing_requests(r->cpu_cores_used, 1.0 + ADVISOR_HEADROOM, r->peak_memory_bytes,
+                    a->limit_cpu_m, a->limit_memory, &req);
+    a->request_cpu_m = req.cpu_m;
+    a->request_memory = req.memory;
+    a->cpu_request_measured = req.cpu_measured;
+    a->memory_request_measured = req.memory_measured;
     snprintf(a->requests_note, sizeof(a->requests_note), "cpu %s: %s; memory %s: %s",
              qty_format_cpu(a->request_cpu_m, b1),
              a->cpu_request_measured ? "measured mean CPU during the measured window + 25% "

@@ -10,16 +10,12 @@
 
 #include <yaml.h>
 
+#include "sweep/output_int.h"
+
 struct tree {
     yaml_document_t doc;
     bool failed;
 };
-
-static int write_handler(void *data, unsigned char *buf, size_t size)
-{
-    FILE *f = data;
-    return fwrite(buf, 1, size, f) == size;
-}
 
 static int scalar(struct tree *t, const char *v, yaml_scalar_style_t style)
 {
@@ -136,7 +132,7 @@ int output_hpa_yaml(FILE *f, const struct sizing *s, const char *name, char *err
         goto out;
     }
     em_ready = true;
-    yaml_emitter_set_output(&em, write_handler, f);
+    yaml_emitter_set_output(&em, output_yaml_write, f);
     yaml_emitter_set_width(&em, 100);
     yaml_emitter_set_unicode(&em, 1);
     if (!yaml_document_initialize(&t.doc, NULL, NULL, NULL, 1, 1)) {

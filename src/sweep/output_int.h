@@ -19,6 +19,9 @@ const char *output_marks(unsigned flags, char *buf, size_t len);
 /* The State column: "HEALTHY", "STRESSED (contended)", "FAILED (OOM-killed)". Returns buf. */
 const char *output_state(const struct output_doc *d, size_t i, char *buf, size_t len);
 
+/* libyaml's write handler for a FILE * (data). Returns 1 when every byte was written. */
+int output_yaml_write(void *data, unsigned char *buf, size_t size);
+
 /* One line describing the profile: source, load, duration, mix. */
 void output_fmt_profile(const struct profile *p, char *buf, size_t len);
 

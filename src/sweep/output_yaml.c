@@ -21,7 +21,7 @@ struct em {
     int failed;
 };
 
-static int write_handler(void *data, unsigned char *buf, size_t size)
+int output_yaml_write(void *data, unsigned char *buf, size_t size)
 {
     FILE *f = data;
     return fwrite(buf, 1, size, f) == size;
@@ -81,7 +81,7 @@ static int doc_begin(struct em *m, FILE *f)
     memset(m, 0, sizeof(*m));
     if (!yaml_emitter_initialize(&m->e))
         return -ENOMEM;
-    yaml_emitter_set_output(&m->e, write_handler, f);
+    yaml_emitter_set_output(&m->e, output_yaml_write, f);
     yaml_emitter_set_width(&m->e, 100);
     yaml_emitter_set_unicode(&m->e, 1);
     yaml_stream_start_event_initialize(&ev, YAML_UTF8_ENCODING);

@@ -224,6 +224,31 @@ static void assumption(const struct sizing_row *rows, struct sizing *s)
 
 /* ---- requests ------------------------------------------------------------------------------ */
 
+void sizing_requests(double cores, double cpu_factor, int64_t peak_bytes, int64_t limit_cpu_m,
+                     int64_t limit_memory, struct sizing_requests *out)
+{
+    memset(out, 0, sizeof(*out));
+    if (cores >= 0) {
+        int64_t m = (int64_t)ceil(cores * cpu_factor * 100.0 - SIZING_EPS) * 10;
+        out->cpu_m = m < 10 ? 10 : (m > limit_cpu_m ? limit_cpu_m : m);
+        out->cpu_measured = true;
+    } else {
+        out->cpu_m = (int64_t)((double)limit_cpu_m * ADVISOR_REQ_CPU_FRACTION);
+        out->cpu_m -= out->cpu_m % 10;
+        if (out->cpu_m < 10)
+            out->cpu_m = 10;
+    }
+    if (peak_bytes >= 0) {
+        int64_t mib = (int64_t)ceil((double)peak_bytes * (1.0 + ADVISOR_HEADROOM) / MIB);
+        int64_t b = mib * (1 << 20);
+        out->memory = b > limit_memory ? limit_memory : b;
+        out->memory_measured = true;
+    } else {
+        int64_t mib = (int64_t)((double)limit_memory * ADVISOR_REQ_MEM_FRACTION / MIB);
+        out->memory = (mib < 1 ? 1 : mib) * (1 << 20);
+    }
+}
+
 static void requests(const struct sizing_row *rows, struct sizing *s)
 {
     char b1[QTY_LEN], b2[QTY_LEN], b3[QTY_LEN];
@@ -236,28 +261,15 @@ static void requests(const struct sizing_row *rows, struct sizing *s)
     s->limit_memory = var->memory_bytes;
 
     /* What a pod uses at its SLO boundary is what it needs reserved to reach it: no headroom on
-     * CPU (the limit above it is the burst room), rounded up to 10m within [10m, limit]. */
-    if (cap->cpu_cores >= 0) {
-        int64_t m = (int64_t)ceil(cap->cpu_cores * 100.0 - SIZING_EPS) * 10;
-        s->request_cpu_m = m < 10 ? 10 : (m > s->limit_cpu_m ? s->limit_cpu_m : m);
-        s->cpu_request_measured = true;
-    } else {
-        s->request_cpu_m = (int64_t)((double)s->limit_cpu_m * ADVISOR_REQ_CPU_FRACTION);
-        s->request_cpu_m -= s->request_cpu_m % 10;
-        if (s->request_cpu_m < 10)
-            s->request_cpu_m = 10;
-    }
-    /* Memory is not compressible: an OOM kill is worse than a throttle, so the peak gets the
-     * advisor's headroom. Rounded up to a whole MiB, at most the limit. */
-    if (cap->peak_memory_bytes >= 0) {
-        int64_t mib = (int64_t)ceil((double)cap->peak_memory_bytes * (1.0 + ADVISOR_HEADROOM) / MIB);
-        int64_t b = mib * (1 << 20);
-        s->request_memory = b > s->limit_memory ? s->limit_memory : b;
-        s->memory_request_measured = true;
-    } else {
-        int64_t mib = (int64_t)((double)s->limit_memory * ADVISOR_REQ_MEM_FRACTION / MIB);
-        s->request_memory = (mib < 1 ? 1 : mib) * (1 << 20);
-    }
+     * CPU (the limit above it is the burst room). Memory is not compressible, an OOM kill is
+     * worse than a throttle, so its peak gets the advisor's headroom. */
+    struct sizing_requests r;
+    sizing_requests(cap->cpu_cores, 1.0, cap->peak_memory_bytes, s->limit_cpu_m, s->limit_memory,
+                    &r);
+    s->request_cpu_m = r.cpu_m;
+    s->request_memory = r.memory;
+    s->cpu_request_measured = r.cpu_measured;
+    s->memory_request_measured = r.memory_measured;
     if (s->cpu_request_measured)
         snprintf(s->requests_note, sizeof(s->requests_note),
                  "cpu %s: the mean CPU measured at capacity (%.3f cores at %.0f req/s)",

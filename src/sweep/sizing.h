@@ -93,6 +93,18 @@ struct sizing {
     struct sizing_hpa hpa;
 };
 
+/* A pod's requests from what it used, within its limits. */
+struct sizing_requests {
+    int64_t cpu_m, memory;
+    bool cpu_measured, memory_measured;
+};
+
+/* Requests for a pod whose limits are limit_cpu_m / limit_memory: cpu = cores x cpu_factor,
+ * rounded up to 10m within [10m, limit]; memory = peak x (1 + ADVISOR_HEADROOM), rounded up to a
+ * MiB, at most the limit. An unmeasured figure (< 0) gives ADVISOR_REQ_*_FRACTION of its limit. */
+void sizing_requests(double cores, double cpu_factor, int64_t peak_bytes, int64_t limit_cpu_m,
+                     int64_t limit_memory, struct sizing_requests *out /* OUT */);
+
 /* Sizes rows[0..n) (n <= VARIANT_MAX), in sweep order. Borrows rows and o; fills *out entirely
  * (out->recommended is -1 when no row is a candidate, with the reason in out->why). Returns 0,
  * or -EINVAL for bad options (both targets, negative weights, buffer outside [0, 1), ...). */
