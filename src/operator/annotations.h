@@ -9,6 +9,7 @@
 #include <stddef.h>
 
 #include "core/err.h"
+#include "sweep/output.h"
 #include "sweep/variant.h"
 
 #define ANNOT_PREFIX "sizeup.dev/"
@@ -28,8 +29,8 @@
 
 #define ANNOT_DEFAULT_CONFIGS     VARIANT_DEFAULT_LIST
 #define ANNOT_DEFAULT_WORKERS_ENV "WORKERS"
-#define ANNOT_DEFAULT_VAL_WORKERS "workers.count"
-#define ANNOT_DEFAULT_VAL_RES     "resources"
+/* target-load: a number of req/s or users (streams are not measured yet) up to this. */
+#define ANNOT_MAX_TARGET 1e9
 
 enum annot_mode { ANNOT_MODE_CLONE = 0, ANNOT_MODE_IN_PLACE };
 
@@ -56,8 +57,9 @@ struct annot_request {
     enum annot_mode mode;
     enum annot_target target;
     char *target_url;
-    char *values_workers;   /* dotted path in values.yaml for the worker count */
-    char *values_resources; /* dotted path in values.yaml for resources */
+    struct output_paths values_paths; /* where values.yaml puts each value (defaults filled) */
+    double target_rps;                /* target-load "5000rps"; 0 when absent */
+    double target_users;              /* target-load "10000users"; 0 when absent */
 };
 
 /* Parses the annotations kv[0..n) (any keys; only sizeup.dev/ ones are read) into *req.

@@ -239,18 +239,14 @@ static int check_sizing_owner(struct jctx *x, char *reason)
 static int check_request(struct sweep_job *sj, char *reason)
 {
     struct jctx *x = sj->x;
-    char sub[ERR_LEN] = "", vp[2 * ANNOT_MAX_NAME + 32];
+    char sub[ERR_LEN] = "";
     int rc;
 
     snprintf(sj->configs, sizeof(sj->configs), "%s", x->req.configs);
     rc = variant_parse_list(x->req.configs, &sj->all, sub);
     if (rc)
         return err_set(reason, -EINVAL, "configs: %s", sub);
-    snprintf(vp, sizeof(vp), "workers=%s,resources=%s", x->req.values_workers,
-             x->req.values_resources);
-    rc = output_paths_parse(vp, &sj->paths, sub);
-    if (rc)
-        return err_set(reason, -EINVAL, "values-paths: %s", sub);
+    sj->paths = x->req.values_paths;
     const cJSON *ctr = kube_deploy_container(x->deploy, x->req.container);
     if (!ctr)
         return x->req.container
@@ -263,6 +259,12 @@ static int check_request(struct sweep_job *sj, char *reason)
     rc = load_profile(sj, reason);
     if (rc)
         return rc;
+    /* The annotation names the target for this Deployment: it replaces the profile's, in
+     * whichever unit the profile gave it. */
+    if (x->req.target_rps > 0 || x->req.target_users > 0) {
+        sj->profile.target_rps = x->req.target_rps;
+        sj->profile.target_users = x->req.target_users;
+    }
     rc = check_sizing_owner(x, reason);
     if (rc)
         return rc;

@@ -89,10 +89,16 @@ int output_paths_parse(const char *s, struct output_paths *p, char *err)
     if (strlen(s) >= sizeof(buf))
         return err_set(err, -EINVAL, "values-paths is longer than %zu characters", sizeof(buf) - 1);
     snprintf(buf, sizeof(buf), "%s", s);
-    char *save = NULL;
-    for (char *item = strtok_r(buf, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+    bool seen[4] = {false};
+    /* strtok_r would skip the empty items of "a=b,,c=d" or "a=b,": walk the commas instead. */
+    for (char *item = buf, *next; item; item = next) {
+        next = strchr(item, ',');
+        if (next)
+            *next++ = '\0';
         while (*item == ' ')
             item++;
+        if (!*item)
+            return err_set(err, -EINVAL, "values-paths has an empty item (expected key=path)");
         char *eq = strchr(item, '=');
         if (!eq)
             return err_set(err, -EINVAL,
@@ -114,6 +120,9 @@ int output_paths_parse(const char *s, struct output_paths *p, char *err)
                            "bad values-paths key '%s': expected 'workers', 'resources', "
                            "'replicas' or 'autoscaling'",
                            item);
+        if (seen[k])
+            return err_set(err, -EINVAL, "values-paths names '%s' twice", item);
+        seen[k] = true;
         snprintf(keys[k].path, OUTPUT_PATH_MAX, "%s", val);
     }
     for (size_t k = 0; k < nkeys; k++) {

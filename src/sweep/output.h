@@ -60,9 +60,9 @@ struct output_doc {
 void output_paths_default(struct output_paths *p /* OUT */);
 
 /* Parses "workers=workers.count,resources=resources,replicas=replicaCount,
- * autoscaling=autoscaling" (any key may be omitted and keeps its default). Paths are dotted
- * names of [A-Za-z0-9_-] segments, at most OUTPUT_PATH_SEGS deep, and none may be a prefix of
- * another. Returns 0 or -EINVAL. */
+ * autoscaling=autoscaling" (any key may be omitted and keeps its default; none twice). Paths are
+ * dotted names of [A-Za-z0-9_-] segments, at most OUTPUT_PATH_SEGS deep, and none may be a prefix
+ * of another. NULL or "" gives the defaults. Returns 0 or -EINVAL. */
 int output_paths_parse(const char *s, struct output_paths *p /* OUT */, char *err);
 
 int output_results_md(FILE *f, const struct output_doc *d, char *err);

@@ -229,7 +229,10 @@ static void test_paths_bad(void **state)
                                 "replicas=workers.count.x",
                                 "autoscaling=resources.hpa",
                                 "replicas=app.hpa.n,autoscaling=app.hpa",
-                                "autoscaling=a=b"};
+                                "autoscaling=a=b",
+                                "workers=a,,resources=b",
+                                "workers=a,",
+                                "workers=a,workers=b"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
         if (output_paths_parse(bad[i], &p, err) == 0)
             fail_msg("values-paths '%s' accepted", bad[i]);
