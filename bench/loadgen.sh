@@ -8,8 +8,7 @@
 # tool's own process tree only), then the median per tool and the ratios to wrk.
 #
 # Environment: DURATION (s, default 10), ROUNDS (default 2), CONNS (default 50),
-# TOOLS (default "sizeup sizeup-uring wrk ab hey autocannon"; missing ones are skipped;
-# sizeup-uring is sizeup with SIZEUP_URING=1, its experimental io_uring batching),
+# TOOLS (default "sizeup wrk ab hey autocannon"; missing ones are skipped),
 # MEMCHECK=1 also compares sizeup's peak RSS after a short and a long run (MEM_LONG s, 60).
 # Usage: bench/loadgen.sh [path/to/sizeup]     (make bench runs it with build/sizeup)
 set -u
@@ -18,7 +17,7 @@ SIZEUP=${1:-${SIZEUP:-$root/build/sizeup}}
 DURATION=${DURATION:-10}
 ROUNDS=${ROUNDS:-2}
 CONNS=${CONNS:-50}
-TOOLS=${TOOLS:-"sizeup sizeup-uring wrk ab hey autocannon"}
+TOOLS=${TOOLS:-"sizeup wrk ab hey autocannon"}
 SERVER_CPU=${SERVER_CPU:-0}
 CLIENT_CPU=${CLIENT_CPU:-1}
 MEM_LONG=${MEM_LONG:-60}
@@ -81,7 +80,7 @@ URL="http://127.0.0.1:$port/"
 
 have() {
     case $1 in
-    sizeup | sizeup-uring) [ -x "$SIZEUP" ] ;;
+    sizeup) [ -x "$SIZEUP" ] ;;
     autocannon) [ -x "$AUTOCANNON" ] ;;
     *) command -v "$1" >/dev/null ;;
     esac
@@ -92,11 +91,8 @@ run_tool() {
     local t=$1 out="$tmp/out.txt" cpu="$tmp/cpu.txt" req secs
     local pin=(taskset -c "$CLIENT_CPU" python3 "$root/bench/cpu.py" "$cpu")
     case $t in
-    sizeup | sizeup-uring)
-        # sizeup-uring: the same engine with its experimental io_uring batching on.
-        local env=()
-        [ "$t" = sizeup-uring ] && env=(env SIZEUP_URING=1)
-        "${pin[@]}" "${env[@]}" "$SIZEUP" loadtest --url "$URL" --users "$CONNS" --threads 1 \
+    sizeup)
+        "${pin[@]}" "$SIZEUP" loadtest --url "$URL" --users "$CONNS" --threads 1 \
             --duration "${DURATION}s" --warmup 0 --json --out "$out" >/dev/null 2>&1
         req=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["requests"])' "$out")
         secs=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["duration_s"])' "$out")

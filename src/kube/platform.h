@@ -7,6 +7,8 @@
  *
  * clone mode (default): `<name>-sizeup` is created from the original: pod labels replaced by
  *   sizeup.dev/clone-of=<name> and sizeup.dev/run=<run id> (so no existing Service selects it),
+ *   the annotation sizeup.dev/clone-of=<name> in full (a name too long for a label value is
+ *   shortened in the label and the clone's name, see kube_platform_clone_name),
  *   an ownerReference to the original (controller: false, blockOwnerDeletion: false, so it is
  *   garbage-collected with it), PersistentVolumeClaim volumes replaced by emptyDir, one
  *   replica. stop_variant scales it to zero; restore deletes it. The original is never written.
@@ -33,9 +35,13 @@
 #include "sweep/platform.h"
 
 #define KUBE_ANN_ORIGINAL "sizeup.dev/original-template"
-#define KUBE_ANN_VARIANT  "sizeup.dev/variant" /* on the pod template: the variant it runs */
-#define KUBE_LABEL_CLONE  "sizeup.dev/clone-of"
+#define KUBE_ANN_VARIANT  "sizeup.dev/variant"  /* on the pod template: the variant it runs */
+#define KUBE_LABEL_CLONE  "sizeup.dev/clone-of" /* the label value may be shortened ... */
+#define KUBE_ANN_CLONE_OF "sizeup.dev/clone-of" /* ... the annotation holds the name in full */
 #define KUBE_LABEL_RUN    "sizeup.dev/run"
+
+/* Kubernetes' limit on a label value, and on a DNS label such as a pod's host name. */
+#define KUBE_LABEL_VALUE_MAX 63
 
 enum kube_sweep_mode { KUBE_MODE_CLONE = 0, KUBE_MODE_IN_PLACE };
 
@@ -73,6 +79,17 @@ bool kube_platform_drift(const struct platform *p, char *msg);
  * not an error. */
 int kube_platform_recover(kube_client_t *c, const char *ns, const char *name,
                           unsigned *done /* OUT */, char *err);
+
+/* The clone's name for Deployment `deployment` (a valid Deployment name, up to 253 characters)
+ * into out: `<deployment>-sizeup` when that has at most KUBE_LABEL_VALUE_MAX characters; else
+ * the name cut to fit, then "-", 16 hex digits of a hash of the whole name, "-sizeup". The same
+ * name always gives the same clone name, and two long names sharing their first characters
+ * still get different ones. */
+void kube_platform_clone_name(const char *deployment, char out[KUBE_LABEL_VALUE_MAX + 1]);
+
+/* The value of the clone's sizeup.dev/clone-of label: the name itself when it has at most
+ * KUBE_LABEL_VALUE_MAX characters, else shortened with a hash suffix as above (no "-sizeup"). */
+void kube_platform_clone_label(const char *deployment, char out[KUBE_LABEL_VALUE_MAX + 1]);
 
 /* Parses a Kubernetes CPU quantity as metrics.k8s.io and nodes report it ("12345678n",
  * "250m", "1500u", "2") into cores. Returns 0 or -EINVAL. */

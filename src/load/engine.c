@@ -1,5 +1,10 @@
-/* The load engine behind load_run(): one epoll loop per thread, non-blocking keep-alive HTTP/1.1
- * connections, closed loop (users) or open loop (rate) on the schedule of a plan.
+/* (About 880 lines: a request's whole path, from connect through the timers to the response,
+ * is one state machine and the loop that drives it; split, it would be read across files.)
+ *
+ * The load engine: one epoll loop per thread, non-blocking keep-alive HTTP/1.1 connections,
+ * closed loop (users) or open loop (rate) on the schedule of a plan. This file is the state
+ * machine of a connection and the per-thread loop; load.c sets up the run, starts the threads
+ * and merges what they measured.
  *
  * Why hand-written instead of libcurl: libcurl's multi interface costs several times the CPU per
  * request (easy-handle bookkeeping, header callbacks, timers, allocations), and on loopback a
@@ -11,13 +16,11 @@
  * Threads share only read-only state (the engine) and publish progress through relaxed atomics
  * that only their owner writes; statistics stay per thread until load_run merges them. */
 
+#include "load/engine.h"
+
 #include <errno.h>
 #include <math.h>
-#include <pthread.h>
-#include <sched.h>
-#include <signal.h>
 #include <stdatomic.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -27,24 +30,14 @@
 
 #include "load/hist.h"
 #include "load/http.h"
-#include "load/load.h"
-#include "load/plan.h"
-#include "load/sock.h"
-#include "load/uring.h"
-#include "load/url.h"
 
-#define RBUF_SIZE         65536
-#define EVENTS_MAX        256
-#define PUBLISH_NS        (250 * 1000000LL) /* progress publication period */
-#define MAX_WAIT_NS       (50 * 1000000LL)  /* longest sleep: bounds reaction to a stop */
-#define USERS_CHECK_NS    (1000000LL)       /* closed loop: re-read the ramp every 1 ms */
-#define BACKOFF_MIN_NS    (1000000LL)       /* reconnect delay after a failed connect ... */
-#define BACKOFF_MAX_NS    (100 * 1000000LL) /* ... doubling up to this */
-#define DEFAULT_MAX_CONNS 10000
-#define DEFAULT_SEED      0x5eed5eed5eedULL
-#define NOFILE_SLACK      64 /* descriptors beyond the connections: epoll, stdio, files */
-#define URING_ENTRIES     EVENTS_MAX
-#define URING_RBUF        4096 /* per batched receive; a longer response drains by read() */
+#define RBUF_SIZE      65536
+#define EVENTS_MAX     256
+#define MAX_WAIT_NS    (50 * 1000000LL)  /* longest sleep: bounds reaction to a stop */
+#define USERS_CHECK_NS (1000000LL)       /* closed loop: re-read the ramp every 1 ms */
+#define BACKOFF_MIN_NS (1000000LL)       /* reconnect delay after a failed connect ... */
+#define BACKOFF_MAX_NS (100 * 1000000LL) /* ... doubling up to this */
+#define DEFAULT_SEED   0x5eed5eed5eedULL
 
 enum cstate {
     C_FREE = 0,   /* no socket */
@@ -64,7 +57,6 @@ struct conn {
     uint8_t has_req;  /* a request is bound to this connection */
     uint8_t measured; /* the bound request falls in the measured window */
     uint8_t list;     /* which timer list holds it */
-    uint8_t queued;   /* in the worker's batched-send queue */
     uint32_t events;  /* current epoll interest; 0 when not registered */
     uint32_t idx;     /* slot index (closed loop: the user number in this thread) */
     int32_t stage;    /* the bound request's stage, -1 for none */
@@ -83,13 +75,9 @@ struct clist {
     struct conn *head, *tail;
 };
 
-struct engine;
-
 struct worker {
     struct engine *e;
     unsigned idx;
-    pthread_t tid;
-    int started;
     int epfd;
     struct conn *conns;
     unsigned cap;         /* slots */
@@ -115,14 +103,6 @@ struct worker {
     struct rusage ru0;
     double cpu_s;
     int64_t last_publish_ns, last_users_ns;
-    /* Batched system calls (plain HTTP where io_uring is allowed): sends queued during a pass,
-     * receives for the readable connections of one epoll batch. */
-    int use_uring;
-    struct uring ur;
-    struct conn **sendq;
-    unsigned nsend, sendq_cap;
-    struct conn *recvq[EVENTS_MAX];
-    char *ubufs; /* EVENTS_MAX * URING_RBUF */
     /* Published for the progress display; written by this thread only. */
     _Alignas(64) _Atomic uint64_t pub_requests;
     _Atomic uint64_t pub_failed;
@@ -133,30 +113,7 @@ struct worker {
     char rbuf[RBUF_SIZE];
 };
 
-struct engine {
-    const struct load_opts *o;
-    const struct profile *p;
-    struct url url;
-    struct url_addr addr;
-    struct sock_tls tls;
-    const struct sock_tls *tlsp; /* NULL for plain http */
-    struct http_request *reqs;
-    size_t nreqs;
-    uint64_t *cumw; /* cumulative weights */
-    uint64_t totalw;
-    struct plan plan;
-    struct timespec t0;
-    int64_t timeout_ns; /* 0: none */
-    unsigned nthreads;
-    unsigned max_conns;
-    unsigned peak_users;
-    int uring; /* SIZEUP_URING=1: batch sends and receives through io_uring (experimental) */
-    atomic_int quit;
-    _Atomic int64_t stop_ns; /* when a stop was asked (INT64_MAX: never): the window's end */
-    struct worker **w;
-};
-
-static int64_t now_ns(const struct engine *e)
+int64_t engine_now_ns(const struct engine *e)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -329,15 +286,34 @@ static void record(struct worker *w, struct conn *c, int64_t now, int status, in
 
 /* ---- connections ---- */
 
-static void set_interest(struct worker *w, struct conn *c, uint32_t ev)
+/* Sets c's epoll interest. Returns 0, or -errno when epoll_ctl refuses (ENOMEM, or ENOSPC past
+ * fs.epoll.max_user_watches); the caller must then fail the connection (see want). */
+static int set_interest(struct worker *w, struct conn *c, uint32_t ev)
 {
     struct epoll_event ee;
     if (c->events == ev)
-        return;
+        return 0;
     ee.events = ev;
     ee.data.ptr = c;
-    if (epoll_ctl(w->epfd, c->events ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, c->s.fd, &ee) == 0)
-        c->events = ev;
+    if (epoll_ctl(w->epfd, c->events ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, c->s.fd, &ee) != 0) {
+        c->s.sys_errno = errno;
+        return -errno;
+    }
+    c->events = ev;
+    return 0;
+}
+
+static void conn_error(struct worker *w, struct conn *c, int errclass, int64_t now, int with_lat);
+
+/* set_interest, failing the connection with a counted error when epoll refuses: a socket whose
+ * interest was not registered would never be woken, and its user would stall unseen until the
+ * end of the run. Returns 0 when c goes on, non-zero when it was failed (c is then reused). */
+static int want(struct worker *w, struct conn *c, uint32_t ev, int64_t now)
+{
+    int rc = set_interest(w, c, ev);
+    if (rc)
+        conn_error(w, c, sock_errclass(-rc), now, 0);
+    return rc;
 }
 
 static void bind_req(struct worker *w, struct conn *c, int64_t at_ns)
@@ -421,9 +397,10 @@ static void conn_error(struct worker *w, struct conn *c, int errclass, int64_t n
 
 static void conn_ready(struct worker *w, struct conn *c, int64_t now)
 {
+    if (want(w, c, EPOLLIN, now))
+        return;
     c->fails = 0;
     list_remove(w, c);
-    set_interest(w, c, EPOLLIN);
     if (c->has_req) {
         start_send(w, c, now);
         return;
@@ -441,10 +418,10 @@ static void handshake_step(struct worker *w, struct conn *c, int64_t now)
         conn_ready(w, c, now);
         break;
     case SOCK_WANT_READ:
-        set_interest(w, c, EPOLLIN);
+        want(w, c, EPOLLIN, now);
         break;
     case SOCK_WANT_WRITE:
-        set_interest(w, c, EPOLLIN | EPOLLOUT);
+        want(w, c, EPOLLIN | EPOLLOUT, now);
         break;
     default:
         conn_error(w, c, c->s.errclass, now, 0);
@@ -482,13 +459,11 @@ static void conn_open(struct worker *w, struct conn *c, int64_t now)
     c->state = C_CONNECTING;
     arm_deadline(w, c, now);
     if (rc == SOCK_OK) {
-        set_interest(w, c, EPOLLIN);
-        conn_connected(w, c, now);
+        if (want(w, c, EPOLLIN, now) == 0)
+            conn_connected(w, c, now);
         return;
     }
-    set_interest(w, c, EPOLLOUT);
-    if (!c->events)
-        conn_error(w, c, LOAD_ERR_OTHER, now, 0);
+    want(w, c, EPOLLOUT, now);
 }
 
 static void do_read(struct worker *w, struct conn *c, int64_t now);
@@ -504,15 +479,15 @@ static void do_write(struct worker *w, struct conn *c, int64_t now)
             if (c->written < r->len)
                 continue;
             c->state = C_READING;
-            set_interest(w, c, EPOLLIN);
+            want(w, c, EPOLLIN, now);
             return;
         }
         if (rc == SOCK_WANT_WRITE) {
-            set_interest(w, c, EPOLLIN | EPOLLOUT);
+            want(w, c, EPOLLIN | EPOLLOUT, now);
             return;
         }
         if (rc == SOCK_WANT_READ) {
-            set_interest(w, c, EPOLLIN);
+            want(w, c, EPOLLIN, now);
             return;
         }
         conn_error(w, c, c->s.errclass ? c->s.errclass : LOAD_ERR_RESET, now, 0);
@@ -530,14 +505,6 @@ static void start_send(struct worker *w, struct conn *c, int64_t now)
     http_parser_init(&c->parser, r->head);
     c->state = C_WRITING;
     arm_deadline(w, c, now);
-    if (w->use_uring && w->nsend < w->sendq_cap) {
-        /* Sent with the rest of this pass's requests in one io_uring_enter (flush_sends). */
-        if (!c->queued) {
-            c->queued = 1;
-            w->sendq[w->nsend++] = c;
-        }
-        return;
-    }
     do_write(w, c, now);
 }
 
@@ -591,127 +558,27 @@ static void do_read(struct worker *w, struct conn *c, int64_t now)
         size_t n = 0;
         int rc = c->s.ops->read(&c->s, w->rbuf, RBUF_SIZE, &n);
         if (rc == SOCK_OK) {
-            if (!on_bytes(w, c, w->rbuf, n, now_ns(w->e)))
+            if (!on_bytes(w, c, w->rbuf, n, engine_now_ns(w->e)))
                 return;
             if (n < RBUF_SIZE && c->s.ops->short_read_drains)
                 return;
             continue;
         }
         if (rc == SOCK_WANT_READ) {
-            set_interest(w, c, EPOLLIN); /* drops a write interest a TLS read once needed */
+            want(w, c, EPOLLIN, now); /* drops a write interest a TLS read once needed */
             return;
         }
         if (rc == SOCK_WANT_WRITE) {
-            set_interest(w, c, EPOLLIN | EPOLLOUT);
+            want(w, c, EPOLLIN | EPOLLOUT, now);
             return;
         }
         if (rc == SOCK_EOF) {
-            on_eof(w, c, now_ns(w->e));
+            on_eof(w, c, engine_now_ns(w->e));
             return;
         }
         conn_error(w, c, c->s.errclass, now, 0);
         return;
     }
-}
-
-/* ---- batched system calls ---- */
-
-static void send_done(struct worker *w, struct conn *c, int32_t res, int64_t now)
-{
-    const struct http_request *r = &w->e->reqs[c->req];
-    if (res >= 0) {
-        c->written += (size_t)res;
-        if (c->written < r->len) {
-            do_write(w, c, now); /* the rest the ordinary way (EPOLLOUT when it blocks) */
-            return;
-        }
-        c->state = C_READING;
-        return;
-    }
-    if (res == -EAGAIN) {
-        do_write(w, c, now);
-        return;
-    }
-    c->s.sys_errno = -res;
-    conn_error(w, c, sock_errclass(-res), now, 0);
-}
-
-/* Sends every request queued during this pass, in batches of one io_uring_enter each. A
- * connection closed or re-queued since it was queued is skipped (its state says so). */
-static void flush_sends(struct worker *w)
-{
-    unsigned i = 0;
-    if (w->nsend == 1) {
-        /* One send: a plain send() costs the same system call and no ring bookkeeping. */
-        struct conn *c = w->sendq[0];
-        w->nsend = 0;
-        if (c->queued && c->state == C_WRITING && !c->written) {
-            c->queued = 0;
-            do_write(w, c, now_ns(w->e));
-        }
-        c->queued = 0;
-        return;
-    }
-    while (i < w->nsend) {
-        unsigned batch = 0;
-        for (; i < w->nsend && uring_space(&w->ur) > 0; i++) {
-            struct conn *c = w->sendq[i];
-            if (!c->queued)
-                continue;
-            if (c->state != C_WRITING || c->written) {
-                c->queued = 0;
-                continue;
-            }
-            const struct http_request *r = &w->e->reqs[c->req];
-            uring_prep_send(&w->ur, c->s.fd, r->buf, r->len, (uint64_t)(uintptr_t)c);
-            c->queued = 2; /* submitted: not to be prepared twice */
-            batch++;
-        }
-        if (!batch)
-            continue;
-        int rc = uring_submit_wait(&w->ur);
-        int64_t now = now_ns(w->e);
-        uint64_t ud;
-        int32_t res;
-        while (uring_next(&w->ur, &ud, &res)) {
-            struct conn *c = (struct conn *)(uintptr_t)ud;
-            c->queued = 0;
-            send_done(w, c, res, now);
-        }
-        if (rc < 0) {
-            /* The ring failed (it should not): the rest goes through plain send(). */
-            w->use_uring = 0;
-            for (unsigned k = 0; k < w->nsend; k++) {
-                struct conn *c = w->sendq[k];
-                if (c->queued && c->state == C_WRITING && !c->written) {
-                    c->queued = 0;
-                    do_write(w, c, now);
-                }
-                c->queued = 0;
-            }
-            break;
-        }
-    }
-    w->nsend = 0;
-}
-
-static void recv_done(struct worker *w, struct conn *c, int32_t res, const char *buf, int64_t now)
-{
-    if (c->state != C_READING)
-        return;
-    if (res > 0) {
-        if (on_bytes(w, c, buf, (size_t)res, now) && res == URING_RBUF)
-            do_read(w, c, now); /* a long response: drain the rest directly */
-        return;
-    }
-    if (res == 0) {
-        on_eof(w, c, now);
-        return;
-    }
-    if (res == -EAGAIN || res == -EINTR)
-        return;
-    c->s.sys_errno = -res;
-    conn_error(w, c, sock_errclass(-res), now, 0);
 }
 
 static void on_event(struct worker *w, struct conn *c, uint32_t ev, int64_t now)
@@ -837,8 +704,8 @@ static int64_t next_wakeup(struct worker *w, int64_t now)
         t = w->last_users_ns + USERS_CHECK_NS;
     if (w->e->plan.end_ns < t)
         t = w->e->plan.end_ns;
-    if (w->last_publish_ns + PUBLISH_NS < t)
-        t = w->last_publish_ns + PUBLISH_NS;
+    if (w->last_publish_ns + ENGINE_PUBLISH_NS < t)
+        t = w->last_publish_ns + ENGINE_PUBLISH_NS;
     return t;
 }
 
@@ -849,15 +716,13 @@ static void publish(struct worker *w, int64_t now)
     atomic_store_explicit(&w->pub_count, w->phase_hist.count, memory_order_relaxed);
 }
 
-static void *worker_main(void *arg)
+void *engine_worker_main(void *arg)
 {
     struct worker *w = arg;
     struct engine *e = w->e;
     struct epoll_event evs[EVENTS_MAX];
 
-    if (w->sendq_cap && uring_init(&w->ur, URING_ENTRIES) == 0)
-        w->use_uring = 1;
-    int64_t now = now_ns(e);
+    int64_t now = engine_now_ns(e);
     w->last_users_ns = now;
     w->last_publish_ns = now;
     if (e->plan.measure_start_ns == 0)
@@ -868,7 +733,7 @@ static void *worker_main(void *arg)
         update_users(w, now);
 
     while (!atomic_load_explicit(&e->quit, memory_order_relaxed)) {
-        now = now_ns(e);
+        now = engine_now_ns(e);
         if (now >= e->plan.end_ns)
             break;
         if (!w->measuring && now >= e->plan.measure_start_ns)
@@ -880,11 +745,9 @@ static void *worker_main(void *arg)
             update_users(w, now);
         }
         expire(w, now);
-        if (now - w->last_publish_ns >= PUBLISH_NS)
+        if (now - w->last_publish_ns >= ENGINE_PUBLISH_NS)
             publish(w, now);
 
-        if (w->nsend)
-            flush_sends(w);
         int64_t wake = next_wakeup(w, now);
         int64_t d = wake > now ? wake - now : 0;
         struct timespec ts = {(time_t)(d / 1000000000LL), (long)(d % 1000000000LL)};
@@ -900,43 +763,9 @@ static void *worker_main(void *arg)
         }
         if (n <= 0)
             continue;
-        now = now_ns(e);
-        if (!w->use_uring) {
-            for (int i = 0; i < n; i++)
-                on_event(w, evs[i].data.ptr, evs[i].events, now);
-            continue;
-        }
-        /* Readable responses are received in one batch; everything else as usual. A batch of
-         * one gains nothing from the ring (one system call either way): read() it. */
-        unsigned q = 0;
-        for (int i = 0; i < n; i++) {
-            struct conn *c = evs[i].data.ptr;
-            if (c->state == C_READING && !(evs[i].events & EPOLLOUT))
-                w->recvq[q++] = c;
-            else
-                on_event(w, c, evs[i].events, now);
-        }
-        if (q == 1) {
-            do_read(w, w->recvq[0], now);
-        } else if (q > 1) {
-            for (unsigned k = 0; k < q; k++)
-                uring_prep_recv(&w->ur, w->recvq[k]->s.fd, w->ubufs + (size_t)k * URING_RBUF,
-                                URING_RBUF, k);
-            int rc = uring_submit_wait(&w->ur);
-            uint64_t ud;
-            int32_t res;
-            now = now_ns(e);
-            while (uring_next(&w->ur, &ud, &res))
-                if (ud < q)
-                    recv_done(w, w->recvq[ud], res, w->ubufs + (size_t)ud * URING_RBUF, now);
-            if (rc < 0) {
-                /* Level-triggered epoll reports the unread responses again. */
-                flush_sends(w);
-                w->use_uring = 0;
-                continue;
-            }
-        }
-        flush_sends(w);
+        now = engine_now_ns(e);
+        for (int i = 0; i < n; i++)
+            on_event(w, evs[i].data.ptr, evs[i].events, now);
     }
 
     if (w->measuring) {
@@ -947,7 +776,7 @@ static void *worker_main(void *arg)
                    (double)(ru.ru_stime.tv_sec - w->ru0.ru_stime.tv_sec) +
                    (double)(ru.ru_stime.tv_usec - w->ru0.ru_stime.tv_usec) / 1e6;
     }
-    publish(w, now_ns(e));
+    publish(w, engine_now_ns(e));
     for (unsigned i = 0; i < w->cap; i++) {
         struct conn *c = &w->conns[i];
         if (c->state != C_FREE && c->state != C_BACKOFF)
@@ -960,7 +789,7 @@ static void *worker_main(void *arg)
 
 /* ---- set-up and tear-down ---- */
 
-static void worker_free(struct worker *w)
+void engine_worker_free(struct worker *w)
 {
     if (!w)
         return;
@@ -971,14 +800,10 @@ static void worker_free(struct worker *w)
     free(w->idle);
     free(w->by_name);
     free(w->by_stage);
-    free(w->sendq);
-    free(w->ubufs);
-    if (w->ur.fd > 0)
-        uring_free(&w->ur);
     free(w);
 }
 
-static int worker_new(struct engine *e, unsigned idx, unsigned cap, struct worker **out, char *err)
+int engine_worker_new(struct engine *e, unsigned idx, unsigned cap, struct worker **out, char *err)
 {
     struct worker *w = aligned_alloc(64, (sizeof(*w) + 63) / 64 * 64);
     int rc = 0;
@@ -1021,316 +846,38 @@ static int worker_new(struct engine *e, unsigned idx, unsigned cap, struct worke
     for (size_t i = 0; i < e->p->nstages; i++)
         load_stats_init(&w->by_stage[i]);
     hist_init(&w->phase_hist);
-    w->ur.fd = -1;
-    if (!e->tlsp && e->uring) {
-        /* The ring itself is set up by the load thread (a single-issuer ring belongs to the
-         * thread that created it); without these buffers it stays on plain system calls. */
-        w->sendq_cap = 2 * cap + EVENTS_MAX;
-        w->sendq = calloc(w->sendq_cap, sizeof(*w->sendq));
-        w->ubufs = malloc((size_t)EVENTS_MAX * URING_RBUF);
-        if (!w->sendq || !w->ubufs)
-            w->sendq_cap = 0;
-    }
     uint64_t seed = e->o->seed ? e->o->seed : DEFAULT_SEED;
     w->rng = seed + idx;
     rng_next(&w->rng);
     atomic_store(&w->pub_phase, LOAD_PHASE_WARMUP);
 out:
     if (rc) {
-        worker_free(w);
+        engine_worker_free(w);
         return rc;
     }
     *out = w;
     return 0;
 }
 
-static int raise_nofile(rlim_t need, char *err)
+bool engine_worker_done(struct worker *w)
 {
-    struct rlimit rl;
-    if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
-        return 0;
-    if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur >= need)
-        return 0;
-    if (rl.rlim_cur == RLIM_INFINITY)
-        return 0;
-    struct rlimit want = rl;
-    want.rlim_cur = need;
-    if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < need)
-        want.rlim_max = need;
-    if (setrlimit(RLIMIT_NOFILE, &want) == 0)
-        return 0;
-    /* Not allowed to raise the hard limit: take what it allows and say it is too little. */
-    return err_set(err, -EMFILE,
-                   "too many open files: the run needs %llu file descriptors but RLIMIT_NOFILE "
-                   "allows %llu (raise it with 'ulimit -n %llu', or lower --users / "
-                   "--max-connections)",
-                   (unsigned long long)need, (unsigned long long)rl.rlim_max,
-                   (unsigned long long)need);
+    return atomic_load_explicit(&w->done, memory_order_acquire) != 0;
 }
 
-static void engine_free(struct engine *e)
+void engine_worker_progress(struct worker *w, struct engine_progress *out)
 {
-    if (e->w) {
-        for (unsigned i = 0; i < e->nthreads; i++)
-            worker_free(e->w[i]);
-        free(e->w);
-    }
-    for (size_t i = 0; e->reqs && i < e->nreqs; i++)
-        http_request_free(&e->reqs[i]);
-    free(e->reqs);
-    free(e->cumw);
-    plan_free(&e->plan);
-    sock_tls_free(&e->tls);
+    out->phase = atomic_load_explicit(&w->pub_phase, memory_order_relaxed);
+    out->requests = atomic_load_explicit(&w->pub_requests, memory_order_relaxed);
+    out->failed = atomic_load_explicit(&w->pub_failed, memory_order_relaxed);
+    out->p95_us = atomic_load_explicit(&w->pub_p95, memory_order_relaxed);
+    out->count = atomic_load_explicit(&w->pub_count, memory_order_relaxed);
 }
 
-static int engine_init(struct engine *e, const struct load_opts *o, char *err)
+void engine_worker_totals(const struct worker *w, struct engine_totals *out)
 {
-    const struct profile *p = o->profile;
-    int rc = 0;
-
-    e->o = o;
-    e->p = p;
-    if (!p || p->nrequests == 0)
-        return err_set(err, -EINVAL, "the profile has no requests");
-    rc = url_parse(o->url, &e->url, err);
-    if (rc)
-        return rc;
-    rc = plan_build(p, &e->plan, err);
-    if (rc)
-        return err_wrap(err, rc, "profile %s", p->source ? p->source : "");
-    e->nreqs = p->nrequests;
-    e->reqs = calloc(e->nreqs, sizeof(*e->reqs));
-    e->cumw = calloc(e->nreqs, sizeof(*e->cumw));
-    if (!e->reqs || !e->cumw)
-        return err_set(err, -ENOMEM, "out of memory");
-    for (size_t i = 0; i < e->nreqs; i++) {
-        rc = http_request_build(&e->url, &p->requests[i], &e->reqs[i], err);
-        if (rc)
-            return rc;
-        e->totalw += p->requests[i].weight ? p->requests[i].weight : 1;
-        e->cumw[i] = e->totalw;
-    }
-    if (e->url.tls) {
-        rc = sock_tls_init(&e->tls, &e->url, o->insecure, err);
-        if (rc)
-            return rc;
-        e->tlsp = &e->tls;
-    }
-    rc = url_resolve(&e->url, &e->addr, err);
-    if (rc)
-        return rc;
-    e->timeout_ns = p->timeout_us > 0 ? p->timeout_us * 1000 : 0;
-    /* Opt-in: on this project's benchmark the batched path measured no better than plain
-     * send()/read() (bench/RESULTS.md), so the simpler path is the default. */
-    const char *ur = getenv("SIZEUP_URING");
-    e->uring = ur && strcmp(ur, "1") == 0;
-    e->max_conns = o->max_connections ? o->max_connections : DEFAULT_MAX_CONNS;
-
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    unsigned t = o->threads ? o->threads : (cores > 0 ? (unsigned)cores : 1);
-    if (!e->plan.open_loop) {
-        e->peak_users = (unsigned)llround(e->plan.peak);
-        if (e->peak_users == 0)
-            return err_set(err, -EINVAL, "the run never has a user");
-        if (t > e->peak_users)
-            t = e->peak_users;
-    } else if (t > e->max_conns) {
-        t = e->max_conns;
-    }
-    e->nthreads = t ? t : 1;
-    rlim_t need =
-        (rlim_t)(e->plan.open_loop ? e->max_conns : e->peak_users) + NOFILE_SLACK + e->nthreads;
-    return raise_nofile(need, err);
-}
-
-static void snapshot(struct engine *e, int64_t now, uint64_t *last_req, int64_t *last_ns,
-                     struct load_progress *pr)
-{
-    uint64_t req = 0, failed = 0, count = 0;
-    double p95w = 0;
-    int measuring = now >= e->plan.measure_start_ns;
-
-    for (unsigned i = 0; i < e->nthreads; i++) {
-        struct worker *w = e->w[i];
-        if (atomic_load_explicit(&w->pub_phase, memory_order_relaxed) !=
-            (measuring ? LOAD_PHASE_MEASURE : LOAD_PHASE_WARMUP))
-            continue;
-        req += atomic_load_explicit(&w->pub_requests, memory_order_relaxed);
-        failed += atomic_load_explicit(&w->pub_failed, memory_order_relaxed);
-        uint64_t c = atomic_load_explicit(&w->pub_count, memory_order_relaxed);
-        /* Per-thread p95s weighted by their sample counts: exact with one thread, a close
-         * estimate otherwise; the final report merges the histograms exactly. */
-        p95w += (double)atomic_load_explicit(&w->pub_p95, memory_order_relaxed) * (double)c;
-        count += c;
-    }
-    memset(pr, 0, sizeof(*pr));
-    pr->phase = now >= e->plan.end_ns ? LOAD_PHASE_DONE
-                                      : (measuring ? LOAD_PHASE_MEASURE : LOAD_PHASE_WARMUP);
-    int64_t ps = measuring ? e->plan.measure_start_ns : 0;
-    int64_t pe = measuring ? e->plan.end_ns : e->plan.measure_start_ns;
-    pr->elapsed_s = (double)(now - ps) / 1e9;
-    pr->phase_s = (double)(pe - ps) / 1e9;
-    pr->requests = req;
-    pr->failed = failed;
-    int64_t since = *last_ns;
-    if (measuring && since < e->plan.measure_start_ns) {
-        /* The phase changed since the last snapshot: its counters restarted at its start. */
-        *last_req = 0;
-        since = e->plan.measure_start_ns;
-    }
-    if (req < *last_req)
-        *last_req = 0;
-    pr->rps = now > since ? (double)(req - *last_req) * 1e9 / (double)(now - since) : 0;
-    pr->p95_us = count ? (uint64_t)(p95w / (double)count) : 0;
-    *last_req = req;
-    *last_ns = now;
-}
-
-static void sleep_ns(int64_t ns)
-{
-    struct timespec ts = {(time_t)(ns / 1000000000LL), (long)(ns % 1000000000LL)};
-    /* Interrupted by a signal: return early so the caller looks at the stop flag at once. */
-    nanosleep(&ts, NULL);
-}
-
-int load_run(const struct load_opts *o, struct load_result *out, char *err)
-{
-    struct engine e;
-    sigset_t all, old;
-    int rc = 0, sig_blocked = 0, result_init = 0;
-    int64_t quit_ns = -1;
-
-    memset(&e, 0, sizeof(e));
-    memset(out, 0, sizeof(*out));
-    atomic_init(&e.quit, 0);
-    atomic_init(&e.stop_ns, INT64_MAX);
-    rc = engine_init(&e, o, err);
-    if (rc)
-        goto out;
-    rc = load_result_init(out, o->profile);
-    if (rc) {
-        err_set(err, rc, "out of memory");
-        goto out;
-    }
-    result_init = 1;
-    e.w = calloc(e.nthreads, sizeof(*e.w));
-    if (!e.w) {
-        rc = err_set(err, -ENOMEM, "out of memory");
-        goto out;
-    }
-    for (unsigned i = 0; i < e.nthreads; i++) {
-        unsigned cap;
-        if (e.plan.open_loop)
-            cap = e.max_conns / e.nthreads + (i < e.max_conns % e.nthreads ? 1u : 0u);
-        else
-            cap = e.peak_users / e.nthreads + (i < e.peak_users % e.nthreads ? 1u : 0u);
-        rc = worker_new(&e, i, cap, &e.w[i], err);
-        if (rc)
-            goto out;
-    }
-
-    /* Load threads take no signals: SIGINT and SIGTERM reach the caller's thread, whose
-     * handler sets o->stop; SIGPIPE stays blocked where sockets are written. */
-    sigfillset(&all);
-    pthread_sigmask(SIG_BLOCK, &all, &old);
-    sig_blocked = 1;
-    clock_gettime(CLOCK_MONOTONIC, &e.t0);
-    for (unsigned i = 0; i < e.nthreads; i++) {
-        int prc = pthread_create(&e.w[i]->tid, NULL, worker_main, e.w[i]);
-        if (prc) {
-            char eb[64];
-            atomic_store(&e.quit, 1);
-            rc = err_set(err, -prc, "cannot start load thread: %s", err_str(prc, eb, sizeof(eb)));
-            break;
-        }
-        e.w[i]->started = 1;
-    }
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    sig_blocked = 0;
-
-    uint64_t last_req = 0;
-    int64_t last_ns = 0, last_progress = 0;
-    for (;;) {
-        unsigned running = 0;
-        for (unsigned i = 0; i < e.nthreads; i++)
-            if (e.w[i]->started && !atomic_load_explicit(&e.w[i]->done, memory_order_acquire))
-                running++;
-        if (!running)
-            break;
-        int64_t now = now_ns(&e);
-        if (quit_ns < 0 && o->stop && *o->stop) {
-            quit_ns = now;
-            atomic_store(&e.stop_ns, now);
-            atomic_store(&e.quit, 1);
-        }
-        if (o->progress && now - last_progress >= PUBLISH_NS) {
-            struct load_progress pr;
-            snapshot(&e, now, &last_req, &last_ns, &pr);
-            o->progress(o->progress_ud, &pr);
-            last_progress = now;
-        }
-        sleep_ns(20 * 1000000LL);
-    }
-    for (unsigned i = 0; i < e.nthreads; i++)
-        if (e.w[i]->started)
-            pthread_join(e.w[i]->tid, NULL);
-    if (rc)
-        goto out;
-
-    /* Merge: per name and per stage from every thread; the total is the sum over names. */
-    int64_t end = e.plan.end_ns;
-    if (quit_ns >= 0 && quit_ns < end) {
-        end = quit_ns;
-        out->interrupted = true;
-    }
-    double dur = (double)(end - e.plan.measure_start_ns) / 1e9;
-    out->duration_s = dur > 0 ? dur : 0;
-    out->threads = e.nthreads;
-    out->users = e.plan.open_loop ? 0 : e.peak_users;
-    uint64_t sent = 0;
-    for (unsigned i = 0; i < e.nthreads; i++) {
-        struct worker *w = e.w[i];
-        for (size_t n = 0; n < e.nreqs && n < out->nnames; n++) {
-            load_stats_merge(&out->by_name[n], &w->by_name[n]);
-            load_stats_merge(&out->total, &w->by_name[n]);
-        }
-        for (size_t s = 0; s < e.p->nstages && s < out->nstages; s++)
-            load_stats_merge(&out->by_stage[s], &w->by_stage[s]);
-        out->tool_cpu_s += w->cpu_s;
-        out->peak_concurrency += w->peak_busy;
-        sent += w->sent_measured;
-    }
-    for (size_t s = 0; s < out->nstages && out->stage_duration_s; s++) {
-        const struct plan_seg *seg = NULL;
-        for (size_t k = 0; k < e.plan.nsegs; k++)
-            if (e.plan.segs[k].stage == (int)s)
-                seg = &e.plan.segs[k];
-        if (!seg)
-            continue;
-        int64_t a = seg->start_ns, b = seg->start_ns + seg->dur_ns;
-        if (b > end)
-            b = end;
-        out->stage_duration_s[s] = b > a ? (double)(b - a) / 1e9 : 0;
-    }
-    if (e.plan.open_loop) {
-        out->target_rate_rps = e.p->nstages ? 0 : e.p->rate;
-        if (e.p->nstages && e.plan.end_ns > e.plan.measure_start_ns) {
-            /* With stages, the requested rate is the mean over the measured stages. */
-            double due = 0;
-            for (size_t k = 0; k < e.plan.nsegs; k++)
-                if (e.plan.segs[k].measured)
-                    due += (e.plan.segs[k].from + e.plan.segs[k].to) / 2 *
-                           ((double)e.plan.segs[k].dur_ns / 1e9);
-            out->target_rate_rps = due / ((double)(e.plan.end_ns - e.plan.measure_start_ns) / 1e9);
-        }
-        out->achieved_rate_rps = out->duration_s > 0 ? (double)sent / out->duration_s : 0;
-    }
-    out->verdict = verdict_classify(&out->total, &e.p->thresholds);
-out:
-    if (sig_blocked)
-        pthread_sigmask(SIG_SETMASK, &old, NULL);
-    engine_free(&e);
-    if (rc && result_init)
-        load_result_free(out);
-    return rc;
+    out->by_name = w->by_name;
+    out->by_stage = w->by_stage;
+    out->cpu_s = w->cpu_s;
+    out->peak_busy = w->peak_busy;
+    out->sent_measured = w->sent_measured;
 }

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "load/plan.h"
+
 void load_stats_init(struct load_stats *s)
 {
     memset(s, 0, sizeof(*s));
@@ -89,6 +91,69 @@ void load_result_free(struct load_result *r)
     free(r->stage_duration_s);
     free(r->by_stage);
     memset(r, 0, sizeof(*r));
+}
+
+void load_result_add_thread(struct load_result *r, const struct load_stats *by_name,
+                            const struct load_stats *by_stage)
+{
+    for (size_t n = 0; n < r->nnames; n++) {
+        load_stats_merge(&r->by_name[n], &by_name[n]);
+        load_stats_merge(&r->total, &by_name[n]);
+    }
+    for (size_t s = 0; s < r->nstages; s++)
+        load_stats_merge(&r->by_stage[s], &by_stage[s]);
+}
+
+/* The length of stage s up to end_ns: a stop can cut it short or leave it unrun (0). */
+static double stage_seconds(const struct plan *pl, size_t s, int64_t end_ns)
+{
+    const struct plan_seg *seg = NULL;
+    for (size_t k = 0; k < pl->nsegs; k++)
+        if (pl->segs[k].stage == (int)s)
+            seg = &pl->segs[k];
+    if (!seg)
+        return -1;
+    int64_t a = seg->start_ns, b = seg->start_ns + seg->dur_ns;
+    if (b > end_ns)
+        b = end_ns;
+    return b > a ? (double)(b - a) / 1e9 : 0;
+}
+
+/* Open loop: the rate the profile asked for over the measured window. With stages that is the
+ * number of requests due in the measured segments (each ramps linearly, so its mean is the
+ * mean of its ends) over the window's planned length. */
+static double requested_rate(const struct plan *pl, const struct profile *p)
+{
+    if (!p->nstages)
+        return p->rate;
+    if (pl->end_ns <= pl->measure_start_ns)
+        return 0;
+    double due = 0;
+    for (size_t k = 0; k < pl->nsegs; k++)
+        if (pl->segs[k].measured)
+            due += (pl->segs[k].from + pl->segs[k].to) / 2 * ((double)pl->segs[k].dur_ns / 1e9);
+    return due / ((double)(pl->end_ns - pl->measure_start_ns) / 1e9);
+}
+
+void load_result_finish(struct load_result *r, const struct plan *pl, const struct profile *p,
+                        int64_t end_ns, uint64_t sent)
+{
+    if (end_ns < pl->end_ns)
+        r->interrupted = true;
+    else
+        end_ns = pl->end_ns;
+    double dur = (double)(end_ns - pl->measure_start_ns) / 1e9;
+    r->duration_s = dur > 0 ? dur : 0;
+    for (size_t s = 0; s < r->nstages && r->stage_duration_s; s++) {
+        double len = stage_seconds(pl, s, end_ns);
+        if (len >= 0)
+            r->stage_duration_s[s] = len;
+    }
+    if (pl->open_loop) {
+        r->target_rate_rps = requested_rate(pl, p);
+        r->achieved_rate_rps = r->duration_s > 0 ? (double)sent / r->duration_s : 0;
+    }
+    r->verdict = verdict_classify(&r->total, &p->thresholds);
 }
 
 enum verdict verdict_classify(const struct load_stats *s, const struct profile_thresholds *t)

@@ -79,6 +79,22 @@ int load_result_init(struct load_result *r /* OUT */, const struct profile *p);
 /* Frees what r owns and zeroes it; no-op on a zeroed result. */
 void load_result_free(struct load_result *r);
 
+struct plan;
+
+/* Adds one load thread's statistics into r: by_name (r->nnames entries, the profile's order) into
+ * r->by_name and into r->total (the total is the sum over names, so it cannot disagree with
+ * them), by_stage (r->nstages entries) into r->by_stage. Borrows both arrays. */
+void load_result_add_thread(struct load_result *r, const struct load_stats *by_name,
+                            const struct load_stats *by_stage);
+
+/* The figures of the window as it ran, once every thread is added: the measured duration (from
+ * the plan's measurement start to end_ns, the plan's end or when a stop cut it short, which
+ * sets interrupted), each stage's length as run, for open loop the requested rate (the mean
+ * over the measured stages, with stages) and the achieved one (`sent` requests due in the
+ * window), and the verdict against p's thresholds. Borrows pl and p. */
+void load_result_finish(struct load_result *r, const struct plan *pl, const struct profile *p,
+                        int64_t end_ns, uint64_t sent);
+
 /* Seed 000's rules: HEALTHY when p95 < healthy_p95 and errors < healthy_errors; OVERLOADED
  * when p95 > overloaded_p95, errors > overloaded_errors, or nothing completed; else STRESSED. */
 enum verdict verdict_classify(const struct load_stats *s, const struct profile_thresholds *t);

@@ -16,6 +16,19 @@ from store import (ApiError, fields_match, labels_match, parse_field_selector,
 
 NAME_RE = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 LABEL_RE = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+LABEL_VALUE_RE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
+
+
+def _label_value_causes(labels, path):
+    """The API server's checks on label values: at most 63 characters, alphanumeric at both
+    ends, '-', '_' and '.' between."""
+    causes = []
+    for k, v in (labels or {}).items():
+        if isinstance(v, str) and (len(v) > 63 or not LABEL_VALUE_RE.match(v)):
+            causes.append((path, "Invalid value: %r: a valid label must be an empty string or "
+                           "consist of alphanumeric characters, '-', '_' or '.', and must be "
+                           "no more than 63 characters" % v))
+    return causes
 
 
 def now_ts():
@@ -188,6 +201,7 @@ def validate(res, obj):
     for k, v in (meta.get("labels") or {}).items():
         if not isinstance(v, str):
             causes.append(("metadata.labels", "Invalid value: label %r must be a string" % k))
+    causes += _label_value_causes(meta.get("labels"), "metadata.labels")
     for k, v in (meta.get("annotations") or {}).items():
         if not isinstance(v, str):
             causes.append(("metadata.annotations", "Invalid value: annotation %r must be a "
@@ -196,6 +210,7 @@ def validate(res, obj):
         spec = obj.get("spec") or {}
         sel = spec.get("selector")
         tpl_labels = ((spec.get("template") or {}).get("metadata") or {}).get("labels") or {}
+        causes += _label_value_causes(tpl_labels, "spec.template.metadata.labels")
         if not sel:
             causes.append(("spec.selector", "Required value"))
         else:

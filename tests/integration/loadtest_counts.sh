@@ -83,16 +83,4 @@ for name, st in r["by_name"].items():
     if st["requests"] < 10 or st["failed"] != 0 or st["status_codes"].get("200") != st["requests"]:
         sys.exit(name + " did not parse cleanly")
 PY
-# The same framings through the experimental io_uring batching (SIZEUP_URING=1); where the
-# kernel forbids io_uring the engine falls back and the run must pass all the same.
-SIZEUP_URING=1 timeout 30 "$SIZEUP" loadtest --url "http://127.0.0.1:$P" \
-    --profile "$SRV_TMP/framing.yaml" --json --out "$SRV_TMP/u.json" || fail "io_uring run exit $?"
-python3 - "$SRV_TMP/u.json" <<'PY' || fail "framings with SIZEUP_URING=1"
-import json, sys
-r = json.load(open(sys.argv[1]))
-for name, st in r["by_name"].items():
-    if st["requests"] < 10 or st["failed"] != 0:
-        sys.exit(name + " did not parse cleanly through io_uring")
-print("io_uring path: %d requests, 0 failed" % r["requests"])
-PY
 echo "ok"

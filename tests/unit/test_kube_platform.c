@@ -1,11 +1,14 @@
-/* Tests for src/kube/platform.c. Without the fake API server only the quantity parser runs;
- * tests/integration/kube_platform.sh starts the fake (with its kubelet running pods as local
- * processes) and sets FAKEAPI_DIR, and then: clone mode (labels, ownerReference, emptyDir,
- * requests = limits, the variant's env reaching the process, the original untouched, the clone
- * gone), in-place mode (exact restore), drift, OOM-kill, crash-loop and unschedulable
- * failures, cancellation. */
+/* Tests for src/kube/platform*.c. Without the fake API server only the quantity parser and the
+ * clone's names run; tests/integration/kube_platform.sh starts the fake (with its kubelet
+ * running pods as local processes, and the API server's 63-character limit on label values)
+ * and sets FAKEAPI_DIR, and then: clone mode (labels, ownerReference, emptyDir, requests =
+ * limits, the variant's env reaching the process, the original untouched, the clone gone), a
+ * Deployment name too long for a label value, in-place mode (exact restore), drift, OOM-kill,
+ * crash-loop and unschedulable failures, cancellation. */
 
+#include <ctype.h>
 #include <setjmp.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -82,6 +85,128 @@ static void test_parse_cores(void **state)
     }
 }
 
+/* ---- the clone's names -------------------------------------------------------------------- */
+
+/* A Kubernetes label value: at most 63 characters, alphanumeric at both ends. */
+static bool label_value_ok(const char *v)
+{
+    size_t n = strlen(v);
+    if (n > KUBE_LABEL_VALUE_MAX)
+        return false;
+    if (n == 0)
+        return true;
+    if (!isalnum((unsigned char)v[0]) || !isalnum((unsigned char)v[n - 1]))
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (!isalnum((unsigned char)v[i]) && !strchr("-_.", v[i]))
+            return false;
+    return true;
+}
+
+/* A Deployment name (RFC 1123 subdomain): dot-separated parts of lowercase alphanumerics and
+ * '-', each starting and ending alphanumeric. */
+static bool object_name_ok(const char *v)
+{
+    size_t n = strlen(v);
+    if (n == 0 || n > 253)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        char c = v[i], prev = i ? v[i - 1] : '.', next = i + 1 < n ? v[i + 1] : '.';
+        if (c == '.' && (prev == '.' || prev == '-' || next == '.' || next == '-'))
+            return false;
+        if (c == '-' && (prev == '.' || next == '.'))
+            return false;
+        if (!(islower((unsigned char)c) || isdigit((unsigned char)c) || c == '-' || c == '.'))
+            return false;
+    }
+    return true;
+}
+
+static void check_names(const char *name, char clone[KUBE_LABEL_VALUE_MAX + 1],
+                        char label[KUBE_LABEL_VALUE_MAX + 1])
+{
+    char again[KUBE_LABEL_VALUE_MAX + 1];
+    kube_platform_clone_name(name, clone);
+    kube_platform_clone_label(name, label);
+    if (!label_value_ok(clone) || !object_name_ok(clone))
+        fail_msg("clone name '%s' of '%s' is not a valid name and label value", clone, name);
+    if (!label_value_ok(label))
+        fail_msg("label '%s' of '%s' is not a valid label value", label, name);
+    size_t n = strlen(clone);
+    assert_true(n > 7 && strcmp(clone + n - 7, "-sizeup") == 0);
+    kube_platform_clone_name(name, again); /* deterministic */
+    assert_string_equal(again, clone);
+    kube_platform_clone_label(name, again);
+    assert_string_equal(again, label);
+}
+
+static void test_clone_names(void **state)
+{
+    (void)state;
+    char name[254], other[254], clone[64], label[64], clone2[64], label2[64];
+
+    /* Short names are used as they are. */
+    check_names("web", clone, label);
+    assert_string_equal(clone, "web-sizeup");
+    assert_string_equal(label, "web");
+    memset(name, 'a', 56);
+    name[56] = '\0';
+    check_names(name, clone, label); /* "-sizeup" makes exactly 63 */
+    assert_int_equal(strlen(clone), 63);
+    assert_int_equal(strncmp(clone, name, 56), 0);
+    assert_string_equal(label, name);
+
+    /* 57 characters: the clone's name is shortened, the label (57) is not. */
+    memset(name, 'a', 57);
+    name[57] = '\0';
+    check_names(name, clone, label);
+    assert_true(strlen(clone) <= 63);
+    assert_string_equal(label, name);
+    /* 63 and 64: the label is the name, then shortened. */
+    memset(name, 'b', 64);
+    name[63] = '\0';
+    check_names(name, clone, label);
+    assert_string_equal(label, name);
+    name[63] = 'b';
+    name[64] = '\0';
+    check_names(name, clone, label);
+    assert_true(strlen(label) <= 63);
+    assert_int_equal(strncmp(label, name, 40), 0); /* still readable: the name's start */
+
+    /* The longest Deployment name, and another that differs only in its last character: their
+     * names and labels must not collide. */
+    memset(name, 'c', 253);
+    name[253] = '\0';
+    memcpy(other, name, sizeof(other));
+    other[252] = 'd';
+    check_names(name, clone, label);
+    check_names(other, clone2, label2);
+    assert_string_not_equal(clone, clone2);
+    assert_string_not_equal(label, label2);
+    /* ... nor two that differ only in a character the cut drops. */
+    other[252] = 'c';
+    other[100] = 'x';
+    check_names(other, clone2, label2);
+    assert_string_not_equal(clone, clone2);
+    assert_string_not_equal(label, label2);
+
+    /* A cut that would end on '.' or '-' backs up to an alphanumeric character. */
+    snprintf(
+        name, sizeof(name), "%.38s.%.100s", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+        "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
+        "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb");
+    check_names(name, clone, label);
+    snprintf(
+        name, sizeof(name), "%.45s-%.100s", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+        "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
+        "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb");
+    check_names(name, clone, label);
+    snprintf(name, sizeof(name), "%s",
+             "a.b.c-d.e-f.g.h-i.j.k.l.m.n.o.p.q.r.s.t.u.v.w.x.y.z.0.1.2.3.4-"
+             "5.6.7.8.9-a.b.c.d.e.f.g.h");
+    check_names(name, clone, label);
+}
+
 /* ---- helpers against the fake ------------------------------------------------------------- */
 
 /* The app's WORKERS env entry; tests of a valueFrom original change it. */
@@ -91,6 +216,8 @@ static void create_app(const char *name, const char *image, const char *extra_me
                        const char *extra_spec)
 {
     char body[4096], err[ERR_LEN] = "";
+    /* The app's own label: its name, unless that is too long for a label value. */
+    const char *app = strlen(name) <= KUBE_LABEL_VALUE_MAX ? name : "long-named-app";
     kube_delete(cl, &KUBE_DEPLOYMENTS, "default", name, NULL, err);
     for (int i = 0; i < 50; i++) {
         if (kube_get(cl, &KUBE_DEPLOYMENTS, "default", name, NULL, err) == -ENOENT)
@@ -108,8 +235,8 @@ static void create_app(const char *name, const char *image, const char *extra_me
              "\"64Mi\",\"ephemeral-storage\":\"1Gi\"}}}],\"volumes\":[{\"name\":\"data\","
              "\"persistentVolumeClaim\":{\"claimName\":\"%s-data\"}},{\"name\":\"cfg\","
              "\"configMap\":{\"name\":\"x\"}}]}}}}",
-             name, name, extra_meta ? extra_meta : "", extra_spec ? extra_spec : "", name, name,
-             image, workers_entry, name);
+             name, app, extra_meta ? extra_meta : "", extra_spec ? extra_spec : "", app, app, image,
+             workers_entry, app);
     cJSON *d = cJSON_Parse(body);
     assert_non_null(d);
     if (kube_create(cl, &KUBE_DEPLOYMENTS, "default", d, NULL, err))
@@ -307,6 +434,55 @@ static void test_clone_refuses_foreign(void **state)
     assert_int_equal(kube_get(cl, &KUBE_DEPLOYMENTS, "default", "web2-sizeup", NULL, err), 0);
     kube_delete(cl, &KUBE_DEPLOYMENTS, "default", "web2-sizeup", NULL, err);
     kube_delete(cl, &KUBE_DEPLOYMENTS, "default", "web2", NULL, err);
+}
+
+/* A Deployment whose name is too long for a label value (and for `<name>-sizeup` to stay
+ * within 63 characters): the clone gets the shortened name and label the API server accepts,
+ * the full name in its annotation, and crash recovery still finds it as ours. */
+static void test_clone_long_name(void **state)
+{
+    (void)state;
+    NEED_FAKE();
+    char err[ERR_LEN] = "", name[101], clone_name[64], label[64];
+    struct platform p;
+    struct platform_failure f;
+    unsigned done = 0;
+
+    memset(name, 'l', 100);
+    name[100] = '\0';
+    kube_platform_clone_name(name, clone_name);
+    kube_platform_clone_label(name, label);
+    create_app(name, "example/web:1", NULL, NULL);
+
+    struct kube_platform_config kc = {
+        .client = cl, .ns = "default", .deployment = name, .run_id = "t9"};
+    assert_int_equal(kube_platform_new(&kc, &p, err), 0);
+    assert_int_equal(p.ops->prepare(p.self, err), 0);
+    struct variant v = var("1@250m/128Mi");
+    if (p.ops->apply(p.self, &v, &f, err))
+        fail_msg("apply: %s", err);
+    cJSON *clone = get_deploy(clone_name);
+    assert_true(strlen(clone_name) <= KUBE_LABEL_VALUE_MAX);
+    assert_string_equal(kube_label(clone, KUBE_LABEL_CLONE), label);
+    assert_string_equal(kube_annotation(clone, KUBE_ANN_CLONE_OF), name);
+    const cJSON *tl = kube_path_get(clone, "spec.template.metadata.labels");
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(tl, KUBE_LABEL_CLONE)), label);
+    cJSON_Delete(clone);
+    /* A second apply patches the same clone (adopted, not re-created). */
+    v = var("2@250m/128Mi");
+    if (p.ops->apply(p.self, &v, &f, err))
+        fail_msg("apply: %s", err);
+    p.ops->free(p.self); /* "kill -9" */
+
+    /* A restarted operator adopts it ... */
+    assert_int_equal(kube_platform_new(&kc, &p, err), 0);
+    assert_int_equal(p.ops->prepare(p.self, err), 0);
+    p.ops->free(p.self);
+    /* ... and recovery deletes it as ours. */
+    assert_int_equal(kube_platform_recover(cl, "default", name, &done, err), 0);
+    assert_int_equal(done, KUBE_RECOVER_CLONE_DELETED);
+    assert_int_equal(kube_get(cl, &KUBE_DEPLOYMENTS, "default", clone_name, NULL, err), -ENOENT);
+    kube_delete(cl, &KUBE_DEPLOYMENTS, "default", name, NULL, err);
 }
 
 /* ---- in-place mode ------------------------------------------------------------------------ */
@@ -634,6 +810,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parse_cores),
+        cmocka_unit_test(test_clone_names),
+        cmocka_unit_test(test_clone_long_name),
         cmocka_unit_test(test_clone_mode),
         cmocka_unit_test(test_clone_refuses_foreign),
         cmocka_unit_test(test_in_place_exact_restore),

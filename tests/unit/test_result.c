@@ -1,7 +1,9 @@
 /* Tests for src/load/result.c: seed 000's verdict rules at and around every boundary, the
- * zero-request rule, merging, rates, and the result's allocation. */
+ * zero-request rule, merging, rates, the result's allocation, and the arithmetic that turns the
+ * load threads' statistics and the plan into a run's result. */
 
 #include <errno.h>
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,7 +13,11 @@
 
 #include <cmocka.h>
 
+#include "load/plan.h"
 #include "load/result.h"
+
+#define S  1000000LL /* microseconds per second */
+#define NS 1000000000LL
 
 static const struct profile_thresholds seed000 = {
     .healthy_p95_us = 100000,
@@ -218,6 +224,144 @@ static void test_result_init_free(void **state)
     load_result_free(&r);
 }
 
+/* A profile of two request names with the given stages (none: a flat run of `users` users or
+ * `rate` requests/s for dur_us after warm_us of warm-up), seed 000's thresholds. */
+static struct profile two_names(struct profile_stage *st, size_t nst, unsigned users, double rate,
+                                int64_t dur_us, int64_t warm_us)
+{
+    static struct profile_request reqs[2] = {
+        {.name = "a", .method = "GET", .path = "/a", .weight = 1},
+        {.name = "b", .method = "GET", .path = "/b", .weight = 1},
+    };
+    return (struct profile){.requests = reqs,
+                            .nrequests = 2,
+                            .stages = st,
+                            .nstages = nst,
+                            .users = users,
+                            .rate = rate,
+                            .duration_us = dur_us,
+                            .warmup_us = warm_us,
+                            .thresholds = seed000};
+}
+
+static void test_add_threads(void **state)
+{
+    (void)state;
+    struct profile_stage st[1] = {{10 * S, 4, -1}};
+    struct profile p = two_names(st, 1, 0, 0, 0, 0);
+    struct load_result r;
+    assert_int_equal(load_result_init(&r, &p), 0);
+
+    /* Two threads: names a and b, and the one stage that saw all of them. */
+    struct load_stats *t1 = calloc(3, sizeof(*t1)), *t2 = calloc(3, sizeof(*t2));
+    assert_non_null(t1);
+    assert_non_null(t2);
+    struct load_stats *parts[4] = {stats_of(100, 1, 1000), stats_of(20, 0, 3000),
+                                   stats_of(40, 2, 2000), stats_of(10, 10, 9000)};
+    t1[0] = *parts[0];
+    t1[1] = *parts[1];
+    t2[0] = *parts[2];
+    t2[1] = *parts[3];
+    load_stats_init(&t1[2]);
+    load_stats_merge(&t1[2], &t1[0]);
+    load_stats_merge(&t1[2], &t1[1]);
+    load_stats_init(&t2[2]);
+    load_stats_merge(&t2[2], &t2[0]);
+    load_stats_merge(&t2[2], &t2[1]);
+    load_result_add_thread(&r, t1, &t1[2]);
+    load_result_add_thread(&r, t2, &t2[2]);
+
+    assert_int_equal(r.by_name[0].requests, 140);
+    assert_int_equal(r.by_name[0].failed, 3);
+    assert_int_equal(r.by_name[1].requests, 30);
+    assert_int_equal(r.by_name[1].failed, 10);
+    assert_int_equal(r.by_name[1].latency.max_us, 9000);
+    /* The total is the sum over names, the stage the sum over threads. */
+    assert_int_equal(r.total.requests, 170);
+    assert_int_equal(r.total.failed, 13);
+    assert_int_equal(r.total.latency.count, 170);
+    assert_int_equal(r.total.status[503], 13);
+    assert_int_equal(r.by_stage[0].requests, 170);
+    assert_int_equal(r.by_stage[0].latency.sum_us, r.total.latency.sum_us);
+    for (int i = 0; i < 4; i++)
+        free(parts[i]);
+    free(t1);
+    free(t2);
+    load_result_free(&r);
+}
+
+static void test_finish_closed_loop(void **state)
+{
+    (void)state;
+    struct profile p = two_names(NULL, 0, 50, 0, 20 * S, 5 * S);
+    struct plan pl;
+    struct load_result r;
+    assert_int_equal(plan_build(&p, &pl, NULL), 0);
+    assert_int_equal(load_result_init(&r, &p), 0);
+    struct load_stats *fast = stats_of(1000, 0, 38000);
+    load_stats_merge(&r.total, fast);
+
+    /* Ran to the plan's end: the window is the measured 20 s, the warm-up not in it. */
+    load_result_finish(&r, &pl, &p, pl.end_ns, 0);
+    assert_true(r.duration_s == 20.0);
+    assert_false(r.interrupted);
+    assert_true(r.target_rate_rps == 0 && r.achieved_rate_rps == 0); /* closed loop */
+    assert_int_equal(r.verdict, VERDICT_HEALTHY);
+
+    /* Stopped 7 s into the window: 7 s measured, and the result says it was cut short. */
+    load_result_finish(&r, &pl, &p, pl.measure_start_ns + 7 * NS, 0);
+    assert_true(r.duration_s == 7.0);
+    assert_true(r.interrupted);
+
+    /* Stopped during the warm-up: nothing measured, never a negative window. */
+    load_result_finish(&r, &pl, &p, 2 * NS, 0);
+    assert_true(r.duration_s == 0);
+    free(fast);
+    load_result_free(&r);
+    plan_free(&pl);
+}
+
+static void test_finish_open_loop_stages(void **state)
+{
+    (void)state;
+    struct profile_stage st[2] = {
+        {10 * S, -1, 100}, /* 0 -> 100/s: 500 requests due */
+        {10 * S, -1, 100}, /* flat 100/s: 1000 due */
+    };
+    struct profile p = two_names(st, 2, 0, 0, 0, 0);
+    struct plan pl;
+    struct load_result r;
+    assert_int_equal(plan_build(&p, &pl, NULL), 0);
+    assert_int_equal(load_result_init(&r, &p), 0);
+
+    /* The requested rate is the mean over the measured stages: 1500 due in 20 s. */
+    load_result_finish(&r, &pl, &p, pl.end_ns, 1400);
+    assert_true(fabs(r.target_rate_rps - 75.0) < 1e-9);
+    assert_true(fabs(r.achieved_rate_rps - 70.0) < 1e-9);
+    assert_true(r.stage_duration_s[0] == 10.0 && r.stage_duration_s[1] == 10.0);
+    assert_int_equal(r.verdict, VERDICT_OVERLOADED); /* nothing completed */
+
+    /* Stopped 15 s in: the second stage ran 5 s, the rate is over what ran. */
+    load_result_finish(&r, &pl, &p, 15 * NS, 900);
+    assert_true(r.interrupted);
+    assert_true(r.stage_duration_s[0] == 10.0 && r.stage_duration_s[1] == 5.0);
+    assert_true(fabs(r.achieved_rate_rps - 60.0) < 1e-9);
+    assert_true(fabs(r.target_rate_rps - 75.0) < 1e-9);
+    load_result_free(&r);
+    plan_free(&pl);
+
+    /* A flat open-loop run asks for the profile's rate. */
+    p = two_names(NULL, 0, 0, 250, 4 * S, 1 * S);
+    assert_int_equal(plan_build(&p, &pl, NULL), 0);
+    assert_int_equal(load_result_init(&r, &p), 0);
+    load_result_finish(&r, &pl, &p, pl.end_ns, 1000);
+    assert_true(r.target_rate_rps == 250.0);
+    assert_true(r.achieved_rate_rps == 250.0);
+    assert_true(r.duration_s == 4.0);
+    load_result_free(&r);
+    plan_free(&pl);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -228,6 +372,9 @@ int main(void)
         cmocka_unit_test(test_rates),
         cmocka_unit_test(test_merge),
         cmocka_unit_test(test_result_init_free),
+        cmocka_unit_test(test_add_threads),
+        cmocka_unit_test(test_finish_closed_loop),
+        cmocka_unit_test(test_finish_open_loop_stages),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,109 @@
+#ifndef SIZEUP_KUBE_PLATFORM_INTERNAL_H
+#define SIZEUP_KUBE_PLATFORM_INTERNAL_H
+
+/* Private to the Kubernetes platform's files, one per job:
+ *   platform.c          the ops table, creation, facts, prepare, crash recovery
+ *   platform_clone.c    the clone's names, the clone object and the per-variant patch
+ *   platform_rollout.c  apply, wait for the rollout, the target URL
+ *   platform_usage.c    usage from the pod status and metrics.k8s.io
+ *   platform_restore.c  stop a variant, restore (delete the clone / put the template back)
+ * Every operation runs on the caller's thread with the borrowed client. */
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+#include "kube/platform.h"
+
+/* The platform's state (platform.self). */
+struct kplat {
+    kube_client_t *c;
+    enum kube_sweep_mode mode;
+    char ns[64];
+    char name[254];
+    char clone[KUBE_LABEL_VALUE_MAX + 1];       /* kube_platform_clone_name(name) */
+    char clone_label[KUBE_LABEL_VALUE_MAX + 1]; /* kube_platform_clone_label(name) */
+    char container[254];                        /* resolved at prepare */
+    char workers_env[128];
+    char target[PLATFORM_URL_LEN]; /* "" for the pod */
+    char run_id[64];
+    unsigned port;
+    int64_t poll_us;
+    int64_t stop_timeout_us;
+
+    cJSON *original;      /* the Deployment as prepare read it */
+    cJSON *last_template; /* in-place: spec.template after our last patch */
+    bool prepared;
+    bool clone_exists;
+    bool metrics_checked, metrics_served;
+    struct platform_facts facts;
+    bool have_facts;
+
+    const struct variant *v;
+    char pod[254];
+    char pod_ip[64];
+
+    long long t_begin_ms;
+    int restarts_begin;
+    double cores_begin;
+    int64_t mem_begin;
+    bool sample_begin;
+
+    bool drift;
+    char drift_msg[ERR_LEN];
+};
+
+/* ---- shared helpers (platform.c) ---- */
+
+/* The Deployment the variants run in: the clone, or the original in place. */
+const char *kube__plat_target(const struct kplat *k);
+
+/* Copies src (NULL: "") into dst of len bytes. -EINVAL when it does not fit. */
+int kube__plat_copy(char *dst, size_t len, const char *src);
+
+void kube__plat_sleep_us(int64_t us);
+
+/* "k=v,k2=v2" from Deployment d's spec.selector.matchLabels into buf (len bytes). Returns 0,
+ * -ENOSPC, or -EINVAL when there is no label to select by. */
+int kube__plat_selector(const cJSON *d, char *buf, size_t len);
+
+/* True when Deployment d is the clone sizeup made of k's Deployment: its clone-of label is
+ * k->clone_label and its clone-of annotation, when present, names the Deployment in full (a
+ * shortened label alone could in principle be shared by two long names). Borrows d. */
+bool kube__plat_is_our_clone(const struct kplat *k, const cJSON *d);
+
+/* ---- platform_clone.c ---- */
+
+/* The clone of k->original with v applied. Owned result, NULL on allocation failure. */
+cJSON *kube__plat_build_clone(const struct kplat *k, const struct variant *v);
+
+/* The strategic merge patch that applies v: an owned string (free with cJSON_free), NULL on
+ * allocation failure. */
+char *kube__plat_variant_patch(const struct kplat *k, const struct variant *v);
+
+/* ---- platform_rollout.c: the platform_ops of the same names ---- */
+
+int kube__plat_apply(void *self, const struct variant *v, struct platform_failure *fail, char *err);
+int kube__plat_wait_ready(void *self, int64_t timeout_us, volatile sig_atomic_t *stop,
+                          struct platform_failure *fail, char *err);
+int kube__plat_target_url(void *self, char *buf, size_t len, char *err);
+
+/* ---- platform_usage.c ---- */
+
+int kube__plat_usage_begin(void *self, char *err);
+int kube__plat_usage_end(void *self, struct platform_usage *out, char *err);
+
+/* ---- platform_restore.c ---- */
+
+int kube__plat_stop_variant(void *self, char *err);
+int kube__plat_restore(void *self, char *err);
+
+/* A kube_update_retry mutator (ud: the struct kplat) that puts the template saved in
+ * KUBE_ANN_ORIGINAL back and drops the annotation; when k->last_template is set and the live
+ * template differs from it, only sizeup's own fields go back and k->drift says so. */
+int kube__plat_restore_template(void *ud, cJSON *obj, char *err);
+
+#endif

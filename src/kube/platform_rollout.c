@@ -1,0 +1,255 @@
+/* The Kubernetes platform, rolling out a variant: apply (create the clone, or patch it or the
+ * Deployment in place), wait until the rollout is complete as `kubectl rollout status` judges
+ * it and a variant pod is Ready (or say why it never will be), and the target URL. */
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/log.h"
+#include "kube/internal.h"
+#include "kube/objects.h"
+#include "kube/platform_internal.h"
+
+int kube__plat_apply(void *self, const struct variant *v, struct platform_failure *fail, char *err)
+{
+    struct kplat *k = self;
+    cJSON *out = NULL, *obj = NULL;
+    char *patch = NULL;
+    int rc = 0;
+
+    memset(fail, 0, sizeof(*fail));
+    k->v = v;
+    k->pod[0] = k->pod_ip[0] = '\0';
+    if (!k->prepared) {
+        rc = err_set(err, -EINVAL, "apply before prepare");
+        goto fail;
+    }
+    if (k->mode == KUBE_MODE_CLONE && !k->clone_exists) {
+        obj = kube__plat_build_clone(k, v);
+        if (!obj) {
+            rc = err_set(err, -ENOMEM, "out of memory");
+            goto fail;
+        }
+        rc = kube_create(k->c, &KUBE_DEPLOYMENTS, k->ns, obj, NULL, err);
+        if (rc == 0) {
+            k->clone_exists = true;
+            log_info("kube.platform.clone_created", "deployment=%s/%s variant=%s", k->ns, k->clone,
+                     v->spec);
+            goto out;
+        }
+        if (rc != -EEXIST)
+            goto fail;
+        k->clone_exists = true; /* created by a racing attempt: patch it like any other */
+    }
+    patch = kube__plat_variant_patch(k, v);
+    if (!patch) {
+        rc = err_set(err, -ENOMEM, "out of memory");
+        goto fail;
+    }
+    rc = kube_patch(k->c, &KUBE_DEPLOYMENTS, k->ns, kube__plat_target(k), KUBE_PATCH_STRATEGIC,
+                    patch, &out, err);
+    if (rc)
+        goto fail;
+    if (k->mode == KUBE_MODE_IN_PLACE) {
+        cJSON_Delete(k->last_template);
+        k->last_template = cJSON_Duplicate(kube_path_get(out, "spec.template"), 1);
+    }
+    log_info("kube.platform.applied", "deployment=%s/%s variant=%s", k->ns, kube__plat_target(k),
+             v->spec);
+    goto out;
+fail:
+    fail->kind = rc == -ECANCELED ? PLATFORM_FAIL_CANCELLED : PLATFORM_FAIL_APPLY;
+    snprintf(fail->reason, sizeof(fail->reason), "%s", err ? err : "apply failed");
+out:
+    cJSON_Delete(obj);
+    cJSON_Delete(out);
+    cJSON_free(patch);
+    return rc;
+}
+
+struct pod_scan {
+    int variant_pods;
+    bool ready;
+    char pod[254];
+    char ip[64];
+    int restarts; /* most of any variant pod */
+    bool oom;
+    bool unschedulable;
+    char why[160];
+};
+
+static int pod_unschedulable(const cJSON *pod, char *why, size_t len)
+{
+    const cJSON *c;
+    cJSON_ArrayForEach(c, kube_path_get(pod, "status.conditions"))
+    {
+        const char *t = cJSON_GetStringValue(cJSON_GetObjectItem(c, "type"));
+        const char *s = cJSON_GetStringValue(cJSON_GetObjectItem(c, "status"));
+        const char *r = cJSON_GetStringValue(cJSON_GetObjectItem(c, "reason"));
+        if (t && s && r && strcmp(t, "PodScheduled") == 0 && strcmp(s, "False") == 0 &&
+            strcmp(r, "Unschedulable") == 0) {
+            const char *m = cJSON_GetStringValue(cJSON_GetObjectItem(c, "message"));
+            snprintf(why, len, "%s", m ? m : "unschedulable");
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Looks at the pods of deployment d that run variant v. */
+static int scan_pods(struct kplat *k, const cJSON *d, struct pod_scan *s, char *err)
+{
+    char sel[1024];
+    cJSON *list = NULL;
+    const cJSON *p;
+    int rc;
+
+    memset(s, 0, sizeof(*s));
+    if (kube__plat_selector(d, sel, sizeof(sel)) != 0)
+        return err_set(err, -EINVAL, "deployment %s/%s has no usable matchLabels selector", k->ns,
+                       kube__plat_target(k));
+    struct kube_list_opts lo = {.label_selector = sel};
+    rc = kube_list(k->c, &KUBE_PODS, k->ns, &lo, &list, err);
+    if (rc)
+        return rc;
+    cJSON_ArrayForEach(p, cJSON_GetObjectItem(list, "items"))
+    {
+        const char *var = kube_annotation(p, KUBE_ANN_VARIANT);
+        struct kube_pod_info pi;
+        if (!var || strcmp(var, k->v->spec) != 0)
+            continue;
+        kube_pod_info_read(p, k->container, &pi);
+        if (pi.deleting)
+            continue;
+        s->variant_pods++;
+        if (pi.restarts > s->restarts)
+            s->restarts = pi.restarts;
+        if (pi.oom_killed)
+            s->oom = true;
+        if (pod_unschedulable(p, s->why, sizeof(s->why)))
+            s->unschedulable = true;
+        if (pi.ready && pi.pod_ip[0] && !s->ready) {
+            s->ready = true;
+            kube__plat_copy(s->pod, sizeof(s->pod), pi.name);
+            kube__plat_copy(s->ip, sizeof(s->ip), pi.pod_ip);
+        }
+    }
+    cJSON_Delete(list);
+    return 0;
+}
+
+static void describe_failure(const struct pod_scan *s, const char *rollout_msg,
+                             struct platform_failure *fail)
+{
+    if (s->oom) {
+        fail->kind = PLATFORM_FAIL_OOM;
+        snprintf(fail->reason, sizeof(fail->reason), "OOMKilled at the memory limit (%d restarts)",
+                 s->restarts);
+    } else if (s->unschedulable) {
+        fail->kind = PLATFORM_FAIL_UNSCHEDULABLE;
+        snprintf(fail->reason, sizeof(fail->reason), "unschedulable: %s", s->why);
+    } else if (s->restarts > 0) {
+        fail->kind = PLATFORM_FAIL_DIED;
+        snprintf(fail->reason, sizeof(fail->reason), "crash-looping (%d restarts)", s->restarts);
+    } else {
+        fail->kind = PLATFORM_FAIL_NEVER_READY;
+        snprintf(fail->reason, sizeof(fail->reason), "%s", rollout_msg);
+    }
+}
+
+/* Sleeps us in 50 ms slices; 1 when stop was raised. */
+static int nap(int64_t us, volatile sig_atomic_t *stop)
+{
+    for (int64_t t = 0; t < us; t += 50000) {
+        if (stop && *stop)
+            return 1;
+        kube__plat_sleep_us(us - t < 50000 ? us - t : 50000);
+    }
+    return stop && *stop;
+}
+
+int kube__plat_wait_ready(void *self, int64_t timeout_us, volatile sig_atomic_t *stop,
+                          struct platform_failure *fail, char *err)
+{
+    struct kplat *k = self;
+    long long deadline = kube__now_ms() + (timeout_us > 0 ? timeout_us / 1000 : 60000);
+    char msg[ERR_LEN] = "rollout did not start";
+    struct pod_scan s = {0};
+    int rc = 0;
+
+    memset(fail, 0, sizeof(*fail));
+    if (!k->v)
+        return err_set(err, -EINVAL, "wait_ready before apply");
+    for (;;) {
+        cJSON *d = NULL;
+        enum kube_rollout state = KUBE_ROLLOUT_WAITING;
+        if (stop && *stop) {
+            fail->kind = PLATFORM_FAIL_CANCELLED;
+            snprintf(fail->reason, sizeof(fail->reason), "cancelled while waiting for rollout");
+            return err_set(err, -ECANCELED, "cancelled");
+        }
+        rc = kube_get(k->c, &KUBE_DEPLOYMENTS, k->ns, kube__plat_target(k), &d, err);
+        if (rc == 0) {
+            kube_deploy_rollout(d, &state, msg);
+            rc = scan_pods(k, d, &s, err);
+        }
+        cJSON_Delete(d);
+        if (rc == -ECANCELED) {
+            fail->kind = PLATFORM_FAIL_CANCELLED;
+            snprintf(fail->reason, sizeof(fail->reason), "cancelled while waiting for rollout");
+            return rc;
+        }
+        if (rc == 0) {
+            if (state == KUBE_ROLLOUT_DONE && s.ready) {
+                kube__plat_copy(k->pod, sizeof(k->pod), s.pod);
+                kube__plat_copy(k->pod_ip, sizeof(k->pod_ip), s.ip);
+                log_info("kube.platform.ready", "deployment=%s/%s variant=%s pod=%s ip=%s", k->ns,
+                         kube__plat_target(k), k->v->spec, k->pod, k->pod_ip);
+                return 0;
+            }
+            if (state == KUBE_ROLLOUT_FAILED) {
+                describe_failure(&s, msg, fail);
+                return err_set(err, -ETIMEDOUT, "%s", fail->reason);
+            }
+            /* Not worth waiting out the timeout: a pod that keeps dying will not serve. */
+            if ((s.oom && s.restarts >= 2) || s.restarts >= 3) {
+                describe_failure(&s, msg, fail);
+                return err_set(err, -ECHILD, "%s", fail->reason);
+            }
+        } else {
+            log_warn("kube.platform.poll_failed", "deployment=%s/%s error=\"%s\"", k->ns,
+                     kube__plat_target(k), err ? err : "");
+        }
+        if (kube__now_ms() >= deadline) {
+            if (rc) {
+                /* The API itself failed: a platform failure, not the variant's. */
+                return rc;
+            }
+            describe_failure(&s, msg, fail);
+            if (fail->kind == PLATFORM_FAIL_NEVER_READY && state == KUBE_ROLLOUT_DONE)
+                snprintf(fail->reason, sizeof(fail->reason), "rolled out, but no pod ready");
+            return err_set(err, -ETIMEDOUT, "%s", fail->reason);
+        }
+        if (nap(k->poll_us, stop)) {
+            fail->kind = PLATFORM_FAIL_CANCELLED;
+            snprintf(fail->reason, sizeof(fail->reason), "cancelled while waiting for rollout");
+            return err_set(err, -ECANCELED, "cancelled");
+        }
+    }
+}
+
+int kube__plat_target_url(void *self, char *buf, size_t len, char *err)
+{
+    struct kplat *k = self;
+    int n;
+    if (k->target[0])
+        n = snprintf(buf, len, "%s", k->target);
+    else if (!k->pod_ip[0])
+        return err_set(err, -ENOENT, "no ready pod");
+    else if (strchr(k->pod_ip, ':'))
+        n = snprintf(buf, len, "http://[%s]:%u", k->pod_ip, k->port);
+    else
+        n = snprintf(buf, len, "http://%s:%u", k->pod_ip, k->port);
+    return n < 0 || (size_t)n >= len ? err_set(err, -ENOSPC, "URL too long") : 0;
+}
