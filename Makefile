@@ -26,6 +26,11 @@ SRCS     := $(shell find src -name '*.c' ! -path src/main.c | sort)
 OBJS     := $(SRCS:%.c=$(BUILD)/obj/%.o)
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+# Programs that drive src/kube against a running fake API server: built with the unit tests, run
+# by the integration and reliability scripts that start the fake (never by the unit runner).
+KUBE_SRC := $(sort $(wildcard tests/kube/test_*.c) tests/kube/kube_faults.c)
+KUBE_BIN := $(KUBE_SRC:tests/kube/%.c=$(BUILD)/tests/kube/%)
+.SECONDARY: $(BUILD)/obj/tests/kube/fakelib.o
 FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=build/fuzz/%)
 FUZZ_SECONDS ?= 20
@@ -60,7 +65,11 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libsizeup.a
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Itests/unit $(EXTRA_LDFLAGS) -o $@ $< $(BUILD)/libsizeup.a $(LDLIBS_ALL) -lcmocka
 
-unit-bins: $(UNIT_BIN) $(BUILD)/sizeup
+$(BUILD)/tests/kube/%: tests/kube/%.c $(BUILD)/obj/tests/kube/fakelib.o $(BUILD)/libsizeup.a
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(EXTRA_LDFLAGS) -o $@ $< $(BUILD)/obj/tests/kube/fakelib.o $(BUILD)/libsizeup.a $(LDLIBS_ALL) -lcmocka
+
+unit-bins: $(UNIT_BIN) $(KUBE_BIN) $(BUILD)/sizeup
 
 # CI entry point: sanitized build, then every test through one runner that prints
 # "N passed, N failed" and exits non-zero on any failure.
@@ -128,7 +137,7 @@ demo:
 	scripts/demo.sh
 
 format:
-	clang-format -i $(shell find src tests/unit tests/fuzz -name '*.[ch]')
+	clang-format -i $(shell find src tests/unit tests/kube tests/fuzz -name '*.[ch]')
 
 clean:
 	rm -rf build

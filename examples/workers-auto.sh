@@ -7,7 +7,7 @@
 #
 # POSIX sh + awk, cgroup v2 (cpu.max, memory.max) and v1 (cpu.cfs_quota_us / cpu.cfs_period_us,
 # memory.limit_in_bytes). Without a CPU limit it uses the online CPUs, without a memory limit
-# MemTotal. The constants default to seed 000's rule (1, 192, 8); set them from the
+# MemTotal. The constants default to sizeup's default rule (1, 192, 8); set them from the
 # `constants:` of your auto-sizing.yaml. CGROUP_ROOT (default /sys/fs/cgroup) is for tests.
 #
 # In an entrypoint:

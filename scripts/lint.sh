@@ -4,14 +4,14 @@ set -u
 cd "$(dirname "$0")/.."
 rc=0
 banned='\b(sprintf|vsprintf|strcpy|strcat|strtok|atoi|atol|gets|strerror|gmtime|localtime|ctime|asctime)[[:space:]]*\('
-if grep -rnE "$banned" src tests/unit tests/fuzz --include='*.c' --include='*.h' | grep -v 'lint: allow'; then
+if grep -rnE "$banned" src tests/unit tests/kube tests/fuzz --include='*.c' --include='*.h' | grep -v 'lint: allow'; then
     echo "lint: banned functions above (use snprintf, strtol, err_str, gmtime_r ...)"
     rc=1
 else
     echo "lint: no banned functions"
 fi
 if command -v clang-format >/dev/null; then
-    bad=$(find src tests/unit tests/fuzz -name '*.[ch]' -print0 |
+    bad=$(find src tests/unit tests/kube tests/fuzz -name '*.[ch]' -print0 |
           xargs -0 -n1 sh -c 'clang-format --dry-run --Werror "$0" >/dev/null 2>&1 || echo "$0"')
     if [ -n "$bad" ]; then
         echo "lint: not clang-formatted (run 'make format'):"; echo "$bad"; rc=1

@@ -46,7 +46,7 @@ int main(int argc, char **argv)
                 fprintf(stderr, "sizeup: unknown command '%s'\n", argv[2]);
                 return EXIT_USAGE;
             }
-            fputs(c->usage, stdout);
+            cli_usage(c, stdout);
             return EXIT_OK;
         }
         usage(stdout);

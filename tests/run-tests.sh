@@ -40,6 +40,8 @@ run_one() { # name, command...
 if [ "$only" = all ] || [ "$only" = unit ]; then
     for t in "$build"/tests/test_*; do
         [ -x "$t" ] || continue
+        # Only binaries of current sources: one left in BUILD by a moved or removed test is stale.
+        [ -f "$root/tests/unit/$(basename "$t").c" ] || continue
         run_one "unit/$(basename "$t")" "$t"
     done
 fi

@@ -1,4 +1,4 @@
-"""sizeup's demo app: a small unconference API (Flask + SQLite) shaped like seed 000's app.
+"""sizeup's demo app: a small unconference API (Flask + SQLite) shaped like the app of the load test sizeup's defaults come from (docs/sweep.md).
 
 Served by gunicorn with a worker-count knob (`gunicorn -w $WORKERS ...`). Every endpoint runs
 real SQLite queries and builds JSON, so each request costs a few milliseconds of CPU and the CPU

@@ -1,9 +1,9 @@
 /* sizeup loadtest: one load test against a URL, from a profile and/or flags, reported as text
- * or JSON. Flags override the profile; --users or --rate replace its stages. */
+ * or JSON. Flags override the profile (profile_override_apply: one meaning for every command). */
 
 #include <errno.h>
 #include <inttypes.h>
-#include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,227 +15,37 @@
 #include "core/quantity.h"
 #include "load/load.h"
 #include "load/profile.h"
+#include "load/profile_override.h"
 #include "load/report.h"
 #include "load/result.h"
-
-#define USAGE                                                                                      \
-    "usage: sizeup loadtest --url URL [--profile FILE] [--users N | --rate R]\n"                   \
-    "                       [--duration D] [--warmup D] [--threads T] [--timeout D]\n"             \
-    "                       [--max-connections N] [--insecure] [--seed N] [--json] [--out FILE]\n" \
-    "\n"                                                                                           \
-    "Runs one load test against URL (http:// or https://; the profile's paths are appended).\n"    \
-    "\n"                                                                                           \
-    "  --url URL              base URL of the target\n"                                            \
-    "  --profile FILE         load profile (YAML); default: GET /, 50 users, 20s, 5s warm-up\n"    \
-    "  --users N              closed loop: N concurrent users (replaces the profile's stages)\n"   \
-    "  --rate R               open loop: R requests/s on a fixed schedule (replaces stages)\n"     \
-    "  --duration D           measured window, e.g. 20s, 1m30s\n"                                  \
-    "  --warmup D             load applied before measuring, not recorded (0 for none)\n"          \
-    "  --threads T            load threads (default: one per online core)\n"                       \
-    "  --timeout D            per-request timeout (0 for none)\n"                                  \
-    "  --max-connections N    open loop: connection cap (default 10000)\n"                         \
-    "  --insecure             do not verify the server's TLS certificate\n"                        \
-    "  --seed N               request-mix random seed (same seed, same mix)\n"                     \
-    "  --json                 print the JSON report instead of the text one\n"                     \
-    "  --out FILE             write the report to FILE instead of stdout\n"                        \
-    "\n"                                                                                           \
-    "Exit status: 0 within the profile's thresholds (HEALTHY), 99 when the verdict is not\n"       \
-    "HEALTHY, 2 for usage errors, 1 when the run could not start. SIGINT or SIGTERM end the run\n" \
-    "early; what ran is still reported. TLS trusts the system CAs, or the file in "                \
-    "SSL_CERT_FILE.\n"
-
-/* The one mutable global the house rules allow: set by the signal handler, read by the run. */
-static volatile sig_atomic_t stop_flag;
-
-static void on_signal(int sig)
-{
-    (void)sig;
-    stop_flag = 1;
-}
 
 struct lt_args {
     const char *url, *profile, *out;
     int json, insecure;
-    int have_users, have_rate, have_duration, have_warmup, have_timeout;
-    unsigned users;
-    double rate;
-    int64_t duration_us, warmup_us, timeout_us;
+    struct profile_override ov;
     unsigned threads, max_connections;
     uint64_t seed;
 };
 
-static int usage_error(const char *fmt, const char *a, const char *b)
-{
-    fprintf(stderr, "sizeup loadtest: ");
-    fprintf(stderr, fmt, a, b);
-    fprintf(stderr, "\n\n%s", USAGE);
-    return EXIT_USAGE;
-}
+#define ARG(m) offsetof(struct lt_args, m)
 
-static int parse_uint(const char *flag, const char *v, unsigned long long max,
-                      unsigned long long *out)
-{
-    char *end = NULL;
-    if (!v || !*v || *v == '-' || *v == '+')
-        return usage_error("%s: '%s' is not a positive whole number", flag, v ? v : "");
-    errno = 0;
-    unsigned long long x = strtoull(v, &end, 10);
-    if (errno || *end || x > max)
-        return usage_error("%s: '%s' is not a whole number in range", flag, v);
-    *out = x;
-    return 0;
-}
-
-static int parse_duration_flag(const char *flag, const char *v, int64_t *out)
-{
-    char err[ERR_LEN] = "";
-    if (qty_parse_duration(v, out, err) != 0) {
-        fprintf(stderr, "sizeup loadtest: %s: %s\n\n%s", flag, err, USAGE);
-        return EXIT_USAGE;
-    }
-    return 0;
-}
-
-/* Parses argv into *a; returns 0, EXIT_USAGE, or -1 for --help (usage printed to stdout). */
-static int parse_args(int argc, char **argv, struct lt_args *a)
-{
-    memset(a, 0, sizeof(*a));
-    for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i];
-        char flag[64];
-        const char *val = NULL;
-        const char *eq = strchr(arg, '=');
-        unsigned long long u;
-        int rc;
-
-        if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
-            fputs(USAGE, stdout);
-            return -1;
-        }
-        if (strncmp(arg, "--", 2) != 0)
-            return usage_error("unexpected argument '%s'%s", arg, "");
-        if (eq) {
-            size_t n = (size_t)(eq - arg);
-            if (n >= sizeof(flag))
-                return usage_error("unknown flag '%s'%s", arg, "");
-            memcpy(flag, arg, n);
-            flag[n] = '\0';
-            val = eq + 1;
-        } else {
-            snprintf(flag, sizeof(flag), "%s", arg);
-        }
-        if (strcmp(flag, "--json") == 0 || strcmp(flag, "--insecure") == 0) {
-            if (val)
-                return usage_error("%s takes no value (got '%s')", flag, val);
-            if (strcmp(flag, "--json") == 0)
-                a->json = 1;
-            else
-                a->insecure = 1;
-            continue;
-        }
-        static const char *const valued[] = {
-            "--url",     "--profile", "--users",           "--rate", "--duration", "--warmup",
-            "--threads", "--timeout", "--max-connections", "--seed", "--out",
-        };
-        int known = 0;
-        for (size_t k = 0; k < sizeof(valued) / sizeof(valued[0]); k++)
-            known |= strcmp(flag, valued[k]) == 0;
-        if (!known)
-            return usage_error("unknown flag '%s'%s", flag, "");
-        if (!val) {
-            if (i + 1 >= argc)
-                return usage_error("%s needs a value%s", flag, "");
-            val = argv[++i];
-        }
-        if (strcmp(flag, "--url") == 0) {
-            a->url = val;
-        } else if (strcmp(flag, "--profile") == 0) {
-            a->profile = val;
-        } else if (strcmp(flag, "--out") == 0) {
-            if (!*val)
-                return usage_error("--out: empty file name%s%s", "", "");
-            a->out = val;
-        } else if (strcmp(flag, "--users") == 0) {
-            if ((rc = parse_uint(flag, val, 1000000, &u)) != 0)
-                return rc;
-            if (u == 0)
-                return usage_error("--users: '%s' must be at least 1%s", val, "");
-            a->users = (unsigned)u;
-            a->have_users = 1;
-        } else if (strcmp(flag, "--rate") == 0) {
-            char *end = NULL;
-            errno = 0;
-            double r = strtod(val, &end);
-            if (errno || end == val || *end || !(r > 0) || r > 1e8)
-                return usage_error("--rate: '%s' is not a positive number of requests/s%s", val,
-                                   "");
-            a->rate = r;
-            a->have_rate = 1;
-        } else if (strcmp(flag, "--duration") == 0) {
-            if ((rc = parse_duration_flag(flag, val, &a->duration_us)) != 0)
-                return rc;
-            if (a->duration_us <= 0)
-                return usage_error("--duration: '%s' must be longer than 0%s", val, "");
-            a->have_duration = 1;
-        } else if (strcmp(flag, "--warmup") == 0) {
-            if ((rc = parse_duration_flag(flag, val, &a->warmup_us)) != 0)
-                return rc;
-            a->have_warmup = 1;
-        } else if (strcmp(flag, "--timeout") == 0) {
-            if ((rc = parse_duration_flag(flag, val, &a->timeout_us)) != 0)
-                return rc;
-            a->have_timeout = 1;
-        } else if (strcmp(flag, "--threads") == 0) {
-            if ((rc = parse_uint(flag, val, 1024, &u)) != 0)
-                return rc;
-            if (u == 0)
-                return usage_error("--threads: '%s' must be at least 1%s", val, "");
-            a->threads = (unsigned)u;
-        } else if (strcmp(flag, "--max-connections") == 0) {
-            if ((rc = parse_uint(flag, val, 1000000, &u)) != 0)
-                return rc;
-            if (u == 0)
-                return usage_error("--max-connections: '%s' must be at least 1%s", val, "");
-            a->max_connections = (unsigned)u;
-        } else if (strcmp(flag, "--seed") == 0) {
-            if ((rc = parse_uint(flag, val, UINT64_MAX, &u)) != 0)
-                return rc;
-            a->seed = u;
-        }
-    }
-    if (!a->url)
-        return usage_error("--url is required%s%s", "", "");
-    if (a->have_users && a->have_rate)
-        return usage_error("give --users or --rate, not both%s%s", "", "");
-    return 0;
-}
-
-/* Applies the flags over the profile. Returns 0 or EXIT_USAGE. */
-static int apply_overrides(const struct lt_args *a, struct profile *p)
-{
-    if (a->have_users || a->have_rate) {
-        free(p->stages);
-        p->stages = NULL;
-        p->nstages = 0;
-        p->users = a->have_users ? a->users : 0;
-        p->rate = a->have_rate ? a->rate : 0;
-    }
-    if (a->have_duration) {
-        if (p->nstages > 0) {
-            fprintf(stderr,
-                    "sizeup loadtest: --duration conflicts with the stages in %s; give --users "
-                    "or --rate to replace them\n",
-                    p->source ? p->source : "the profile");
-            return EXIT_USAGE;
-        }
-        p->duration_us = a->duration_us;
-    }
-    if (a->have_warmup)
-        p->warmup_us = a->warmup_us;
-    if (a->have_timeout)
-        p->timeout_us = a->timeout_us;
-    return 0;
-}
+static const struct cli_flag flags[] = {
+    {"url", "URL", CLI_REQUIRED, "base URL of the target; the profile's paths are appended",
+     cli_set_string, ARG(url), 1, 0},
+    CLI_PROFILE_FILE_FLAG(struct lt_args, profile),
+    CLI_PROFILE_FLAGS(struct lt_args, ov),
+    CLI_THREADS_FLAG(struct lt_args, threads),
+    {"max-connections", "N", "10000", "open loop: the most connections open at once", cli_set_uint,
+     ARG(max_connections), 1, 1000000},
+    {"insecure", NULL, NULL, "do not verify the server's TLS certificate", cli_set_switch,
+     ARG(insecure), 0, 0},
+    {"seed", "N", "a fixed seed", "request-mix random seed (same seed, same mix)", cli_set_u64,
+     ARG(seed), 0, (double)UINT64_MAX},
+    {"json", NULL, NULL, "print the JSON report instead of the text one", cli_set_switch, ARG(json),
+     0, 0},
+    {"out", "FILE", "standard output", "write the report to FILE", cli_set_string, ARG(out), 1, 0},
+    CLI_FLAGS_END,
+};
 
 struct progress_ctx {
     int tty;
@@ -297,59 +107,44 @@ static int write_report(const struct lt_args *a, const struct load_result *r,
     return rc;
 }
 
-static int exec_loadtest(int argc, char **argv)
+/* Loads the profile (or the default) and applies the flags over it. Returns an exit status. */
+static int load_profile(const struct lt_args *a, struct profile *prof /* OUT */)
 {
-    struct lt_args a;
-    struct profile prof;
-    struct load_result res;
-    struct load_opts o;
-    struct progress_ctx pc;
-    struct sigaction sa, old_int, old_term;
     char err[ERR_LEN] = "";
-    int status = EXIT_OK, rc, have_prof = 0, have_res = 0;
-
-    memset(&prof, 0, sizeof(prof));
-    memset(&res, 0, sizeof(res));
-    rc = parse_args(argc, argv, &a);
-    if (rc < 0)
-        return EXIT_OK;
-    if (rc)
-        return rc;
-    if (a.profile)
-        rc = profile_load_file(a.profile, &prof, err);
-    else
-        rc = profile_init_default(&prof);
+    int rc = a->profile ? profile_load_file(a->profile, prof, err) : profile_init_default(prof);
     if (rc) {
         fprintf(stderr, "sizeup loadtest: %s\n", err[0] ? err : "out of memory");
         return rc == -ENOMEM ? EXIT_RUNTIME : EXIT_USAGE;
     }
-    have_prof = 1;
-    status = apply_overrides(&a, &prof);
-    if (status)
-        goto out;
+    if (profile_override_apply(&a->ov, prof, err) != 0) {
+        profile_free(prof);
+        return cli_usage_error(&cmd_loadtest, err);
+    }
+    return EXIT_OK;
+}
+
+/* Runs the load with a progress line on a terminal; SIGINT / SIGTERM end it early. Returns an
+ * exit status; *res is filled (free it) only on EXIT_OK. */
+static int run_load(const struct lt_args *a, const struct profile *prof,
+                    struct load_result *res /* OUT */)
+{
+    struct load_opts o;
+    struct progress_ctx pc = {.tty = isatty(STDERR_FILENO)};
+    struct cli_signals sigs;
+    char err[ERR_LEN] = "";
 
     memset(&o, 0, sizeof(o));
-    o.url = a.url;
-    o.profile = &prof;
-    o.threads = a.threads;
-    o.max_connections = a.max_connections;
-    o.insecure = a.insecure;
-    o.seed = a.seed;
-    pc.tty = isatty(STDERR_FILENO);
+    o.url = a->url;
+    o.profile = prof;
+    o.threads = a->threads;
+    o.max_connections = a->max_connections;
+    o.insecure = a->insecure;
+    o.seed = a->seed;
     o.progress = on_progress;
     o.progress_ud = &pc;
-    o.stop = &stop_flag;
-
-    memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    /* A second Ctrl-C kills at once, as people expect when the first did not seem to work. */
-    sa.sa_flags = SA_RESETHAND;
-    sigaction(SIGINT, &sa, &old_int);
-    sigaction(SIGTERM, &sa, &old_term);
-    rc = load_run(&o, &res, err);
-    sigaction(SIGINT, &old_int, NULL);
-    sigaction(SIGTERM, &old_term, NULL);
+    o.stop = cli_trap_signals(&sigs, 1);
+    int rc = load_run(&o, res, err);
+    cli_restore_signals(&sigs);
     if (pc.tty) {
         fputs("\r\033[K", stderr);
         fflush(stderr);
@@ -358,25 +153,54 @@ static int exec_loadtest(int argc, char **argv)
         fprintf(stderr, "sizeup loadtest: %s\n", err);
         /* A bad URL or a profile the engine cannot run is the user's input; the rest is the
          * environment (name resolution, descriptors, memory, threads). */
-        status = rc == -EINVAL ? EXIT_USAGE : EXIT_RUNTIME;
-        goto out;
+        return rc == -EINVAL ? EXIT_USAGE : EXIT_RUNTIME;
     }
-    have_res = 1;
-    if (res.interrupted)
+    if (res->interrupted)
         fprintf(stderr, "sizeup loadtest: interrupted; the report covers the %.1fs that ran\n",
-                res.duration_s);
-    if (write_report(&a, &res, &prof) != 0) {
-        status = EXIT_RUNTIME;
+                res->duration_s);
+    return EXIT_OK;
+}
+
+static int exec_loadtest(int argc, char **argv)
+{
+    struct lt_args a = {.ov = PROFILE_OVERRIDE_NONE};
+    struct profile prof;
+    struct load_result res;
+    int operand, status;
+
+    status = cli_parse(&cmd_loadtest, argc, argv, &a, &operand);
+    if (status)
+        return status == CLI_HELP ? EXIT_OK : status;
+    if (!a.url)
+        return cli_usage_error(&cmd_loadtest, "--url is required");
+    status = load_profile(&a, &prof);
+    if (status)
+        return status;
+    status = run_load(&a, &prof, &res);
+    if (status)
         goto out;
-    }
-    status = res.verdict == VERDICT_HEALTHY ? EXIT_OK : EXIT_THRESHOLD;
+    if (write_report(&a, &res, &prof) != 0)
+        status = EXIT_RUNTIME;
+    else
+        status = res.verdict == VERDICT_HEALTHY ? EXIT_OK : EXIT_THRESHOLD;
+    load_result_free(&res);
 out:
-    if (have_res)
-        load_result_free(&res);
-    if (have_prof)
-        profile_free(&prof);
+    profile_free(&prof);
     return status;
 }
 
-const struct cmd cmd_loadtest = {"loadtest", "one load test against a URL (closed or open loop)",
-                                 USAGE, exec_loadtest};
+const struct cmd cmd_loadtest = {
+    .name = "loadtest",
+    .summary = "one load test against a URL (closed or open loop)",
+    .synopsis = "--url URL [--profile FILE] [FLAGS]",
+    .intro = "Runs one load test against URL (http:// or https://). Flags override the profile's\n"
+             "fields of the same name, and are refused where the profile sets something they\n"
+             "conflict with (stages, or the other loop).\n",
+    .flags = flags,
+    .epilog =
+        "Exit status: 0 within the profile's thresholds (HEALTHY), 99 when the verdict is not\n"
+        "HEALTHY, 2 for usage errors, 1 when the run could not start. SIGINT or SIGTERM end\n"
+        "the run early; what ran is still reported. TLS trusts the system CAs, or the file\n"
+        "in SSL_CERT_FILE.\n",
+    .exec = exec_loadtest,
+};

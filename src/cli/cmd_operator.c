@@ -2,7 +2,6 @@
  * handlers that request a clean shutdown, and runs the operator until then. */
 
 #include <errno.h>
-#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,33 +12,12 @@
 #include "operator/admin.h"
 #include "operator/operator.h"
 
-#define USAGE                                                                                      \
-    "usage: sizeup operator [--kubeconfig FILE] [--namespace NS]... [--admin-addr ADDR]\n"         \
-    "                       [--max-concurrent N] [--leader-elect] [--lease-name NAME]\n"           \
-    "                       [--lease-namespace NS] [--log-level LEVEL]\n"                          \
-    "\n"                                                                                           \
-    "Watches Deployments and sweeps each one whose sizeup.dev/sweep annotation takes a new\n"      \
-    "value; results go to the ConfigMap <deployment>-sizing, progress to sizeup.dev/status.\n"     \
-    "\n"                                                                                           \
-    "  --kubeconfig FILE      kubeconfig to use (default: $KUBECONFIG, in-cluster, "               \
-    "~/.kube/config)\n"                                                                            \
-    "  --namespace NS         watch only NS; repeat or comma-separate (default: every "            \
-    "namespace)\n"                                                                                 \
-    "  --admin-addr ADDR      /healthz /readyz /metrics on ADDR (default :8081; 'off': none)\n"    \
-    "  --max-concurrent N     sweeps at once (default 1)\n"                                        \
-    "  --leader-elect         act only while holding the Lease (for several replicas)\n"           \
-    "  --lease-name NAME      the Lease's name (default sizeup-operator)\n"                        \
-    "  --lease-namespace NS   the Lease's namespace (default: the kubeconfig's)\n"                 \
-    "  --log-level LEVEL      debug, info, warn, error (default info)\n"
-
-/* The only mutable global besides read-only configuration (house rule 10). */
-static volatile sig_atomic_t stop_requested;
-
-static void on_signal(int sig)
-{
-    (void)sig;
-    stop_requested = 1;
-}
+struct op_args {
+    struct operator_opts o;
+    const char *ns[OPERATOR_MAX_NAMESPACES];
+    char *copies[OPERATOR_MAX_NAMESPACES]; /* owned: the --namespace values ns points into */
+    size_t ncopies;
+};
 
 /* Splits a comma list into the namespace table (names borrowed from a copy the caller frees). */
 static int add_namespaces(char *list, const char **ns, size_t *n, char *err)
@@ -60,122 +38,90 @@ static int add_namespaces(char *list, const char **ns, size_t *n, char *err)
     return 0;
 }
 
+/* --namespace, repeatable: each value is a comma list added to the table. */
+static int set_namespace(const struct cli_flag *f, const char *val, void *dst, char *err)
+{
+    struct op_args *a = dst;
+    (void)f;
+    if (a->ncopies == OPERATOR_MAX_NAMESPACES)
+        return err_set(err, -EINVAL, "--namespace: more than %d namespaces",
+                       OPERATOR_MAX_NAMESPACES);
+    char *c = strdup(val);
+    if (!c)
+        return err_set(err, -ENOMEM, "out of memory");
+    a->copies[a->ncopies++] = c;
+    return add_namespaces(c, a->ns, &a->o.nnamespaces, err);
+}
+
+/* --log-level takes effect at once, so that the rest of the start-up logs at that level. */
+static int set_log_level(const struct cli_flag *f, const char *val, void *dst, char *err)
+{
+    enum log_level lvl;
+    (void)f, (void)dst;
+    if (log_parse_level(val, &lvl))
+        return err_set(err, -EINVAL, "--log-level: '%.32s' is not debug, info, warn or error", val);
+    log_set_level(lvl);
+    return 0;
+}
+
+#define ARG(m) offsetof(struct op_args, m)
+
+static const struct cli_flag flags[] = {
+    {"kubeconfig", "FILE", "$KUBECONFIG, in-cluster, ~/.kube/config", "kubeconfig to use",
+     cli_set_string, ARG(o.kubeconfig), 1, 0},
+    {"namespace", "NS", "every namespace", "watch only NS; repeat or comma-separate", set_namespace,
+     0, 0, 0},
+    {"admin-addr", "ADDR", ADMIN_DEFAULT_ADDR,
+     "/healthz /readyz /metrics on HOST:PORT, :PORT or [V6]:PORT; 'off': none", cli_set_string,
+     ARG(o.admin_addr), 1, 0},
+    {"max-concurrent", "N", "1", "sweeps at once", cli_set_uint, ARG(o.max_concurrent), 1, 64},
+    {"leader-elect", NULL, NULL, "act only while holding the Lease (for several replicas)",
+     cli_set_switch, ARG(o.leader_elect), 0, 0},
+    {"lease-name", "NAME", "sizeup-operator", "the Lease's name", cli_set_string, ARG(o.lease_name),
+     1, 0},
+    {"lease-namespace", "NS", "the kubeconfig's namespace", "the Lease's namespace", cli_set_string,
+     ARG(o.lease_namespace), 1, 0},
+    {"log-level", "LEVEL", "info", "debug, info, warn or error", set_log_level, 0, 0, 0},
+    CLI_FLAGS_END,
+};
+
 static int exec_operator(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"kubeconfig", required_argument, NULL, 'k'},
-        {"namespace", required_argument, NULL, 'n'},
-        {"admin-addr", required_argument, NULL, 'a'},
-        {"max-concurrent", required_argument, NULL, 'c'},
-        {"leader-elect", no_argument, NULL, 'L'},
-        {"lease-name", required_argument, NULL, 'l'},
-        {"lease-namespace", required_argument, NULL, 's'},
-        {"log-level", required_argument, NULL, 'v'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    struct operator_opts o = {0};
-    const char *ns[OPERATOR_MAX_NAMESPACES];
-    char *copies[OPERATOR_MAX_NAMESPACES];
-    size_t ncopies = 0;
+    struct op_args a;
     char err[ERR_LEN] = "";
-    int opt, status = EXIT_OK;
-    struct sigaction sa;
+    int operand, status;
+    struct cli_signals sigs;
 
-    o.max_concurrent = 1;
-    o.namespaces = ns;
-    o.admin_addr = ADMIN_DEFAULT_ADDR;
-    o.stop = &stop_requested;
-    optind = 1;
-    opterr = 0;
-    while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-        switch (opt) {
-        case 'k':
-            o.kubeconfig = optarg;
-            break;
-        case 'n': {
-            if (ncopies == OPERATOR_MAX_NAMESPACES) {
-                err_set(err, -EINVAL, "--namespace: too many");
-                goto usage;
-            }
-            char *c = strdup(optarg);
-            if (!c) {
-                fprintf(stderr, "sizeup operator: out of memory\n");
-                status = EXIT_RUNTIME;
-                goto out;
-            }
-            copies[ncopies++] = c;
-            if (add_namespaces(c, ns, &o.nnamespaces, err))
-                goto usage;
-            break;
-        }
-        case 'a':
-            o.admin_addr = optarg;
-            break;
-        case 'c': {
-            char *end = NULL;
-            errno = 0;
-            long v = strtol(optarg, &end, 10);
-            if (errno || !end || *end || v < 1 || v > 64) {
-                err_set(err, -EINVAL, "--max-concurrent: '%.32s' is not a number from 1 to 64",
-                        optarg);
-                goto usage;
-            }
-            o.max_concurrent = (int)v;
-            break;
-        }
-        case 'L':
-            o.leader_elect = 1;
-            break;
-        case 'l':
-            o.lease_name = optarg;
-            break;
-        case 's':
-            o.lease_namespace = optarg;
-            break;
-        case 'v': {
-            enum log_level lvl;
-            if (log_parse_level(optarg, &lvl)) {
-                err_set(err, -EINVAL, "--log-level: '%.32s' is not debug, info, warn or error",
-                        optarg);
-                goto usage;
-            }
-            log_set_level(lvl);
-            break;
-        }
-        case 'h':
-            fputs(USAGE, stdout);
-            goto out;
-        default:
-            err_set(err, -EINVAL, "unknown or incomplete flag '%s'", argv[optind - 1]);
-            goto usage;
-        }
+    memset(&a, 0, sizeof(a));
+    a.o.max_concurrent = 1;
+    a.o.namespaces = a.ns;
+    a.o.admin_addr = ADMIN_DEFAULT_ADDR;
+    status = cli_parse(&cmd_operator, argc, argv, &a, &operand);
+    if (status) {
+        status = status == CLI_HELP ? EXIT_OK : status;
+        goto out;
     }
-    if (optind < argc) {
-        err_set(err, -EINVAL, "unexpected argument '%s'", argv[optind]);
-        goto usage;
-    }
-
-    memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGINT, &sa, NULL);
+    /* The previous handlers are never put back: the process ends when operator_run returns. */
+    a.o.stop = cli_trap_signals(&sigs, 0);
     signal(SIGPIPE, SIG_IGN);
-
-    if (operator_run(&o, err) != 0) {
+    if (operator_run(&a.o, err) != 0) {
         fprintf(stderr, "sizeup operator: %s\n", err);
         status = EXIT_RUNTIME;
     }
-    goto out;
-usage:
-    fprintf(stderr, "sizeup operator: %s\n\n%s", err, USAGE);
-    status = EXIT_USAGE;
 out:
-    for (size_t i = 0; i < ncopies; i++)
-        free(copies[i]);
+    for (size_t i = 0; i < a.ncopies; i++)
+        free(a.copies[i]);
     return status;
 }
 
-const struct cmd cmd_operator = {"operator", "watch annotated Deployments and sweep them", USAGE,
-                                 exec_operator};
+const struct cmd cmd_operator = {
+    .name = "operator",
+    .summary = "watch annotated Deployments and sweep them",
+    .synopsis = "[FLAGS]",
+    .intro =
+        "Watches Deployments and sweeps each one whose sizeup.dev/sweep annotation takes a new\n"
+        "value; results go to the ConfigMap <deployment>-sizing, progress to "
+        "sizeup.dev/status.\n",
+    .flags = flags,
+    .exec = exec_operator,
+};

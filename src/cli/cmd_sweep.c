@@ -4,9 +4,9 @@
  * hold every variant measured until then. */
 
 #include <errno.h>
-#include <getopt.h>
 #include <math.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,69 +17,72 @@
 #include "core/log.h"
 #include "core/quantity.h"
 #include "load/profile.h"
+#include "load/profile_override.h"
 #include "local/local.h"
 #include "sweep/advisor.h"
 #include "sweep/output.h"
+#include "sweep/output_set.h"
 #include "sweep/runner.h"
 #include "sweep/variant.h"
 
 #define EXIT_CANCELLED 130 /* 128 + SIGINT, as shells report it */
 #define COMMAND_LEN    2048
 
-static const char usage[] =
-    "usage: sizeup sweep [--configs LIST] [--profile FILE] [--workers-env NAME] [--port P]\n"
-    "                    [--ready-path PATH] [--ready-timeout D] [--users N | --rate R]\n"
-    "                    [--duration D] [--warmup D] [--out DIR] [--values-paths MAP]\n"
-    "                    -- COMMAND [ARGS...]\n"
-    "\n"
-    "Runs COMMAND once per variant on this machine, inside a cgroup limited to the variant's CPU\n"
-    "and memory (as a kubelet limits a container), with WORKERS (or --workers-env) and PORT in\n"
-    "its environment and $WORKERS / $PORT in its arguments expanded; loads it; writes\n"
-    "results.md, results.json, values.yaml, auto-sizing.yaml and report.html into --out.\n"
-    "\n"
-    "  --configs LIST       variants workers@cpu/memory, space-separated\n"
-    "                       (default: \"" VARIANT_DEFAULT_LIST "\")\n"
-    "  --profile FILE       load profile YAML (default: GET /, 50 users, 20s, 5s warm-up)\n"
-    "  --workers-env NAME   env var that sets the worker count (default WORKERS)\n"
-    "  --port P             the port COMMAND listens on, on 127.0.0.1 (default 8080)\n"
-    "  --ready-path PATH    ready when GET PATH returns < 500 (default: when the port accepts)\n"
-    "  --ready-timeout D    per variant (default 60s)\n"
-    "  --users N            closed loop: concurrent users (overrides the profile)\n"
-    "  --rate R             open loop: requests/s (overrides the profile)\n"
-    "  --duration D         measured window per variant (overrides the profile)\n"
-    "  --warmup D           warm-up per variant (overrides the profile)\n"
-    "  --threads N          load generator threads (default: one per core)\n"
-    "  --out DIR            output directory (default sizing/)\n"
-    "  --values-paths MAP   where values.yaml puts things\n"
-    "                       (default workers=workers.count,resources=resources)\n"
-    "  --no-cgroup          run without cgroups (results are marked limits not enforced)\n"
-    "\n"
-    "example:\n"
-    "  sizeup sweep --configs \"1@0.5/256Mi 1@1/256Mi 2@1/512Mi 2@2/512Mi\" --port 8080 \\\n"
-    "      -- gunicorn -w '$WORKERS' -b 127.0.0.1:8080 app:app\n"
-    "\n"
-    "Exit status: 0 done, 1 could not run, 2 bad flags, 130 cancelled (files hold what ran).\n";
-
-/* The one mutable global the house rules allow: set by SIGINT / SIGTERM. */
-static volatile sig_atomic_t stop_flag;
-
-static void on_signal(int sig)
-{
-    (void)sig;
-    stop_flag = 1;
-}
-
 struct sweep_cli {
+    /* The flags. */
     const char *out;
     const char *configs;
+    const char *profile_path;
+    const char *values_paths;
+    struct profile_override ov;
+    int64_t ready_timeout_us;
+    unsigned threads;
+    int no_cgroup;
+    struct local_config lc; /* workers_env, port, ready_path from the flags; the rest below */
+    /* What the run builds from them. */
     char command[COMMAND_LEN];
+    char logs[4096];
+    struct variant_list variants;
     struct profile *profile;
+    struct profile profile_buf;
     struct output_paths paths;
+    struct platform pl;
+    struct sweep s;
+    bool ran;
+    /* The progress display. */
     bool tty;
     double last_draw;
     size_t last_index;
     enum sweep_phase last_phase;
     bool drew;
+};
+
+#define ARG(m) offsetof(struct sweep_cli, m)
+
+static const struct cli_flag flags[] = {
+    {"configs", "LIST", VARIANT_DEFAULT_LIST, "variants workers@cpu/memory, space-separated",
+     cli_set_string, ARG(configs), 1, 0},
+    CLI_PROFILE_FILE_FLAG(struct sweep_cli, profile_path),
+    {"workers-env", "NAME", "WORKERS", "env var that sets the worker count", cli_set_string,
+     ARG(lc.workers_env), 1, 0},
+    {"port", "P", "8080", "the port COMMAND listens on, on 127.0.0.1 (also exported as PORT)",
+     cli_set_uint, ARG(lc.port), 1, 65535},
+    {"ready-path", "PATH", "when the port accepts", "ready when GET PATH answers below 500",
+     cli_set_string, ARG(lc.ready_path), 1, 0},
+    {"ready-timeout", "D", "60s", "how long a variant may take to become ready", cli_set_duration,
+     ARG(ready_timeout_us), 1, PROFILE_MAX_RUN_US},
+    CLI_PROFILE_FLAGS(struct sweep_cli, ov),
+    CLI_THREADS_FLAG(struct sweep_cli, threads),
+    {"out", "DIR", "sizing", "output directory (the app's output goes to DIR/logs/)",
+     cli_set_string, ARG(out), 1, 0},
+    {"values-paths", "MAP",
+     "workers=workers.count,resources=resources,replicas=replicaCount,autoscaling=autoscaling",
+     "where values.yaml puts the worker count, the resources block and, with a target load, the "
+     "replica count and the autoscaling block (any key may be left out)",
+     cli_set_string, ARG(values_paths), 1, 0},
+    {"no-cgroup", NULL, NULL, "run without cgroups (every row is marked limits not enforced)",
+     cli_set_switch, ARG(no_cgroup), 0, 0},
+    CLI_FLAGS_END,
 };
 
 static double mono_s(void)
@@ -93,46 +96,18 @@ static double mono_s(void)
 static size_t advise(const struct sweep *s, const struct profile *p, struct advisor_row *rows,
                      struct advice *a)
 {
-    struct advisor_opts o;
     char err[ERR_LEN];
     size_t k = 0;
 
-    while (k < s->n && s->rows[k].state != SWEEP_ROW_PENDING)
-        k++;
-    for (size_t i = 0; i < k; i++)
-        sweep_row_to_advisor(s, i, &rows[i]);
-    memset(&o, 0, sizeof(o));
-    o.thresholds = p->thresholds;
-    o.per_user_rps = p->per_user_rps > 0 ? p->per_user_rps : 0.5;
-    o.target_rps = p->target_rps > 0 ? p->target_rps : p->target_users * o.per_user_rps;
-    o.host_cores = (double)s->facts.host_millicores / 1000.0;
-    o.limits_note = s->facts.limits_note;
-    if (advisor_run(rows, k, &o, a, err) != 0)
+    if (output_advise_sweep(s, p, rows, &k, a, err) != 0)
         log_error("sweep.advisor", "error=\"%s\"", err);
     return k;
 }
 
 static int write_files(struct sweep_cli *c, const struct sweep *s, char *err)
 {
-    static struct advisor_row rows[VARIANT_MAX];
-    static struct advice a;
-    struct output_doc d;
-
-    memset(&d, 0, sizeof(d));
-    d.n = advise(s, c->profile, rows, &a);
-    d.rows = rows;
-    d.advice = &a;
-    d.sweep = s;
-    d.profile = c->profile;
-    d.facts = &s->facts;
-    d.platform = s->platform;
-    d.command = c->command;
-    d.configs = c->configs;
-    d.started = s->started;
-    d.finished = s->finished ? s->finished : time(NULL);
-    d.cancelled = s->cancelled;
-    d.paths = c->paths;
-    return output_write_all(c->out, &d, err);
+    struct output_inputs in = {c->profile, c->command, c->configs, c->paths};
+    return output_write_sweep(c->out, s, &in, err);
 }
 
 static int on_row_done(void *ud, const struct sweep *s, size_t index, char *err)
@@ -237,286 +212,191 @@ static void join_command(int argc, char **argv, char *out, size_t len)
     }
 }
 
-static int parse_unsigned(const char *s, unsigned long max, unsigned long *out)
+/* Parses the flags and COMMAND into *c. Returns 0, CLI_HELP or an exit status. */
+static int parse_flags(struct sweep_cli *c, int argc, char **argv)
 {
-    char *end;
-    errno = 0;
-    unsigned long v = strtoul(s, &end, 10);
-    if (errno || end == s || *end || v > max || s[0] == '-')
-        return -EINVAL;
-    *out = v;
+    int operand, rc;
+
+    memset(c, 0, sizeof(*c));
+    c->out = "sizing";
+    c->configs = VARIANT_DEFAULT_LIST;
+    c->ov = (struct profile_override)PROFILE_OVERRIDE_NONE;
+    c->ready_timeout_us = 60000000;
+    c->lc.workers_env = "WORKERS";
+    c->lc.port = 8080;
+    rc = cli_parse(&cmd_sweep, argc, argv, c, &operand);
+    if (rc)
+        return rc;
+    if (operand >= argc)
+        return cli_usage_error(&cmd_sweep, "no COMMAND: give the app's command after --");
+    c->lc.argv = argv + operand;
+    c->lc.argc = argc - operand;
+    c->lc.no_cgroup = c->no_cgroup;
+    join_command(argc, argv, c->command + 7, sizeof(c->command) - 7);
+    memcpy(c->command, "sizeup ", 7);
     return 0;
+}
+
+/* The variants, the values paths and the profile with the flags applied. Returns an exit
+ * status. */
+static int load_inputs(struct sweep_cli *c)
+{
+    char err[ERR_LEN] = "";
+
+    if (variant_parse_list(c->configs, &c->variants, err) != 0)
+        return fprintf(stderr, "sizeup sweep: --configs: %s\n", err), EXIT_USAGE;
+    if (output_paths_parse(c->values_paths, &c->paths, err) != 0)
+        return fprintf(stderr, "sizeup sweep: --values-paths: %s\n", err), EXIT_USAGE;
+    if (c->profile_path ? profile_load_file(c->profile_path, &c->profile_buf, err)
+                        : profile_init_default(&c->profile_buf))
+        return fprintf(stderr, "sizeup sweep: %s\n", err[0] ? err : "out of memory"), EXIT_USAGE;
+    c->profile = &c->profile_buf;
+    if (profile_override_apply(&c->ov, c->profile, err) != 0)
+        return cli_usage_error(&cmd_sweep, err);
+    return EXIT_OK;
+}
+
+/* The output directory and its logs/, then the local platform that logs into it. */
+static int start_platform(struct sweep_cli *c)
+{
+    char err[ERR_LEN] = "";
+
+    snprintf(c->logs, sizeof(c->logs), "%s/logs", c->out);
+    if (output_mkdir_p(c->out, err) != 0 || output_mkdir_p(c->logs, err) != 0) {
+        fprintf(stderr, "sizeup sweep: --out: %s\n", err);
+        return EXIT_RUNTIME;
+    }
+    c->lc.log_dir = c->logs;
+    if (local_platform_new(&c->lc, &c->pl, err) != 0) {
+        fprintf(stderr, "sizeup sweep: %s\n", err);
+        return EXIT_USAGE;
+    }
+    return EXIT_OK;
+}
+
+/* Says up front what will run, and loudly when the limits cannot be enforced. */
+static void announce(struct sweep_cli *c)
+{
+    struct platform_facts f;
+    char err[ERR_LEN], d1[QTY_LEN], d2[QTY_LEN];
+
+    if (c->pl.ops->facts(c->pl.self, &f, err) == 0 && !f.limits_enforced)
+        fprintf(stderr,
+                "\n!! sizeup sweep: LIMITS WILL NOT BE ENFORCED: %s.\n!! Every variant runs "
+                "with the whole machine; results are marked \"limits not enforced\".\n\n",
+                f.limits_note);
+    fprintf(stderr, "sizeup sweep: %zu variants, %s each after %s warm-up, results in %s/\n",
+            c->variants.n, qty_format_duration(c->profile->duration_us, d1),
+            qty_format_duration(c->profile->warmup_us, d2), c->out);
+}
+
+/* Runs every variant (files rewritten after each), then writes the files a last time. Returns
+ * an exit status: 130 when cancelled, the files holding what ran. */
+static int run_variants(struct sweep_cli *c)
+{
+    struct sweep_opts so;
+    struct cli_signals sigs;
+    char err[ERR_LEN] = "", werr[ERR_LEN] = "";
+    int status = EXIT_OK;
+
+    memset(&so, 0, sizeof(so));
+    so.platform = &c->pl;
+    so.profile = c->profile;
+    so.variants = &c->variants;
+    so.ready_timeout_us = c->ready_timeout_us;
+    so.load_threads = c->threads;
+    so.progress = on_progress;
+    so.progress_ud = c;
+    so.row_done = on_row_done;
+    so.row_done_ud = c;
+    signal(SIGPIPE, SIG_IGN);
+    c->tty = isatty(STDERR_FILENO);
+    so.stop = cli_trap_signals(&sigs, 0);
+    int rc = sweep_run(&so, &c->s, err);
+    cli_restore_signals(&sigs);
+    c->ran = true;
+    if (c->tty)
+        fputs("\r\033[K", stderr);
+    if (rc == -ECANCELED) {
+        fprintf(stderr, "sizeup sweep: cancelled; every process and cgroup stopped; writing "
+                        "what was measured\n");
+        status = EXIT_CANCELLED;
+    } else if (rc) {
+        fprintf(stderr, "sizeup sweep: %s\n", err);
+        status = EXIT_RUNTIME;
+    }
+    if (write_files(c, &c->s, werr) != 0) {
+        fprintf(stderr, "sizeup sweep: writing results: %s\n", werr);
+        if (!status)
+            status = EXIT_RUNTIME;
+    }
+    return status;
+}
+
+/* The table on stdout and where the files are: those this sweep wrote (no values.yaml without
+ * a recommendation, no report.html when it was left out for size). */
+static void summarize(const struct sweep_cli *c)
+{
+    char path[4200];
+    const char *name;
+
+    print_table(&c->s, c->profile);
+    printf("\n  files: %s/", c->out);
+    for (size_t i = 0, shown = 0; (name = output_name(i)) != NULL; i++) {
+        snprintf(path, sizeof(path), "%s/%s", c->out, name);
+        if (access(path, F_OK) == 0)
+            printf("%s%s", shown++ ? "  " : "", name);
+    }
+    printf("\n  app logs: %s/logs/\n", c->out);
+}
+
+static void sweep_cli_free(struct sweep_cli *c)
+{
+    if (c->pl.ops)
+        c->pl.ops->free(c->pl.self);
+    if (c->ran)
+        sweep_free(&c->s);
+    profile_free(&c->profile_buf);
 }
 
 static int exec_sweep(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"configs", required_argument, NULL, 'c'},
-        {"profile", required_argument, NULL, 'p'},
-        {"workers-env", required_argument, NULL, 'w'},
-        {"port", required_argument, NULL, 'P'},
-        {"ready-path", required_argument, NULL, 'R'},
-        {"ready-timeout", required_argument, NULL, 'T'},
-        {"users", required_argument, NULL, 'u'},
-        {"rate", required_argument, NULL, 'r'},
-        {"duration", required_argument, NULL, 'd'},
-        {"warmup", required_argument, NULL, 'W'},
-        {"threads", required_argument, NULL, 't'},
-        {"out", required_argument, NULL, 'o'},
-        {"values-paths", required_argument, NULL, 'V'},
-        {"no-cgroup", no_argument, NULL, 'N'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    static struct variant_list variants;
-    struct profile profile;
-    struct sweep s;
-    struct sweep_cli cli;
-    struct platform pl = {0};
-    struct local_config lc;
-    const char *profile_path = NULL, *users_s = NULL, *rate_s = NULL, *dur_s = NULL, *warm_s = NULL,
-               *paths_s = NULL;
-    int64_t ready_timeout_us = 60000000;
-    unsigned long port = 8080, threads = 0;
-    char err[ERR_LEN] = "", logs[4096];
-    int c, rc = EXIT_OK, have_profile = 0, ran = 0;
-    struct sigaction sa, old_int, old_term;
+    struct sweep_cli c; /* about 12 KiB: the variant list is the bulk of it */
+    int status = parse_flags(&c, argc, argv);
 
-    memset(&cli, 0, sizeof(cli));
-    memset(&lc, 0, sizeof(lc));
-    memset(&s, 0, sizeof(s));
-    cli.out = "sizing";
-    cli.configs = VARIANT_DEFAULT_LIST;
-    lc.workers_env = "WORKERS";
-    optind = 1;
-    opterr = 0;
-    /* "+": stop at the first non-flag, so COMMAND's own flags are never ours. */
-    while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'c':
-            cli.configs = optarg;
-            break;
-        case 'p':
-            profile_path = optarg;
-            break;
-        case 'w':
-            lc.workers_env = optarg;
-            break;
-        case 'P':
-            if (parse_unsigned(optarg, 65535, &port) || port == 0) {
-                fprintf(stderr, "sizeup sweep: bad --port '%s': expected 1..65535\n", optarg);
-                return EXIT_USAGE;
-            }
-            break;
-        case 'R':
-            lc.ready_path = optarg;
-            break;
-        case 'T':
-            if (qty_parse_duration(optarg, &ready_timeout_us, err) || ready_timeout_us <= 0) {
-                fprintf(stderr, "sizeup sweep: --ready-timeout: %s\n",
-                        err[0] ? err : "must be above zero");
-                return EXIT_USAGE;
-            }
-            break;
-        case 'u':
-            users_s = optarg;
-            break;
-        case 'r':
-            rate_s = optarg;
-            break;
-        case 'd':
-            dur_s = optarg;
-            break;
-        case 'W':
-            warm_s = optarg;
-            break;
-        case 't':
-            if (parse_unsigned(optarg, 1024, &threads)) {
-                fprintf(stderr, "sizeup sweep: bad --threads '%s'\n", optarg);
-                return EXIT_USAGE;
-            }
-            break;
-        case 'o':
-            cli.out = optarg;
-            break;
-        case 'V':
-            paths_s = optarg;
-            break;
-        case 'N':
-            lc.no_cgroup = true;
-            break;
-        case 'h':
-            fputs(usage, stdout);
-            return EXIT_OK;
-        default:
-            fprintf(stderr, "sizeup sweep: unknown or incomplete flag '%s'\n\n%s", argv[optind - 1],
-                    usage);
-            return EXIT_USAGE;
-        }
+    if (status)
+        return status == CLI_HELP ? EXIT_OK : status;
+    status = load_inputs(&c);
+    if (!status)
+        status = start_platform(&c);
+    if (!status) {
+        announce(&c);
+        status = run_variants(&c);
+        summarize(&c);
     }
-    if (optind >= argc) {
-        fprintf(stderr, "sizeup sweep: no COMMAND: give the app's command after --\n\n%s", usage);
-        return EXIT_USAGE;
-    }
-    if (users_s && rate_s) {
-        fprintf(stderr, "sizeup sweep: --users and --rate exclude each other\n");
-        return EXIT_USAGE;
-    }
-    if (variant_parse_list(cli.configs, &variants, err) != 0) {
-        fprintf(stderr, "sizeup sweep: --configs: %s\n", err);
-        return EXIT_USAGE;
-    }
-    if (output_paths_parse(paths_s, &cli.paths, err) != 0) {
-        fprintf(stderr, "sizeup sweep: --values-paths: %s\n", err);
-        return EXIT_USAGE;
-    }
-    if (profile_path ? profile_load_file(profile_path, &profile, err)
-                     : profile_init_default(&profile)) {
-        fprintf(stderr, "sizeup sweep: %s\n", err[0] ? err : "out of memory");
-        return EXIT_USAGE;
-    }
-    have_profile = 1;
-    cli.profile = &profile;
-    if (users_s) {
-        unsigned long u;
-        if (parse_unsigned(users_s, 1000000, &u) || u == 0) {
-            fprintf(stderr, "sizeup sweep: bad --users '%s'\n", users_s);
-            rc = EXIT_USAGE;
-            goto out;
-        }
-        profile.users = (unsigned)u;
-        profile.rate = 0;
-        profile.nstages = 0;
-    }
-    if (rate_s) {
-        char *end;
-        double r = strtod(rate_s, &end);
-        if (end == rate_s || *end || !(r > 0) || r > 1e7) {
-            fprintf(stderr, "sizeup sweep: bad --rate '%s'\n", rate_s);
-            rc = EXIT_USAGE;
-            goto out;
-        }
-        profile.rate = r;
-        profile.users = 0;
-        profile.nstages = 0;
-    }
-    if (dur_s) {
-        if (qty_parse_duration(dur_s, &profile.duration_us, err) || profile.duration_us <= 0) {
-            fprintf(stderr, "sizeup sweep: --duration: %s\n", err[0] ? err : "must be > 0");
-            rc = EXIT_USAGE;
-            goto out;
-        }
-        profile.nstages = 0;
-    }
-    if (warm_s && qty_parse_duration(warm_s, &profile.warmup_us, err)) {
-        fprintf(stderr, "sizeup sweep: --warmup: %s\n", err);
-        rc = EXIT_USAGE;
-        goto out;
-    }
-    join_command(argc, argv, cli.command, sizeof(cli.command));
-    {
-        char full[COMMAND_LEN + 16];
-        snprintf(full, sizeof(full), "sizeup %s", cli.command);
-        snprintf(cli.command, sizeof(cli.command), "%s", full);
-    }
-
-    if (output_mkdir_p(cli.out, err) != 0) {
-        fprintf(stderr, "sizeup sweep: --out: %s\n", err);
-        rc = EXIT_RUNTIME;
-        goto out;
-    }
-    snprintf(logs, sizeof(logs), "%s/logs", cli.out);
-    if (output_mkdir_p(logs, err) != 0) {
-        fprintf(stderr, "sizeup sweep: %s\n", err);
-        rc = EXIT_RUNTIME;
-        goto out;
-    }
-    lc.argv = argv + optind;
-    lc.argc = argc - optind;
-    lc.port = (unsigned)port;
-    lc.log_dir = logs;
-    if (local_platform_new(&lc, &pl, err) != 0) {
-        fprintf(stderr, "sizeup sweep: %s\n", err);
-        rc = EXIT_USAGE;
-        goto out;
-    }
-
-    memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, &old_int);
-    sigaction(SIGTERM, &sa, &old_term);
-    signal(SIGPIPE, SIG_IGN);
-    stop_flag = 0;
-    cli.tty = isatty(STDERR_FILENO);
-
-    {
-        struct platform_facts f;
-        if (pl.ops->facts(pl.self, &f, err) == 0 && !f.limits_enforced)
-            fprintf(stderr,
-                    "\n!! sizeup sweep: LIMITS WILL NOT BE ENFORCED: %s.\n!! Every variant runs "
-                    "with the whole machine; results are marked \"limits not enforced\".\n\n",
-                    f.limits_note);
-    }
-    {
-        char d1[QTY_LEN], d2[QTY_LEN];
-        fprintf(stderr, "sizeup sweep: %zu variants, %s each after %s warm-up, results in %s/\n",
-                variants.n, qty_format_duration(profile.duration_us, d1),
-                qty_format_duration(profile.warmup_us, d2), cli.out);
-    }
-
-    struct sweep_opts so;
-    memset(&so, 0, sizeof(so));
-    so.platform = &pl;
-    so.profile = &profile;
-    so.variants = &variants;
-    so.ready_timeout_us = ready_timeout_us;
-    so.load_threads = (unsigned)threads;
-    so.stop = &stop_flag;
-    so.progress = on_progress;
-    so.progress_ud = &cli;
-    so.row_done = on_row_done;
-    so.row_done_ud = &cli;
-    int src = sweep_run(&so, &s, err);
-    ran = 1;
-    if (cli.tty)
-        fputs("\r\033[K", stderr);
-    if (src == -ECANCELED)
-        fprintf(stderr, "sizeup sweep: cancelled; every process and cgroup stopped; writing "
-                        "what was measured\n");
-    else if (src)
-        fprintf(stderr, "sizeup sweep: %s\n", err);
-    char werr[ERR_LEN] = "";
-    if (write_files(&cli, &s, werr) != 0) {
-        fprintf(stderr, "sizeup sweep: writing results: %s\n", werr);
-        if (!src)
-            rc = EXIT_RUNTIME;
-    }
-    print_table(&s, &profile);
-    {
-        char vp[4200];
-        snprintf(vp, sizeof(vp), "%s/values.yaml", cli.out);
-        printf("\n  files: %s/results.md  results.json  %sauto-sizing.yaml  report.html"
-               "\n  app logs: %s/logs/\n",
-               cli.out, access(vp, F_OK) == 0 ? "values.yaml  " : "", cli.out);
-    }
-    if (src == -ECANCELED)
-        rc = EXIT_CANCELLED;
-    else if (src)
-        rc = EXIT_RUNTIME;
-    sigaction(SIGINT, &old_int, NULL);
-    sigaction(SIGTERM, &old_term, NULL);
-out:
-    if (pl.ops)
-        pl.ops->free(pl.self);
-    if (ran)
-        sweep_free(&s);
-    if (have_profile)
-        profile_free(&profile);
-    return rc;
+    sweep_cli_free(&c);
+    return status;
 }
 
-const struct cmd cmd_sweep = {"sweep",
-                              "sweep worker x CPU x memory variants of an app on this "
-                              "machine and write the sizing advice",
-                              usage, exec_sweep};
+const struct cmd cmd_sweep = {
+    .name = "sweep",
+    .summary = "sweep worker x CPU x memory variants of an app on this machine and write the "
+               "sizing advice",
+    .synopsis = "[FLAGS] -- COMMAND [ARGS...]",
+    .intro = "Runs COMMAND once per variant on this machine, inside a cgroup limited to the\n"
+             "variant's CPU and memory (as a kubelet limits a container), with WORKERS (or\n"
+             "--workers-env) and PORT in its environment and $WORKERS / $PORT in its arguments\n"
+             "expanded; loads it; writes results.md, results.json, values.yaml, auto-sizing.yaml\n"
+             "and report.html into --out. Flags override the profile as for loadtest.\n",
+    .flags = flags,
+    .epilog =
+        "example:\n"
+        "  sizeup sweep --configs \"1@0.5/256Mi 1@1/256Mi 2@1/512Mi 2@2/512Mi\" --port 8080 \\\n"
+        "      -- gunicorn -w '$WORKERS' -b 127.0.0.1:8080 app:app\n"
+        "\n"
+        "Exit status: 0 done (also when no variant holds the load: results.md says which came\n"
+        "closest, and no values.yaml is written), 1 could not run, 2 bad flags, 130 cancelled\n"
+        "(files hold what ran).\n",
+    .opts = CLI_OPERANDS,
+    .exec = exec_sweep,
+};

@@ -19,16 +19,16 @@
 struct stats_summary {
     size_t n;
     double mean;
-    double sd;   /* sample standard deviation (n - 1); 0 when n < 2 */
-    double half; /* half-width of the STATS_CONFIDENCE interval; 0 when n < 2 */
+    double sd;        /* sample standard deviation (n - 1); 0 when n < 2 */
+    double half;      /* half-width of the STATS_CONFIDENCE interval; 0 when n < 2 */
     double low, high; /* mean -/+ half */
 };
 
 struct stats_welch {
-    double t;          /* (mean_b - mean_a) / standard error */
-    double df;         /* Welch-Satterthwaite degrees of freedom */
-    double p;          /* two-sided p-value */
-    bool significant;  /* p < STATS_ALPHA */
+    double t;         /* (mean_b - mean_a) / standard error */
+    double df;        /* Welch-Satterthwaite degrees of freedom */
+    double p;         /* two-sided p-value */
+    bool significant; /* p < STATS_ALPHA */
 };
 
 /* Summarises x[0..n). n may be 0 (all zero) or 1 (mean only, no interval). Non-finite samples

@@ -27,11 +27,11 @@
 #define MAX_PATH_LEN     8192
 #define MAX_HNAME_LEN    256
 #define MAX_HVALUE_LEN   8192
-#define MAX_USERS        1000000
-#define MAX_RATE         10000000.0
+#define MAX_USERS        PROFILE_MAX_USERS
+#define MAX_RATE         PROFILE_MAX_RATE
 #define MAX_WEIGHT       1000000
-#define MAX_RUN_US       (7LL * 24 * 3600 * 1000000) /* one week per duration field */
-#define MAX_TIMEOUT_US   (3600LL * 1000000)          /* the histogram's range */
+#define MAX_RUN_US       PROFILE_MAX_RUN_US
+#define MAX_TIMEOUT_US   PROFILE_MAX_TIMEOUT_US
 #define MAX_PER_USER_RPS 1000000.0
 #define MAX_TARGET       1e12
 
@@ -760,12 +760,14 @@ static int load_root(struct ctx *c, const yaml_node_t *root, struct profile *p)
             return rc;
         p->users = (unsigned)u;
         p->rate = 0;
+        p->given |= PROFILE_GIVEN_USERS;
     }
     if (v[K_RATE]) {
         rc = get_number(c, v[K_RATE], "rate", false, MAX_RATE, &p->rate);
         if (rc)
             return rc;
         p->users = 0;
+        p->given |= PROFILE_GIVEN_RATE;
     }
     if (v[K_DURATION] &&
         (rc = get_duration(c, v[K_DURATION], "duration", false, MAX_RUN_US, &p->duration_us)))

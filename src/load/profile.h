@@ -9,9 +9,17 @@
 
 #include "core/err.h"
 
-#define PROFILE_MAX_BYTES    (1u << 20) /* a profile file larger than this is rejected */
-#define PROFILE_MAX_REQUESTS 256
-#define PROFILE_MAX_STAGES   256
+#define PROFILE_MAX_BYTES      (1u << 20) /* a profile file larger than this is rejected */
+#define PROFILE_MAX_REQUESTS   256
+#define PROFILE_MAX_STAGES     256
+#define PROFILE_MAX_USERS      1000000
+#define PROFILE_MAX_RATE       10000000.0
+#define PROFILE_MAX_RUN_US     (7LL * 24 * 3600 * 1000000) /* one week per duration field */
+#define PROFILE_MAX_TIMEOUT_US (3600LL * 1000000)          /* the histogram's range */
+
+/* struct profile's `given`: the load fields the YAML set itself (not left to the default). */
+#define PROFILE_GIVEN_USERS (1u << 0)
+#define PROFILE_GIVEN_RATE  (1u << 1)
 
 struct profile_header {
     char *name;  /* owned */
@@ -100,6 +108,7 @@ struct profile {
     size_t nstages;
     struct profile_request *requests; /* owned array, at least one */
     size_t nrequests;
+    unsigned given; /* PROFILE_GIVEN_* bits; 0 for the built-in default */
 };
 
 /* Fills p with the built-in default: GET /, 50 users, 20 s, 5 s warm-up, 5 s timeout,

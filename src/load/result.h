@@ -95,7 +95,7 @@ void load_result_add_thread(struct load_result *r, const struct load_stats *by_n
 void load_result_finish(struct load_result *r, const struct plan *pl, const struct profile *p,
                         int64_t end_ns, uint64_t sent);
 
-/* Seed 000's rules: HEALTHY when p95 < healthy_p95 and errors < healthy_errors; OVERLOADED
+/* The reference load test's rules (docs/sweep.md, "Where the defaults come from"): HEALTHY when p95 < healthy_p95 and errors < healthy_errors; OVERLOADED
  * when p95 > overloaded_p95, errors > overloaded_errors, or nothing completed; else STRESSED. */
 enum verdict verdict_classify(const struct load_stats *s, const struct profile_thresholds *t);
 

@@ -8,6 +8,7 @@
 
 #include "core/log.h"
 #include "kube/objects.h"
+#include "kube/platform.h"
 #include "operator/job_internal.h"
 
 #define MAX_SIZEUP_ANNOTATIONS 32
@@ -109,14 +110,29 @@ void job_event(struct jctx *x, const char *type, const char *reason, const char 
                  x->j->name, reason, LOGQ(err));
 }
 
+void job_sizing_name(const char *deployment, char out[JOB_NAME_MAX + 1])
+{
+    size_t n = strlen(deployment), suffix = strlen(JOB_SIZING_SUFFIX);
+    if (n + suffix <= JOB_NAME_MAX) {
+        snprintf(out, JOB_NAME_MAX + 1, "%s%s", deployment, JOB_SIZING_SUFFIX);
+        return;
+    }
+    char label[KUBE_LABEL_VALUE_MAX + 1];
+    kube_platform_clone_label(deployment, label);
+    snprintf(out, JOB_NAME_MAX + 1, "%s%s", label, JOB_SIZING_SUFFIX);
+}
+
 int job_put_sizing(struct jctx *x, const char *const *keys, const char *const *values, size_t n,
                    char *err)
 {
     cJSON *labels = cJSON_CreateObject();
+    /* A label value has at most 63 characters; a Deployment name up to 253. */
+    char label[KUBE_LABEL_VALUE_MAX + 1];
     int rc;
 
+    kube_platform_clone_label(x->j->name, label);
     if (!labels || !cJSON_AddStringToObject(labels, "app.kubernetes.io/managed-by", "sizeup") ||
-        !cJSON_AddStringToObject(labels, "sizeup.dev/deployment", x->j->name)) {
+        !cJSON_AddStringToObject(labels, "sizeup.dev/deployment", label)) {
         cJSON_Delete(labels);
         return err_set(err, -ENOMEM, "out of memory");
     }
@@ -196,7 +212,7 @@ int job_run(const struct job_env *env, struct job *j, char *err)
     x.env = env;
     x.j = j;
     j->handled[0] = '\0';
-    snprintf(x.cm_name, sizeof(x.cm_name), "%s%s", j->name, JOB_SIZING_SUFFIX);
+    job_sizing_name(j->name, x.cm_name);
     co.stop = stop_client;
     co.stop_ctx = (void *)env;
     co.on_request = on_request;

@@ -20,6 +20,14 @@
 #define JOB_SIZING_SUFFIX "-sizing"
 #define JOB_STATE_KEY     "state.json" /* the ConfigMap key that carries progress */
 
+/* A ConfigMap name has at most this many characters (a DNS subdomain). */
+#define JOB_NAME_MAX 253
+
+/* The results ConfigMap's name for Deployment `deployment` into out: `<deployment>-sizing` when
+ * that fits JOB_NAME_MAX; else the Deployment's shortened label value (kube_platform_clone_label:
+ * cut, plus a hash of the whole name) followed by "-sizing", so it stays unique and stable. */
+void job_sizing_name(const char *deployment, char out[JOB_NAME_MAX + 1]);
+
 /* Why a job was asked to stop early. */
 enum job_stop {
     JOB_RUN = 0,

@@ -21,7 +21,7 @@ struct jctx {
     kube_client_t *c;
     cJSON *deploy; /* owned: the Deployment as read when the job started */
     struct annot_request req;
-    char cm_name[300]; /* <deployment>-sizing */
+    char cm_name[JOB_NAME_MAX + 1]; /* job_sizing_name */
 };
 
 /* Sets sizeup.dev/status (and sizeup.dev/last-sweep when last is non-NULL) with a merge patch.
@@ -64,6 +64,7 @@ struct sweep_job {
     char configs[VARIANT_LIST_MAX + 1];
     struct advice advice; /* the last advice computed */
     int have_advice;
+    char no_rec[ADVISOR_TEXT_LEN + 256]; /* output_no_rec_sentence of the last advice */
 };
 
 /* Frees what sj owns (not sj->x). */

@@ -30,6 +30,7 @@ static cJSON *row_to_json(const struct advisor_row *r)
     cJSON_AddStringToObject(o, "spec", r->variant.spec);
     cJSON_AddBoolToObject(o, "measured", r->measured);
     cJSON_AddStringToObject(o, "note", r->note);
+    cJSON_AddStringToObject(o, "fail", platform_fail_name(r->fail));
     cJSON_AddNumberToObject(o, "throughput_rps", r->throughput_rps);
     cJSON_AddNumberToObject(o, "p50_us", (double)r->p50_us);
     cJSON_AddNumberToObject(o, "p95_us", (double)r->p95_us);
@@ -39,6 +40,7 @@ static cJSON *row_to_json(const struct advisor_row *r)
     cJSON_AddNumberToObject(o, "cpu_cores_used", r->cpu_cores_used);
     cJSON_AddNumberToObject(o, "peak_memory_bytes", (double)r->peak_memory_bytes);
     cJSON_AddNumberToObject(o, "gen_cores", r->gen_cores);
+    cJSON_AddNumberToObject(o, "host_other_cores", r->host_other_cores);
     cJSON_AddNumberToObject(o, "flags", r->flags);
     return o;
 }
@@ -72,6 +74,11 @@ static int row_from_json(const cJSON *o, const struct variant *want, struct advi
     r->measured = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "measured"));
     if (cJSON_IsString(note))
         snprintf(r->note, sizeof(r->note), "%s", note->valuestring);
+    /* The failure kind by its name (the advisor reads OOM kills from it); unknown: NONE. */
+    const cJSON *fail = cJSON_GetObjectItemCaseSensitive(o, "fail");
+    for (int k = PLATFORM_FAIL_NONE; cJSON_IsString(fail) && k <= PLATFORM_FAIL_CANCELLED; k++)
+        if (strcmp(fail->valuestring, platform_fail_name((enum platform_fail)k)) == 0)
+            r->fail = (enum platform_fail)k;
     r->throughput_rps = clamped(o, "throughput_rps", 0, 0, 1e12);
     r->p50_us = (uint64_t)clamped(o, "p50_us", 0, 0, U64_CAP);
     r->p95_us = (uint64_t)clamped(o, "p95_us", 0, 0, U64_CAP);
@@ -81,6 +88,7 @@ static int row_from_json(const cJSON *o, const struct variant *want, struct advi
     r->cpu_cores_used = clamped(o, "cpu_cores_used", -1, -1, 1e6);
     r->peak_memory_bytes = (int64_t)clamped(o, "peak_memory_bytes", -1, -1, U64_CAP);
     r->gen_cores = clamped(o, "gen_cores", -1, -1, 1e6);
+    r->host_other_cores = clamped(o, "host_other_cores", -1, -1, 1e6);
     r->flags = (unsigned)clamped(o, "flags", 0, 0, 0xffffffffu);
     return 0;
 }

@@ -14,42 +14,22 @@
 #include "kube/objects.h"
 #include "kube/platform.h"
 #include "operator/job_internal.h"
+#include "sweep/output_set.h"
 #include "sweep/runner.h"
 
-typedef int (*render_fn)(FILE *f, const struct output_doc *d, char *err);
-
-static char *render(render_fn fn, const struct output_doc *d, char *err)
-{
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    if (!f)
-        return NULL;
-    int rc = fn(f, d, err);
-    if (fclose(f) != 0 || rc) {
-        free(buf);
-        return NULL;
-    }
-    return buf;
-}
-
-/* Runs the advisor over rows[0..n) and writes every key of the ConfigMap. */
+/* Runs the advisor over rows[0..n) and writes the ConfigMap: every output of the one output
+ * path plus state.json, whatever the verdicts (no recommendation leaves out values.yaml, never
+ * the rows or the progress a restarted operator resumes from). */
 static int write_outputs(struct sweep_job *sj, const struct sweep *s,
                          const struct advisor_row *rows, size_t n, const char *phase, char *err)
 {
-    struct advisor_opts ao = {0};
     struct output_doc d = {0};
-    char *md = NULL, *js = NULL, *vals = NULL, *rule = NULL, *html = NULL, *state = NULL;
-    cJSON *jo = NULL;
+    struct output_set set = {0};
+    const char *keys[OUTPUT_SET_MAX], *values[OUTPUT_SET_MAX];
+    char command[600], *state = NULL;
     int rc;
 
-    ao.thresholds = sj->profile.thresholds;
-    ao.per_user_rps = sj->profile.per_user_rps > 0 ? sj->profile.per_user_rps : 0.5;
-    ao.target_rps = sj->profile.target_rps > 0 ? sj->profile.target_rps
-                                               : sj->profile.target_users * ao.per_user_rps;
-    ao.host_cores = (double)sj->facts.host_millicores / 1000.0;
-    ao.limits_note = sj->facts.limits_enforced ? NULL : sj->facts.limits_note;
-    rc = advisor_run(rows, n, &ao, &sj->advice, err);
+    rc = output_advise(rows, n, &sj->profile, &sj->facts, &sj->advice, err);
     if (rc)
         return rc;
     sj->have_advice = 1;
@@ -61,7 +41,6 @@ static int write_outputs(struct sweep_job *sj, const struct sweep *s,
     d.profile = &sj->profile;
     d.facts = &sj->facts;
     d.platform = "kube";
-    char command[600];
     snprintf(command, sizeof(command), "sizeup operator: deployment %s/%s, %s=%s, mode %s",
              sj->x->j->ns, sj->x->j->name, ANNOT_SWEEP, sj->x->j->handled,
              annot_mode_name(sj->x->req.mode));
@@ -71,31 +50,22 @@ static int write_outputs(struct sweep_job *sj, const struct sweep *s,
     d.finished = time(NULL);
     d.cancelled = strcmp(phase, "done") != 0 && strcmp(phase, "running") != 0;
     d.paths = sj->paths;
+    output_no_rec_sentence(&d, sj->no_rec, sizeof(sj->no_rec));
 
-    rc = -ENOMEM;
-    md = render(output_results_md, &d, err);
-    jo = output_results_json(&d);
-    js = jo ? cJSON_Print(jo) : NULL;
-    vals = render(output_values_yaml, &d, err);
-    rule = render(output_rule_yaml, &d, err);
-    html = render(output_report_html, &d, err);
     state = job_state_json(sj, rows, n, phase);
-    if (!md || !js || !vals || !rule || !html || !state) {
-        if (!err[0])
-            err_set(err, -ENOMEM, "rendering the outputs failed");
+    if (!state)
+        return err_set(err, -ENOMEM, "out of memory building %s", JOB_STATE_KEY);
+    struct output_extra extra = {JOB_STATE_KEY, state};
+    rc = output_set_render(&d, &extra, 1, &set, err);
+    if (rc)
         goto out;
-    }
-    const char *keys[] = {"results.md",       "results.json", "values.yaml",
-                          "auto-sizing.yaml", "report.html",  JOB_STATE_KEY};
-    const char *values[] = {md, js, vals, rule, html, state};
-    rc = job_put_sizing(sj->x, keys, values, 6, err);
+    if (set.omitted)
+        log_warn("sweep.trimmed", "namespace=%s deployment=%s bytes=%zu omitted=0x%x", sj->x->j->ns,
+                 sj->x->j->name, set.bytes, set.omitted);
+    size_t k = output_set_keys(&set, keys, values, OUTPUT_SET_MAX);
+    rc = job_put_sizing(sj->x, keys, values, k, err);
 out:
-    cJSON_Delete(jo);
-    free(md);
-    free(js);
-    free(vals);
-    free(rule);
-    free(html);
+    output_set_free(&set);
     free(state);
     return rc;
 }
@@ -247,13 +217,18 @@ int job_run_sweep(struct sweep_job *sj, char *err)
     while (reached < s.n && row_complete(&s.rows[reached]))
         reached++;
     rows = all_rows(sj, &s, reached, &n);
-    if (rc == 0 && (!rows || !n || write_outputs(sj, &s, rows, n, "done", err) != 0)) {
-        /* Measured but not delivered: the user must not read "done" over missing
-         * results. */
-        err_wrap(err, -EIO, "writing ConfigMap %s", x->cm_name);
-        free(rows);
-        sweep_free(&s);
-        goto failed;
+    if (rc == 0) {
+        /* Measured but not delivered: the user must not read "done" over missing results. The
+         * write's own code decides: a transient API error is retried, not failed. */
+        int wrc = !rows ? err_set(err, -ENOMEM, "out of memory")
+                  : !n  ? err_set(err, -EINVAL, "no variant to write")
+                        : write_outputs(sj, &s, rows, n, "done", err);
+        if (wrc) {
+            rc = err_wrap(err, wrc, "writing ConfigMap %s", x->cm_name);
+            free(rows);
+            sweep_free(&s);
+            goto failed;
+        }
     }
     if (rc == 0) {
         char rec[160] = "no variant qualifies";
@@ -261,6 +236,10 @@ int job_run_sweep(struct sweep_job *sj, char *err)
             snprintf(rec, sizeof(rec), "recommended %s", rows[sj->advice.recommended].variant.spec);
         job_event(x, "Normal", "SweepCompleted", "sweep %s done: %zu variants, %s", x->j->handled,
                   n, rec);
+        /* A sweep that no variant survived is done all the same (its rows are the answer), but
+         * the user must see that nothing was recommended. */
+        if (sj->have_advice && sj->advice.recommended < 0)
+            job_event(x, "Warning", "NoRecommendation", "%s", sj->no_rec);
         metrics_sweep_result(x->env->m, METRICS_SWEEP_DONE);
         log_info("sweep.done", "namespace=%s deployment=%s variants=%zu", x->j->ns, x->j->name, n);
         rc = job_set_status(x, "done", NULL, err);

@@ -1,10 +1,10 @@
 #ifndef SIZEUP_SWEEP_ADVISOR_H
 #define SIZEUP_SWEEP_ADVISOR_H
 
-/* The advisor: from one figure set per variant to seed 000's document: verdicts, estimated
+/* The advisor: from one figure set per variant to the sizing document: verdicts, estimated
  * active users, the recommended variant (`*`), values for the chart, the fitted auto-sizing rule
  * with each constant's derivation, and findings as plain sentences. Pure computation on scalars,
- * so the same code serves the local sweep, the operator and the seed-000 fixture test. */
+ * so the same code serves the local sweep, the operator and the reference-sweep fixture test. */
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -13,23 +13,52 @@
 #include "core/err.h"
 #include "load/profile.h"
 #include "load/result.h"
+#include "sweep/platform.h"
 #include "sweep/rule.h"
 #include "sweep/variant.h"
 
 #define ADVISOR_MAX_FINDINGS 16
-#define ADVISOR_TEXT_LEN     768
+/* One finding or derivation. Six CPU levels with an odd row fit; a longer finding is cut and
+ * ends in "..." (a sweep of dozens of CPU levels lists each of them). */
+#define ADVISOR_TEXT_LEN 1536
+
+/* Every number a finding or a derivation compares against is one of these constants, and every
+ * sentence that names such a number formats it from the constant: change one here and the words
+ * change with it. */
+
+/* Where the defaults come from (the rule used when the data cannot decide a constant, the verdict
+ * thresholds, the default variants): a published load test of a small web app, six variants from
+ * 0.5 to 4 cores at 50 users. */
+#define ADVISOR_DEFAULTS_SOURCE "a published load test of a small web app"
 
 /* Relative throughput difference this advisor treats as noise when a sweep ran each variant
- * once: closed-loop runs of 20 s on a shared host repeat within a few percent. */
+ * once: closed-loop runs of 20 s on a shared host repeat within a few percent. Workers beyond the
+ * cores "made no measurable difference", memory "made no measurable difference" and more CPU
+ * "made no measurable difference" within it; "worse" and "better" are beyond it. */
 #define ADVISOR_NOISE 0.05
 /* Headroom on measured usage (requests, memory per worker). */
 #define ADVISOR_HEADROOM 0.25
 /* Requests when usage was not measured: these fractions of the limits. */
 #define ADVISOR_REQ_CPU_FRACTION 0.20
 #define ADVISOR_REQ_MEM_FRACTION 0.50
+/* CPU requests are multiples of this many millicores (and never below it). */
+#define ADVISOR_REQ_CPU_STEP_M 10
+/* The fitted memory per worker is rounded up to a multiple of this many MiB. */
+#define ADVISOR_MEM_STEP_MIB 16
 /* A step of matched worker+core pairs "pays" when it adds at least this share of linear
- * scaling (doubling pairs must add at least 25% throughput). */
+ * scaling's gain (doubling pairs must add at least 25% throughput); below it, "does not pay". */
 #define ADVISOR_PAYS_FRACTION 0.25
+/* Scaling bands, on throughput per core at the larger CPU over that at the smallest ("share of
+ * linear"): linear within [LOW, HIGH], sub-linear below, super-linear above. A throughput that
+ * grew by no more than ADVISOR_NOISE did not scale at all. */
+#define ADVISOR_LINEAR_LOW  0.85
+#define ADVISOR_LINEAR_HIGH 1.15
+/* "CPU dominates memory" needs a CPU-only step that multiplied throughput by at least 1 + this
+ * (twice the noise, so the effect is clearly more than noise) while memory made no difference. */
+#define ADVISOR_CPU_MATTERS (2 * ADVISOR_NOISE)
+/* Without pairs that differ in memory, a peak below this share of every limit counts as memory
+ * to spare ("made no difference"). */
+#define ADVISOR_MEM_SPARE_SHARE 0.80
 
 /* Marks on a row that keep it from being presented as the app's capacity. */
 #define ADVISOR_ROW_CPU_EXCEEDS_HOST (1u << 0) /* asked for more CPU than the host has */
@@ -46,8 +75,9 @@
 /* One variant's figures, as measured. */
 struct advisor_row {
     struct variant variant;
-    bool measured;      /* false: the variant FAILED (or was never run) */
-    char note[ERR_LEN]; /* why it FAILED, when !measured */
+    bool measured;           /* false: the variant FAILED (or was never run) */
+    enum platform_fail fail; /* what kind of failure, when !measured; NONE when not known */
+    char note[ERR_LEN];      /* why it FAILED, when !measured: for people, never parsed */
     double throughput_rps;
     uint64_t p50_us, p95_us, p99_us;
     double error_rate; /* 0..1 */
@@ -74,7 +104,7 @@ struct advisor_row_out {
 };
 
 struct rule_derivation {
-    bool fallback;     /* the data could not decide: seed 000's constant is used */
+    bool fallback;     /* the data could not decide: the default rule's constant */
     unsigned variants; /* how many variants the value was derived from */
     char text[ADVISOR_TEXT_LEN];
 };
@@ -104,7 +134,7 @@ struct advice {
     char findings[ADVISOR_MAX_FINDINGS][ADVISOR_TEXT_LEN];
 };
 
-/* Seed 000's classification on scalars: HEALTHY when p95 < healthy and errors < healthy;
+/* The verdict on scalars: HEALTHY when p95 < healthy and errors < healthy;
  * OVERLOADED when p95 > overloaded, errors > overloaded, or nothing completed; else STRESSED.
  * Matches verdict_classify in the load layer. */
 enum verdict advisor_classify(const struct advisor_row *r, const struct profile_thresholds *t);

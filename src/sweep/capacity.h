@@ -21,8 +21,8 @@
 #define CAPACITY_NOISY_REL 0.10
 
 enum capacity_limit {
-    CAPACITY_LIMIT_NONE = 0,  /* not searched (fixed mode, or the variant FAILED) */
-    CAPACITY_LIMIT_SLO_P95,   /* the first rate above capacity missed the p95 objective */
+    CAPACITY_LIMIT_NONE = 0, /* not searched (fixed mode, or the variant FAILED) */
+    CAPACITY_LIMIT_SLO_P95,  /* the first rate above capacity missed the p95 objective */
     CAPACITY_LIMIT_SLO_P99,
     CAPACITY_LIMIT_SLO_ERRORS,
     CAPACITY_LIMIT_GENERATOR, /* the generator could not deliver: "at least X" */
@@ -69,8 +69,8 @@ struct capacity_result {
     double repeat_rps[CAPACITY_MAX_REPEATS];
     double per_core; /* rps / the variant's CPU limit in cores */
     enum capacity_limit limited_by;
-    bool valid;     /* no invalidating flag */
-    unsigned flags; /* CAPACITY_FLAG_* */
+    bool valid;                /* no invalidating flag */
+    unsigned flags;            /* CAPACITY_FLAG_* */
     double cpu_cores;          /* mean cores over the repeats at capacity; < 0 unknown */
     int64_t peak_memory_bytes; /* highest peak over the repeats; < 0 unknown */
     struct capacity_throttling throttling; /* summed over the search */

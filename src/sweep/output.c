@@ -12,6 +12,7 @@
 #include "core/quantity.h"
 #include "load/report.h"
 #include "sweep/output_int.h"
+#include "sweep/output_set.h"
 #include "sweep/runner.h"
 
 #ifndef SIZEUP_VERSION
@@ -266,6 +267,8 @@ int output_results_md(FILE *f, const struct output_doc *d, char *err)
                 "> **LIMITS NOT ENFORCED**: %s. Every row ran without its CPU and memory "
                 "limits.\n\n",
                 d->facts->limits_note[0] ? d->facts->limits_note : "no writable cgroup");
+    if (d->omit)
+        fprintf(f, "> **Trimmed to fit**: %s\n\n", output_omit_note(d->omit, line, sizeof(line)));
     fprintf(f, "| Setup | |\n|---|---|\n");
     fprintf(f, "| Date | %s |\n", output_fmt_time(d->started, t));
     if (d->facts && d->facts->machine[0])
@@ -287,7 +290,8 @@ int output_results_md(FILE *f, const struct output_doc *d, char *err)
     if (a->recommended >= 0)
         fprintf(f, "`*` marks the recommendation: %s.\n\n", a->why);
     else
-        fprintf(f, "No recommendation: %s.\n\n", a->why);
+        fprintf(f, "%s No `values.yaml` is written.\n\n",
+                output_no_rec_sentence(d, line, sizeof(line)));
     fprintf(f, "| Config | Workers | CPU | Memory | Throughput | P50 | P95 | P99 | Errors | State "
                "| Est. active users |\n");
     fprintf(f, "|---|---|---|---|---|---|---|---|---|---|---|\n");
@@ -420,6 +424,23 @@ static cJSON *json_profile(const struct profile *p)
     return o;
 }
 
+/* Takes out of a variant's load fields the parts output_set_render left out for size. */
+static void omit_load_parts(cJSON *o, unsigned omit)
+{
+    if (omit & OUTPUT_OMIT_JSON_BY_NAME)
+        cJSON_DeleteItemFromObjectCaseSensitive(o, "by_name");
+    if (omit & OUTPUT_OMIT_JSON_BY_STAGE)
+        cJSON_DeleteItemFromObjectCaseSensitive(o, "by_stage");
+    if (!(omit & OUTPUT_OMIT_JSON_HIST))
+        return;
+    cJSON_DeleteItemFromObjectCaseSensitive(o, "latency_hist");
+    cJSON *scope;
+    cJSON_ArrayForEach(scope, cJSON_GetObjectItemCaseSensitive(o, "by_name"))
+        cJSON_DeleteItemFromObjectCaseSensitive(scope, "latency_hist");
+    cJSON_ArrayForEach(scope, cJSON_GetObjectItemCaseSensitive(o, "by_stage"))
+        cJSON_DeleteItemFromObjectCaseSensitive(scope, "latency_hist");
+}
+
 static cJSON *json_variant(const struct output_doc *d, size_t i)
 {
     const struct advisor_row *r = &d->rows[i];
@@ -435,6 +456,7 @@ static cJSON *json_variant(const struct output_doc *d, size_t i)
         o = cJSON_CreateObject();
     if (!o)
         return NULL;
+    omit_load_parts(o, d->omit);
     cJSON_DeleteItemFromObject(o, "verdict");
     cJSON_AddStringToObject(o, "spec", r->variant.spec);
     cJSON_AddStringToObject(o, "label", r->variant.label);
@@ -570,6 +592,10 @@ cJSON *output_results_json(const struct output_doc *d)
     x = json_profile(d->profile);
     if (x)
         cJSON_AddItemToObject(root, "profile", x);
+    arr = cJSON_AddArrayToObject(root, "omitted");
+    for (unsigned bit = 1; arr && bit <= OUTPUT_OMIT_HTML; bit <<= 1)
+        if (d->omit & bit)
+            cJSON_AddItemToArray(arr, cJSON_CreateString(output_omit_id(bit)));
     arr = cJSON_AddArrayToObject(root, "variants");
     for (size_t i = 0; arr && i < d->n; i++) {
         x = json_variant(d, i);
@@ -633,11 +659,8 @@ cJSON *output_results_json(const struct output_doc *d)
     return root;
 }
 
-/* ---- writing files ------------------------------------------------------------------------- */
-
-typedef int (*render_fn)(FILE *f, const struct output_doc *d, char *err);
-
-static int render_json(FILE *f, const struct output_doc *d, char *err)
+/* results.json as text: the object of output_results_json, printed, with a final newline. */
+int output_results_json_print(FILE *f, const struct output_doc *d, char *err)
 {
     cJSON *j = output_results_json(d);
     char *s = NULL;
@@ -656,108 +679,4 @@ out:
     free(s);
     cJSON_Delete(j);
     return rc;
-}
-
-/* Writes path atomically: a temporary file in the same directory, flushed and synced, then
- * renamed over the old one, so a reader (or a crash) never sees half a file. */
-int output_write_atomic(const char *dir, const char *name, render_fn render,
-                        const struct output_doc *d, char *err)
-{
-    char tmp[4096], final[4096], ebuf[64];
-    FILE *f = NULL;
-    int fd = -1, rc = 0;
-
-    if ((size_t)snprintf(final, sizeof(final), "%s/%s", dir, name) >= sizeof(final) ||
-        (size_t)snprintf(tmp, sizeof(tmp), "%s/.%s.XXXXXX", dir, name) >= sizeof(tmp))
-        return err_set(err, -ENAMETOOLONG, "output path too long");
-    fd = mkstemp(tmp);
-    if (fd < 0)
-        return err_set(err, -errno, "%s: %s", tmp, err_str(errno, ebuf, sizeof(ebuf)));
-    f = fdopen(fd, "w");
-    if (!f) {
-        rc = err_set(err, -errno, "%s: %s", tmp, err_str(errno, ebuf, sizeof(ebuf)));
-        close(fd);
-        goto out;
-    }
-    fchmod(fd, 0644);
-    rc = render(f, d, err);
-    if (rc) {
-        err_wrap(err, rc, "%s", final);
-        goto out;
-    }
-    if (fflush(f) != 0 || fsync(fd) != 0) {
-        rc = err_set(err, -EIO, "%s: %s", tmp, err_str(errno, ebuf, sizeof(ebuf)));
-        goto out;
-    }
-    if (fclose(f) != 0) {
-        f = NULL;
-        rc = err_set(err, -EIO, "%s: %s", tmp, err_str(errno, ebuf, sizeof(ebuf)));
-        goto out;
-    }
-    f = NULL;
-    if (rename(tmp, final) != 0) {
-        rc = err_set(err, -errno, "%s: %s", final, err_str(errno, ebuf, sizeof(ebuf)));
-        goto out;
-    }
-    return 0;
-out:
-    if (f)
-        fclose(f);
-    unlink(tmp);
-    return rc;
-}
-
-int output_mkdir_p(const char *dir, char *err)
-{
-    char buf[4096], ebuf[64];
-    size_t len = strlen(dir);
-
-    if (len == 0 || len >= sizeof(buf))
-        return err_set(err, -EINVAL, "bad output directory '%s'", dir);
-    memcpy(buf, dir, len + 1);
-    for (char *p = buf + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = '\0';
-        if (mkdir(buf, 0755) != 0 && errno != EEXIST)
-            return err_set(err, -errno, "%s: %s", buf, err_str(errno, ebuf, sizeof(ebuf)));
-        *p = '/';
-    }
-    if (mkdir(buf, 0755) != 0 && errno != EEXIST)
-        return err_set(err, -errno, "%s: %s", buf, err_str(errno, ebuf, sizeof(ebuf)));
-    return 0;
-}
-
-int output_write_all(const char *dir, const struct output_doc *d, char *err)
-{
-    static const struct {
-        const char *name;
-        render_fn fn;
-        bool needs_recommendation;
-    } files[] = {
-        {"results.md", output_results_md, false},   {"results.json", render_json, false},
-        {"values.yaml", output_values_yaml, true},  {"auto-sizing.yaml", output_rule_yaml, false},
-        {"report.html", output_report_html, false},
-    };
-    char e[ERR_LEN] = "";
-    int first = 0;
-
-    first = output_mkdir_p(dir, err);
-    if (first)
-        return first;
-    for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
-        if (files[i].needs_recommendation && d->advice->recommended < 0) {
-            /* No recommendation: values from an earlier run must not pass for this one's. */
-            char p[4096];
-            if ((size_t)snprintf(p, sizeof(p), "%s/%s", dir, files[i].name) < sizeof(p))
-                unlink(p);
-            continue;
-        }
-        int rc = output_write_atomic(dir, files[i].name, files[i].fn, d, e);
-        if (rc && !first) {
-            first = rc;
-            err_set(err, rc, "%s", e);
-        }
-    }
-    return first;
 }

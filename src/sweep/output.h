@@ -2,14 +2,14 @@
 #define SIZEUP_SWEEP_OUTPUT_H
 
 /* The advisor's files, the same locally and in the operator's ConfigMap:
- *   results.md        seed 000's table, the findings, setup (date, machine, profile, command)
+ *   results.md        the results table, the findings, setup (date, machine, profile, command)
  *   results.json      inputs + `variants` in sweep order (spec, verdict, usage and the load
  *                     run's fields exactly as `sizeup loadtest --json` names them) + advice
  *   values.yaml       the chart values (libyaml), at configurable paths
  *   auto-sizing.yaml  the fitted rule: expression, constants, each constant's derivation
  *   report.html       one self-contained page: inline SVG charts, the table, the findings
- * Each renderer writes to a FILE or returns a string, so the operator can put the same bytes in
- * a ConfigMap; output_write_all writes every file atomically (temporary file + rename). */
+ * Each renderer writes one output to a FILE. Which outputs a sweep has, and how they reach a
+ * directory or a ConfigMap, is output_set.h's: the one output path of both front-ends. */
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -38,6 +38,14 @@ struct output_paths {
 struct sweep;  /* runner.h */
 struct sizing; /* sizing.h */
 
+/* Optional parts a renderer leaves out when output_set_render needs the room (output_doc.omit).
+ * The rows themselves are never optional. */
+#define OUTPUT_OMIT_HTML_CHARTS   (1u << 0) /* report.html: the three charts */
+#define OUTPUT_OMIT_JSON_BY_NAME  (1u << 1) /* results.json: each variant's `by_name` */
+#define OUTPUT_OMIT_JSON_BY_STAGE (1u << 2) /* results.json: each variant's `by_stage` */
+#define OUTPUT_OMIT_JSON_HIST     (1u << 3) /* results.json: every `latency_hist` */
+#define OUTPUT_OMIT_HTML          (1u << 4) /* report.html as a whole */
+
 /* Everything a document shows. All pointers borrowed for the duration of a call. */
 struct output_doc {
     const struct advisor_row *rows; /* n rows, sweep order */
@@ -54,6 +62,7 @@ struct output_doc {
     /* may be NULL; with a target, values.yaml adds the replica count and the autoscaling block */
     const struct sizing *sizing;
     struct output_paths paths;
+    unsigned omit; /* OUTPUT_OMIT_*: parts left out for size (set by output_set_render) */
 };
 
 /* Fills p with the defaults. */
@@ -74,8 +83,8 @@ int output_values_yaml(FILE *f, const struct output_doc *d, char *err);
 int output_rule_yaml(FILE *f, const struct output_doc *d, char *err);
 int output_report_html(FILE *f, const struct output_doc *d, char *err);
 
-/* Creates dir if missing and writes the five files into it, each atomically. Returns 0 or the
- * first error (the other files are still attempted). */
+/* Renders d through the one output path (output_set_render) and writes it into dir (created if
+ * missing), each file atomically. Returns 0 or the first error. */
 int output_write_all(const char *dir, const struct output_doc *d, char *err);
 
 /* Creates dir and its missing parents (mode 0755). Returns 0 or a negative errno. */

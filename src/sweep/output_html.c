@@ -9,6 +9,7 @@
 #include "core/quantity.h"
 #include "sweep/output.h"
 #include "sweep/output_int.h"
+#include "sweep/output_set.h"
 
 #define W       760 /* chart width */
 #define LABEL_W 190 /* label column */
@@ -237,20 +238,29 @@ int output_report_html(FILE *f, const struct output_doc *d, char *err)
         esc(f, d->command);
         fputs("</code></dd>\n", f);
     }
-    fputs("</dl>\n<h2>Charts</h2>\n", f);
-    bar_chart(f, d, "Throughput per variant (req/s)", "chart-throughput", 0);
-    bar_chart(f, d, "P95 latency per variant", "chart-p95", 1);
-    percentile_chart(f, d);
+    fputs("</dl>\n", f);
+    if (d->omit) {
+        fputs("<p class=\"warn\"><b>Trimmed to fit:</b> ", f);
+        esc(f, output_omit_note(d->omit, line, sizeof(line)));
+        fputs("</p>\n", f);
+    }
+    if (!(d->omit & OUTPUT_OMIT_HTML_CHARTS)) {
+        fputs("<h2>Charts</h2>\n", f);
+        bar_chart(f, d, "Throughput per variant (req/s)", "chart-throughput", 0);
+        bar_chart(f, d, "P95 latency per variant", "chart-p95", 1);
+        percentile_chart(f, d);
+    }
 
     fputs("<h2>Results</h2>\n<p>", f);
     if (a->recommended >= 0) {
         fputs("<b>*</b> marks the recommendation: ", f);
         esc(f, a->why);
+        fputc('.', f);
     } else {
-        fputs("No recommendation: ", f);
-        esc(f, a->why);
+        esc(f, output_no_rec_sentence(d, line, sizeof(line)));
+        fputs(" No <code>values.yaml</code> is written.", f);
     }
-    fputs(".</p>\n<table id=\"results\"><thead><tr><th>Config</th><th>Workers</th><th>CPU</th>"
+    fputs("</p>\n<table id=\"results\"><thead><tr><th>Config</th><th>Workers</th><th>CPU</th>"
           "<th>Memory</th><th>Throughput</th><th>P50</th><th>P95</th><th>P99</th><th>Errors</th>"
           "<th>State</th><th>Est. active users</th></tr></thead><tbody>\n",
           f);

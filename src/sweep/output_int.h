@@ -5,6 +5,7 @@
  * the sweep layer's interface. */
 
 #include <stddef.h>
+#include <stdio.h>
 #include <time.h>
 
 #include "sweep/output.h"
@@ -24,5 +25,15 @@ int output_yaml_write(void *data, unsigned char *buf, size_t size);
 
 /* One line describing the profile: source, load, duration, mix. */
 void output_fmt_profile(const struct profile *p, char *buf, size_t len);
+
+/* results.json printed, with a final newline (the renderer of the results.json output). */
+int output_results_json_print(FILE *f, const struct output_doc *d, char *err);
+
+/* The id of one OUTPUT_OMIT_* bit for results.json's `omitted` ("results.json#by_name"). */
+const char *output_omit_id(unsigned bit);
+
+/* What was left out for size and why, as sentences for people ("A ConfigMap holds at most ...
+ * bytes, so report.html's charts were left out ..."), "" when omit is 0. Returns buf. */
+const char *output_omit_note(unsigned omit, char *buf, size_t len);
 
 #endif

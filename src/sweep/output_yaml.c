@@ -177,7 +177,7 @@ static void emit_leaves(struct em *m, const struct leaf *leaves, size_t lo, size
             done[j] = true;
         }
         ev_scalar(m, key, YAML_ANY_SCALAR_STYLE);
-        /* Seed 000 writes limits and requests as one-line flow mappings: keep that look for the
+        /* The reference load test writes limits and requests as one-line flow mappings: keep that look for the
          * innermost level when it only holds scalars. */
         bool leaf_level = true;
         for (size_t k = 0; k < ng; k++)
@@ -271,7 +271,7 @@ static void derivation(struct em *m, const char *name, double value,
     ev_map_start(m, 0);
     num(b, sizeof(b), value);
     kv(m, "value", b, YAML_PLAIN_SCALAR_STYLE);
-    kv(m, "source", dv->fallback ? "fallback (seed 000)" : "measured", YAML_ANY_SCALAR_STYLE);
+    kv(m, "source", dv->fallback ? "fallback (default rule)" : "measured", YAML_ANY_SCALAR_STYLE);
     snprintf(b, sizeof(b), "%u", dv->variants);
     kv(m, "variants", b, YAML_PLAIN_SCALAR_STYLE);
     kv(m, "from", dv->text, YAML_DOUBLE_QUOTED_SCALAR_STYLE);

@@ -7,7 +7,7 @@
  *                          floor(memory_mib / memory_per_worker_mib), max_workers))
  *
  * round() is half away from zero (0.5 cores -> 1). The floor of one worker keeps a pod with a
- * tiny limit serving at all: a rule that says 0 workers is never what a chart wants. Seed 000's
+ * tiny limit serving at all: a rule that says 0 workers is never what a chart wants. The reference load test's
  * rule is cores_per_worker 1, memory_per_worker_mib 192, max_workers 8. */
 
 #include <stddef.h>
@@ -27,7 +27,7 @@ struct rule {
     unsigned max_workers;         /* 1 .. RULE_MAX_WORKERS */
 };
 
-/* Fills r with seed 000's rule (1 core, 192 MiB, 8 workers). */
+/* Fills r with the default rule (1 core, 192 MiB, 8 workers). */
 void rule_default(struct rule *r /* OUT */);
 
 /* Returns 0 when every constant is in range, else -EINVAL naming the constant. */

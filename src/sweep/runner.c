@@ -364,10 +364,12 @@ void sweep_row_to_advisor(const struct sweep *s, size_t i, struct advisor_row *o
     out->gen_cores = r->gen_cores;
     out->host_other_cores = r->host_other_cores;
     out->measured = r->state == SWEEP_ROW_MEASURED && r->have_load;
-    if (r->state == SWEEP_ROW_FAILED)
+    if (r->state == SWEEP_ROW_FAILED) {
+        out->fail = r->failure.kind;
         snprintf(out->note, sizeof(out->note), "%s", r->failure.reason);
-    else if (r->state == SWEEP_ROW_PENDING)
+    } else if (r->state == SWEEP_ROW_PENDING) {
         snprintf(out->note, sizeof(out->note), "not run (sweep cancelled)");
+    }
     if (r->have_load) {
         const struct load_stats *t = &r->load.total;
         out->throughput_rps = load_stats_throughput(t, r->load.duration_s);

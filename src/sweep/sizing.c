@@ -228,15 +228,16 @@ void sizing_requests(double cores, double cpu_factor, int64_t peak_bytes, int64_
                      int64_t limit_memory, struct sizing_requests *out)
 {
     memset(out, 0, sizeof(*out));
+    const int64_t step = ADVISOR_REQ_CPU_STEP_M;
     if (cores >= 0) {
-        int64_t m = (int64_t)ceil(cores * cpu_factor * 100.0 - SIZING_EPS) * 10;
-        out->cpu_m = m < 10 ? 10 : (m > limit_cpu_m ? limit_cpu_m : m);
+        int64_t m = (int64_t)ceil(cores * cpu_factor * 1000.0 / step - SIZING_EPS) * step;
+        out->cpu_m = m < step ? step : (m > limit_cpu_m ? limit_cpu_m : m);
         out->cpu_measured = true;
     } else {
         out->cpu_m = (int64_t)((double)limit_cpu_m * ADVISOR_REQ_CPU_FRACTION);
-        out->cpu_m -= out->cpu_m % 10;
-        if (out->cpu_m < 10)
-            out->cpu_m = 10;
+        out->cpu_m -= out->cpu_m % step;
+        if (out->cpu_m < step)
+            out->cpu_m = step;
     }
     if (peak_bytes >= 0) {
         int64_t mib = (int64_t)ceil((double)peak_bytes * (1.0 + ADVISOR_HEADROOM) / MIB);

@@ -100,7 +100,7 @@ struct sizing_requests {
 };
 
 /* Requests for a pod whose limits are limit_cpu_m / limit_memory: cpu = cores x cpu_factor,
- * rounded up to 10m within [10m, limit]; memory = peak x (1 + ADVISOR_HEADROOM), rounded up to a
+ * rounded up to ADVISOR_REQ_CPU_STEP_M within [step, limit]; memory = peak x (1 + ADVISOR_HEADROOM), rounded up to a
  * MiB, at most the limit. An unmeasured figure (< 0) gives ADVISOR_REQ_*_FRACTION of its limit. */
 void sizing_requests(double cores, double cpu_factor, int64_t peak_bytes, int64_t limit_cpu_m,
                      int64_t limit_memory, struct sizing_requests *out /* OUT */);

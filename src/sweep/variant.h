@@ -2,7 +2,7 @@
 #define SIZEUP_SWEEP_VARIANT_H
 
 /* A variant is one shape of a pod: worker count, CPU limit and memory limit, written
- * `workers@cpu/memory` (seed 000's notation: "2@1/512Mi", "1@500m/512Mi"). A list is
+ * `workers@cpu/memory` (the reference load test's notation: "2@1/512Mi", "1@500m/512Mi"). A list is
  * space-separated. The parser is fed from the command line and from Deployment annotations, so
  * every token and the list are size-capped and every error names the bad token. */
 
@@ -19,7 +19,7 @@
 #define VARIANT_CPU_MAX_M   1024000LL    /* 1024 cores: beyond any node */
 #define VARIANT_MEMORY_MAX  (64LL << 40) /* 64 TiB: likewise */
 
-/* Seed 000's sweep: the list used when the user names none. */
+/* The reference load test's sweep: the list used when the user names none. */
 #define VARIANT_DEFAULT_LIST "1@0.5/512Mi 1@1/512Mi 2@1/1Gi 2@2/1Gi 4@2/1Gi 4@4/2Gi"
 
 struct variant {

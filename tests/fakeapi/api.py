@@ -75,7 +75,8 @@ def conflict(res, name, why="the object has been modified; please apply your cha
 def invalid(res, name, causes):
     d = _details(res, name)
     d["kind"] = res.kind
-    d["causes"] = [{"reason": "FieldValueInvalid", "message": m, "field": f} for f, m in causes]
+    d["causes"] = [{"reason": "FieldValueTooLong" if m.startswith("Too long")
+                    else "FieldValueInvalid", "message": m, "field": f} for f, m in causes]
     msg = '%s "%s" is invalid: %s' % (res.kind, name,
                                        ", ".join("%s: %s" % (f, m) for f, m in causes))
     return ApiError(422, "Invalid", msg, d)
@@ -228,8 +229,28 @@ def validate(res, obj):
         for k, v in (obj.get("data") or {}).items():
             if not isinstance(v, str):
                 causes.append(("data[%s]" % k, "Invalid value: must be a string"))
+        causes += _configmap_size(obj)
     if causes:
         raise invalid(res, name, causes)
+
+
+CONFIGMAP_MAX_BYTES = 1 << 20  # core.MaxSecretSize: data and binaryData values together
+
+
+def _configmap_size(obj):
+    """The API server's limit on a ConfigMap: the bytes of every data value (UTF-8) plus every
+    decoded binaryData value, keys not counted; over it, 422 with the whole object as field."""
+    import base64
+    import binascii
+    total = sum(len(v.encode()) for v in (obj.get("data") or {}).values() if isinstance(v, str))
+    for v in (obj.get("binaryData") or {}).values():
+        try:
+            total += len(base64.b64decode(v, validate=True)) if isinstance(v, str) else 0
+        except (binascii.Error, ValueError):
+            total += len(v)
+    if total > CONFIGMAP_MAX_BYTES:
+        return [("[]", "Too long: must have at most %d bytes" % CONFIGMAP_MAX_BYTES)]
+    return []
 
 
 def _validate_pod_spec(spec, path):
@@ -380,10 +401,19 @@ class Api:
                 return obj
             out = self.store.put(res.key, ns if res.namespaced else None, name, obj, "ADDED",
                                  canonical_full(res.key))
+            if res.plural == "namespaces":
+                self._default_service_account(name)
             refs = meta.get("ownerReferences") or []
             if any(not self.store.uid_exists(r.get("uid")) for r in refs):
                 self.gc_event.set()  # created with an owner already gone: collect it
             return out
+
+    def _default_service_account(self, ns):
+        """What the serviceaccount controller does for every new namespace: a ServiceAccount
+        `default`, the identity of pods that name none."""
+        sa = BY_KEY[("", "serviceaccounts")]
+        if self.store.get(sa.key, ns, "default") is None:
+            self.create(sa, ns, {"metadata": {"name": "default"}})
 
     def update(self, res, ns, name, obj, subresource=None, dry_run=False, check_rv=True):
         """PUT semantics. `obj` is in res's view; returns the stored object."""

@@ -146,3 +146,47 @@ def deployment(name, replicas=0, image="example/web:1", env=None, annotations=No
     if annotations:
         meta["annotations"] = annotations
     return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": meta, "spec": spec}
+
+
+def http_get(url, timeout=5):
+    """GET url (a pod or a Service address): (status, body as text)."""
+    import urllib.request
+    with urllib.request.urlopen(url, timeout=timeout) as r:
+        return r.status, r.read().decode()
+
+
+class PodChecks:
+    """Mixed into a unittest.TestCase whose class attribute f is a running Fake: requests and
+    waits on the pods of the default namespace."""
+
+    def req(self, *a, **kw):
+        return self.f.request(*a, **kw)
+
+    def wait(self, what, fn, timeout=30.0):
+        """Polls fn until it returns something true, and returns that; fails the test after
+        timeout seconds, naming what and the last value."""
+        end = time.time() + timeout
+        last = None
+        while time.time() < end:
+            last = fn()
+            if last:
+                return last
+            time.sleep(0.1)
+        self.fail("timed out waiting for %s (last: %r)" % (what, last))
+
+    def pods(self, app):
+        """The pods labelled app=APP that are not being deleted."""
+        _, _, lst = self.req("GET", "/api/v1/namespaces/default/pods?labelSelector=app%3D" + app)
+        return [p for p in lst["items"] if not p["metadata"].get("deletionTimestamp")]
+
+    def ready_pods(self, app, n=None):
+        """Waits until app has n Ready pods (None: at least one) and returns them."""
+        def f():
+            ps = [p for p in self.pods(app) if any(
+                c["type"] == "Ready" and c["status"] == "True"
+                for c in p.get("status", {}).get("conditions", []))]
+            return ps if ps and (n is None or len(ps) == n) else None
+        return self.wait("%s ready pods of %s" % (n or "some", app), f)
+
+    def ready_pod(self, app):
+        return self.ready_pods(app)[0]

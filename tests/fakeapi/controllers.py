@@ -7,7 +7,6 @@ processes, each pod on its own loopback address, each container in its own cgrou
 container's CPU and memory limits, and reports readiness, restarts and OOMKilled.
 """
 
-import fnmatch
 import hashlib
 import http.client
 import json
@@ -24,6 +23,7 @@ import time
 
 from api import jcopy, now_ts
 from resources import BY_PATH
+from sandbox import Sandbox, container_argv, expand_env, image_entry
 from store import ApiError
 
 DEPLOY = BY_PATH[("apps", "v1", "deployments")]
@@ -33,9 +33,11 @@ CM = BY_PATH[("", "v1", "configmaps")]
 EVENT = BY_PATH[("", "v1", "events")]
 EP = BY_PATH[("", "v1", "endpoints")]
 SVC = BY_PATH[("", "v1", "services")]
+SA = BY_PATH[("", "v1", "serviceaccounts")]
 
 STUCK_ANNOTATION = "fake.sizeup.dev/stuck"
 UNSCHEDULABLE_ANNOTATION = "fake.sizeup.dev/unschedulable"
+LEADER_ANNOTATION = "control-plane.alpha.kubernetes.io/leader"
 NODE = "fake-node"
 SAFE = "bcdfghjklmnpqrstvwxz2456789"
 
@@ -793,11 +795,17 @@ class PodRun:
         self.containers = []
         self.start_time = now_ts()
         self.stopping = False
+        self.sa_dir = None  # the ServiceAccount volume's files, when mounted
+        self.sa_token = None  # its token, valid while the pod exists
 
 
 class Kubelet:
-    def __init__(self, api, stop, images, args):
+    def __init__(self, api, stop, images, args, auth=None):
+        """auth issues and revokes tokens (add_token, revoke) and knows the API server's port
+        and CA (port, dir): with it, pods get a ServiceAccount token and the KUBERNETES_SERVICE_*
+        variables, as in a cluster."""
         self.api = api
+        self.auth = auth
         self.store = api.store
         self.stop = stop
         self.images = images or {}
@@ -811,6 +819,7 @@ class Kubelet:
         self.wake = threading.Event()
         self.cg = Cgroups(disabled=getattr(args, "no_cgroups", False))
         self.apps_dir = os.path.join(os.path.dirname(os.path.abspath(__file__)), "apps")
+        self.sandbox = Sandbox(args.dir, log)
         if self.cg.mode is None:
             log("cgroups unavailable, pods run without limits: %s" % self.cg.reason)
         else:
@@ -950,6 +959,7 @@ class Kubelet:
             for c in spec.get("containers") or []:
                 run.containers.append(ContainerRun(c))
             self.runs[(run.ns, run.name)] = run
+        self._sa_volume(p, run)
         # Bind the pod to the node, as the scheduler would.
         if spec.get("nodeName") != NODE:
             with self.store.lock:
@@ -960,24 +970,51 @@ class Kubelet:
                     self.api.update(POD, run.ns, run.name, np, check_rv=False)
         return run
 
-    # --- containers ---------------------------------------------------------------------------
+    def _sa_volume(self, p, run):
+        """The kube-api-access volume a kubelet projects into every pod whose ServiceAccount
+        token is automounted (the pod's automountServiceAccountToken, else its
+        ServiceAccount's, else yes): a token that authenticates as the pod's ServiceAccount
+        while the pod exists, the cluster's CA and the namespace."""
+        if self.auth is None:
+            return
+        spec = p.get("spec") or {}
+        sa = spec.get("serviceAccountName") or spec.get("serviceAccount") or "default"
+        auto = spec.get("automountServiceAccountToken")
+        if auto is None:
+            auto = (self.store.get(SA.key, run.ns, sa) or {}).get(
+                "automountServiceAccountToken", True)
+        if auto is False:
+            return
+        with open(os.path.join(self.auth.dir, "ca.crt")) as f:
+            ca = f.read()
+        token = self.auth.add_token("system:serviceaccount:%s:%s" % (run.ns, sa))
+        run.sa_dir = self.sandbox.project_sa(run.uid, token, ca, run.ns)
+        if run.sa_dir is None:
+            self.auth.revoke(token)
+        else:
+            run.sa_token = token
 
-    def _image_cmd(self, image):
-        ent = self.images.get(image)
-        if ent is None:
-            for pat, v in self.images.items():
-                if fnmatch.fnmatchcase(image, pat):
-                    ent = v
-                    break
-        if ent is None:
-            return None, {}
-        if isinstance(ent, list):
-            return ent, {}
-        return ent.get("command") or ent.get("argv"), ent.get("env") or {}
+    def _release(self, run):
+        """Undoes _sa_volume once the pod's processes are gone: a bound token dies with its
+        pod."""
+        if run.sa_token is not None:
+            self.auth.revoke(run.sa_token)
+            run.sa_token = None
+        if run.uid:
+            self.sandbox.remove(run.uid)
+
+    # --- containers ---------------------------------------------------------------------------
 
     def _env(self, p, run, c):
         env = {k: os.environ[k] for k in ("PATH", "HOME", "LANG", "LC_ALL", "TZ", "PYTHONPATH")
                if k in os.environ}
+        if self.auth is not None:
+            # The `kubernetes` Service's variables, which every pod gets (its own env wins);
+            # the fake's API server is 127.0.0.1:port, the address its certificate names.
+            host, port = "127.0.0.1", str(self.auth.port)
+            env.update({"KUBERNETES_SERVICE_HOST": host, "KUBERNETES_SERVICE_PORT": port,
+                        "KUBERNETES_SERVICE_PORT_HTTPS": port,
+                        "KUBERNETES_PORT": "tcp://%s:%s" % (host, port)})
         m = p["metadata"]
         ns = m["namespace"]
         lim = (c.get("resources") or {}).get("limits") or {}
@@ -1000,7 +1037,7 @@ class Kubelet:
                 env[(ef.get("prefix") or "") + k] = v
         for e in c.get("env") or []:
             if "value" in e:
-                env[e["name"]] = _expand(e.get("value") or "", env)
+                env[e["name"]] = expand_env(e.get("value") or "", env)
             elif "valueFrom" in e:
                 vf = e["valueFrom"]
                 if "configMapKeyRef" in vf:
@@ -1031,18 +1068,18 @@ class Kubelet:
 
     def _start(self, p, run, cr):
         c = cr.spec
-        argv, extra_env = self._image_cmd(c.get("image", ""))
-        if argv is None:
+        entry = image_entry(self.images, c.get("image", ""))
+        if entry is None:
             cr.waiting = "ErrImagePull"
             cr.waiting_msg = 'image "%s" is not in the fake\'s image map' % c.get("image")
             cr.next_start = time.time() + 5
             return
         env = self._env(p, run, c)
-        for k, v in extra_env.items():
+        for k, v in entry["env"].items():
             # Like an image's ENV: the container's own env wins.
             if k not in env:
-                env[k] = _expand(str(v), env)
-        argv = [_expand(str(a), env) for a in argv]
+                env[k] = expand_env(str(v), env)
+        argv = container_argv(entry, c, env)
         lim = (c.get("resources") or {}).get("limits") or {}
         try:
             cpu = parse_cpu_millis(lim.get("cpu"))
@@ -1062,14 +1099,12 @@ class Kubelet:
             logf.write(("fakeapi: running without cgroup limits: %s\n"
                         % cr.cg_info["unlimited"]).encode())
             logf.flush()
-        wrapper = ['/bin/sh', '-c', 'for f in $FAKEAPI_CGROUP_PROCS; do echo $$ > "$f" || '
-                   'exit 126; done; unset FAKEAPI_CGROUP_PROCS; exec "$@"', "pod"] + argv
-        env["FAKEAPI_CGROUP_PROCS"] = " ".join(cr.cg_procs or [])
+        wrapper = self.sandbox.command(argv, env, cr.cg_procs, run.sa_dir, run.ip)
         try:
             cr.proc = subprocess.Popen(wrapper, env=env, stdin=subprocess.DEVNULL,
                                        stdout=logf, stderr=subprocess.STDOUT,
                                        start_new_session=True,
-                                       cwd=_expand(c.get("workingDir") or "", env) or None)
+                                       cwd=expand_env(c.get("workingDir") or "", env) or None)
         except OSError as e:
             cr.waiting = "RunContainerError"
             cr.waiting_msg = str(e)
@@ -1111,7 +1146,7 @@ class Kubelet:
         if self.cg.oom_kills(cr.cg_info) > cr.oom_before or \
                 (rc == -signal.SIGKILL and self.cg.near_limit(cr.cg_info)):
             reason, code = "OOMKilled", 137
-        elif rc == 126 and cr.cg_procs:
+        elif rc == 126 and (cr.cg_procs or run.sa_dir):
             reason = "StartError"
         else:
             reason = "Completed" if code == 0 else "Error"
@@ -1310,6 +1345,7 @@ class Kubelet:
                 pass
         for cr in run.containers:
             self.cg.remove(cr.cg_info)
+        self._release(run)
         with self.lock:
             if self.runs.get((run.ns, run.name)) is run:
                 del self.runs[(run.ns, run.name)]
@@ -1343,6 +1379,7 @@ class Kubelet:
                     except subprocess.TimeoutExpired:
                         pass
                 self.cg.remove(cr.cg_info)
+            self._release(run)
         self.cg.shutdown()
 
     # --- usage (metrics.k8s.io) ------------------------------------------------------------------
@@ -1412,7 +1449,7 @@ class Kubelet:
         with self.lock:
             for run in self.runs.values():
                 out.append({"namespace": run.ns, "name": run.name, "ip": run.ip,
-                            "stopping": run.stopping,
+                            "stopping": run.stopping, "serviceAccountDir": run.sa_dir,
                             "containers": [{"name": cr.name,
                                             "pid": cr.proc.pid if cr.proc else None,
                                             "restarts": cr.restarts, "ready": cr.ready,
@@ -1421,6 +1458,8 @@ class Kubelet:
                                             "log": cr.log_path}
                                            for cr in run.containers]})
         return {"cgroups": self.cg.mode or "none", "cgroupReason": self.cg.reason,
+                "serviceAccountVolume": self.sandbox.mount_reason or "mounted",
+                "podNetwork": self.sandbox.podnet_reason or "wildcard binds confined",
                 "pods": out}
 
     def logs(self, ns, name, query):
@@ -1440,11 +1479,6 @@ class Kubelet:
             n = int(query["tailLines"])
             data = b"\n".join(data.rstrip(b"\n").split(b"\n")[-n:]) + b"\n" if n > 0 else b""
         return data
-
-
-def _expand(s, env):
-    return re.sub(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)|\$\{([A-Za-z_][A-Za-z0-9_]*)\}",
-                  lambda m: env.get(m.group(1) or m.group(2), m.group(0)), s)
 
 
 def _killpg(proc, sig):
@@ -1529,12 +1563,28 @@ class ServiceProxy:
                 if ip and ip.startswith("127.") and sp.get("protocol", "TCP") == "TCP":
                     want[(ip, sp.get("port"))] = (ns, m["name"], sp.get("port"))
             self._endpoints(ns, m["name"], ready, notready, subset_ports)
+        self._drop_orphan_endpoints({(e.obj["metadata"]["namespace"], e.obj["metadata"]["name"])
+                                     for e in svcs})
         for k in list(self.listeners):
             if k not in want:
                 self.listeners.pop(k)[0].close()
         for k, target in want.items():
             if k not in self.listeners:
                 self._listen(k, target)
+
+    def _drop_orphan_endpoints(self, services):
+        """The endpoints controller deletes the Endpoints of a Service that is gone (except the
+        ones leader election uses, which have no Service)."""
+        eps, _ = self.store.entries(EP.key)
+        for e in eps:
+            m = e.obj["metadata"]
+            if (m["namespace"], m["name"]) in services or \
+                    LEADER_ANNOTATION in (m.get("annotations") or {}):
+                continue
+            try:
+                self.api.delete(EP, m["namespace"], m["name"])
+            except ApiError:
+                pass
 
     def _endpoints(self, ns, name, ready, notready, ports):
         def addr(p):

@@ -993,8 +993,6 @@ def bootstrap(st):
         "metadata": {"name": "kubernetes", "labels": {"component": "apiserver",
                                                       "provider": "kubernetes"}},
         "spec": {"ports": [{"name": "https", "port": 443, "targetPort": st.port}]}})
-    for ns in ("default", "kube-system", "kube-public", "kube-node-lease"):
-        api.create(P[("", "v1", "serviceaccounts")], ns, {"metadata": {"name": "default"}})
 
 
 def preload(st, path):
@@ -1090,7 +1088,7 @@ def main():
         if not args.no_kubelet:
             images = load_json_or_yaml(args.images or os.path.join(
                 os.path.dirname(os.path.abspath(__file__)), "images.json"))
-            st.kubelet = controllers.Kubelet(st.api, st.stop, images, args)
+            st.kubelet = controllers.Kubelet(st.api, st.stop, images, args, auth=st)
             st.api.kubelet = st.kubelet
             st.kubelet.start()
             controllers.ServiceProxy(st.api, st.stop).start()

@@ -1,6 +1,7 @@
 """Decoding of the few protobuf request bodies kubectl sends with its typed clients
-(`kubectl create namespace|configmap|secret|serviceaccount`, `kubectl auth can-i`) into the
-JSON objects the rest of the fake works on. Responses are always JSON, which kubectl accepts."""
+(`kubectl create namespace|configmap|secret|serviceaccount`, `kubectl auth can-i`, and the
+DeleteOptions helm sends when it deletes its release Secrets) into the JSON objects the rest of
+the fake works on. Responses are always JSON, which kubectl accepts."""
 
 
 class ProtoError(ValueError):
@@ -10,7 +11,8 @@ class ProtoError(ValueError):
 MAGIC = b"k8s\x00"
 
 # Field number -> (json name, kind[, sub-schema]). kinds: str, bytes, int, bool, msg, map,
-# map_bytes (map<string, bytes> -> base64), rep_str, rep_msg, time (metav1.Time -> RFC 3339).
+# map_bytes (map<string, bytes> -> base64), rep_str, rep_msg, time (metav1.Time -> RFC 3339),
+# opt_int (an optional int64 kept even when 0: gracePeriodSeconds 0 means "now").
 OBJECT_META = {1: ("name", "str"), 2: ("generateName", "str"), 3: ("namespace", "str"),
                5: ("uid", "str"), 6: ("resourceVersion", "str"), 7: ("generation", "int"),
                11: ("labels", "map"), 12: ("annotations", "map"),
@@ -26,6 +28,11 @@ SCHEMAS = {
     "ServiceAccount": {1: ("metadata", "msg", OBJECT_META),
                        3: ("imagePullSecrets", "rep_msg", LOCAL_REF),
                        4: ("automountServiceAccountToken", "bool")},
+    "DeleteOptions": {1: ("gracePeriodSeconds", "opt_int"),
+                      2: ("preconditions", "msg", {1: ("uid", "str"),
+                                                   2: ("resourceVersion", "str")}),
+                      3: ("orphanDependents", "bool"), 4: ("propagationPolicy", "str"),
+                      5: ("dryRun", "rep_str")},
     "SelfSubjectAccessReview": {
         1: ("metadata", "msg", OBJECT_META),
         2: ("spec", "msg", {
@@ -98,6 +105,9 @@ def decode_message(b, schema):
         elif kind == "int":
             if v:
                 out[name] = v
+        elif kind == "opt_int":
+            # Two's complement on the wire: a negative int64 is a 10-byte varint.
+            out[name] = v - (1 << 64) if v >= 1 << 63 else v
         elif kind == "bool":
             out[name] = bool(v)
         elif kind == "msg":

@@ -4,15 +4,15 @@ limits, OOMKilled, crash loops with back-off, readiness, a held rollout that hit
 progress deadline, a CPU limit above the host's capacity, env from the pod spec, the scale
 subresource. Run by tests/integration/fakeapi_pods.sh."""
 
+import json
 import os
 import sys
 import time
 import unittest
-import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from client import Fake, deployment  # noqa: E402
+from client import Fake, PodChecks, deployment, http_get  # noqa: E402
 
 NS = "/api/v1/namespaces/default"
 APPS = "/apis/apps/v1/namespaces/default"
@@ -20,12 +20,7 @@ SMP = "application/strategic-merge-patch+json"
 MERGE = "application/merge-patch+json"
 
 
-def http_get(url, timeout=5):
-    with urllib.request.urlopen(url, timeout=timeout) as r:
-        return r.status, r.read().decode()
-
-
-class Pods(unittest.TestCase):
+class Pods(PodChecks, unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.f = Fake("--restart-backoff", "0.3", "--max-grace", "1")
@@ -35,31 +30,6 @@ class Pods(unittest.TestCase):
     @classmethod
     def tearDownClass(cls):
         cls.f.stop()
-
-    def req(self, *a, **kw):
-        return self.f.request(*a, **kw)
-
-    def wait(self, what, fn, timeout=30.0):
-        end = time.time() + timeout
-        last = None
-        while time.time() < end:
-            last = fn()
-            if last:
-                return last
-            time.sleep(0.1)
-        self.fail("timed out waiting for %s (last: %r)" % (what, last))
-
-    def pods(self, app):
-        _, _, lst = self.req("GET", NS + "/pods?labelSelector=app%3D" + app)
-        return [p for p in lst["items"] if not p["metadata"].get("deletionTimestamp")]
-
-    def ready_pod(self, app):
-        def f():
-            ps = [p for p in self.pods(app) if any(
-                c["type"] == "Ready" and c["status"] == "True"
-                for c in p.get("status", {}).get("conditions", []))]
-            return ps[0] if ps else None
-        return self.wait("a ready pod of " + app, f)
 
     def deploy(self, name, **kw):
         code, _, d = self.req("POST", APPS + "/deployments", deployment(name, **kw))
@@ -257,6 +227,18 @@ class Pods(unittest.TestCase):
         self.wait("scaled to 0", lambda: not self.pods("scaled") and
                   not self.dstatus("scaled").get("replicas"))
 
+
+    def test_endpoints_follow_their_service(self):
+        self.deploy("eps", replicas=1)
+        ip = self.ready_pod("eps")["status"]["podIP"]
+        svc = {"metadata": {"name": "eps"}, "spec": {"selector": {"app": "eps"},
+                                                     "ports": [{"port": 8080}]}}
+        self.assertEqual(self.req("POST", NS + "/services", svc)[0], 201)
+        self.wait("endpoints", lambda: ip in json.dumps(
+            self.req("GET", NS + "/endpoints/eps")[2]))
+        self.assertEqual(self.req("DELETE", NS + "/services/eps")[0], 200)
+        # The endpoints controller deletes the Endpoints of a Service that is gone.
+        self.wait("endpoints gone", lambda: self.req("GET", NS + "/endpoints/eps")[0] == 404)
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)

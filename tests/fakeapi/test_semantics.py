@@ -324,6 +324,34 @@ class Semantics(unittest.TestCase):
                               "sizeup", l1)
         self.assertEqual(code, 409)
 
+    def test_namespace_gets_default_service_account(self):
+        # The serviceaccount controller's work: pods that name no ServiceAccount run as it.
+        self.assertEqual(self.req("POST", "/api/v1/namespaces",
+                                  {"metadata": {"name": "fresh"}})[0], 201)
+        code, _, sa = self.req("GET", "/api/v1/namespaces/fresh/serviceaccounts/default")
+        self.assertEqual((code, sa["metadata"]["name"]), (200, "default"))
+
+    def test_protobuf_delete_options(self):
+        # helm deletes its release Secrets through a typed client: DeleteOptions as protobuf.
+        def pb(num, data):  # a length-delimited field (all lengths here are < 128)
+            return bytes([num << 3 | 2, len(data)]) + data
+
+        def delete_options(uid):
+            meta = pb(1, b"v1") + pb(2, b"DeleteOptions")
+            opts = bytes([1 << 3, 0]) + pb(2, pb(1, uid.encode())) + pb(4, b"Background")
+            return b"k8s\x00" + pb(1, meta) + pb(2, opts)
+        code, _, cm = self.req("POST", NS + "/configmaps", {"metadata": {"name": "pbdel"}})
+        self.assertEqual(code, 201)
+        pbtype = "application/vnd.kubernetes.protobuf"
+        code, _, st = self.req("DELETE", NS + "/configmaps/pbdel", delete_options("wrong"),
+                               ctype=pbtype)
+        self.assertEqual(code, 409, st)
+        self.assertIn("Precondition failed: UID in precondition: wrong", st["message"])
+        code, _, _ = self.req("DELETE", NS + "/configmaps/pbdel",
+                              delete_options(cm["metadata"]["uid"]), ctype=pbtype)
+        self.assertEqual(code, 200)
+        self.assertEqual(self.req("GET", NS + "/configmaps/pbdel")[0], 404)
+
     def test_discovery(self):
         _, _, apis = self.req("GET", "/apis")
         names = [g["name"] for g in apis["groups"]]

@@ -8,8 +8,7 @@
 # is in the tree: `kubectl apply -k manifests/`, annotate, get, events, and, when this build has
 # `sizeup operator` (run as a local process with the fake's kubeconfig), the ConfigMap reads after
 # a real sweep of an example app. What cannot run against the fake says why (NOT_ON_FAKE).
-# A few commands are never run here, each for a stated reason (NOT_HERE below), and a block
-# whose `sizeup` subcommand is not implemented in this build is skipped, naming the subcommand.
+# A few commands are never run here, each for a stated reason (NOT_HERE below).
 set -euo pipefail
 ROOT=${ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 # shellcheck source=tests/policy/env.sh
@@ -55,7 +54,7 @@ export PATH
 
 # The entrypoint snippet reads cgroup limits below CGROUP_ROOT: give it a cgroup v2 container
 # with 2.5 CPUs and 1 GiB, so its answer can be checked against `sizeup rule` (3 workers by
-# seed 000's rule: round(2.5) = 3 beats floor(1024 / 192) = 5 only through the min).
+# the default rule: round(2.5) = 3 beats floor(1024 / 192) = 5 only through the min).
 cg="$tmp/cgroup"
 mkdir -p "$cg"
 echo "250000 100000" >"$cg/cpu.max"
@@ -65,25 +64,14 @@ nblocks=$("$PY" "$ROOT/tests/policy/doc_blocks.py" "$tmp/blocks" "$ROOT/README.m
     "$ROOT/docs/getting-started.md")
 echo "$nblocks shell blocks in README.md and docs/getting-started.md"
 
-# True when `sizeup SUB` is a placeholder in this build. The operator is probed with --help (and
-# a timeout), so that a real one prints its usage instead of starting.
-unimplemented() {
-    local out
-    if [ "$1" = operator ]; then
-        out=$(timeout 5 "$SIZEUP" operator --help 2>&1 || true)
-    else
-        out=$(timeout 10 "$SIZEUP" "$1" 2>&1 || true)
-    fi
-    [[ $out == *"not available in this build yet"* ]]
-}
-
 ran=() skipped=() cluster=() failed=()
 NOT_ON_FAKE=(
     "docker |no container engine on this machine"
-    "helm install|helm keeps releases in Secrets sent as protobuf, which the fake does not speak"
+    "helm install|run with the operator as a pod by tests/integration/e2e_journey.sh"
+    "helm uninstall|run after its helm install by tests/integration/e2e_journey.sh"
     "kubectl create configmap|kubectl's generators send protobuf, which the fake does not speak (the test creates app-profile from YAML)"
     "kubectl get deploy -w|watches until interrupted"
-    "kubectl -n sizeup rollout status deployment/sizeup|the operator's image does not run in the fake (the test runs the operator as a local process)"
+    "kubectl -n sizeup rollout status deployment/sizeup|run after helm install by tests/integration/e2e_journey.sh (this test runs the operator as a local process)"
 )
 while IFS=$'\t' read -r id kind where first; do
     block="$tmp/blocks/$id.sh"
@@ -109,23 +97,9 @@ while IFS=$'\t' read -r id kind where first; do
         [ $keep -eq 1 ] && printf '%s\n' "$line" >>"$tmp/run.sh"
     done <"$block"
     grep -qvE '^[[:space:]]*(#|$)' "$tmp/run.sh" || continue
-    # A block that uses a sizeup subcommand this build does not have yet is skipped as a whole.
-    missing=""
-    while read -r sub; do
-        if unimplemented "$sub"; then missing+="$sub "; fi
-    done < <(grep -oE '(build/)?sizeup [a-z]+' "$tmp/run.sh" | awk '{print $2}' | sort -u)
-    # Commands that read a local sweep's output need `sizeup sweep` to have produced it.
-    if grep -q 'sizing/' "$tmp/run.sh" && ! grep -q 'sizeup sweep' "$tmp/run.sh" &&
-        unimplemented sweep; then
-        missing+="sweep(its output in sizing/) "
-    fi
-    if [ -n "$missing" ]; then
-        skipped+=("$where: $first (sizeup ${missing% } not implemented in this build)")
-        continue
-    fi
-    # The app a documented sweep starts must be installed (scripts/install-deps.sh demo).
+    # The app a documented sweep starts is installed by scripts/install-deps.sh test.
     if grep -q 'gunicorn' "$tmp/run.sh" && ! command -v gunicorn >/dev/null; then
-        skipped+=("$where: $first (gunicorn is not installed: scripts/install-deps.sh demo)")
+        failed+=("$where: $first (gunicorn is missing: scripts/install-deps.sh test)")
         continue
     fi
     echo "---- $where"
@@ -157,7 +131,7 @@ if bad or not d["variants"]:
 done <"$tmp/blocks/index.tsv"
 
 # --- The cluster blocks, against the fake API server.
-if [ ${#cluster[@]} -gt 0 ] && [ -f "$ROOT/tests/fakeapi/fakeapi.py" ] && command -v openssl >/dev/null; then
+if [ ${#cluster[@]} -gt 0 ]; then
     fake="$tmp/fake"
     mkdir -p "$fake"
     python3 "$ROOT/tests/fakeapi/fakeapi.py" --dir "$fake" >"$tmp/fake.log" 2>&1 &
@@ -193,13 +167,9 @@ data:
     warmup: 1s
 YAML
     kubectl rollout status deployment/app --timeout=60s >/dev/null
-    operator=no
-    if ! unimplemented operator; then
-        "$SIZEUP" operator --kubeconfig "$KUBECONFIG" --admin-addr 127.0.0.1:0 \
-            >"$tmp/operator.log" 2>&1 &
-        op_pid=$!
-        operator=yes
-    fi
+    "$SIZEUP" operator --kubeconfig "$KUBECONFIG" --admin-addr 127.0.0.1:0 \
+        >"$tmp/operator.log" 2>&1 &
+    op_pid=$!
     cluster=()
     waited=no
     while IFS=$'\t' read -r id kind where first; do
@@ -217,10 +187,6 @@ YAML
                 continue
             fi
             if [[ $cmd == *app-sizing* ]]; then
-                if [ $operator = no ]; then
-                    cluster+=("$where: $cmd -- not run: needs sizeup operator, not in this build")
-                    continue
-                fi
                 if [ $waited = no ]; then
                     waited=yes
                     st=""
@@ -230,25 +196,17 @@ YAML
                         case $st in "done" | failed*) break ;; esac
                         sleep 0.5
                     done
-                    if [[ $st == *"no Kubernetes platform"* ]]; then
-                        # The operator runs but cannot sweep in this build: nothing to read.
-                        operator=no
-                        skipped+=("the guide's sweep: the operator in this build says '$st'")
-                    elif [ "$st" != "done" ]; then
+                    if [ "$st" != "done" ]; then
                         failed+=("the operator did not finish the guide's sweep: status '$st'")
                         tail -n 20 "$tmp/operator.log"
                     fi
-                fi
-                if [ $operator = no ]; then
-                    cluster+=("$where: $cmd -- not run: the operator cannot sweep in this build")
-                    continue
                 fi
             fi
             # helm upgrade needs a release of the user's own chart: run what comes before it.
             run=$cmd
             if [[ $cmd == *"&& helm upgrade"* ]]; then
                 run=${cmd%%&& helm upgrade*}
-                cluster+=("$where: helm upgrade -- not run: needs the user's chart and a real cluster")
+                cluster+=("$where: helm upgrade -- not run: needs the user's chart (run with one by tests/integration/e2e_journey.sh)")
             fi
             echo "---- $where (fake API server)"
             echo "   \$ $run"
@@ -277,15 +235,11 @@ fi
 if [ -s "$tmp/snippet.out" ]; then
     line=$(grep -m1 '^WORKERS=' "$tmp/snippet.out" || true)
     sw=${line#WORKERS=}
-    if unimplemented rule; then
-        skipped+=("entrypoint snippet vs sizeup rule: sizeup rule not implemented in this build")
+    got=$("$SIZEUP" rule --cpu 2500m --memory 1Gi 2>&1 || true)
+    if [[ $got =~ ^[[:space:]]*([0-9]+)[[:space:]]*$ ]] && [ "${BASH_REMATCH[1]}" = "$sw" ]; then
+        ran+=("entrypoint snippet in a 2.5 CPU / 1Gi cgroup says $line, as sizeup rule --cpu 2500m --memory 1Gi does")
     else
-        got=$("$SIZEUP" rule --cpu 2500m --memory 1Gi 2>&1 || true)
-        if [[ $got =~ ^[[:space:]]*([0-9]+)[[:space:]]*$ ]] && [ "${BASH_REMATCH[1]}" = "$sw" ]; then
-            ran+=("entrypoint snippet in a 2.5 CPU / 1Gi cgroup says $line, as sizeup rule --cpu 2500m --memory 1Gi does")
-        else
-            failed+=("entrypoint snippet in a 2.5 CPU / 1Gi cgroup says '$line' but sizeup rule --cpu 2500m --memory 1Gi says '$got'")
-        fi
+        failed+=("entrypoint snippet in a 2.5 CPU / 1Gi cgroup says '$line' but sizeup rule --cpu 2500m --memory 1Gi says '$got'")
     fi
 else
     failed+=("the entrypoint snippet of getting-started.md did not run")

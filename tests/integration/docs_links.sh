@@ -5,7 +5,7 @@
 # the benchmarks) are not checked, only that the file exists.
 set -euo pipefail
 ROOT=${ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
-command -v python3 >/dev/null || { echo "python3 is needed"; exit 77; }
+command -v python3 >/dev/null || { echo "python3 is missing (scripts/install-deps.sh test)"; exit 1; }
 python3 - "$ROOT" <<'PY'
 import os, re, sys
 root = sys.argv[1]

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # API semantics of the fake API server (conflicts, watch, 410, bookmarks, GC, generation,
-# patches, faults, tokens, request log), plus its patch and YAML helpers: runs
-# tests/fakeapi/test_{patch,miniyaml,semantics}.py, the last against a fake it starts itself.
+# patches, faults, tokens, request log, the 1 MiB ConfigMap limit), plus its patch and YAML
+# helpers: runs tests/fakeapi/test_{patch,miniyaml,configmap_size,semantics}.py, the last two
+# against a fake each starts itself.
 set -euo pipefail
 ROOT=${ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 for t in python3 openssl; do
@@ -9,4 +10,5 @@ for t in python3 openssl; do
 done
 python3 "$ROOT/tests/fakeapi/test_patch.py" -v
 python3 "$ROOT/tests/fakeapi/test_miniyaml.py" -v
+python3 "$ROOT/tests/fakeapi/test_configmap_size.py" -v
 exec python3 "$ROOT/tests/fakeapi/test_semantics.py" -v

@@ -4,7 +4,7 @@
 # crashes on a known input fails `make test`, not only `make fuzz`.
 set -eu
 cd "$ROOT"
-command -v clang >/dev/null || { echo "clang not installed"; exit 77; }
+command -v clang >/dev/null || { echo "clang is missing (scripts/install-deps.sh test)"; exit 1; }
 make --no-print-directory -j2 fuzz-build >/dev/null
 bins=()
 for src in tests/fuzz/fuzz_*.c; do bins+=("build/fuzz/$(basename "$src" .c)"); done

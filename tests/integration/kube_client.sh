@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # The Kubernetes client against the fake API server over real TLS: starts two fakes (the second
-# with a certificate for another host name), runs build/.../tests/test_kube_fake against them,
+# with a certificate for another host name), runs BUILD/tests/kube/test_kube_fake against them,
 # and checks that no bearer token or Authorization header reached any log.
 set -u
 : "${ROOT:?}" "${BUILD:?}"
-bin="$BUILD/tests/test_kube_fake"
+bin="$BUILD/tests/kube/test_kube_fake"
 [ -x "$bin" ] || { echo "missing $bin (make unit-bins)"; exit 1; }
-command -v python3 >/dev/null || { echo "python3 not installed"; exit 77; }
-command -v openssl >/dev/null || { echo "openssl not installed"; exit 77; }
+# Both come with `scripts/install-deps.sh test`: without them the machine is broken, not exempt.
+command -v python3 >/dev/null || { echo "python3 is missing (scripts/install-deps.sh test)"; exit 1; }
+command -v openssl >/dev/null || { echo "openssl is missing (scripts/install-deps.sh test)"; exit 1; }
 work=$(mktemp -d /tmp/kube_client.XXXXXX)
 pids=()
 cleanup() {

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # The Kubernetes platform (src/kube/platform.c) against the fake API server with its kubelet
 # running pods as local processes: clone and in-place modes, exact restore, drift, OOM-kill,
-# crash-loop, unschedulable and cancellation (build/.../tests/test_kube_platform).
+# crash-loop, unschedulable and cancellation (BUILD/tests/kube/test_kube_platform).
 set -u
 : "${ROOT:?}" "${BUILD:?}"
-bin="$BUILD/tests/test_kube_platform"
+bin="$BUILD/tests/kube/test_kube_platform"
 [ -x "$bin" ] || { echo "missing $bin (make unit-bins)"; exit 1; }
-command -v python3 >/dev/null || { echo "python3 not installed"; exit 77; }
-command -v openssl >/dev/null || { echo "openssl not installed"; exit 77; }
+# Both come with `scripts/install-deps.sh test`: without them the machine is broken, not exempt.
+command -v python3 >/dev/null || { echo "python3 is missing (scripts/install-deps.sh test)"; exit 1; }
+command -v openssl >/dev/null || { echo "openssl is missing (scripts/install-deps.sh test)"; exit 1; }
 work=$(mktemp -d /tmp/kube_platform.XXXXXX)
 pid=
 cleanup() {

@@ -17,7 +17,7 @@ expect() { # STATUS PATTERN ARGS...
     echo "  operator $* -> $rc ($(head -n1 <<<"$out" | cut -c1-90))"
 }
 
-expect 2 'unknown or incomplete flag' --bogus
+expect 2 "unknown flag '--bogus'" --bogus
 expect 2 'max-concurrent' --max-concurrent 0
 expect 2 'max-concurrent' --max-concurrent 65
 expect 2 'max-concurrent' --max-concurrent 2x

@@ -1,11 +1,10 @@
 #!/usr/bin/env bash
 # The POSIX sh snippet in examples/workers-auto.sh (documented in docs/sweep.md) must give the
 # same worker count as `sizeup rule` for the same limits: fake cgroup v1 and v2 trees for a
-# table of limits, seed 000's rule and a fitted one.
+# table of limits, the default rule and a fitted one.
 set -eu
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-command -v sh >/dev/null || { echo "no sh"; exit 77; }
 snippet="$ROOT/examples/workers-auto.sh"
 
 cat >"$tmp/rule.yaml" <<'Y'

@@ -4,8 +4,7 @@
 # exit status 130, and the files hold what was measured so far.
 set -eu
 . "$ROOT/tests/integration/sweep_lib.bash"
-command -v python3 >/dev/null || { echo "python3 not installed"; exit 77; }
-"$SIZEUP" help sweep | grep -q "^usage: sizeup sweep \[" || { echo "sizeup sweep not in this build"; exit 77; }
+command -v python3 >/dev/null || { echo "python3 is missing (scripts/install-deps.sh test)"; exit 1; }
 tmp=$(mktemp -d)
 marker="sizeup-sweep-cancel-$$"
 cleanup() {

@@ -5,10 +5,9 @@
 # nothing may be fetched from outside, and a screenshot is kept in $BUILD/test-logs/.
 set -eu
 . "$ROOT/tests/integration/sweep_lib.bash"
-command -v python3 >/dev/null || { echo "python3 not installed"; exit 77; }
-"$SIZEUP" help sweep | grep -q "^usage: sizeup sweep \[" || { echo "sizeup sweep not in this build"; exit 77; }
+command -v python3 >/dev/null || { echo "python3 is missing (scripts/install-deps.sh test)"; exit 1; }
 chrome=$(command -v chromium || command -v chromium-browser || command -v google-chrome || true)
-[ -n "$chrome" ] || { echo "chromium not installed (scripts/install-deps.sh test)"; exit 77; }
+[ -n "$chrome" ] || { echo "chromium is missing (scripts/install-deps.sh test)"; exit 1; }
 tmp=$(mktemp -d)
 marker="sizeup-sweep-html-$$"
 cleanup() {

@@ -1,5 +1,5 @@
 # Shared helpers of the reliability promises (tests/reliability/p_*.sh). Source it.
-# Each promise script gets from run.sh (or from a tests/integration/rel_*.sh wrapper):
+# Each promise script gets from run.sh (which tests/integration/reliability_fast.sh also runs):
 #   ROOT, BUILD, SIZEUP    the repository, the build directory and the (sanitized) binary
 #   REL_RESULTS            file that collects one line per promise: "PASS|FAIL name: figure"
 #   REL_LOGS               directory where every log of the run is kept for the final log scan

@@ -6,19 +6,8 @@
 # and the Event (the Deployment's generation must not move, no clone, no ConfigMap).
 set -u
 . "$(dirname "$0")/lib.sh"
-. "$ROOT/tests/fakeapi/lib.sh"
-fake_require
-W=$(mktemp -d /tmp/sizeup-rel-bad.XXXXXX)
-OP=
-cleanup() {
-    [ -n "$OP" ] && kill -TERM "$OP" 2>/dev/null && wait "$OP" 2>/dev/null
-    fake_stop
-    rm -rf "$W"
-}
-trap cleanup EXIT
-fake_start "$W/fake" || { result FAIL bad-input "the fake did not start"; exit 1; }
-remember_secret "$W/fake/token" "$W/fake/control-token"
-k apply -f "$ROOT/manifests/examples/" >/dev/null || { result FAIL bad-input "kubectl apply"; exit 1; }
+. "$(dirname "$0")/oplib.sh"
+op_setup bad-input
 k apply -f - >/dev/null <<'YAML'
 apiVersion: v1
 kind: ConfigMap
@@ -32,15 +21,8 @@ metadata: {name: no-key-profile}
 data:
   other.yaml: "users: 2"
 YAML
-k rollout status deployment/web --timeout=60s >/dev/null || { result FAIL bad-input "example app did not roll out"; exit 1; }
-fakectl POST /fake/tokens "{\"user\":\"rel-operator\",\"groups\":[\"system:masters\"],\"file\":\"$W/op-token\",\"kubeconfig\":\"$W/op-kubeconfig\"}" >/dev/null
-remember_secret "$W/op-token"
 gen0=$(k get deployment web -o jsonpath='{.metadata.generation}')
-"$SIZEUP" operator --kubeconfig "$W/op-kubeconfig" --admin-addr off >"$W/operator.log" 2>&1 &
-OP=$!
-
-ann() { k get deployment web -o json | python3 -c 'import json,sys; print(json.load(sys.stdin)["metadata"].get("annotations",{}).get(sys.argv[1],""))' "$1"; }
-last_seq() { fakectl GET /fake/log | python3 -c 'import json,sys; e=json.load(sys.stdin)["entries"]; print(e[-1]["seq"] if e else 0)'; }
+op_bg operator
 
 i=0 ok=0 bad=0 details=()
 check_bad() { # KEY VALUE EXPECTED-SUBSTRING
@@ -99,7 +81,7 @@ print(n)')
 gen1=$(k get deployment web -o jsonpath='{.metadata.generation}')
 clone=$(k get deployment web-sizeup -o name 2>/dev/null)
 cm=$(k get configmap web-sizing -o name 2>/dev/null)
-kill -TERM "$OP"; wait "$OP" 2>/dev/null; OP=
+op_stop "$OP"
 keep_logs bad-input "$W/operator.log" "$W/fake/server.log" "$W/fake/requests.log"
 verdict=PASS
 [ $bad -eq 0 ] && [ "$gen0" = "$gen1" ] && [ -z "$clone" ] && [ -z "$cm" ] && [ "$warn" -ge "$i" ] || verdict=FAIL

@@ -9,70 +9,11 @@
 # matching the status, results.json parses with one row per finished variant).
 set -u
 . "$(dirname "$0")/lib.sh"
-. "$ROOT/tests/fakeapi/lib.sh"
-fake_require
-W=$(mktemp -d /tmp/sizeup-rel-crash.XXXXXX)
-OP=
-cleanup() {
-    [ -n "$OP" ] && kill -KILL "$OP" 2>/dev/null && wait "$OP" 2>/dev/null
-    fake_stop
-    rm -rf "$W"
-}
-trap cleanup EXIT
-fake_start "$W/fake" || { result FAIL crash-kill9 "the fake did not start"; exit 1; }
-remember_secret "$W/fake/token" "$W/fake/control-token"
-k apply -f "$ROOT/manifests/examples/" >/dev/null
-k apply -f - >/dev/null <<'YAML'
-apiVersion: v1
-kind: ConfigMap
-metadata: {name: rel-load}
-data:
-  profile.yaml: |
-    users: 2
-    duration: 2s
-    warmup: 0s
-    timeout: 2s
-    requests:
-      - { name: hello, method: GET, path: / }
-YAML
-k rollout status deployment/web --timeout=60s >/dev/null || { result FAIL crash-kill9 "example app did not roll out"; exit 1; }
-fakectl POST /fake/tokens "{\"user\":\"rel-operator\",\"groups\":[\"system:masters\"],\"file\":\"$W/op-token\",\"kubeconfig\":\"$W/op-kubeconfig\"}" >/dev/null
-remember_secret "$W/op-token"
-
-fingerprint() { # the Deployment minus what a sweep may legitimately change
-    k get deployment web -o json | python3 -c '
-import json, sys
-o = json.load(sys.stdin)
-m = o["metadata"]
-for f in ("resourceVersion", "managedFields", "generation"):
-    m.pop(f, None)
-m["annotations"] = {k: v for k, v in m.get("annotations", {}).items() if not k.startswith("sizeup.dev/")}
-o.pop("status", None)
-print(json.dumps(o, sort_keys=True))'
-}
-ann() { k get deployment web -o json | python3 -c 'import json,sys; print(json.load(sys.stdin)["metadata"].get("annotations",{}).get(sys.argv[1],""))' "$1"; }
-last_seq() { fakectl GET /fake/log | python3 -c 'import json,sys; e=json.load(sys.stdin)["entries"]; print(e[-1]["seq"] if e else 0)'; }
-op_run() { # LOGNAME: starts the operator in the background
-    "$SIZEUP" operator --kubeconfig "$W/op-kubeconfig" --admin-addr off >"$W/$1.log" 2>&1 &
-    OP=$!
-}
-op_term() {
-    [ -n "$OP" ] || return 0
-    kill -TERM "$OP" 2>/dev/null
-    for _ in $(seq 1 130); do kill -0 "$OP" 2>/dev/null || break; sleep 0.1; done
-    kill -KILL "$OP" 2>/dev/null
-    wait "$OP" 2>/dev/null
-    OP=
-}
-wait_end() { # SECONDS: waits for done / failed:*; echoes the status
-    local s= t0=$SECONDS
-    while [ $((SECONDS - t0)) -lt "$1" ]; do
-        s=$(ann sizeup.dev/status)
-        [[ "$s" == done || "$s" == failed:* ]] && break
-        sleep 0.3
-    done
-    echo "$s"
-}
+. "$(dirname "$0")/oplib.sh"
+op_setup crash-kill9
+op_run() { op_bg "$1"; } # LOGNAME: an operator as rel-operator, in the background
+op_term() { op_stop "$OP"; OP=; }
+wait_end() { wait_status '^(done|failed:.*)$' "$1"; } # SECONDS: echoes the final status
 
 orig=$(fingerprint)
 restored=0 total=0 resumed=0 failedrestored=0 notes=()

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Promises: the Kubernetes client (src/kube) under the fake API server's injected faults.
-# Builds tests/reliability/kube_faults.c against BUILD/libsizeup.a (sanitized when BUILD is),
-# starts two fakes (the second with a certificate for another host name) and runs one scenario
-# per promise; the figures come from the fake's own request log and fault counters.
+# Starts two fakes (the second with a certificate for another host name) and runs one scenario
+# per promise of the driver tests/kube/kube_faults.c (built as BUILD/tests/kube/kube_faults by
+# `make unit-bins`, sanitized when BUILD is); the figures come from the fake's own request log
+# and fault counters.
 # KF_SCENARIOS limits the set (default: all).
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -18,18 +19,8 @@ trap cleanup EXIT
 command -v python3 >/dev/null && command -v openssl >/dev/null ||
     { result FAIL kube-faults "python3 and openssl are needed for the fake API server"; exit 1; }
 
-san=
-grep -q fsanitize "$BUILD/obj/src/kube/client.d" 2>/dev/null && san=1
-case "$BUILD" in *asan*) san=1 ;; esac
-flags=(-std=c11 -Wall -Wextra -Wshadow -Werror -D_GNU_SOURCE -I"$ROOT/src" -O1 -g)
-[ -n "$san" ] && flags+=(-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer)
-if ! cc "${flags[@]}" $(pkg-config --cflags libcurl libcjson) -o "$W/kube_faults" \
-    "$ROOT/tests/reliability/kube_faults.c" "$BUILD/libsizeup.a" \
-    $(pkg-config --libs libcurl libcjson yaml-0.1 libwebsockets openssl) -lpthread -lm \
-    >"$W/cc.log" 2>&1; then
-    result FAIL kube-faults "the driver does not build: $(head -n 3 "$W/cc.log")"
-    exit 1
-fi
+bin="$BUILD/tests/kube/kube_faults" # built with the unit tests (tests/kube/kube_faults.c)
+[ -x "$bin" ] || { result FAIL kube-faults "no driver $bin: make unit-bins"; exit 1; }
 
 start_fake() { # dir, extra args...
     local d=$1
@@ -49,7 +40,7 @@ declare -A title=(
 rc=0
 for s in $scenarios; do
     t0=$(now_ms)
-    FAKEAPI_DIR="$W/fake" FAKEAPI_BADHOST_DIR="$W/badhost" timeout 120 "$W/kube_faults" "$s" \
+    FAKEAPI_DIR="$W/fake" FAKEAPI_BADHOST_DIR="$W/badhost" timeout 120 "$bin" "$s" \
         >"$W/$s.out" 2>"$W/$s.err"
     code=$?
     ms=$(($(now_ms) - t0))

@@ -7,17 +7,8 @@
 # with that one rule removed must fail with a 403 on that rule's resource.
 set -u
 . "$(dirname "$0")/lib.sh"
-. "$ROOT/tests/fakeapi/lib.sh"
-fake_require
+. "$(dirname "$0")/oplib.sh"
 python3 -c 'import yaml' 2>/dev/null || { result FAIL rbac "python3 yaml module missing"; exit 1; }
-W=$(mktemp -d /tmp/sizeup-rel-rbac.XXXXXX)
-OP=
-cleanup() {
-    [ -n "$OP" ] && kill -KILL "$OP" 2>/dev/null && wait "$OP" 2>/dev/null
-    fake_stop
-    rm -rf "$W"
-}
-trap cleanup EXIT
 kubectl kustomize "$ROOT/manifests/" >"$W/rendered.yaml" 2>"$W/kustomize.err" ||
     { result FAIL rbac "kubectl kustomize manifests/ failed: $(head -n 2 "$W/kustomize.err")"; exit 1; }
 python3 "$ROOT/tests/reliability/rbac_rules.py" "$W/rendered.yaml" list >"$W/rules.tsv"
@@ -28,30 +19,15 @@ SA=system:serviceaccount:sizeup:sizeup
 run_case() {
     local n=$1 d="$W/c$1"
     python3 "$ROOT/tests/reliability/rbac_rules.py" "$W/rendered.yaml" preload "$n" "$W/preload-$n.yaml"
-    fake_start "$d/fake" --preload "$W/preload-$n.yaml" || return 1
-    remember_secret "$d/fake/token" "$d/fake/control-token"
-    k apply -f "$ROOT/manifests/examples/web.yaml" >/dev/null || return 1
-    k apply -f - >/dev/null <<'YAML' || return 1
-apiVersion: v1
-kind: ConfigMap
-metadata: {name: rel-load}
-data:
-  profile.yaml: |
-    users: 2
-    duration: 2s
-    warmup: 0s
-    timeout: 2s
-    requests:
-      - { name: hello, method: GET, path: / }
-YAML
-    k rollout status deployment/web --timeout=60s >/dev/null || return 1
-    fakectl POST /fake/tokens "{\"user\":\"$SA\",\"file\":\"$d/sa-token\",\"kubeconfig\":\"$d/sa-kubeconfig\",\"namespace\":\"sizeup\"}" >/dev/null || return 1
-    remember_secret "$d/sa-token"
+    mkdir -p "$d"
+    op_cluster rbac "$d/fake" "$ROOT/manifests/examples/web.yaml" --preload "$W/preload-$n.yaml"
+    OP_NAMESPACE=sizeup op_identity "$SA" "$d" || return 1
     local seq0
-    seq0=$(fakectl GET /fake/log | python3 -c 'import json,sys; e=json.load(sys.stdin)["entries"]; print(e[-1]["seq"] if e else 0)')
-    "$SIZEUP" operator --kubeconfig "$d/sa-kubeconfig" --admin-addr off --leader-elect \
+    seq0=$(last_seq)
+    "$SIZEUP" operator --kubeconfig "$d/op-kubeconfig" --admin-addr off --leader-elect \
         --lease-name sizeup-leader --lease-namespace sizeup >"$d/operator.log" 2>&1 &
     OP=$!
+    OPS+=("$OP")
     k annotate deployment web sizeup.dev/profile=rel-load "sizeup.dev/configs=1@0.5/128Mi" \
         sizeup.dev/sweep=rbac-1 >/dev/null
     local t0=$SECONDS first403= st=
@@ -65,11 +41,7 @@ YAML
         kill -0 "$OP" 2>/dev/null || break
         sleep 0.5
     done
-    kill -TERM "$OP" 2>/dev/null
-    for _ in $(seq 1 130); do kill -0 "$OP" 2>/dev/null || break; sleep 0.1; done
-    kill -KILL "$OP" 2>/dev/null
-    wait "$OP" 2>/dev/null
-    OP=
+    op_stop "$OP"
     fakectl GET "/fake/log?since=$seq0" >"$d/log.json"
     echo "$st" >"$d/status"
     keep_logs "rbac/case$n" "$d/operator.log" "$d/fake/server.log" "$d/fake/requests.log"

@@ -5,16 +5,7 @@
 # annotated Deployment in scope gets its status written (the control that the operator worked).
 set -u
 . "$(dirname "$0")/lib.sh"
-. "$ROOT/tests/fakeapi/lib.sh"
-fake_require
-W=$(mktemp -d /tmp/sizeup-rel-scope.XXXXXX)
-OP=
-cleanup() {
-    [ -n "$OP" ] && kill -TERM "$OP" 2>/dev/null && wait "$OP" 2>/dev/null
-    fake_stop
-    rm -rf "$W"
-}
-trap cleanup EXIT
+. "$(dirname "$0")/oplib.sh"
 fake_start "$W/fake" --no-kubelet || { result FAIL scope "the fake did not start"; exit 1; }
 remember_secret "$W/fake/token" "$W/fake/control-token"
 dep() { # NAMESPACE NAME ANNOTATIONS(yaml lines, 4-space indent)
@@ -48,10 +39,11 @@ YAML
     sizeup.dev/configs: "1@0.2/128Mi"'
 } >"$W/objs.yaml"
 k apply -f "$W/objs.yaml" >"$W/apply.log" 2>&1 || { result FAIL scope "kubectl apply: $(tail -n 2 "$W/apply.log")"; exit 1; }
-seq0=$(fakectl GET /fake/log | python3 -c 'import json,sys; e=json.load(sys.stdin)["entries"]; print(e[-1]["seq"] if e else 0)')
+seq0=$(last_seq)
 "$SIZEUP" operator --kubeconfig "$KUBECONFIG" --admin-addr off --namespace default \
     >"$W/operator.log" 2>&1 &
 OP=$!
+OPS+=("$OP")
 # Wait for the control: the in-scope Deployment gets a status.
 st=
 for _ in $(seq 1 80); do
@@ -60,11 +52,7 @@ for _ in $(seq 1 80); do
     sleep 0.25
 done
 sleep 3 # time to misbehave, had it a mind to
-kill -TERM "$OP"
-for _ in $(seq 1 150); do kill -0 "$OP" 2>/dev/null || break; sleep 0.1; done
-kill -KILL "$OP" 2>/dev/null
-wait "$OP" 2>/dev/null
-OP=
+op_stop "$OP"
 fakectl GET "/fake/log?since=$seq0" >"$W/log.json"
 keep_logs scope "$W/operator.log" "$W/fake/server.log" "$W/fake/requests.log"
 figure=$(python3 - "$W/log.json" <<'PY'

@@ -2,15 +2,16 @@
 # `make reliability`: every reliability promise (faults, crashes, bad input, security), one line
 # per promise with its figure, then "N passed, N failed". Usage: tests/reliability/run.sh BUILD_DIR
 # [PROMISE...]  (promise scripts are tests/reliability/p_*.sh, run in the order below; naming
-# some runs only those). Logs of every run are kept in BUILD_DIR/reliability-logs for the final
-# credential scan, which always runs last.
+# some runs only those). Logs of every run are kept in BUILD_DIR/reliability-logs (or REL_LOGS)
+# for the final credential scan, which always runs last. REL_FAST=1 runs each promise's short
+# variant (tests/integration/reliability_fast.sh, in `make test`).
 set -u
 build=${1:?usage: run.sh BUILD_DIR [PROMISE...]}
 shift
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=$(cd "$build" && pwd)
 export ROOT="$root" BUILD="$build" SIZEUP="$build/sizeup"
-export REL_LOGS="$build/reliability-logs"
+export REL_LOGS="${REL_LOGS:-$build/reliability-logs}"
 rm -rf "$REL_LOGS"
 mkdir -p "$REL_LOGS"
 export REL_RESULTS="$REL_LOGS/results" REL_SECRETS="$REL_LOGS/.secrets"

@@ -39,8 +39,10 @@ static void setup_fixture(struct fixture *f)
         struct advisor_row *r = &f->rows[i];
         r->variant = f->sj.all.items[i];
         r->measured = i != 1;
-        if (!r->measured)
+        if (!r->measured) {
+            r->fail = PLATFORM_FAIL_OOM;
             snprintf(r->note, sizeof(r->note), "OOM-killed: \"x\" at 512Mi");
+        }
         r->throughput_rps = 100.5 * (i + 1);
         r->p50_us = 1000 + (uint64_t)i;
         r->p95_us = 5000 + (uint64_t)i;
@@ -50,6 +52,7 @@ static void setup_fixture(struct fixture *f)
         r->cpu_cores_used = i == 2 ? -1 : 0.25 * (i + 1);
         r->peak_memory_bytes = i == 2 ? -1 : (int64_t)(100 << 20);
         r->gen_cores = 0.1;
+        r->host_other_cores = i == 2 ? -1 : 0.5 * i;
         r->flags = i == 2 ? 5u : 0u;
     }
 }
@@ -73,11 +76,13 @@ static void test_round_trip(void **state)
         assert_string_equal(prior[i].variant.spec, f.rows[i].variant.spec);
         assert_int_equal(prior[i].measured, f.rows[i].measured);
         assert_string_equal(prior[i].note, f.rows[i].note);
+        assert_int_equal(prior[i].fail, f.rows[i].fail);
         assert_true(prior[i].throughput_rps == f.rows[i].throughput_rps);
         assert_int_equal(prior[i].p95_us, f.rows[i].p95_us);
         assert_int_equal(prior[i].requests, f.rows[i].requests);
         assert_true(prior[i].cpu_cores_used == f.rows[i].cpu_cores_used);
         assert_int_equal(prior[i].peak_memory_bytes, f.rows[i].peak_memory_bytes);
+        assert_true(prior[i].host_other_cores == f.rows[i].host_other_cores);
         assert_int_equal(prior[i].flags, f.rows[i].flags);
     }
     free(prior);
@@ -90,6 +95,7 @@ static void test_round_trip(void **state)
     assert_int_equal(n, 3);
     assert_true(prior[2].cpu_cores_used < 0);
     assert_true(prior[2].peak_memory_bytes < 0);
+    assert_true(prior[2].host_other_cores < 0);
     free(prior);
     free(text);
 
@@ -218,12 +224,39 @@ static void test_retry_backoff(void **state)
     assert_false(job_retryable(-ECANCELED));
 }
 
+/* The results ConfigMap's name and label stay within Kubernetes' limits for any valid
+ * Deployment name, and stay distinct for two long names that share their first characters. */
+static void test_sizing_name(void **state)
+{
+    (void)state;
+    char out[JOB_NAME_MAX + 1], other[JOB_NAME_MAX + 1], name[254];
+
+    job_sizing_name("app", out);
+    assert_string_equal(out, "app-sizing");
+
+    memset(name, 'a', 246);
+    name[246] = '\0'; /* 246 + 7 = 253: still the plain form */
+    job_sizing_name(name, out);
+    assert_int_equal(strlen(out), 253);
+    assert_string_equal(out + 246, "-sizing");
+
+    memset(name, 'a', 253);
+    name[253] = '\0';
+    job_sizing_name(name, out);
+    assert_true(strlen(out) <= JOB_NAME_MAX);
+    assert_true(strlen(out) <= 63 + strlen("-sizing"));
+    assert_string_equal(out + strlen(out) - 7, "-sizing");
+    name[252] = 'b';
+    job_sizing_name(name, other);
+    assert_string_not_equal(out, other);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round_trip),        cmocka_unit_test(test_refuses_foreign_progress),
         cmocka_unit_test(test_sanitises_numbers), cmocka_unit_test(test_log_safe),
-        cmocka_unit_test(test_retry_backoff),
+        cmocka_unit_test(test_retry_backoff),      cmocka_unit_test(test_sizing_name),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

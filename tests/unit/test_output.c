@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <dirent.h>
+#include <stdbool.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -20,6 +21,8 @@
 
 #include "load/report.h"
 #include "sweep/output.h"
+#include "sweep/output_int.h"
+#include "sweep/output_set.h"
 #include "sweep/rule.h"
 #include "sweep/runner.h"
 #include "sweep/sizing.h"
@@ -34,6 +37,78 @@ struct fixture {
     struct output_doc doc;
 };
 
+/* One measured variant with a real load result: samples latencies spread over lat_us/2 ..
+ * lat_us*1.5, recorded in the total and round-robin in every request name, at rps for 10 s. */
+static void fill_row(struct sweep_row *r, struct advisor_row *a, const char *spec, double rps,
+                     uint64_t lat_us, const struct profile *p)
+{
+    char err[ERR_LEN];
+
+    assert_int_equal(variant_parse(spec, &r->variant, err), 0);
+    r->state = SWEEP_ROW_MEASURED;
+    r->have_load = true;
+    assert_int_equal(load_result_init(&r->load, p), 0);
+    r->load.duration_s = 10;
+    uint64_t n = (uint64_t)(rps * 10);
+    for (uint64_t k = 0; k < n; k++) {
+        uint64_t us = lat_us / 2 + (k % 100) * lat_us / 100;
+        struct load_stats *by = &r->load.by_name[k % r->load.nnames];
+        hist_record(&r->load.total.latency, us);
+        hist_record(&by->latency, us);
+        by->requests++;
+        by->responses++;
+        by->status[200]++;
+    }
+    r->load.total.requests = r->load.total.responses = n;
+    r->load.total.status[200] = n;
+    r->load.tool_cpu_s = 1.0;
+    r->load.threads = 2;
+    r->load.users = 50;
+    r->have_usage = true;
+    r->usage.window_s = 10;
+    r->usage.cpu_s = 10 * (double)r->variant.cpu_millicores / 1000.0 * 0.9;
+    r->usage.peak_memory_bytes = (70LL << 20) * r->variant.workers;
+    r->gen_cores = 0.1;
+
+    a->variant = r->variant;
+    a->measured = true;
+    a->throughput_rps = load_stats_throughput(&r->load.total, r->load.duration_s);
+    a->p50_us = hist_percentile(&r->load.total.latency, 50);
+    a->p95_us = hist_percentile(&r->load.total.latency, 95);
+    a->p99_us = hist_percentile(&r->load.total.latency, 99);
+    a->requests = n;
+    a->cpu_cores_used = r->usage.cpu_s / r->usage.window_s;
+    a->peak_memory_bytes = r->usage.peak_memory_bytes;
+    a->gen_cores = r->gen_cores;
+    a->host_other_cores = -1;
+}
+
+/* The document over rows[0..n), with the advice the advisor gives for them. */
+static void fill_doc(struct output_doc *d, struct sweep *s, struct advisor_row *rows, size_t n,
+                     struct advice *a, const struct profile *p, int64_t host_millicores)
+{
+    char err[ERR_LEN];
+
+    s->facts.host_millicores = host_millicores;
+    s->facts.limits_enforced = true;
+    s->facts.load_shares_host = true;
+    snprintf(s->facts.machine, sizeof(s->facts.machine), "test machine");
+    snprintf(s->platform, sizeof(s->platform), "local");
+    assert_int_equal(output_advise(rows, n, p, &s->facts, a, err), 0);
+    memset(d, 0, sizeof(*d));
+    d->rows = rows;
+    d->n = n;
+    d->advice = a;
+    d->sweep = s;
+    d->profile = p;
+    d->facts = &s->facts;
+    d->platform = "local";
+    d->command = "sizeup sweep -- ./app";
+    d->started = 1764446400;
+    d->finished = 1764446500;
+    output_paths_default(&d->paths);
+}
+
 /* Three measured variants with real load results: latencies recorded into the histograms, the
  * throughput following the CPU. */
 static int setup(void **state)
@@ -42,73 +117,16 @@ static int setup(void **state)
     static const double rps[NV] = {200, 420, 800};
     static const uint64_t lat_us[NV] = {150000, 60000, 30000};
     struct fixture *f = calloc(1, sizeof(*f));
-    char err[ERR_LEN];
 
     assert_non_null(f);
     assert_int_equal(profile_init_default(&f->profile), 0);
     f->sweep.n = NV;
     f->sweep.rows = calloc(NV, sizeof(*f->sweep.rows));
     assert_non_null(f->sweep.rows);
-    f->sweep.facts.host_millicores = 2000;
-    f->sweep.facts.limits_enforced = true;
-    f->sweep.facts.load_shares_host = true;
-    snprintf(f->sweep.facts.machine, sizeof(f->sweep.facts.machine), "test machine");
-    snprintf(f->sweep.platform, sizeof(f->sweep.platform), "local");
-    for (int i = 0; i < NV; i++) {
-        struct sweep_row *r = &f->sweep.rows[i];
-        assert_int_equal(variant_parse(specs[i], &r->variant, err), 0);
-        r->state = SWEEP_ROW_MEASURED;
-        r->have_load = true;
-        assert_int_equal(load_result_init(&r->load, &f->profile), 0);
-        r->load.duration_s = 10;
-        uint64_t n = (uint64_t)(rps[i] * 10);
-        for (uint64_t k = 0; k < n; k++) {
-            uint64_t us = lat_us[i] / 2 + (k % 100) * lat_us[i] / 100;
-            hist_record(&r->load.total.latency, us);
-            hist_record(&r->load.by_name[0].latency, us);
-        }
-        r->load.total.requests = r->load.total.responses = n;
-        r->load.total.status[200] = n;
-        r->load.by_name[0] = r->load.total;
-        r->load.tool_cpu_s = 1.0;
-        r->load.threads = 2;
-        r->load.users = 50;
-        r->have_usage = true;
-        r->usage.window_s = 10;
-        r->usage.cpu_s = 10 * (double)r->variant.cpu_millicores / 1000.0 * 0.9;
-        r->usage.peak_memory_bytes = (70LL << 20) * r->variant.workers;
-        r->gen_cores = 0.1;
-
-        struct advisor_row *a = &f->rows[i];
-        a->variant = r->variant;
-        a->measured = true;
-        a->throughput_rps = load_stats_throughput(&r->load.total, r->load.duration_s);
-        a->p50_us = hist_percentile(&r->load.total.latency, 50);
-        a->p95_us = hist_percentile(&r->load.total.latency, 95);
-        a->p99_us = hist_percentile(&r->load.total.latency, 99);
-        a->requests = n;
-        a->cpu_cores_used = r->usage.cpu_s / r->usage.window_s;
-        a->peak_memory_bytes = r->usage.peak_memory_bytes;
-        a->gen_cores = r->gen_cores;
-    }
-    struct advisor_opts o;
-    memset(&o, 0, sizeof(o));
-    o.thresholds = f->profile.thresholds;
-    o.per_user_rps = f->profile.per_user_rps;
-    o.host_cores = 2;
-    assert_int_equal(advisor_run(f->rows, NV, &o, &f->advice, err), 0);
-    f->doc.rows = f->rows;
-    f->doc.n = NV;
-    f->doc.advice = &f->advice;
-    f->doc.sweep = &f->sweep;
-    f->doc.profile = &f->profile;
-    f->doc.facts = &f->sweep.facts;
-    f->doc.platform = "local";
-    f->doc.command = "sizeup sweep -- ./app";
+    for (int i = 0; i < NV; i++)
+        fill_row(&f->sweep.rows[i], &f->rows[i], specs[i], rps[i], lat_us[i], &f->profile);
+    fill_doc(&f->doc, &f->sweep, f->rows, NV, &f->advice, &f->profile, 2000);
     f->doc.configs = "1@0.5/256Mi 1@1/256Mi 2@2/512Mi";
-    f->doc.started = 1764446400;
-    f->doc.finished = 1764446500;
-    output_paths_default(&f->doc.paths);
     *state = f;
     return 0;
 }
@@ -343,10 +361,10 @@ static void test_rule_parse_back(void **state)
     parse_yaml(text, &doc);
     assert_string_equal(yaml_get(&doc, "derivation.memory_per_worker_mib.source"), "measured");
     assert_string_equal(yaml_get(&doc, "derivation.memory_per_worker_mib.variants"), "3");
-    assert_string_equal(yaml_get(&doc, "derivation.max_workers.source"), "fallback (seed 000)");
+    assert_string_equal(yaml_get(&doc, "derivation.max_workers.source"), "fallback (default rule)");
     /* No CPU level of this fixture was measured with two worker counts. */
     assert_string_equal(yaml_get(&doc, "derivation.cores_per_worker.source"),
-                        "fallback (seed 000)");
+                        "fallback (default rule)");
     assert_non_null(strstr(yaml_get(&doc, "derivation.cores_per_worker.from"), "cannot decide"));
     assert_non_null(strstr(yaml_get(&doc, "rule"), "min(round(cores / cores_per_worker)"));
     yaml_document_delete(&doc);
@@ -474,6 +492,367 @@ static void test_write_all_atomic(void **state)
     rmdir(dir);
 }
 
+/* ---- the one output path (output_set.c) ------------------------------------------------- */
+
+/* The whole file dir/name as a string, or NULL when it does not exist. */
+static char *slurp(const char *dir, const char *name, size_t *len)
+{
+    char p[512];
+    snprintf(p, sizeof(p), "%s/%s", dir, name);
+    FILE *f = fopen(p, "rb");
+    if (!f)
+        return NULL;
+    char *buf = NULL;
+    size_t cap = 0;
+    FILE *m = open_memstream(&buf, &cap);
+    assert_non_null(m);
+    char chunk[65536];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+        assert_int_equal(fwrite(chunk, 1, n, m), n);
+    fclose(f);
+    fclose(m);
+    *len = cap;
+    return buf;
+}
+
+static bool exists(const char *dir, const char *name)
+{
+    char p[512];
+    snprintf(p, sizeof(p), "%s/%s", dir, name);
+    return access(p, F_OK) == 0;
+}
+
+/* Removes dir and the files in it. */
+static void rm_dir(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    for (struct dirent *e; (e = readdir(d));) {
+        char p[512];
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
+        unlink(p);
+    }
+    closedir(d);
+    rmdir(dir);
+}
+
+/* Files in dir that are not in s (temporary files included). */
+static int foreign_files(const char *dir, const struct output_set *s)
+{
+    DIR *d = opendir(dir);
+    int n = 0;
+    assert_non_null(d);
+    for (struct dirent *e; (e = readdir(d));) {
+        bool known = strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0;
+        for (size_t i = 0; i < s->n && !known; i++)
+            known = strcmp(s->items[i].name, e->d_name) == 0;
+        if (!known) {
+            print_message("unexpected file %s\n", e->d_name);
+            n++;
+        }
+    }
+    closedir(d);
+    return n;
+}
+
+/* Writes s through both sinks and checks they hold the same bytes: the directory read back,
+ * and the ConfigMap keys carried through JSON the way the operator sends them. */
+static void check_sinks_agree(const struct output_set *s)
+{
+    char dir[] = "/tmp/sizeup-test-sinks-XXXXXX", err[ERR_LEN] = "";
+    const char *keys[OUTPUT_SET_MAX], *values[OUTPUT_SET_MAX];
+
+    assert_non_null(mkdtemp(dir));
+    if (output_set_write_dir(dir, s, err) != 0)
+        fail_msg("directory sink: %s", err);
+    size_t n = output_set_keys(s, keys, values, OUTPUT_SET_MAX);
+    assert_int_equal(n, s->n);
+    cJSON *data = cJSON_CreateObject();
+    for (size_t i = 0; i < n; i++)
+        assert_non_null(cJSON_AddStringToObject(data, keys[i], values[i]));
+    char *wire = cJSON_PrintUnformatted(data);
+    cJSON *back = cJSON_Parse(wire);
+    assert_non_null(back);
+    assert_int_equal(cJSON_GetArraySize(back), (int)n);
+    for (size_t i = 0; i < n; i++) {
+        size_t len = 0;
+        char *file = slurp(dir, keys[i], &len);
+        if (!file)
+            fail_msg("%s: not written to the directory", keys[i]);
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(back, keys[i]);
+        assert_true(cJSON_IsString(v));
+        assert_int_equal(len, strlen(v->valuestring));
+        assert_int_equal(len, s->items[i].len);
+        if (memcmp(file, v->valuestring, len) != 0)
+            fail_msg("%s: the file and the ConfigMap key differ", keys[i]);
+        free(file);
+    }
+    assert_int_equal(foreign_files(dir, s), 0);
+    cJSON_Delete(back);
+    cJSON_Delete(data);
+    free(wire);
+    rm_dir(dir);
+}
+
+static bool set_holds(const struct output_set *s, const char *name)
+{
+    for (size_t i = 0; i < s->n; i++)
+        if (strcmp(s->items[i].name, name) == 0)
+            return true;
+    return false;
+}
+
+static void test_sinks_identical(void **state)
+{
+    struct fixture *f = *state;
+    struct output_set s;
+    struct output_extra extra = {"state.json", "{\"phase\": \"running\", \"rows\": []}\n"};
+    char err[ERR_LEN] = "";
+
+    assert_int_equal(output_set_render(&f->doc, &extra, 1, &s, err), 0);
+    static const char *want[] = {"results.md",       "results.json", "values.yaml",
+                                 "auto-sizing.yaml", "report.html",  "state.json"};
+    assert_int_equal(s.n, 6);
+    for (size_t i = 0; i < 6; i++)
+        assert_string_equal(s.items[i].name, want[i]);
+    assert_int_equal(s.omitted, 0);
+    assert_string_equal(s.items[5].data, extra.data);
+    /* The same renderers as the per-file functions: results.md is output_results_md's text. */
+    char *md = render(output_results_md, &f->doc);
+    assert_string_equal(s.items[0].data, md);
+    free(md);
+    check_sinks_agree(&s);
+    output_set_free(&s);
+}
+
+/* Every variant OVERLOADED: thresholds no row meets. */
+static void overload_all(struct fixture *f)
+{
+    char err[ERR_LEN];
+    f->profile.thresholds.healthy_p95_us = 1000;
+    f->profile.thresholds.overloaded_p95_us = 10000;
+    assert_int_equal(output_advise(f->rows, NV, &f->profile, f->doc.facts, &f->advice, err), 0);
+    for (int i = 0; i < NV; i++)
+        assert_int_equal(f->advice.rows[i].verdict, VERDICT_OVERLOADED);
+    assert_int_equal(f->advice.recommended, -1);
+}
+
+static void test_no_recommendation_keeps_rows(void **state)
+{
+    struct fixture *f = *state;
+    char dir[] = "/tmp/sizeup-test-norec-XXXXXX", err[ERR_LEN] = "", p[512];
+    size_t len;
+
+    /* A values.yaml from an earlier sweep with a recommendation, and the rest of its files. */
+    assert_non_null(mkdtemp(dir));
+    assert_int_equal(output_write_all(dir, &f->doc, err), 0);
+    assert_true(exists(dir, "values.yaml"));
+
+    overload_all(f);
+    struct output_set s;
+    assert_int_equal(output_set_render(&f->doc, NULL, 0, &s, err), 0);
+    assert_false(set_holds(&s, "values.yaml"));
+    assert_int_equal(s.n, 4);
+    check_sinks_agree(&s);
+    output_set_free(&s);
+
+    assert_int_equal(output_write_all(dir, &f->doc, err), 0);
+    assert_false(exists(dir, "values.yaml"));
+    char *md = slurp(dir, "results.md", &len);
+    char *html = slurp(dir, "report.html", &len);
+    char *json = slurp(dir, "results.json", &len);
+    assert_non_null(md);
+    assert_non_null(html);
+    assert_non_null(json);
+    /* One sentence: nothing holds the load, and the closest row (lowest P95 of three
+     * OVERLOADED rows). */
+    assert_non_null(strstr(md, "No variant holds the load ("));
+    assert_non_null(strstr(md, "); the closest was 2@2/512Mi: OVERLOADED, P95 "));
+    assert_non_null(strstr(md, "No `values.yaml` is written."));
+    assert_null(strstr(md, "## Recommended values"));
+    assert_non_null(strstr(html, "the closest was 2@2/512Mi: OVERLOADED"));
+    for (int i = 0; i < NV; i++) {
+        snprintf(p, sizeof(p), "| %s |", f->rows[i].variant.label);
+        if (!strstr(md, p))
+            fail_msg("results.md lacks row %s", f->rows[i].variant.label);
+        if (!strstr(html, f->rows[i].variant.label))
+            fail_msg("report.html lacks row %s", f->rows[i].variant.label);
+    }
+    cJSON *j = cJSON_Parse(json);
+    assert_non_null(j);
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(j, "variants")), NV);
+    assert_true(
+        cJSON_IsNull(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "recommendation"), "index")));
+    assert_null(cJSON_GetObjectItem(j, "values"));
+    cJSON_Delete(j);
+    free(md);
+    free(html);
+    free(json);
+    rm_dir(dir);
+}
+
+/* Closest: by the advisor's verdict first (a STRESSED row beats an OVERLOADED one with a lower
+ * P95), then P95; every row FAILED says so. */
+static void test_closest_row(void **state)
+{
+    struct fixture *f = *state;
+    char err[ERR_LEN] = "", buf[1024];
+
+    f->profile.thresholds.healthy_p95_us = 1000;
+    f->profile.thresholds.overloaded_p95_us = 100000;
+    f->rows[1].flags = ADVISOR_ROW_CONTENDED; /* STRESSED, but not the app's capacity */
+    f->rows[2].error_rate = 0.5;              /* lowest P95, OVERLOADED by its errors */
+    assert_int_equal(output_advise(f->rows, NV, &f->profile, f->doc.facts, &f->advice, err), 0);
+    assert_int_equal(f->advice.recommended, -1);
+    assert_int_equal(f->advice.rows[1].verdict, VERDICT_STRESSED);
+    assert_int_equal(f->advice.rows[2].verdict, VERDICT_OVERLOADED);
+    output_no_rec_sentence(&f->doc, buf, sizeof(buf));
+    assert_non_null(strstr(buf, "the closest was 1@1/256Mi: STRESSED (contended), P95 "));
+
+    for (int i = 0; i < NV; i++) {
+        f->rows[i].measured = false;
+        snprintf(f->rows[i].note, sizeof(f->rows[i].note), "OOM-killed");
+    }
+    assert_int_equal(output_advise(f->rows, NV, &f->profile, f->doc.facts, &f->advice, err), 0);
+    output_no_rec_sentence(&f->doc, buf, sizeof(buf));
+    assert_non_null(strstr(buf, "No variant holds the load ("));
+    assert_non_null(strstr(buf, "): every variant FAILED."));
+
+    overload_all(f); /* rows still FAILED: no verdicts */
+    f->advice.recommended = 2;
+    assert_string_equal(output_no_rec_sentence(&f->doc, buf, sizeof(buf)), "");
+}
+
+static void test_advisor_opts(void **state)
+{
+    (void)state;
+    struct profile p;
+    struct platform_facts facts;
+    struct advisor_opts o;
+
+    assert_int_equal(profile_init_default(&p), 0);
+    memset(&facts, 0, sizeof(facts));
+    p.per_user_rps = 0;
+    p.target_users = 1000;
+    facts.host_millicores = 4500;
+    facts.limits_enforced = true;
+    snprintf(facts.limits_note, sizeof(facts.limits_note), "stale");
+    output_advisor_opts(&p, &facts, &o);
+    assert_true(o.per_user_rps == 0.5);
+    assert_true(o.target_rps == 500);
+    assert_true(o.host_cores == 4.5);
+    assert_null(o.limits_note); /* enforced: nothing to say */
+    assert_int_equal(o.thresholds.healthy_p95_us, p.thresholds.healthy_p95_us);
+    facts.limits_enforced = false;
+    p.target_rps = 42;
+    output_advisor_opts(&p, &facts, &o);
+    assert_string_equal(o.limits_note, "stale");
+    assert_true(o.target_rps == 42);
+    output_advisor_opts(&p, NULL, &o);
+    assert_true(o.host_cores == 0);
+    assert_null(o.limits_note);
+    profile_free(&p);
+}
+
+#define BIG_VARIANTS 16
+#define BIG_NAMES    128
+
+/* Many variants x many request names: results.json's per-name detail alone passes 1 MiB. The
+ * outputs still fit, with room for state.json, keep every row, and say what was left out. */
+static void test_big_document_fits(void **state)
+{
+    (void)state;
+    struct profile p;
+    struct sweep sw = {0};
+    struct advisor_row rows[BIG_VARIANTS];
+    struct advice *a = calloc(1, sizeof(*a));
+    struct output_doc d;
+    struct output_set s;
+    char err[ERR_LEN] = "", spec[64], *yaml = NULL;
+    size_t ylen = 0;
+
+    FILE *y = open_memstream(&yaml, &ylen);
+    assert_non_null(y);
+    fprintf(y, "users: 50\nduration: 10s\nrequests:\n");
+    for (int i = 0; i < BIG_NAMES; i++)
+        fprintf(y, "  - { name: endpoint.number.%03d, path: /api/%03d, weight: 1 }\n", i, i);
+    fclose(y);
+    if (profile_load_buffer(yaml, ylen, "big.yaml", &p, err) != 0)
+        fail_msg("profile: %s", err);
+    sw.n = BIG_VARIANTS;
+    sw.rows = calloc(BIG_VARIANTS, sizeof(*sw.rows));
+    assert_non_null(sw.rows);
+    memset(rows, 0, sizeof(rows));
+    for (int i = 0; i < BIG_VARIANTS; i++) {
+        snprintf(spec, sizeof(spec), "%d@%dm/%dMi", 1 + i % 4, 250 * (1 + i / 4), 256 + 64 * i);
+        fill_row(&sw.rows[i], &rows[i], spec, 50 + 20 * i, 200000 - 5000 * (uint64_t)i, &p);
+    }
+    fill_doc(&d, &sw, rows, BIG_VARIANTS, a, &p, 64000);
+    d.configs = "many";
+
+    /* Untrimmed, results.json alone would not fit a ConfigMap. */
+    char *full = render(output_results_json_print, &d);
+    size_t full_len = strlen(full);
+    assert_true(full_len > OUTPUT_DATA_MAX);
+    free(full);
+
+    char state_json[8192];
+    memset(state_json, 'x', sizeof(state_json) - 1);
+    state_json[sizeof(state_json) - 1] = '\0';
+    struct output_extra extra = {"state.json", state_json};
+    assert_int_equal(output_set_render(&d, &extra, 1, &s, err), 0);
+    print_message("untrimmed results.json %zu bytes; the set %zu bytes, omitted 0x%x\n", full_len,
+                  s.bytes, s.omitted);
+    assert_true(s.bytes <= OUTPUT_DATA_MAX);
+    assert_true(s.bytes - strlen(state_json) <= OUTPUT_BUDGET);
+    assert_true(s.omitted & OUTPUT_OMIT_JSON_BY_NAME);
+    assert_true(set_holds(&s, "report.html")); /* small: not worth leaving out */
+    assert_true(set_holds(&s, "state.json"));
+
+    const char *md = s.items[0].data, *js = s.items[1].data;
+    assert_string_equal(s.items[0].name, "results.md");
+    assert_non_null(strstr(md, "**Trimmed to fit**: a ConfigMap holds at most 1048576 bytes, so "));
+    assert_non_null(strstr(md, "results.json's per-request-name detail (by_name)"));
+    assert_non_null(strstr(md, "every row is still here."));
+    cJSON *j = cJSON_Parse(js);
+    assert_non_null(j);
+    cJSON *vs = cJSON_GetObjectItem(j, "variants");
+    assert_int_equal(cJSON_GetArraySize(vs), BIG_VARIANTS);
+    for (int i = 0; i < BIG_VARIANTS; i++) {
+        cJSON *v = cJSON_GetArrayItem(vs, i);
+        assert_string_equal(cJSON_GetObjectItem(v, "spec")->valuestring, rows[i].variant.spec);
+        assert_non_null(cJSON_GetObjectItem(v, "throughput_rps"));
+        assert_non_null(cJSON_GetObjectItem(v, "latency_ms"));
+        assert_null(cJSON_GetObjectItem(v, "by_name"));
+        char line[128];
+        snprintf(line, sizeof(line), "| %s%s |", i == a->recommended ? "* " : "",
+                 rows[i].variant.label);
+        if (!strstr(md, line))
+            fail_msg("results.md lacks row %s", rows[i].variant.label);
+    }
+    bool said = false;
+    cJSON *om;
+    cJSON_ArrayForEach(om, cJSON_GetObjectItem(j, "omitted"))
+    {
+        said = said || strcmp(om->valuestring, "results.json#by_name") == 0;
+    }
+    assert_true(said);
+    cJSON_Delete(j);
+    check_sinks_agree(&s);
+    output_set_free(&s);
+
+    for (int i = 0; i < BIG_VARIANTS; i++)
+        load_result_free(&sw.rows[i].load);
+    free(sw.rows);
+    free(a);
+    free(yaml);
+    profile_free(&p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -486,6 +865,11 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_md_and_html, setup, teardown),
         cmocka_unit_test_setup_teardown(test_html_escapes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_write_all_atomic, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sinks_identical, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_no_recommendation_keeps_rows, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_closest_row, setup, teardown),
+        cmocka_unit_test(test_advisor_opts),
+        cmocka_unit_test(test_big_document_fits),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,4 +1,4 @@
-/* Tests for src/load/result.c: seed 000's verdict rules at and around every boundary, the
+/* Tests for src/load/result.c: the reference load test's verdict rules at and around every boundary, the
  * zero-request rule, merging, rates, the result's allocation, and the arithmetic that turns the
  * load threads' statistics and the plan into a run's result. */
 
@@ -49,11 +49,11 @@ static void test_verdict_table(void **state)
         uint64_t requests, failed, p95_us;
         enum verdict want;
     } cases[] = {
-        {1000, 0, 38000, VERDICT_HEALTHY},      /* seed 000's 1w/1.0c row */
+        {1000, 0, 38000, VERDICT_HEALTHY},      /* the reference load test's 1w/1.0c row */
         {1000, 0, 99999, VERDICT_HEALTHY},      /* just under healthy p95 */
         {1000, 0, 100000, VERDICT_STRESSED},    /* exactly 100 ms: not below */
         {1000, 0, 100001, VERDICT_STRESSED},    /* */
-        {1000, 0, 380000, VERDICT_STRESSED},    /* seed 000's 1w/0.5c row */
+        {1000, 0, 380000, VERDICT_STRESSED},    /* the reference load test's 1w/0.5c row */
         {1000, 0, 500000, VERDICT_STRESSED},    /* exactly 500 ms: not above */
         {1000, 0, 500001, VERDICT_OVERLOADED},  /* just over */
         {1000, 9, 1000, VERDICT_HEALTHY},       /* 0.9% errors */
@@ -225,7 +225,7 @@ static void test_result_init_free(void **state)
 }
 
 /* A profile of two request names with the given stages (none: a flat run of `users` users or
- * `rate` requests/s for dur_us after warm_us of warm-up), seed 000's thresholds. */
+ * `rate` requests/s for dur_us after warm_us of warm-up), the reference load test's thresholds. */
 static struct profile two_names(struct profile_stage *st, size_t nst, unsigned users, double rate,
                                 int64_t dur_us, int64_t warm_us)
 {

@@ -1,4 +1,4 @@
-/* Tests for src/sweep/rule.c: evaluating the auto-sizing rule (table-driven, seed 000's rule and
+/* Tests for src/sweep/rule.c: evaluating the auto-sizing rule (table-driven, the default rule and
  * fitted ones) and reading it back from an auto-sizing.yaml. */
 
 #include <errno.h>
@@ -27,7 +27,7 @@ static void test_eval_table(void **state)
 {
     (void)state;
     static const struct eval_case cases[] = {
-        /* seed 000's rule: the three examples, then the edges */
+        /* the default rule: the three examples, then the edges */
         {1, 192, 8, 2000, 1 * GI, 2},
         {1, 192, 8, 500, 512 * MI, 1},
         {1, 192, 8, 16000, 8 * GI, 8},

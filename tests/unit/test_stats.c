@@ -25,7 +25,7 @@ static void test_t_quantiles(void **state)
     static const struct {
         double df, want;
     } cases[] = {
-        {1, 12.706205}, {2, 4.302653}, {3, 3.182446}, {4, 2.776445},
+        {1, 12.706205}, {2, 4.302653},  {3, 3.182446},  {4, 2.776445},
         {9, 2.262157},  {10, 2.228139}, {30, 2.042272}, {1000, 1.962339},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {

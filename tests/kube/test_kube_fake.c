@@ -1,8 +1,8 @@
 /* Integration tests of the Kubernetes client against the fake API server (tests/fakeapi) over
  * real TLS: CRUD and the three patch types, 409 read-modify-write, injected 429 / 503 / 409,
  * client certificates, token rotation, informer with 410 and dropped watches, leases, events,
- * and refused connections for a wrong CA or host name. Skips (passes trivially) unless
- * tests/integration/kube_client.sh started the fake and set FAKEAPI_DIR. */
+ * and refused connections for a wrong CA or host name. tests/integration/kube_client.sh starts
+ * the two fakes and runs it; without them it fails (it tests nothing without a fake). */
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -19,26 +19,20 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
+#include "fakelib.h"
 #include "kube/client.h"
 #include "kube/internal.h"
 #include "kube/objects.h"
 
-static const char *fdir;    /* the fake's state directory */
-static const char *bad_dir; /* a second fake whose certificate names another host */
-static char server[128];    /* https://127.0.0.1:PORT of the first fake */
+static struct fk fake;    /* the fake (FAKEAPI_DIR) */
+static struct fk badhost; /* a second fake whose certificate names another host */
 static char tmp[256];
 
 static void slurp(const char *dir, const char *name, char *buf, size_t len)
 {
-    char path[512];
-    char *text = NULL;
-    size_t n = 0;
-    snprintf(path, sizeof(path), "%s/%s", dir, name);
-    assert_int_equal(kube__read_file(path, 65536, &text, &n, NULL), 0);
-    while (n > 0 && (text[n - 1] == '\n' || text[n - 1] == ' '))
-        text[--n] = '\0';
-    snprintf(buf, len, "%s", text);
-    free(text);
+    char err[ERR_LEN] = "";
+    if (fk_slurp(dir, name, buf, len, err))
+        fail_msg("%s", err);
 }
 
 static void write_text(const char *path, const char *text)
@@ -53,75 +47,58 @@ static void write_text(const char *path, const char *text)
 static kube_client_t *client_for(const char *srv, const char *ca, const char *token,
                                  const char *token_file, kube_config_t **cfg_out)
 {
-    char y[2048], err[ERR_LEN] = "";
-    kube_config_t *cfg = NULL;
-    kube_client_t *c = NULL;
-    snprintf(y, sizeof(y),
-             "current-context: x\ncontexts: [{name: x, context: {cluster: c, user: u}}]\n"
-             "clusters: [{name: c, cluster: {server: '%s', certificate-authority: '%s'}}]\n"
-             "users: [{name: u, user: {%s: '%s'}}]\n",
-             srv, ca, token ? "token" : "tokenFile", token ? token : token_file);
-    if (kube_config_parse(y, strlen(y), NULL, NULL, 3600, &cfg, err))
-        fail_msg("kubeconfig: %s", err);
+    char err[ERR_LEN] = "";
     struct kube_client_opts o = {.request_timeout_ms = 10000,
                                  .max_attempts = 4,
                                  .backoff_base_ms = 100,
                                  .backoff_max_ms = 1000};
-    assert_int_equal(kube_client_new(cfg, &o, &c, err), 0);
-    *cfg_out = cfg;
+    kube_client_t *c = fk_client(srv, ca, token, token_file, &o, cfg_out, err);
+    if (!c)
+        fail_msg("client: %s", err);
     return c;
 }
 
 /* The control client: the fake's /fake endpoints with its control token. */
 static kube_client_t *control(kube_config_t **cfg)
 {
-    char tok[128], ca[512];
-    slurp(fdir, "control-token", tok, sizeof(tok));
-    snprintf(ca, sizeof(ca), "%s/ca.crt", fdir);
-    return client_for(server, ca, tok, NULL, cfg);
+    char tok[128], ca[600];
+    slurp(fake.dir, "control-token", tok, sizeof(tok));
+    snprintf(ca, sizeof(ca), "%s/ca.crt", fake.dir);
+    return client_for(fake.server, ca, tok, NULL, cfg);
 }
 
 static void fault(const char *rule)
 {
-    kube_config_t *cfg;
-    kube_client_t *c = control(&cfg);
     char err[ERR_LEN] = "";
-    if (kube_request(c, "POST", "/fake/faults", rule, NULL, 0, NULL, err))
+    if (fk_fault(&fake, rule, err))
         fail_msg("fault %s: %s", rule, err);
-    kube_client_free(c);
-    kube_config_free(cfg);
 }
 
 static void faults_clear(void)
 {
-    kube_config_t *cfg;
-    kube_client_t *c = control(&cfg);
     char err[ERR_LEN] = "";
-    assert_int_equal(kube_request(c, "DELETE", "/fake/faults", NULL, NULL, 0, NULL, err), 0);
-    kube_client_free(c);
-    kube_config_free(cfg);
+    if (fk_faults_clear(&fake, err))
+        fail_msg("faults: %s", err);
 }
 
 /* Number of API requests (not control calls) the fake has logged. */
 static int logged_requests(void)
 {
-    kube_config_t *cfg;
-    kube_client_t *c = control(&cfg);
     char err[ERR_LEN] = "";
-    cJSON *out = NULL;
-    assert_int_equal(kube_request(c, "GET", "/fake/log", NULL, NULL, 16u << 20, &out, err), 0);
-    int n = cJSON_GetArraySize(cJSON_GetObjectItem(out, "entries"));
-    cJSON_Delete(out);
-    kube_client_free(c);
-    kube_config_free(cfg);
+    cJSON *e = fk_log_since(&fake, 0, err);
+    if (!e)
+        fail_msg("log: %s", err);
+    int n = cJSON_GetArraySize(e);
+    cJSON_Delete(e);
     return n;
 }
 
+/* The admin client from the fake's own kubeconfig file, as a user's would be loaded. */
 static kube_client_t *admin(kube_config_t **cfg)
 {
-    char err[ERR_LEN] = "", path[512];
+    char err[ERR_LEN] = "", path[600];
     kube_client_t *c = NULL;
-    snprintf(path, sizeof(path), "%s/kubeconfig", fdir);
+    snprintf(path, sizeof(path), "%s/kubeconfig", fake.dir);
     struct kube_config_opts co = {.kubeconfig = path};
     if (kube_config_load(&co, cfg, err))
         fail_msg("load %s: %s", path, err);
@@ -135,36 +112,26 @@ static long long now_ms(void)
     return kube__now_ms();
 }
 
+/* Both fakes must be running: without them this program tests nothing, which is a failure. */
 static int group_setup(void **state)
 {
     (void)state;
-    char port[32];
-    fdir = getenv("FAKEAPI_DIR");
-    bad_dir = getenv("FAKEAPI_BADHOST_DIR");
-    if (!fdir || !fdir[0])
-        return 0;
-    slurp(fdir, "ready", port, sizeof(port));
-    snprintf(server, sizeof(server), "https://127.0.0.1:%s", port);
+    char err[ERR_LEN] = "";
+    if (fk_open(&fake, "FAKEAPI_DIR", err) || fk_open(&badhost, "FAKEAPI_BADHOST_DIR", err)) {
+        fprintf(stderr, "test_kube_fake: %s\n", err);
+        return -1;
+    }
     snprintf(tmp, sizeof(tmp), "/tmp/test_kube_fake.XXXXXX");
-    assert_non_null(mkdtemp(tmp));
-    return 0;
+    return mkdtemp(tmp) ? 0 : -1;
 }
 
 static int group_teardown(void **state)
 {
     (void)state;
-    if (!fdir || !fdir[0])
-        return 0;
     char cmd[320];
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
     return system(cmd) == 0 ? 0 : -1;
 }
-
-#define NEED_FAKE()                                                                                \
-    do {                                                                                           \
-        if (!fdir || !fdir[0])                                                                     \
-            skip();                                                                                \
-    } while (0)
 
 static const char *data_of(const cJSON *cm, const char *k)
 {
@@ -174,7 +141,6 @@ static const char *data_of(const cJSON *cm, const char *k)
 static void test_crud_and_patches(void **state)
 {
     (void)state;
-    NEED_FAKE();
     kube_config_t *cfg;
     kube_client_t *c = admin(&cfg);
     char err[ERR_LEN] = "";
@@ -284,12 +250,11 @@ static void test_crud_and_patches(void **state)
 static void test_client_certificate(void **state)
 {
     (void)state;
-    NEED_FAKE();
     char err[ERR_LEN] = "", path[512];
     kube_config_t *cfg = NULL;
     kube_client_t *c = NULL;
     cJSON *out = NULL;
-    snprintf(path, sizeof(path), "%s/kubeconfig", fdir);
+    snprintf(path, sizeof(path), "%s/kubeconfig", fake.dir);
     struct kube_config_opts co = {.kubeconfig = path, .context = "fake-cert"};
     assert_int_equal(kube_config_load(&co, &cfg, err), 0);
     assert_int_equal(kube_config_token(cfg, err, sizeof(err)), -ENOENT);
@@ -315,7 +280,6 @@ static int set_data(void *ud, cJSON *obj, char *err)
 static void test_injected_faults(void **state)
 {
     (void)state;
-    NEED_FAKE();
     kube_config_t *cfg;
     kube_client_t *c = admin(&cfg);
     char err[ERR_LEN] = "";
@@ -367,79 +331,13 @@ static void test_injected_faults(void **state)
 
 /* ---- informer ----------------------------------------------------------------------------- */
 
-struct inf {
-    kube_client_t *c;
-    atomic_int stop;
-    atomic_int lists, restarts, added, modified, deleted, listed;
-    int rc;
-    char err[ERR_LEN];
-};
-
-static int inf_stop(void *ud)
-{
-    return atomic_load(&((struct inf *)ud)->stop);
-}
-
-static int inf_event(void *ud, const struct kube_event *ev)
-{
-    struct inf *s = ud;
-    switch (ev->type) {
-    case KUBE_EV_LIST_BEGIN:
-        atomic_fetch_add(&s->lists, 1);
-        break;
-    case KUBE_EV_RESTART:
-        atomic_fetch_add(&s->restarts, 1);
-        break;
-    case KUBE_EV_ADDED:
-        atomic_fetch_add(ev->from_list ? &s->listed : &s->added, 1);
-        break;
-    case KUBE_EV_MODIFIED:
-        atomic_fetch_add(&s->modified, 1);
-        break;
-    case KUBE_EV_DELETED:
-        atomic_fetch_add(&s->deleted, 1);
-        break;
-    default:
-        break;
-    }
-    return 0;
-}
-
-static void *inf_main(void *ud)
-{
-    struct inf *s = ud;
-    struct kube_informer_opts o = {.res = &KUBE_CONFIGMAPS,
-                                   .ns = "default",
-                                   .label_selector = "t=inf",
-                                   .list_limit = 2,
-                                   .watch_timeout_s = 2, /* faults apply as a watch starts */
-                                   .backoff_base_ms = 200,
-                                   .backoff_max_ms = 1000,
-                                   .on_event = inf_event,
-                                   .ctx = s};
-    s->rc = kube_informer_run(s->c, &o, s->err);
-    return NULL;
-}
-
-static int wait_for(atomic_int *v, int want, int ms)
-{
-    for (int t = 0; t < ms; t += 20) {
-        if (atomic_load(v) >= want)
-            return 1;
-        usleep(20000);
-    }
-    return atomic_load(v) >= want;
-}
-
 static void test_informer(void **state)
 {
     (void)state;
-    NEED_FAKE();
-    kube_config_t *cfg, *cfg2;
+    kube_config_t *cfg;
     kube_client_t *c = admin(&cfg);
-    struct inf s = {0};
+    static struct fk_inf s;
     char err[ERR_LEN] = "", name[32];
-    pthread_t th;
 
     for (int i = 0; i < 5; i++) {
         snprintf(name, sizeof(name), "inf-%d", i);
@@ -454,29 +352,31 @@ static void test_informer(void **state)
         cJSON_Delete(o);
     }
     /* The informer gets its own client on its own thread, as the operator runs it. */
-    char path[512];
-    snprintf(path, sizeof(path), "%s/kubeconfig", fdir);
-    struct kube_config_opts co = {.kubeconfig = path};
-    assert_int_equal(kube_config_load(&co, &cfg2, err), 0);
-    struct kube_client_opts o = {.stop = inf_stop, .stop_ctx = &s};
-    assert_int_equal(kube_client_new(cfg2, &o, &s.c, err), 0);
-    pthread_create(&th, NULL, inf_main, &s);
+    struct kube_informer_opts io = {.res = &KUBE_CONFIGMAPS,
+                                    .ns = "default",
+                                    .label_selector = "t=inf",
+                                    .list_limit = 2,
+                                    .watch_timeout_s = 2, /* faults apply as a watch starts */
+                                    .backoff_base_ms = 200,
+                                    .backoff_max_ms = 1000};
+    memset(&s, 0, sizeof(s));
+    assert_int_equal(fk_inf_start(&s, &fake, &io, err), 0);
 
-    assert_true(wait_for(&s.lists, 1, 5000));
-    assert_true(wait_for(&s.listed, 3, 5000)); /* three items over two pages */
+    assert_true(fk_wait_for(&s.lists, 1, 5000));
+    assert_true(fk_wait_for(&s.listed, 3, 5000)); /* three items over two pages */
     usleep(300000);
     cJSON *o3 = cJSON_Parse("{\"metadata\":{\"name\":\"inf-3\",\"labels\":{\"t\":\"inf\"}}}");
     assert_int_equal(kube_create(c, &KUBE_CONFIGMAPS, "default", o3, NULL, err), 0);
     cJSON_Delete(o3);
-    assert_true(wait_for(&s.added, 1, 5000));
+    assert_true(fk_wait_for(&s.added, 1, 5000));
     assert_int_equal(kube_patch(c, &KUBE_CONFIGMAPS, "default", "inf-3", KUBE_PATCH_MERGE,
                                 "{\"data\":{\"x\":\"1\"}}", NULL, err),
                      0);
-    assert_true(wait_for(&s.modified, 1, 5000));
+    assert_true(fk_wait_for(&s.modified, 1, 5000));
 
     /* 410 inside a 200 stream as the next watch starts: a re-list. */
     fault("{\"type\":\"watch-expire\",\"mode\":\"event\",\"afterEvents\":0,\"count\":1}");
-    assert_true(wait_for(&s.lists, 2, 8000));
+    assert_true(fk_wait_for(&s.lists, 2, 8000));
     /* A dropped connection: resume from the last resourceVersion, no re-list. */
     int lists = atomic_load(&s.lists), restarts = atomic_load(&s.restarts);
     fault("{\"type\":\"watch-close\",\"afterSeconds\":0.3,\"count\":1}");
@@ -486,28 +386,25 @@ static void test_informer(void **state)
     assert_int_equal(kube_patch(c, &KUBE_CONFIGMAPS, "default", "inf-2", KUBE_PATCH_MERGE,
                                 "{\"data\":{\"x\":\"3\"}}", NULL, err),
                      0);
-    assert_true(wait_for(&s.modified, modified + 1, 8000));
+    assert_true(fk_wait_for(&s.modified, modified + 1, 8000));
     assert_int_equal(atomic_load(&s.lists), lists);
     /* 410 as HTTP when the next watch starts: a re-list. */
     fault("{\"type\":\"watch-expire\",\"mode\":\"http\",\"count\":1}");
-    assert_true(wait_for(&s.lists, lists + 1, 8000));
+    assert_true(fk_wait_for(&s.lists, lists + 1, 8000));
     int deleted = atomic_load(&s.deleted);
     assert_int_equal(kube_delete(c, &KUBE_CONFIGMAPS, "default", "inf-0", NULL, err), 0);
-    assert_true(wait_for(&s.deleted, deleted + 1, 8000));
+    assert_true(fk_wait_for(&s.deleted, deleted + 1, 8000));
     faults_clear();
 
     /* Stop: the thread returns promptly even while a watch is open. */
     long long t0 = now_ms();
-    atomic_store(&s.stop, 1);
-    pthread_join(th, NULL);
+    fk_inf_stop(&s);
     assert_true(now_ms() - t0 < 3000);
     assert_int_equal(s.rc, -ECANCELED);
     for (int i = 0; i < 4; i++) {
         snprintf(name, sizeof(name), "inf-%d", i);
         kube_delete(c, &KUBE_CONFIGMAPS, "default", name, NULL, err);
     }
-    kube_client_free(s.c);
-    kube_config_free(cfg2);
     kube_client_free(c);
     kube_config_free(cfg);
 }
@@ -515,7 +412,6 @@ static void test_informer(void **state)
 static void test_lease_and_events(void **state)
 {
     (void)state;
-    NEED_FAKE();
     kube_config_t *cfg;
     kube_client_t *c = admin(&cfg);
     char err[ERR_LEN] = "";
@@ -585,26 +481,23 @@ static void test_lease_and_events(void **state)
 static void test_tls_refused(void **state)
 {
     (void)state;
-    NEED_FAKE();
-    if (!bad_dir || !bad_dir[0])
-        skip();
     char err[ERR_LEN] = "", tok[256], ca[512], bad_ca[512], bad_srv[128], port[32];
     kube_config_t *cfg;
     kube_client_t *c;
-    slurp(fdir, "token", tok, sizeof(tok));
-    snprintf(ca, sizeof(ca), "%s/ca.crt", fdir);
-    snprintf(bad_ca, sizeof(bad_ca), "%s/ca.crt", bad_dir);
-    slurp(bad_dir, "ready", port, sizeof(port));
+    slurp(fake.dir, "token", tok, sizeof(tok));
+    snprintf(ca, sizeof(ca), "%s/ca.crt", fake.dir);
+    snprintf(bad_ca, sizeof(bad_ca), "%s/ca.crt", badhost.dir);
+    slurp(badhost.dir, "ready", port, sizeof(port));
     snprintf(bad_srv, sizeof(bad_srv), "https://127.0.0.1:%s", port);
     int before = logged_requests();
 
     /* The right server, another CA: no connection. */
-    c = client_for(server, bad_ca, tok, NULL, &cfg);
+    c = client_for(fake.server, bad_ca, tok, NULL, &cfg);
     assert_int_equal(kube_get(c, &KUBE_CONFIGMAPS, "default", "x", NULL, err), -EPROTO);
     kube_client_free(c);
     kube_config_free(cfg);
     /* A certificate for another host name, its own CA: no connection. */
-    slurp(bad_dir, "token", tok, sizeof(tok));
+    slurp(badhost.dir, "token", tok, sizeof(tok));
     c = client_for(bad_srv, bad_ca, tok, NULL, &cfg);
     assert_int_equal(kube_get(c, &KUBE_CONFIGMAPS, "default", "x", NULL, err), -EPROTO);
     kube_client_free(c);
@@ -617,7 +510,6 @@ static void test_tls_refused(void **state)
 static void test_token_rotation(void **state)
 {
     (void)state;
-    NEED_FAKE();
     char err[ERR_LEN] = "", tokfile[320], ca[512], body[512], tok1[256], tok2[256];
     kube_config_t *cfg, *ccfg;
     kube_client_t *ctl = control(&ccfg), *c;
@@ -629,8 +521,8 @@ static void test_token_rotation(void **state)
              "{\"user\":\"rot\",\"groups\":[\"system:masters\"],\"file\":\"%s\"}", tokfile);
     assert_int_equal(kube_request(ctl, "POST", "/fake/tokens", body, NULL, 0, NULL, err), 0);
     slurp(tmp, "rot-token", tok1, sizeof(tok1));
-    snprintf(ca, sizeof(ca), "%s/ca.crt", fdir);
-    c = client_for(server, ca, NULL, tokfile, &cfg);
+    snprintf(ca, sizeof(ca), "%s/ca.crt", fake.dir);
+    c = client_for(fake.server, ca, NULL, tokfile, &cfg);
     assert_int_equal(kube_get(c, &KUBE_LEASES, "default", "nope", NULL, err), -ENOENT);
 
     /* The fake rotates: the old token is rejected from now on, the file holds the new one. */
