@@ -46,6 +46,7 @@ static int write_outputs(struct sweep_job *sj, const struct sweep *s,
              annot_mode_name(sj->x->req.mode));
     d.command = command;
     d.configs = sj->configs;
+    d.deployment = sj->x->j->name;
     d.started = sj->started;
     d.finished = time(NULL);
     d.cancelled = strcmp(phase, "done") != 0 && strcmp(phase, "running") != 0;

@@ -192,6 +192,28 @@ static void values(const struct advisor_row *rows, struct advice *a)
                      PCT(ADVISOR_REQ_MEM_FRACTION));
 }
 
+/* A fixed-load sweep measures each variant at one load, not its capacity: the sizing answer is the
+ * target's replicas from the rule above, and no HPA (no capacity interval, no CPU against load). */
+static void fixed_sizing(const struct advisor_opts *o, struct advice *a)
+{
+    struct sizing *s = &a->sizing;
+
+    s->n = a->n;
+    s->recommended = a->recommended;
+    s->target_rps = o->target_rps;
+    s->target_users = o->target_users;
+    s->by_target = o->target_rps > 0;
+    s->replicas = a->replicas;
+    s->limit_cpu_m = a->limit_cpu_m;
+    s->limit_memory = a->limit_memory;
+    s->request_cpu_m = a->request_cpu_m;
+    s->request_memory = a->request_memory;
+    s->hpa.cpu_at_planned = -1;
+    snprintf(s->hpa.note, sizeof(s->hpa.note),
+             "a fixed-load sweep measures no capacity per pod, so no HPA is derived (the capacity "
+             "search, the default, derives one)");
+}
+
 int advisor_run(const struct advisor_row *rows, size_t n, const struct advisor_opts *o,
                 struct advice *out, char *err)
 {
@@ -210,6 +232,7 @@ int advisor_run(const struct advisor_row *rows, size_t n, const struct advisor_o
     }
     recommend(rows, n, o, out);
     values(rows, out);
+    fixed_sizing(o, out);
     rule_default(&out->rule);
     advisor__fit_rule(rows, n, out);
     advisor__find(rows, n, o, out);

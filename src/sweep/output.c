@@ -563,6 +563,26 @@ static void json_derivation(cJSON *parent, const char *name, double value,
     cJSON_AddStringToObject(o, "from", dv->text);
 }
 
+/* recommendation.hpa ({min_replicas, max_replicas, target_cpu_utilization} or null) and
+ * recommendation.planned_rps_per_pod (null without a capacity search). */
+static void json_sizing(cJSON *x, const struct sizing *s)
+{
+    if (s->planned_rps_per_pod > 0)
+        cJSON_AddNumberToObject(x, "planned_rps_per_pod", s->planned_rps_per_pod);
+    else
+        cJSON_AddNullToObject(x, "planned_rps_per_pod");
+    if (!s->hpa.enabled) {
+        cJSON_AddNullToObject(x, "hpa");
+        return;
+    }
+    cJSON *h = cJSON_AddObjectToObject(x, "hpa");
+    if (!h)
+        return;
+    cJSON_AddNumberToObject(h, "min_replicas", s->hpa.min_replicas);
+    cJSON_AddNumberToObject(h, "max_replicas", s->hpa.max_replicas);
+    cJSON_AddNumberToObject(h, "target_cpu_utilization", s->hpa.target_cpu_utilization);
+}
+
 cJSON *output_results_json(const struct output_doc *d)
 {
     const struct advice *a = d->advice;
@@ -616,6 +636,7 @@ cJSON *output_results_json(const struct output_doc *d)
         if (a->target_rps > 0)
             cJSON_AddNumberToObject(x, "target_rps", a->target_rps);
         cJSON_AddNumberToObject(x, "replicas", a->replicas);
+        json_sizing(x, &a->sizing);
     }
     if (a->recommended >= 0) {
         x = cJSON_AddObjectToObject(root, "values");

@@ -7,6 +7,7 @@
  *                     run's fields exactly as `sizeup loadtest --json` names them) + advice
  *   values.yaml       the chart values (libyaml), at configurable paths
  *   auto-sizing.yaml  the fitted rule: expression, constants, each constant's derivation
+ *   hpa.yaml          an autoscaling/v2 HPA, when the sizing recommends one (output_hpa.h)
  *   report.html       one self-contained page: inline SVG charts, the table, the findings
  * Each renderer writes one output to a FILE. Which outputs a sweep has, and how they reach a
  * directory or a ConfigMap, is output_set.h's: the one output path of both front-ends. */
@@ -35,8 +36,7 @@ struct output_paths {
     char autoscaling[OUTPUT_PATH_MAX]; /* default "autoscaling" */
 };
 
-struct sweep;  /* runner.h */
-struct sizing; /* sizing.h */
+struct sweep; /* runner.h */
 
 /* Optional parts a renderer leaves out when output_set_render needs the room (output_doc.omit).
  * The rows themselves are never optional. */
@@ -57,10 +57,9 @@ struct output_doc {
     const char *platform;               /* "local", "kube"; may be NULL */
     const char *command;                /* the command line as run; may be NULL */
     const char *configs;                /* the variant list as given */
+    const char *deployment;             /* the Deployment sized (operator); NULL locally */
     time_t started, finished;
     bool cancelled;
-    /* may be NULL; with a target, values.yaml adds the replica count and the autoscaling block */
-    const struct sizing *sizing;
     struct output_paths paths;
     unsigned omit; /* OUTPUT_OMIT_*: parts left out for size (set by output_set_render) */
 };

@@ -112,6 +112,12 @@ static void build(struct tree *t, const struct sizing_hpa *h, const char *name)
     put_uint(t, target, "averageUtilization", h->target_cpu_utilization);
 }
 
+int output_hpa_doc(FILE *f, const struct output_doc *d, char *err)
+{
+    return output_hpa_yaml(f, &d->advice->sizing,
+                           d->deployment ? d->deployment : OUTPUT_HPA_DEFAULT_NAME, err);
+}
+
 int output_hpa_yaml(FILE *f, const struct sizing *s, const char *name, char *err)
 {
     yaml_emitter_t em;

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "core/log.h"
+#include "sweep/output_hpa.h"
 #include "sweep/output_int.h"
 #include "sweep/runner.h"
 
@@ -25,13 +26,15 @@ static const struct output_def {
     const char *name;
     render_fn render;
     bool needs_recommendation; /* no recommendation: not written, and an old one is removed */
+    bool needs_hpa;            /* no HPA recommended: likewise */
     unsigned omit_whole;       /* the OUTPUT_OMIT_* bit that leaves it out entirely, or 0 */
 } outputs[] = {
-    {"results.md", output_results_md, false, 0},
-    {"results.json", output_results_json_print, false, 0},
-    {"values.yaml", output_values_yaml, true, 0},
-    {"auto-sizing.yaml", output_rule_yaml, false, 0},
-    {"report.html", output_report_html, false, OUTPUT_OMIT_HTML},
+    {"results.md", output_results_md, false, false, 0},
+    {"results.json", output_results_json_print, false, false, 0},
+    {"values.yaml", output_values_yaml, true, false, 0},
+    {"auto-sizing.yaml", output_rule_yaml, false, false, 0},
+    {"hpa.yaml", output_hpa_doc, true, true, 0},
+    {"report.html", output_report_html, false, false, OUTPUT_OMIT_HTML},
 };
 #define NOUTPUTS (sizeof(outputs) / sizeof(outputs[0]))
 
@@ -99,6 +102,9 @@ void output_advisor_opts(const struct profile *p, const struct platform_facts *f
     out->thresholds = p->thresholds;
     out->per_user_rps = p->per_user_rps > 0 ? p->per_user_rps : PER_USER_RPS_DEFAULT;
     out->target_rps = p->target_rps > 0 ? p->target_rps : p->target_users * out->per_user_rps;
+    out->target_users = p->target_rps > 0 ? 0 : p->target_users;
+    out->cost = p->cost;
+    out->planning = p->planning;
     out->host_cores = f ? (double)f->host_millicores / 1000.0 : 0;
     out->limits_note = f && !f->limits_enforced ? f->limits_note : NULL;
 }
@@ -148,6 +154,8 @@ static int render_one(const struct output_def *def, const struct output_doc *d,
 static bool applies(const struct output_def *def, const struct output_doc *d)
 {
     if (def->needs_recommendation && d->advice->recommended < 0)
+        return false;
+    if (def->needs_hpa && !d->advice->sizing.hpa.enabled)
         return false;
     return !(def->omit_whole && (d->omit & def->omit_whole));
 }

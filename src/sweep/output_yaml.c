@@ -203,12 +203,12 @@ static void leaf_set(struct leaf *l, const char *base, const char *key, const ch
  * would scale a ten-replica app down to one. Returns the number of leaves written (at most 5). */
 static size_t sizing_leaves(const struct output_doc *d, struct leaf *l)
 {
-    const struct sizing *s = d->sizing;
+    const struct sizing *s = &d->advice->sizing;
     const char *as = d->paths.autoscaling;
     char b[16];
     size_t n = 0;
 
-    if (!s || !s->by_target || s->recommended < 0)
+    if (!(s->target_rps > 0) || s->recommended < 0)
         return 0;
     snprintf(b, sizeof(b), "%u", s->replicas);
     leaf_set(&l[n++], d->paths.replicas, NULL, b);

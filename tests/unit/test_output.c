@@ -282,18 +282,18 @@ static void target_sizing(struct sizing *s, bool hpa)
 static void test_values_sizing(void **state)
 {
     struct fixture *f = *state;
-    struct sizing s;
+    struct sizing *s = &f->advice.sizing;
     yaml_document_t doc;
     char err[ERR_LEN] = "";
 
-    /* No sizing, or a sizing without a target: no replica or autoscaling keys at all. */
+    /* No target: no replica or autoscaling keys at all. */
     char *text = render(output_values_yaml, &f->doc);
     assert_null(strstr(text, "replicaCount"));
     assert_null(strstr(text, "autoscaling"));
     free(text);
-    target_sizing(&s, true);
-    s.by_target = false;
-    f->doc.sizing = &s;
+    target_sizing(s, true);
+    s->by_target = false;
+    s->target_rps = 0;
     text = render(output_values_yaml, &f->doc);
     assert_null(strstr(text, "replicaCount"));
     assert_null(strstr(text, "autoscaling"));
@@ -301,7 +301,7 @@ static void test_values_sizing(void **state)
 
     /* A target and an HPA: the keys a chart made by `helm create` reads, as YAML numbers and a
      * boolean, beside the existing values. */
-    target_sizing(&s, true);
+    target_sizing(s, true);
     text = render(output_values_yaml, &f->doc);
     parse_yaml(text, &doc);
     assert_string_equal(yaml_get(&doc, "workers.count"), "2");
@@ -317,7 +317,7 @@ static void test_values_sizing(void **state)
 
     /* A target without an HPA: the replica count, and the chart's HPA switched off (its
      * replicaCount only applies then). */
-    target_sizing(&s, false);
+    target_sizing(s, false);
     text = render(output_values_yaml, &f->doc);
     parse_yaml(text, &doc);
     assert_string_equal(yaml_get(&doc, "replicaCount"), "8");
@@ -327,7 +327,7 @@ static void test_values_sizing(void **state)
     free(text);
 
     /* Custom paths. */
-    target_sizing(&s, true);
+    target_sizing(s, true);
     assert_int_equal(output_paths_parse("replicas=app.replicas,autoscaling=app.hpa", &f->doc.paths,
                                         err),
                      0);
@@ -340,7 +340,6 @@ static void test_values_sizing(void **state)
     yaml_document_delete(&doc);
     free(text);
     output_paths_default(&f->doc.paths);
-    f->doc.sizing = NULL;
 }
 
 static void test_rule_parse_back(void **state)

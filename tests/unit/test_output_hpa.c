@@ -189,12 +189,13 @@ static int size_one(double cpu250, double cpu500, double cores_at_cap, double ta
  * numbers they must carry. */
 static int write_set(const char *dir, const char *name, const struct sizing *s)
 {
-    struct advice a;
+    static struct advice a;
     struct output_doc d;
     char path[512], err[ERR_LEN] = "";
     int rc = 0;
 
     memset(&a, 0, sizeof(a));
+    a.sizing = *s;
     a.recommended = s->recommended;
     a.workers = 1;
     a.limit_cpu_m = s->limit_cpu_m;
@@ -203,7 +204,6 @@ static int write_set(const char *dir, const char *name, const struct sizing *s)
     a.request_memory = s->request_memory;
     memset(&d, 0, sizeof(d));
     d.advice = &a;
-    d.sizing = s;
     output_paths_default(&d.paths);
     snprintf(path, sizeof(path), "%s/%s", dir, name);
     if (output_mkdir_p(path, err))
