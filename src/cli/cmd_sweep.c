@@ -80,6 +80,11 @@ static const struct cli_flag flags[] = {
      "where values.yaml puts the worker count, the resources block and, with a target load, the "
      "replica count and the autoscaling block (any key may be left out)",
      cli_set_string, ARG(values_paths), 1, 0},
+    {"target-rps", "R", "the profile's target", "the load the recommendation must hold, in req/s",
+     cli_set_number, ARG(ov.target_rps), 0.001, PROFILE_MAX_RATE},
+    {"target-users", "N", "the profile's target",
+     "the same in active users (x the profile's per_user_rps)", cli_set_number,
+     ARG(ov.target_users), 0.001, PROFILE_MAX_USERS},
     {"no-cgroup", NULL, NULL, "run without cgroups (every row is marked limits not enforced)",
      cli_set_switch, ARG(no_cgroup), 0, 0},
     CLI_FLAGS_END,

@@ -12,9 +12,9 @@
 #define SHOW_LEN   64 /* at most this much of a bad value is quoted back in a reason */
 
 /* Every annotation the operator reads from users, in the order reasons list them. */
-static const char *const user_keys[] = {"sweep",   "configs", "workers-env",  "container",  "port",
-                                        "profile", "mode",    "target",       "values-paths",
-                                        "target-load"};
+static const char *const user_keys[] = {"sweep",        "configs",    "workers-env", "container",
+                                        "port",         "profile",    "mode",        "target",
+                                        "values-paths", "target-load"};
 /* Annotations the operator (and its Kubernetes platform) writes: never a typo. */
 static const char *const own_keys[] = {"status", "last-sweep", "original-template"};
 

@@ -15,6 +15,7 @@
 
 #include "core/log.h"
 #include "kube/objects.h"
+#include "load/profile_override.h"
 #include "operator/job_internal.h"
 
 #define PROFILE_KEY   "profile.yaml"
@@ -267,12 +268,13 @@ static int check_request(struct sweep_job *sj, char *reason)
     rc = load_profile(sj, reason);
     if (rc)
         return rc;
-    /* The annotation names the target for this Deployment: it replaces the profile's, in
-     * whichever unit the profile gave it. */
-    if (x->req.target_rps > 0 || x->req.target_users > 0) {
-        sj->profile.target_rps = x->req.target_rps;
-        sj->profile.target_users = x->req.target_users;
-    }
+    /* The target-load annotation overrides the profile as --target-rps / --target-users do. */
+    struct profile_override ov = PROFILE_OVERRIDE_NONE;
+    ov.target_rps = x->req.target_rps;
+    ov.target_users = x->req.target_users;
+    rc = profile_override_apply(&ov, &sj->profile, sub);
+    if (rc)
+        return err_set(reason, rc, "target-load: %s", sub);
     rc = check_sizing_owner(x, reason);
     if (rc)
         return rc;

@@ -165,8 +165,8 @@ static void values(const struct advisor_row *rows, struct advice *a)
 
     /* Measured cores and peak memory plus headroom, within the limits. */
     struct sizing_requests req;
-    sizing_requests(r->cpu_cores_used, 1.0 + ADVISOR_HEADROOM, r->peak_memory_bytes,
-                    a->limit_cpu_m, a->limit_memory, &req);
+    sizing_requests(r->cpu_cores_used, 1.0 + ADVISOR_HEADROOM, r->peak_memory_bytes, a->limit_cpu_m,
+                    a->limit_memory, &req);
     a->request_cpu_m = req.cpu_m;
     a->request_memory = req.memory;
     a->cpu_request_measured = req.cpu_measured;

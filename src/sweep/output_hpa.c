@@ -94,8 +94,8 @@ static void build(struct tree *t, const struct sizing_hpa *h, const char *name)
     put_uint(t, spec, "minReplicas", h->min_replicas);
     put_uint(t, spec, "maxReplicas", h->max_replicas);
 
-    int metrics = t->failed ? 0
-                            : yaml_document_add_sequence(&t->doc, NULL, YAML_BLOCK_SEQUENCE_STYLE);
+    int metrics =
+        t->failed ? 0 : yaml_document_add_sequence(&t->doc, NULL, YAML_BLOCK_SEQUENCE_STYLE);
     if (!metrics)
         t->failed = true;
     put(t, spec, "metrics", metrics);

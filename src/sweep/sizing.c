@@ -154,8 +154,7 @@ static void plan_text(const struct sizing_opts *o, const struct sizing *s,
         o->planning.growth * 100);
 }
 
-static void recommend(const struct sizing_row *rows, const struct sizing_opts *o,
-                      struct sizing *s)
+static void recommend(const struct sizing_row *rows, const struct sizing_opts *o, struct sizing *s)
 {
     char target[128] = "";
     int best, second;

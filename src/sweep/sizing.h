@@ -51,13 +51,13 @@ struct sizing_row {
 };
 
 struct sizing_variant {
-    bool candidate;       /* searched, valid, usable and planned_rps > 0: may be recommended */
-    double capacity_low;  /* the capacity interval's lower bound (the mean without repeats) */
-    double planned_rps;   /* capacity_low x (1 - buffer) / (1 + growth) */
-    double pod_cost;      /* cores x cost.cpu + GiB x cost.memory_gib */
-    unsigned replicas;    /* for the target; 0 without one */
-    double total_cost;    /* replicas x pod_cost; 0 without a target */
-    double rps_per_cost;  /* planned_rps / pod_cost */
+    bool candidate;      /* searched, valid, usable and planned_rps > 0: may be recommended */
+    double capacity_low; /* the capacity interval's lower bound (the mean without repeats) */
+    double planned_rps;  /* capacity_low x (1 - buffer) / (1 + growth) */
+    double pod_cost;     /* cores x cost.cpu + GiB x cost.memory_gib */
+    unsigned replicas;   /* for the target; 0 without one */
+    double total_cost;   /* replicas x pod_cost; 0 without a target */
+    double rps_per_cost; /* planned_rps / pod_cost */
 };
 
 struct sizing_hpa {
@@ -74,13 +74,13 @@ struct sizing {
     size_t n;
     struct sizing_variant rows[VARIANT_MAX];
 
-    int recommended;           /* index into the rows, -1 when no row is a candidate */
-    bool by_target;            /* a target was given: the cheapest total for it */
-    double target_rps;         /* the target in req/s (users converted); 0 without one */
-    double target_users;       /* as given; 0 when the target was in req/s */
-    double planned_fraction;   /* (1 - buffer) / (1 + growth) */
+    int recommended;            /* index into the rows, -1 when no row is a candidate */
+    bool by_target;             /* a target was given: the cheapest total for it */
+    double target_rps;          /* the target in req/s (users converted); 0 without one */
+    double target_users;        /* as given; 0 when the target was in req/s */
+    double planned_fraction;    /* (1 - buffer) / (1 + growth) */
     double planned_rps_per_pod; /* of the recommended variant; 0 without one */
-    unsigned replicas;         /* for the target; 1 without one */
+    unsigned replicas;          /* for the target; 1 without one */
     char why[SIZING_TEXT_LEN];
     char assumption[SIZING_TEXT_LEN]; /* what replicas assume: pods scale independently */
 
@@ -100,8 +100,9 @@ struct sizing_requests {
 };
 
 /* Requests for a pod whose limits are limit_cpu_m / limit_memory: cpu = cores x cpu_factor,
- * rounded up to ADVISOR_REQ_CPU_STEP_M within [step, limit]; memory = peak x (1 + ADVISOR_HEADROOM), rounded up to a
- * MiB, at most the limit. An unmeasured figure (< 0) gives ADVISOR_REQ_*_FRACTION of its limit. */
+ * rounded up to ADVISOR_REQ_CPU_STEP_M within [step, limit]; memory = peak x (1 +
+ * ADVISOR_HEADROOM), rounded up to a MiB, at most the limit. An unmeasured figure (< 0) gives
+ * ADVISOR_REQ_*_FRACTION of its limit. */
 void sizing_requests(double cores, double cpu_factor, int64_t peak_bytes, int64_t limit_cpu_m,
                      int64_t limit_memory, struct sizing_requests *out /* OUT */);
 

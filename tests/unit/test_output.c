@@ -328,9 +328,8 @@ static void test_values_sizing(void **state)
 
     /* Custom paths. */
     target_sizing(s, true);
-    assert_int_equal(output_paths_parse("replicas=app.replicas,autoscaling=app.hpa", &f->doc.paths,
-                                        err),
-                     0);
+    assert_int_equal(
+        output_paths_parse("replicas=app.replicas,autoscaling=app.hpa", &f->doc.paths, err), 0);
     text = render(output_values_yaml, &f->doc);
     parse_yaml(text, &doc);
     assert_string_equal(yaml_get(&doc, "app.replicas"), "8");

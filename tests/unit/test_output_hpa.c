@@ -50,28 +50,28 @@ static char *render(const struct sizing *s, const char *name, int *rc)
 
 /* The whole file, byte for byte: every field autoscaling/v2 needs, numbers as plain scalars
  * (YAML integers), the derivation quoted so its colon, quotes and hash survive. */
-static const char want_hpa[] =
-    "apiVersion: autoscaling/v2\n"
-    "kind: HorizontalPodAutoscaler\n"
-    "metadata:\n"
-    "  name: shop-web\n"
-    "  annotations:\n"
-    "    sizeup.dev/derivation: \"CPU grows with load: 0.250 cores at 250 req/s: \\\"quoted\\\", a colon and # a\n"
-    "      hash\"\n"
-    "spec:\n"
-    "  scaleTargetRef:\n"
-    "    apiVersion: apps/v1\n"
-    "    kind: Deployment\n"
-    "    name: shop-web\n"
-    "  minReplicas: 8\n"
-    "  maxReplicas: 10\n"
-    "  metrics:\n"
-    "  - type: Resource\n"
-    "    resource:\n"
-    "      name: cpu\n"
-    "      target:\n"
-    "        type: Utilization\n"
-    "        averageUtilization: 69\n";
+static const char want_hpa[] = "apiVersion: autoscaling/v2\n"
+                               "kind: HorizontalPodAutoscaler\n"
+                               "metadata:\n"
+                               "  name: shop-web\n"
+                               "  annotations:\n"
+                               "    sizeup.dev/derivation: \"CPU grows with load: 0.250 cores at "
+                               "250 req/s: \\\"quoted\\\", a colon and # a\n"
+                               "      hash\"\n"
+                               "spec:\n"
+                               "  scaleTargetRef:\n"
+                               "    apiVersion: apps/v1\n"
+                               "    kind: Deployment\n"
+                               "    name: shop-web\n"
+                               "  minReplicas: 8\n"
+                               "  maxReplicas: 10\n"
+                               "  metrics:\n"
+                               "  - type: Resource\n"
+                               "    resource:\n"
+                               "      name: cpu\n"
+                               "      target:\n"
+                               "        type: Utilization\n"
+                               "        averageUtilization: 69\n";
 
 static void test_hpa_text(void **state)
 {
@@ -226,10 +226,9 @@ static int write_set(const char *dir, const char *name, const struct sizing *s)
         if (rc)
             goto fail;
     }
-    printf("%s replicas=%u hpa=%d min=%u max=%u util=%u cpu=%lldm memory=%lld\n", name,
-           s->replicas, s->hpa.enabled, s->hpa.min_replicas, s->hpa.max_replicas,
-           s->hpa.target_cpu_utilization, (long long)s->request_cpu_m,
-           (long long)s->request_memory);
+    printf("%s replicas=%u hpa=%d min=%u max=%u util=%u cpu=%lldm memory=%lld\n", name, s->replicas,
+           s->hpa.enabled, s->hpa.min_replicas, s->hpa.max_replicas, s->hpa.target_cpu_utilization,
+           (long long)s->request_cpu_m, (long long)s->request_memory);
     return 0;
 fail:
     fprintf(stderr, "%s: %s\n", path, err[0] ? err : "cannot write");
