@@ -1,5 +1,6 @@
-/* Tests for src/sweep/sizing.c: the planned load, replicas, cost and the cheapest total on seed
- * 000's numbers (capacities taken as its throughputs with a 3% interval) and on synthetic rows
+/* Tests for src/sweep/sizing.c: the planned load, replicas, cost and the cheapest total on the
+ * published reference sweep's numbers (the advisor's fixture; capacities taken as its
+ * throughputs with a 3% interval) and on synthetic rows
  * made to isolate one rule each: cost ties, invalid and marked rows, an app whose CPU does not
  * grow with load, no target. Expected figures are worked by hand in the comments. */
 
@@ -112,8 +113,9 @@ static int teardown(void **state)
     return 0;
 }
 
-/* Seed 000's six shapes, each with its throughput as capacity and a lower bound 3% below. */
-static void seed000(struct fixture *f)
+/* The published reference sweep's six shapes (the advisor's fixture), each with its throughput as
+ * capacity and a lower bound 3% below. */
+static void reference_sweep(struct fixture *f)
 {
     static const struct {
         const char *spec;
@@ -124,11 +126,11 @@ static void seed000(struct fixture *f)
         add(f, s[i].spec, s[i].rps, s[i].rps * 0.97);
 }
 
-static void test_seed000_target(void **state)
+static void test_reference_target(void **state)
 {
     struct fixture *f = *state;
 
-    seed000(f);
+    reference_sweep(f);
     f->opts.target_rps = 5000;
     assert_int_equal(run(f), 0);
     /* planned = low x 0.9 / 1.3; replicas = ceil(5000 / planned); cost = replicas x
@@ -166,11 +168,11 @@ static void test_seed000_target(void **state)
     contains(f->out.hpa.note, "CPU was not measured");
 }
 
-static void test_seed000_users_target(void **state)
+static void test_reference_users_target(void **state)
 {
     struct fixture *f = *state;
 
-    seed000(f);
+    reference_sweep(f);
     f->opts.target_users = 10000; /* x 0.5 req/s each = 5000 req/s, as above */
     assert_int_equal(run(f), 0);
     near(f->out.target_rps, 5000, 1e-9);
@@ -179,11 +181,11 @@ static void test_seed000_users_target(void **state)
     contains(f->out.why, "10000 users at 0.5 req/s each = 5000 req/s");
 }
 
-static void test_seed000_no_target(void **state)
+static void test_reference_no_target(void **state)
 {
     struct fixture *f = *state;
 
-    seed000(f);
+    reference_sweep(f);
     assert_int_equal(run(f), 0);
     /* planned per cost: 1@1/512Mi 746.35 / 1.065 = 700.8 beats 2@2/1Gi 516.1, 4@4/2Gi 472.2,
      * 1@0.5/512Mi 357.3, 2@1/1Gi 285.9, 4@2/1Gi 318.9. */
@@ -458,9 +460,9 @@ static void test_too_few_repeats_still_valid(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_seed000_target, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_seed000_users_target, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_seed000_no_target, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reference_target, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reference_users_target, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reference_no_target, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cost_tie_fewer_replicas, setup, teardown),
         cmocka_unit_test_setup_teardown(test_marked_rows_never_recommended, setup, teardown),
         cmocka_unit_test_setup_teardown(test_hpa_cpu_bound, setup, teardown),
