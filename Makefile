@@ -34,8 +34,9 @@ KUBE_BIN := $(KUBE_SRC:tests/kube/%.c=$(BUILD)/tests/kube/%)
 FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=build/fuzz/%)
 FUZZ_SECONDS ?= 20
+PREFIX  ?= /usr/local
 
-.PHONY: all test unit integration e2e deps-test fuzz fuzz-build lint bench demo clean format help reliability
+.PHONY: all test unit integration e2e deps-test fuzz fuzz-build lint bench demo clean format help reliability install
 all: $(BUILD)/sizeup
 
 help:
@@ -48,6 +49,8 @@ help:
 	@echo "make bench     benchmarks in bench/, figures for bench/RESULTS.md"
 	@echo "make lint      banned functions and formatting"
 	@echo "make reliability  faults, crashes, bad input and security: one line per promise"
+	@echo "make install   sizeup and kubectl-sizeup (the kubectl plugin) into PREFIX/bin"
+	@echo "               (PREFIX=$(PREFIX); DESTDIR for staging)"
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -70,6 +73,14 @@ $(BUILD)/tests/kube/%: tests/kube/%.c $(BUILD)/obj/tests/kube/fakelib.o $(BUILD)
 	$(CC) $(ALL_CFLAGS) $(EXTRA_LDFLAGS) -o $@ $< $(BUILD)/obj/tests/kube/fakelib.o $(BUILD)/libsizeup.a $(LDLIBS_ALL) -lcmocka
 
 unit-bins: $(UNIT_BIN) $(KUBE_BIN) $(BUILD)/sizeup
+
+# kubectl-sizeup is the same binary under kubectl's plugin name (it dispatches on argv[0]), a
+# symbolic link so the two can never be different versions.
+install: $(BUILD)/sizeup
+	@echo "== installing sizeup and kubectl-sizeup into $(DESTDIR)$(PREFIX)/bin"
+	install -d $(DESTDIR)$(PREFIX)/bin
+	install -m 0755 $(BUILD)/sizeup $(DESTDIR)$(PREFIX)/bin/sizeup
+	ln -sf sizeup $(DESTDIR)$(PREFIX)/bin/kubectl-sizeup
 
 # CI entry point: sanitized build, then every test through one runner that prints
 # "N passed, N failed" and exits non-zero on any failure.

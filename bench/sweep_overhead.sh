@@ -23,7 +23,7 @@ port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); pr
 run() { # name, command...
     local name=$1
     shift
-    "$sizeup" sweep --configs "$variants" --users 4 --duration "$duration" --warmup 0s \
+    "$sizeup" sweep --configs "$variants" --load fixed --users 4 --duration "$duration" --warmup 0s \
         --port "$port" --out "$tmp/$name" -- "$@" >"$tmp/$name.out" 2>"$tmp/$name.err" ||
         { echo "sweep of $name failed:"; tail -5 "$tmp/$name.err"; return 1; }
     python3 - "$name" "$tmp/$name/results.json" <<'PY'

@@ -15,13 +15,15 @@ fi
 build_pkgs=(gcc make pkg-config libcurl4-openssl-dev libcjson-dev libyaml-dev libwebsockets-dev
             libssl-dev)
 # Tests: cmocka, clang for the fuzz targets, and the tools the integration tests drive (the
-# docs test runs the getting-started sweep, which serves the example app with gunicorn).
+# docs test runs the getting-started sweep, which serves the example app with gunicorn; the
+# stream tests' server is aiohttp, and python3-websockets a client no one here wrote).
 test_pkgs=(libcmocka-dev clang python3 python3-yaml openssl curl procps psmisc iproute2
-           ca-certificates chromium gunicorn python3-flask)
+           ca-certificates chromium gunicorn python3-flask python3-aiohttp python3-websockets)
 # Demo: the bundled example app is a Flask app served by gunicorn.
 demo_pkgs=(gunicorn python3-flask)
-# Benchmarks: the reference server and the peer load generators.
-bench_pkgs=(nginx-light wrk apache2-utils hey)
+# Benchmarks: the reference server and the peer load generators (node-ws: the stream bench's
+# fan-out server and the Node.js client it is compared with).
+bench_pkgs=(nginx-light wrk apache2-utils hey nodejs node-ws)
 
 what=${1:-all}
 case "$what" in

@@ -9,7 +9,8 @@
 #define SIZEUP_VERSION "0.1.0"
 #endif
 
-static const struct cmd *const commands[] = {&cmd_loadtest, &cmd_sweep, &cmd_rule, &cmd_operator};
+static const struct cmd *const commands[] = {&cmd_loadtest, &cmd_sweep, &cmd_rule, &cmd_operator,
+                                             &cmd_compare};
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 
 static void usage(FILE *f)
@@ -34,6 +35,11 @@ static const struct cmd *find(const char *name)
 
 int main(int argc, char **argv)
 {
+    /* Installed (or linked) as kubectl-sizeup, the binary is kubectl's plugin. */
+    const char *base = argc > 0 && argv[0] ? strrchr(argv[0], '/') : NULL;
+    base = base ? base + 1 : (argc > 0 && argv[0] ? argv[0] : "");
+    if (strcmp(base, KUBECTL_PLUGIN_NAME) == 0)
+        return kubectl_plugin_main(argc, argv);
     if (argc < 2) {
         usage(stderr);
         return EXIT_USAGE;

@@ -127,6 +127,27 @@ void cli_restore_signals(const struct cli_signals *saved)
 
 /* ---- usage --------------------------------------------------------------------------------- */
 
+/* The one-letter form of row r of c, or 0. */
+static char short_of(const struct cmd *c, const struct cli_flag *r)
+{
+    for (const struct cli_short *s = c->shorts; s && s->letter; s++)
+        if (strcmp(s->flag, r->name) == 0)
+            return s->letter;
+    return 0;
+}
+
+/* The row of c whose one-letter form is letter, or NULL. */
+static const struct cli_flag *row_of_short(const struct cmd *c, int letter, size_t *index)
+{
+    for (size_t i = 0; c->flags[i].name; i++) {
+        if (short_of(c, &c->flags[i]) == letter) {
+            *index = i;
+            return &c->flags[i];
+        }
+    }
+    return NULL;
+}
+
 /* Writes text to f, wrapped at USAGE_WIDTH, continuation lines indented by `indent`; `col` is
  * the column the first word starts at. */
 static void put_wrapped(FILE *f, const char *text, int col, int indent)
@@ -153,9 +174,13 @@ void cli_usage(const struct cmd *c, FILE *f)
 {
     char left[64], help[512];
 
-    fprintf(f, "usage: sizeup %s %s\n\n%s\n", c->name, c->synopsis, c->intro);
+    fprintf(f, "usage: %s %s %s\n\n%s\n", c->prog ? c->prog : "sizeup", c->name, c->synopsis,
+            c->intro);
     for (const struct cli_flag *r = c->flags; r->name; r++) {
-        snprintf(left, sizeof(left), "  --%s%s%s", r->name, r->arg ? " " : "",
+        char sh[8] = "", letter = short_of(c, r);
+        if (letter)
+            snprintf(sh, sizeof(sh), "-%c, ", letter);
+        snprintf(left, sizeof(left), "  %s--%s%s%s", sh, r->name, r->arg ? " " : "",
                  r->arg ? r->arg : "");
         if (!r->def)
             snprintf(help, sizeof(help), "%s", r->help);
@@ -176,7 +201,7 @@ void cli_usage(const struct cmd *c, FILE *f)
 
 int cli_usage_error(const struct cmd *c, const char *msg)
 {
-    fprintf(stderr, "sizeup %s: %s\n\n", c->name, msg);
+    fprintf(stderr, "%s %s: %s\n\n", c->prog ? c->prog : "sizeup", c->name, msg);
     cli_usage(c, stderr);
     return EXIT_USAGE;
 }
@@ -193,14 +218,18 @@ static int refused(const struct cmd *c, int argc, char **argv, char *err)
             return err_set(err, -EINVAL, "--%s needs a value (%s)", r->name, r->arg);
         return err_set(err, -EINVAL, "--%s takes no value", r->name);
     }
+    size_t i = 0;
+    const struct cli_flag *r = optopt > 0 ? row_of_short(c, optopt, &i) : NULL;
+    if (r && r->arg)
+        return err_set(err, -EINVAL, "-%c needs a value (%s)", optopt, r->arg);
     return err_set(err, -EINVAL, "unknown flag '%.64s'", arg);
 }
 
 int cli_parse(const struct cmd *c, int argc, char **argv, void *args, int *first_operand)
 {
     struct option longopts[CLI_MAX_FLAGS + 2];
-    char err[ERR_LEN] = "";
-    size_t n = 0;
+    char err[ERR_LEN] = "", shortopts[2 * CLI_MAX_FLAGS + 4]; /* a letter and ':' per row */
+    size_t n = 0, k = 0;
     int opt;
 
     for (; c->flags[n].name; n++) {
@@ -219,11 +248,30 @@ int cli_parse(const struct cmd *c, int argc, char **argv, void *args, int *first
     optind = 0;
     opterr = 0;
     /* "+": stop at the first operand, so an operand's own flags are never ours. */
-    const char *shortopts = (c->opts & CLI_OPERANDS) ? "+h" : "h";
+    if ((c->opts & CLI_OPERANDS) && !(c->opts & CLI_PERMUTE))
+        shortopts[k++] = '+';
+    shortopts[k++] = 'h';
+    for (const struct cli_short *sh = c->shorts; sh && sh->letter; sh++) {
+        size_t i = 0;
+        const struct cli_flag *r = row_of_short(c, sh->letter, &i);
+        /* A letter for a row this command does not have: the table is shared. */
+        if (!r)
+            continue;
+        shortopts[k++] = sh->letter;
+        if (r->arg)
+            shortopts[k++] = ':';
+    }
+    shortopts[k] = '\0';
     while ((opt = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
         if (opt == 'h') {
             cli_usage(c, stdout);
             return CLI_HELP;
+        }
+        if (opt < OPT_BASE && opt != '?' && opt != ':') {
+            /* A one-letter form: the row it names. */
+            size_t i = 0;
+            if (row_of_short(c, opt, &i))
+                opt = OPT_BASE + (int)i;
         }
         if (opt < OPT_BASE) {
             refused(c, argc, argv, err);
@@ -233,7 +281,7 @@ int cli_parse(const struct cmd *c, int argc, char **argv, void *args, int *first
         if (r->set(r, optarg, (char *)args + r->off, err) != 0)
             return cli_usage_error(c, err);
     }
-    if (optind < argc && !(c->opts & CLI_OPERANDS)) {
+    if (optind < argc && !(c->opts & (CLI_OPERANDS | CLI_PERMUTE))) {
         err_set(err, -EINVAL, "unexpected argument '%.64s'", argv[optind]);
         return cli_usage_error(c, err);
     }

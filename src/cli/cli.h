@@ -40,6 +40,12 @@ struct cli_flag {
     double min, max; /* bounds for the numeric handlers; min 1 on cli_set_string: not empty */
 };
 
+/* A one-letter form of a row ("-n" for --namespace), as kubectl's flags have. */
+struct cli_short {
+    char letter;
+    const char *flag; /* the row's name */
+};
+
 /* The handlers the rows use. Each writes the type named, at the row's offset. */
 int cli_set_string(const struct cli_flag *f, const char *val, void *dst,
                    char *err); /* const char * */
@@ -108,13 +114,15 @@ int cli_set_duration(const struct cli_flag *f, const char *val, void *dst,
 
 #define CLI_THREADS_FLAG(type, member)                                                             \
     {                                                                                              \
-        "threads", "N", "one per online core", "load generator threads, one event loop each",      \
+        "threads", "N", "one per CPU it may use", "load generator threads, one event loop each",    \
             cli_set_uint, offsetof(type, member), 1, 1024                                          \
     }
 
 /* The command stops reading flags at its first operand (sweep's `-- COMMAND ARGS`), so the
  * operand's own flags are never taken for ours. Without it, an operand is a usage error. */
 #define CLI_OPERANDS 1u
+/* Operands allowed, and flags after them too (`results deploy/app -o json`), as kubectl parses. */
+#define CLI_PERMUTE 2u
 
 struct cmd {
     const char *name;
@@ -123,9 +131,11 @@ struct cmd {
     const char *intro;            /* what the command does, between the usage line and the flags */
     const struct cli_flag *flags; /* ends with CLI_FLAGS_END */
     const char *epilog;           /* after the flags: example, exit statuses; may be NULL */
-    unsigned opts;                /* CLI_OPERANDS */
+    unsigned opts;                /* CLI_OPERANDS, CLI_PERMUTE */
     /* argv[0] is the command name; returns an exit status above. */
     int (*exec)(int argc, char **argv);
+    const struct cli_short *shorts; /* one-letter forms, ending with {0, NULL}; may be NULL */
+    const char *prog; /* what the usage line names before the command; NULL: "sizeup" */
 };
 
 /* Prints c's full usage to f: the synopsis, the intro, one line per flag with its default, the
@@ -139,7 +149,7 @@ void cli_usage(const struct cmd *c, FILE *f);
 #define CLI_HELP (-1)
 int cli_parse(const struct cmd *c, int argc, char **argv, void *args, int *first_operand);
 
-/* Prints "sizeup NAME: MESSAGE" and the usage to stderr; returns EXIT_USAGE. */
+/* Prints "PROG NAME: MESSAGE" and the usage to stderr; returns EXIT_USAGE. */
 int cli_usage_error(const struct cmd *c, const char *msg);
 
 /* SIGINT and SIGTERM set the stop flag this returns (the one mutable global house rule 10
@@ -157,5 +167,12 @@ extern const struct cmd cmd_loadtest;
 extern const struct cmd cmd_sweep;
 extern const struct cmd cmd_rule;
 extern const struct cmd cmd_operator;
+extern const struct cmd cmd_compare;
+
+/* `kubectl sizeup` (cmd_kubectl.c): the binary run as kubectl-sizeup. argv[0] is the program;
+ * returns an exit status. */
+int kubectl_plugin_main(int argc, char **argv);
+extern const struct cmd kcmd_sweep, kcmd_status, kcmd_results, kcmd_cancel;
+#define KUBECTL_PLUGIN_NAME "kubectl-sizeup"
 
 #endif

@@ -34,7 +34,11 @@ struct sweep_cli {
     const char *configs;
     const char *profile_path;
     const char *values_paths;
+    struct output_workload workload; /* --deployment, --container; workers_env set below */
     struct profile_override ov;
+    const char *load_mode; /* --load: "fixed" or "capacity"; NULL: the profile's */
+    unsigned repeats;      /* --repeat; 0: the profile's */
+    double max_rps;        /* --max-rps; 0: the profile's */
     int64_t ready_timeout_us;
     unsigned threads;
     int no_cgroup;
@@ -54,10 +58,20 @@ struct sweep_cli {
     double last_draw;
     size_t last_index;
     enum sweep_phase last_phase;
+    unsigned last_step;
     bool drew;
 };
 
 #define ARG(m) offsetof(struct sweep_cli, m)
+
+/* --load: the word is checked here, applied over the profile in load_inputs. */
+static int set_load_mode(const struct cli_flag *f, const char *val, void *dst, char *err)
+{
+    if (strcmp(val, "fixed") != 0 && strcmp(val, "capacity") != 0)
+        return err_set(err, -EINVAL, "--%s: '%s': expected fixed or capacity", f->name, val);
+    *(const char **)dst = val;
+    return 0;
+}
 
 static const struct cli_flag flags[] = {
     {"configs", "LIST", VARIANT_DEFAULT_LIST, "variants workers@cpu/memory, space-separated",
@@ -73,6 +87,13 @@ static const struct cli_flag flags[] = {
      ARG(ready_timeout_us), 1, PROFILE_MAX_RUN_US},
     CLI_PROFILE_FLAGS(struct sweep_cli, ov),
     CLI_THREADS_FLAG(struct sweep_cli, threads),
+    {"load", "MODE", "capacity",
+     "capacity: search each variant's highest rate within the SLO; fixed: one load per variant",
+     set_load_mode, ARG(load_mode), 0, 0},
+    {"repeat", "N", "3", "capacity mode: measurements at the found capacity, for its interval",
+     cli_set_uint, ARG(repeats), 1, PROFILE_MAX_REPEATS},
+    {"max-rps", "R", "none", "capacity mode: never offer more than R requests/s", cli_set_number,
+     ARG(max_rps), 0, PROFILE_MAX_RATE},
     {"out", "DIR", "sizing", "output directory (the app's output goes to DIR/logs/)",
      cli_set_string, ARG(out), 1, 0},
     {"values-paths", "MAP",
@@ -85,6 +106,10 @@ static const struct cli_flag flags[] = {
     {"target-users", "N", "the profile's target",
      "the same in active users (x the profile's per_user_rps)", cli_set_number,
      ARG(ov.target_users), 0.001, PROFILE_MAX_USERS},
+    {"deployment", "NAME", NULL, "the Deployment deployment-patch.yaml patches (none: no patch)",
+     cli_set_string, ARG(workload.deployment), 1, 0},
+    {"container", "NAME", "the Deployment's name", "its container that runs COMMAND",
+     cli_set_string, ARG(workload.container), 1, 0},
     {"no-cgroup", NULL, NULL, "run without cgroups (every row is marked limits not enforced)",
      cli_set_switch, ARG(no_cgroup), 0, 0},
     CLI_FLAGS_END,
@@ -111,7 +136,7 @@ static size_t advise(const struct sweep *s, const struct profile *p, struct advi
 
 static int write_files(struct sweep_cli *c, const struct sweep *s, char *err)
 {
-    struct output_inputs in = {c->profile, c->command, c->configs, c->paths};
+    struct output_inputs in = {c->profile, c->command, c->configs, c->paths, c->workload};
     return output_write_sweep(c->out, s, &in, err);
 }
 
@@ -127,16 +152,24 @@ static void on_progress(void *ud, const struct sweep_progress *p)
     struct sweep_cli *c = ud;
     char lat[32];
     double t = mono_s();
-    bool change = p->index != c->last_index || p->phase != c->last_phase || !c->drew;
+    bool change = p->index != c->last_index || p->phase != c->last_phase || !c->drew ||
+                  p->step != c->last_step;
+    char step[64] = "";
 
+    /* In a capacity search: which step, at what offered rate (the probe is closed loop). */
+    if (p->step_what && p->offered_rps > 0)
+        snprintf(step, sizeof(step), " %s %u @ %.0f req/s", p->step_what, p->step, p->offered_rps);
+    else if (p->step_what)
+        snprintf(step, sizeof(step), " %s %u (closed loop)", p->step_what, p->step);
     if (!c->tty) {
         /* Not a terminal: one line per phase change, no live redraws. */
         if (change && p->phase != SWEEP_PHASE_DONE)
-            fprintf(stderr, "sweep: variant %zu of %zu %s: %s\n", p->index + 1, p->n,
-                    p->variant->label, sweep_phase_name(p->phase));
+            fprintf(stderr, "sweep: variant %zu of %zu %s: %s%s, about %.0fs left\n",
+                    p->index + 1, p->n, p->variant->label, sweep_phase_name(p->phase), step,
+                    p->eta_s);
     } else if (change || t - c->last_draw >= 0.25) {
-        fprintf(stderr, "\r\033[K[%zu/%zu] %-20s %-8s %5.1fs", p->index + 1, p->n,
-                p->variant->label, sweep_phase_name(p->phase), p->elapsed_s);
+        fprintf(stderr, "\r\033[K[%zu/%zu] %-20s %-8s%s %5.1fs  ~%.0fs left", p->index + 1, p->n,
+                p->variant->label, sweep_phase_name(p->phase), step, p->elapsed_s, p->eta_s);
         if (p->phase == SWEEP_PHASE_WARMUP || p->phase == SWEEP_PHASE_MEASURE)
             fprintf(stderr, "  %5.1f/%.0fs  %7.0f req/s  p95 %s", p->phase_elapsed_s, p->phase_s,
                     p->rps, output_fmt_latency(p->p95_us, lat));
@@ -144,6 +177,7 @@ static void on_progress(void *ud, const struct sweep_progress *p)
     }
     c->last_index = p->index;
     c->last_phase = p->phase;
+    c->last_step = p->step;
     c->drew = true;
 }
 
@@ -252,12 +286,22 @@ static int load_inputs(struct sweep_cli *c)
         return fprintf(stderr, "sizeup sweep: --configs: %s\n", err), EXIT_USAGE;
     if (output_paths_parse(c->values_paths, &c->paths, err) != 0)
         return fprintf(stderr, "sizeup sweep: --values-paths: %s\n", err), EXIT_USAGE;
+    c->workload.workers_env = c->lc.workers_env;
+    if (output_workload_check(&c->workload, err) != 0)
+        return fprintf(stderr, "sizeup sweep: --deployment/--container: %s\n", err), EXIT_USAGE;
     if (c->profile_path ? profile_load_file(c->profile_path, &c->profile_buf, err)
                         : profile_init_default(&c->profile_buf))
         return fprintf(stderr, "sizeup sweep: %s\n", err[0] ? err : "out of memory"), EXIT_USAGE;
     c->profile = &c->profile_buf;
     if (profile_override_apply(&c->ov, c->profile, err) != 0)
         return cli_usage_error(&cmd_sweep, err);
+    if (c->load_mode)
+        c->profile->search.mode = strcmp(c->load_mode, "fixed") == 0 ? PROFILE_SEARCH_FIXED
+                                                                     : PROFILE_SEARCH_CAPACITY;
+    if (c->repeats)
+        c->profile->search.repeats = c->repeats;
+    if (c->max_rps > 0)
+        c->profile->search.max_rps = c->max_rps;
     return EXIT_OK;
 }
 
@@ -290,6 +334,17 @@ static void announce(struct sweep_cli *c)
                 "\n!! sizeup sweep: LIMITS WILL NOT BE ENFORCED: %s.\n!! Every variant runs "
                 "with the whole machine; results are marked \"limits not enforced\".\n\n",
                 f.limits_note);
+    const struct profile_search *ps = &c->profile->search;
+    if (ps->mode == PROFILE_SEARCH_CAPACITY) {
+        char d3[QTY_LEN];
+        fprintf(stderr,
+                "sizeup sweep: %zu variants, capacity search (steps of %s after %s warm-up, at "
+                "most %u steps, %u repeats, time budget %s), results in %s/\n",
+                c->variants.n, qty_format_duration(ps->window_us, d1),
+                qty_format_duration(ps->warmup_us, d2), ps->max_steps, ps->repeats,
+                qty_format_duration(ps->budget_us, d3), c->out);
+        return;
+    }
     fprintf(stderr, "sizeup sweep: %zu variants, %s each after %s warm-up, results in %s/\n",
             c->variants.n, qty_format_duration(c->profile->duration_us, d1),
             qty_format_duration(c->profile->warmup_us, d2), c->out);

@@ -26,11 +26,12 @@
 #include "core/err.h"
 
 /* Response body caps: a body over its cap is an error (-EFBIG), never a crash. */
-#define KUBE_BODY_MAX_LIST  (16u << 20) /* list responses (one page) */
-#define KUBE_BODY_MAX       (4u << 20)  /* every other response */
-#define KUBE_WATCH_LINE_MAX (4u << 20)  /* one watch event (etcd caps objects at 1.5 MiB) */
-#define KUBE_TOKEN_MAX      (16u << 10)
-#define KUBE_KUBECONFIG_MAX (4u << 20)
+#define KUBE_BODY_MAX_LIST        (16u << 20) /* list responses (one page) */
+#define KUBE_BODY_MAX             (4u << 20)  /* every other response */
+#define KUBE_WATCH_LINE_MAX       (4u << 20)  /* one watch event (etcd caps objects at 1.5 MiB) */
+#define KUBE_TOKEN_MAX            (16u << 10)
+#define KUBE_KUBECONFIG_MAX       (4u << 20) /* one kubeconfig, and a merged list in total */
+#define KUBE_KUBECONFIG_FILES_MAX 16         /* files in $KUBECONFIG */
 
 /* Error codes beyond plain errno meanings. Every verb returns 0 or one of:
  *   -ENOENT 404 NotFound             -EEXIST 409 AlreadyExists      KUBE_ECONFLICT 409 Conflict
@@ -49,9 +50,13 @@
 typedef struct kube_config kube_config_t;
 
 struct kube_config_opts {
-    /* Kubeconfig path (--kubeconfig). NULL: $KUBECONFIG (first entry), then in-cluster when
-     * KUBERNETES_SERVICE_HOST is set, then ~/.kube/config. */
+    /* Kubeconfig path (--kubeconfig). NULL: every file in $KUBECONFIG merged as kubectl merges
+     * them (the first file to set current-context, or to name a context, cluster or user,
+     * wins; missing files are skipped), then in-cluster when KUBERNETES_SERVICE_HOST is set,
+     * then ~/.kube/config. */
     const char *kubeconfig;
+    /* kubectl's order instead: ~/.kube/config before in-cluster (for the kubectl plugin). */
+    int in_cluster_last;
     const char *context; /* NULL: current-context */
     /* Service-account directory for in-cluster config. NULL: the standard
      * /var/run/secrets/kubernetes.io/serviceaccount (tests point it elsewhere). */
@@ -71,6 +76,21 @@ int kube_config_load(const struct kube_config_opts *opts, kube_config_t **out /*
  * current-context; token_reload_s as in kube_config_opts. Borrows its inputs. *out is owned. */
 int kube_config_parse(const char *yaml, size_t len, const char *base_dir, const char *context,
                       int token_reload_s, kube_config_t **out /* OUT */, char *err);
+
+/* One kubeconfig text of a merged list; every field borrowed. */
+struct kube_config_text {
+    const char *text;
+    size_t len;
+    const char *base_dir; /* relative paths in this text resolve here; NULL: the current dir */
+    const char *name;     /* the file's path for messages; may be NULL */
+};
+
+/* Parses texts[0..n) (n at most KUBE_KUBECONFIG_FILES_MAX, KUBE_KUBECONFIG_MAX bytes in all)
+ * merged as kubectl merges $KUBECONFIG: the first text to set current-context sets it, the
+ * first to name a context, cluster or user provides it, each with its own base_dir. context
+ * NULL: the merged current-context. *out is owned. */
+int kube_config_parse_merged(const struct kube_config_text *texts, size_t n, const char *context,
+                             int token_reload_s, kube_config_t **out /* OUT */, char *err);
 
 /* Builds an in-cluster config from host, port and the service-account directory (sa_dir NULL:
  * the standard one). Reads token, ca.crt and namespace (namespace optional: "default"). */

@@ -384,23 +384,6 @@ static const char *ymap_str(yaml_document_t *doc, yaml_node_t *map, const char *
     return yscalar(ymap(doc, map, key));
 }
 
-/* In a sequence of {name: X, <field>: {...}}, returns the <field> mapping of the entry named
- * name. */
-static yaml_node_t *ynamed(yaml_document_t *doc, yaml_node_t *seq, const char *name,
-                           const char *field)
-{
-    if (!seq || seq->type != YAML_SEQUENCE_NODE)
-        return NULL;
-    for (yaml_node_item_t *it = seq->data.sequence.items.start; it < seq->data.sequence.items.top;
-         it++) {
-        yaml_node_t *e = yaml_document_get_node(doc, *it);
-        const char *n = ymap_str(doc, e, "name");
-        if (n && strcmp(n, name) == 0)
-            return ymap(doc, e, field);
-    }
-    return NULL;
-}
-
 static int ybool(const char *s, int *out)
 {
     static const char *const t[] = {"true", "True", "TRUE", "yes", "on"};
@@ -442,70 +425,141 @@ static int set_server(kube_config_t *cfg, const char *s)
     return cfg->server ? 0 : -ENOMEM;
 }
 
-int kube_config_parse(const char *text, size_t len, const char *base_dir, const char *context,
-                      int token_reload_s, kube_config_t **out, char *err)
-{
-    yaml_parser_t parser;
+/* One parsed kubeconfig of a merged list, and the directory its relative paths resolve from. */
+struct kc_source {
     yaml_document_t doc;
-    kube_config_t *cfg = NULL;
-    int rc = 0, have_doc = 0;
-    const char *s;
+    const char *base_dir;
+    int loaded;
+};
 
-    *out = NULL;
-    if (len > KUBE_KUBECONFIG_MAX)
-        return err_set(err, -EFBIG, "kubeconfig larger than %u bytes", KUBE_KUBECONFIG_MAX);
-    if (!yaml_parser_initialize(&parser))
-        return err_set(err, -ENOMEM, "out of memory");
-    yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
-    if (!yaml_parser_load(&parser, &doc)) {
-        rc = err_set(err, -EINVAL, "kubeconfig is not valid YAML: %s at line %zu",
-                     parser.problem ? parser.problem : "parse error", parser.problem_mark.line + 1);
-        goto out;
-    }
-    have_doc = 1;
-    yaml_node_t *root = yaml_document_get_root_node(&doc);
-    if (!root || root->type != YAML_MAPPING_NODE) {
-        rc = err_set(err, -EINVAL, "kubeconfig is not a YAML mapping");
-        goto out;
-    }
-    if (!context || !context[0]) {
-        context = ymap_str(&doc, root, "current-context");
-        if (!context || !context[0]) {
-            rc = err_set(err, -EINVAL, "kubeconfig has no current-context");
-            goto out;
+/* The first source (in list order) whose sequence `section` holds an entry named name, as
+ * kubectl merges: the first file to name a context, cluster or user wins. Returns that entry's
+ * `field` mapping and sets *which, or NULL. */
+static yaml_node_t *kc_find(struct kc_source *src, size_t n, const char *section, const char *name,
+                            const char *field, size_t *which)
+{
+    for (size_t i = 0; i < n; i++) {
+        yaml_node_t *root = yaml_document_get_root_node(&src[i].doc);
+        yaml_node_t *seq = ymap(&src[i].doc, root, section);
+        if (!seq || seq->type != YAML_SEQUENCE_NODE)
+            continue;
+        for (yaml_node_item_t *it = seq->data.sequence.items.start;
+             it < seq->data.sequence.items.top; it++) {
+            yaml_node_t *e = yaml_document_get_node(&src[i].doc, *it);
+            const char *en = ymap_str(&src[i].doc, e, "name");
+            if (en && strcmp(en, name) == 0) {
+                *which = i;
+                return ymap(&src[i].doc, e, field);
+            }
         }
     }
-    yaml_node_t *ctx = ynamed(&doc, ymap(&doc, root, "contexts"), context, "context");
-    if (!ctx || ctx->type != YAML_MAPPING_NODE) {
-        rc = err_set(err, -EINVAL, "kubeconfig has no context named '%.64s'", context);
-        goto out;
+    return NULL;
+}
+
+/* Fills cfg's user credentials from user (a mapping of doc, relative paths from base_dir). */
+static int kc_user(kube_config_t *cfg, yaml_document_t *doc, yaml_node_t *user,
+                   const char *user_name, const char *base_dir, char *err)
+{
+    const char *s;
+    int rc = 0;
+
+    if (ymap(doc, user, "exec"))
+        return err_set(err, -ENOTSUP,
+                       "user '%.64s' uses an exec credential plugin, which sizeup does not "
+                       "support: use a token, tokenFile or client certificate",
+                       user_name);
+    if (ymap(doc, user, "auth-provider"))
+        return err_set(err, -ENOTSUP,
+                       "user '%.64s' uses an auth-provider, which sizeup does not support: "
+                       "use a token, tokenFile or client certificate",
+                       user_name);
+    if (ymap(doc, user, "username") || ymap(doc, user, "password"))
+        return err_set(err, -ENOTSUP,
+                       "user '%.64s' uses basic authentication, which Kubernetes removed and "
+                       "sizeup does not support",
+                       user_name);
+    if ((s = ymap_str(doc, user, "client-certificate-data")) != NULL && s[0])
+        rc = load_pem_data(s, &cfg->cert, &cfg->cert_len, "client-certificate-data", err);
+    else if ((s = ymap_str(doc, user, "client-certificate")) != NULL && s[0])
+        rc = load_pem_file(base_dir, s, &cfg->cert, &cfg->cert_len, "client-certificate", err);
+    if (rc)
+        return rc;
+    if ((s = ymap_str(doc, user, "client-key-data")) != NULL && s[0])
+        rc = load_pem_data(s, &cfg->key, &cfg->key_len, "client-key-data", err);
+    else if ((s = ymap_str(doc, user, "client-key")) != NULL && s[0])
+        rc = load_pem_file(base_dir, s, &cfg->key, &cfg->key_len, "client-key", err);
+    if (rc)
+        return rc;
+    if (!cfg->cert != !cfg->key)
+        return err_set(err, -EINVAL,
+                       "user '%.64s' has a client certificate without a key, or "
+                       "a key without a certificate",
+                       user_name);
+    const char *tok = ymap_str(doc, user, "token");
+    const char *tf = ymap_str(doc, user, "tokenFile");
+    if (tok && tok[0]) {
+        /* A static token: copied, validated, never reloaded. */
+        size_t n = strlen(tok);
+        cfg->token = strdup(tok);
+        if (!cfg->token)
+            return err_set(err, -ENOMEM, "out of memory");
+        if (token_clean(cfg->token, &n) != 0)
+            return err_set(err, -EINVAL, "user '%.64s' has an invalid token", user_name);
+    } else if (tf && tf[0]) {
+        cfg->token_file = resolve_path(base_dir, tf);
+        if (!cfg->token_file)
+            return err_set(err, -ENOMEM, "out of memory");
+        rc = read_token(cfg->token_file, &cfg->token, err);
+        if (rc)
+            return rc;
+        clock_gettime(CLOCK_MONOTONIC, &cfg->token_read_at);
     }
-    const char *cluster_name = ymap_str(&doc, ctx, "cluster");
-    const char *user_name = ymap_str(&doc, ctx, "user");
-    if (!cluster_name) {
-        rc = err_set(err, -EINVAL, "context '%.64s' names no cluster", context);
-        goto out;
+    return 0;
+}
+
+/* Builds a config from the parsed sources src[0..n), merged as kubectl merges them. */
+static int kc_build(struct kc_source *src, size_t n, const char *context, int token_reload_s,
+                    kube_config_t **out, char *err)
+{
+    kube_config_t *cfg = NULL;
+    size_t xi = 0, ci = 0, ui = 0;
+    const char *s;
+    int rc = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        yaml_node_t *root = yaml_document_get_root_node(&src[i].doc);
+        if (!root || root->type != YAML_MAPPING_NODE)
+            return err_set(err, -EINVAL, "kubeconfig is not a YAML mapping");
     }
-    yaml_node_t *cluster = ynamed(&doc, ymap(&doc, root, "clusters"), cluster_name, "cluster");
-    if (!cluster || cluster->type != YAML_MAPPING_NODE) {
-        rc = err_set(err, -EINVAL, "kubeconfig has no cluster named '%.64s'", cluster_name);
-        goto out;
-    }
+    /* The first file that sets current-context decides it. */
+    for (size_t i = 0; (!context || !context[0]) && i < n; i++)
+        context =
+            ymap_str(&src[i].doc, yaml_document_get_root_node(&src[i].doc), "current-context");
+    if (!context || !context[0])
+        return err_set(err, -EINVAL, "kubeconfig has no current-context");
+    yaml_node_t *ctx = kc_find(src, n, "contexts", context, "context", &xi);
+    if (!ctx || ctx->type != YAML_MAPPING_NODE)
+        return err_set(err, -EINVAL, "kubeconfig has no context named '%.64s'", context);
+    yaml_document_t *xdoc = &src[xi].doc;
+    const char *cluster_name = ymap_str(xdoc, ctx, "cluster");
+    const char *user_name = ymap_str(xdoc, ctx, "user");
+    if (!cluster_name)
+        return err_set(err, -EINVAL, "context '%.64s' names no cluster", context);
+    yaml_node_t *cluster = kc_find(src, n, "clusters", cluster_name, "cluster", &ci);
+    if (!cluster || cluster->type != YAML_MAPPING_NODE)
+        return err_set(err, -EINVAL, "kubeconfig has no cluster named '%.64s'", cluster_name);
+    yaml_document_t *cdoc = &src[ci].doc;
     yaml_node_t *user = NULL;
     if (user_name && user_name[0]) {
-        user = ynamed(&doc, ymap(&doc, root, "users"), user_name, "user");
-        if (!user || user->type != YAML_MAPPING_NODE) {
-            rc = err_set(err, -EINVAL, "kubeconfig has no user named '%.64s'", user_name);
-            goto out;
-        }
+        user = kc_find(src, n, "users", user_name, "user", &ui);
+        if (!user || user->type != YAML_MAPPING_NODE)
+            return err_set(err, -EINVAL, "kubeconfig has no user named '%.64s'", user_name);
     }
 
     rc = config_alloc(&cfg, token_reload_s);
-    if (rc) {
-        err_set(err, rc, "out of memory");
-        goto out;
-    }
-    s = ymap_str(&doc, cluster, "server");
+    if (rc)
+        return err_set(err, rc, "out of memory");
+    s = ymap_str(cdoc, cluster, "server");
     if (!s || !s[0]) {
         rc = err_set(err, -EINVAL, "cluster '%.64s' has no server", cluster_name);
         goto out;
@@ -517,100 +571,84 @@ int kube_config_parse(const char *text, size_t len, const char *base_dir, const 
         err_set(err, rc, "out of memory");
         goto out;
     }
-    s = ymap_str(&doc, ctx, "namespace");
+    s = ymap_str(xdoc, ctx, "namespace");
     if (s && s[0] && !(cfg->ns = strdup(s))) {
         rc = err_set(err, -ENOMEM, "out of memory");
         goto out;
     }
-    s = ymap_str(&doc, cluster, "insecure-skip-tls-verify");
+    s = ymap_str(cdoc, cluster, "insecure-skip-tls-verify");
     if (s && ybool(s, &cfg->insecure) != 0) {
         rc = err_set(err, -EINVAL, "insecure-skip-tls-verify: '%.16s' is not a boolean", s);
         goto out;
     }
-    if ((s = ymap_str(&doc, cluster, "certificate-authority-data")) != NULL && s[0])
+    if ((s = ymap_str(cdoc, cluster, "certificate-authority-data")) != NULL && s[0])
         rc = load_pem_data(s, &cfg->ca, &cfg->ca_len, "certificate-authority-data", err);
-    else if ((s = ymap_str(&doc, cluster, "certificate-authority")) != NULL && s[0])
-        rc = load_pem_file(base_dir, s, &cfg->ca, &cfg->ca_len, "certificate-authority", err);
+    else if ((s = ymap_str(cdoc, cluster, "certificate-authority")) != NULL && s[0])
+        rc = load_pem_file(src[ci].base_dir, s, &cfg->ca, &cfg->ca_len, "certificate-authority",
+                           err);
     if (rc)
         goto out;
-
-    if (user) {
-        if (ymap(&doc, user, "exec")) {
-            rc = err_set(err, -ENOTSUP,
-                         "user '%.64s' uses an exec credential plugin, which sizeup does not "
-                         "support: use a token, tokenFile or client certificate",
-                         user_name);
-            goto out;
-        }
-        if (ymap(&doc, user, "auth-provider")) {
-            rc = err_set(err, -ENOTSUP,
-                         "user '%.64s' uses an auth-provider, which sizeup does not support: "
-                         "use a token, tokenFile or client certificate",
-                         user_name);
-            goto out;
-        }
-        if (ymap(&doc, user, "username") || ymap(&doc, user, "password")) {
-            rc = err_set(err, -ENOTSUP,
-                         "user '%.64s' uses basic authentication, which Kubernetes removed and "
-                         "sizeup does not support",
-                         user_name);
-            goto out;
-        }
-        if ((s = ymap_str(&doc, user, "client-certificate-data")) != NULL && s[0])
-            rc = load_pem_data(s, &cfg->cert, &cfg->cert_len, "client-certificate-data", err);
-        else if ((s = ymap_str(&doc, user, "client-certificate")) != NULL && s[0])
-            rc = load_pem_file(base_dir, s, &cfg->cert, &cfg->cert_len, "client-certificate", err);
-        if (rc)
-            goto out;
-        if ((s = ymap_str(&doc, user, "client-key-data")) != NULL && s[0])
-            rc = load_pem_data(s, &cfg->key, &cfg->key_len, "client-key-data", err);
-        else if ((s = ymap_str(&doc, user, "client-key")) != NULL && s[0])
-            rc = load_pem_file(base_dir, s, &cfg->key, &cfg->key_len, "client-key", err);
-        if (rc)
-            goto out;
-        if (!cfg->cert != !cfg->key) {
-            rc = err_set(err, -EINVAL,
-                         "user '%.64s' has a client certificate without a key, or "
-                         "a key without a certificate",
-                         user_name);
-            goto out;
-        }
-        const char *tok = ymap_str(&doc, user, "token");
-        const char *tf = ymap_str(&doc, user, "tokenFile");
-        if (tok && tok[0]) {
-            /* A static token: copied, validated, never reloaded. */
-            size_t n = strlen(tok);
-            cfg->token = strdup(tok);
-            if (!cfg->token) {
-                rc = err_set(err, -ENOMEM, "out of memory");
-                goto out;
-            }
-            if (token_clean(cfg->token, &n) != 0) {
-                rc = err_set(err, -EINVAL, "user '%.64s' has an invalid token", user_name);
-                goto out;
-            }
-        } else if (tf && tf[0]) {
-            cfg->token_file = resolve_path(base_dir, tf);
-            if (!cfg->token_file) {
-                rc = err_set(err, -ENOMEM, "out of memory");
-                goto out;
-            }
-            rc = read_token(cfg->token_file, &cfg->token, err);
-            if (rc)
-                goto out;
-            clock_gettime(CLOCK_MONOTONIC, &cfg->token_read_at);
-        }
-    }
+    if (user)
+        rc = kc_user(cfg, &src[ui].doc, user, user_name, src[ui].base_dir, err);
 out:
-    if (have_doc)
-        yaml_document_delete(&doc);
-    yaml_parser_delete(&parser);
     if (rc) {
         kube_config_free(cfg);
         return rc;
     }
     *out = cfg;
     return 0;
+}
+
+int kube_config_parse_merged(const struct kube_config_text *texts, size_t n, const char *context,
+                             int token_reload_s, kube_config_t **out, char *err)
+{
+    struct kc_source src[KUBE_KUBECONFIG_FILES_MAX];
+    yaml_parser_t parser;
+    size_t total = 0;
+    int rc = 0;
+
+    *out = NULL;
+    memset(src, 0, sizeof(src));
+    if (n == 0)
+        return err_set(err, -EINVAL, "no kubeconfig given");
+    if (n > KUBE_KUBECONFIG_FILES_MAX)
+        return err_set(err, -E2BIG, "more than %d kubeconfig files", KUBE_KUBECONFIG_FILES_MAX);
+    for (size_t i = 0; i < n; i++) {
+        total += texts[i].len;
+        if (texts[i].len > KUBE_KUBECONFIG_MAX || total > KUBE_KUBECONFIG_MAX)
+            return err_set(err, -EFBIG, "kubeconfig larger than %u bytes", KUBE_KUBECONFIG_MAX);
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (!yaml_parser_initialize(&parser)) {
+            rc = err_set(err, -ENOMEM, "out of memory");
+            goto out;
+        }
+        yaml_parser_set_input_string(&parser, (const unsigned char *)texts[i].text, texts[i].len);
+        if (!yaml_parser_load(&parser, &src[i].doc)) {
+            rc = err_set(err, -EINVAL, "%s%s%skubeconfig is not valid YAML: %s at line %zu",
+                         texts[i].name ? "kubeconfig " : "", texts[i].name ? texts[i].name : "",
+                         texts[i].name ? ": " : "", parser.problem ? parser.problem : "parse error",
+                         parser.problem_mark.line + 1);
+            yaml_parser_delete(&parser);
+            goto out;
+        }
+        yaml_parser_delete(&parser);
+        src[i].loaded = 1;
+        src[i].base_dir = texts[i].base_dir;
+    }
+    rc = kc_build(src, n, context, token_reload_s, out, err);
+out:
+    for (size_t i = 0; i < n; i++)
+        if (src[i].loaded)
+            yaml_document_delete(&src[i].doc);
+    return rc;
+}
+
+int kube_config_parse(const char *text, size_t len, const char *base_dir, const char *context,
+                      int token_reload_s, kube_config_t **out, char *err)
+{
+    struct kube_config_text t = {text, len, base_dir, NULL};
+    return kube_config_parse_merged(&t, 1, context, token_reload_s, out, err);
 }
 
 int kube_config_in_cluster(const char *host, const char *port, const char *sa_dir,
@@ -674,75 +712,4 @@ out:
     }
     *out = cfg;
     return 0;
-}
-
-static int load_kubeconfig_file(const char *path, const char *context, int reload_s,
-                                kube_config_t **out, char *err)
-{
-    char *text = NULL, *dir = NULL;
-    size_t len = 0;
-    int rc = kube__read_file(path, KUBE_KUBECONFIG_MAX, &text, &len, err);
-    if (rc) {
-        err_wrap(err, rc, "kubeconfig");
-        return rc;
-    }
-    dir = strdup(path);
-    if (!dir) {
-        rc = err_set(err, -ENOMEM, "out of memory");
-        goto out;
-    }
-    char *slash = strrchr(dir, '/');
-    if (slash == dir)
-        dir[1] = '\0';
-    else if (slash)
-        *slash = '\0';
-    else
-        dir[0] = '\0';
-    rc = kube_config_parse(text, len, dir[0] ? dir : NULL, context, reload_s, out, err);
-    if (rc)
-        err_wrap(err, rc, "kubeconfig %s", path);
-out:
-    if (text) {
-        /* The file may hold inline credentials. */
-        explicit_bzero(text, len);
-        free(text);
-    }
-    free(dir);
-    return rc;
-}
-
-int kube_config_load(const struct kube_config_opts *opts, kube_config_t **out, char *err)
-{
-    static const struct kube_config_opts none = {0};
-    char path[PATH_MAX];
-    const char *env;
-
-    if (!opts)
-        opts = &none;
-    if (opts->kubeconfig && opts->kubeconfig[0])
-        return load_kubeconfig_file(opts->kubeconfig, opts->context, opts->token_reload_s, out,
-                                    err);
-    env = getenv("KUBECONFIG");
-    if (env && env[0]) {
-        /* Like kubectl, $KUBECONFIG is a list; sizeup reads its first file only. */
-        size_t n = strcspn(env, ":");
-        if (n >= sizeof(path))
-            return err_set(err, -ENAMETOOLONG, "$KUBECONFIG path too long");
-        memcpy(path, env, n);
-        path[n] = '\0';
-        return load_kubeconfig_file(path, opts->context, opts->token_reload_s, out, err);
-    }
-    env = getenv("KUBERNETES_SERVICE_HOST");
-    if (env && env[0])
-        return kube_config_in_cluster(env, getenv("KUBERNETES_SERVICE_PORT"), opts->sa_dir,
-                                      opts->token_reload_s, out, err);
-    env = getenv("HOME");
-    if (env && env[0]) {
-        snprintf(path, sizeof(path), "%s/.kube/config", env);
-        if (access(path, R_OK) == 0)
-            return load_kubeconfig_file(path, opts->context, opts->token_reload_s, out, err);
-    }
-    return err_set(err, -ENOENT,
-                   "no Kubernetes configuration: pass --kubeconfig, set $KUBECONFIG, or run in "
-                   "a cluster");
 }

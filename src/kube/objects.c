@@ -1,5 +1,6 @@
 /* Field helpers for the handful of Kubernetes objects sizeup reads and writes. */
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,6 +58,18 @@ const cJSON *kube_path_get(const cJSON *obj, const char *dotted)
             dotted++;
     }
     return cur;
+}
+
+double kube_path_number(const cJSON *obj, const char *dotted, double dflt)
+{
+    const cJSON *v = kube_path_get(obj, dotted);
+    return cJSON_IsNumber(v) && isfinite(v->valuedouble) ? v->valuedouble : dflt;
+}
+
+const char *kube_path_string(const cJSON *obj, const char *dotted)
+{
+    const cJSON *v = kube_path_get(obj, dotted);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
 int kube_meta_read(const cJSON *obj, struct kube_meta *out)

@@ -38,6 +38,10 @@ int kube_set_label(cJSON *obj, const char *key, const char *value);
 /* Borrowed child by dotted path ("spec.template.spec"), or NULL. No array indexing. */
 const cJSON *kube_path_get(const cJSON *obj, const char *dotted);
 
+/* The finite number / the string at a dotted path, else dflt / NULL (borrowed). */
+double kube_path_number(const cJSON *obj, const char *dotted, double dflt);
+const char *kube_path_string(const cJSON *obj, const char *dotted);
+
 /* ---- Deployments -------------------------------------------------------------------------- */
 
 struct kube_deploy_status {

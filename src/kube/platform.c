@@ -127,9 +127,9 @@ static int op_facts(void *self, struct platform_facts *out, char *err)
                 k->facts.host_memory_bytes = bytes;
         }
     }
+    static const char *const modes[] = {"clone", "in-place", "resize"};
     snprintf(k->facts.machine, sizeof(k->facts.machine), "Kubernetes %s, Deployment %s/%s (%s)",
-             gv ? gv : "(version unknown)", k->ns, k->name,
-             k->mode == KUBE_MODE_CLONE ? "clone" : "in-place");
+             gv ? gv : "(version unknown)", k->ns, k->name, modes[k->mode]);
     cJSON_Delete(ver);
     cJSON_Delete(nodes);
     k->have_facts = true;
@@ -222,6 +222,11 @@ static int op_prepare(void *self, char *err)
         log_info("kube.platform.saved", "deployment=%s/%s resumed=%d", k->ns, k->name,
                  !s.saved_now);
     }
+    if (k->want_resize) {
+        k->resize_on = kube__resize_served(k->c);
+        log_info("kube.platform.resize", "deployment=%s/%s served=%d", k->ns, k->name,
+                 k->resize_on);
+    }
     k->prepared = true;
 out:
     cJSON_Delete(clone);
@@ -236,21 +241,57 @@ static void op_free(void *self)
         return;
     cJSON_Delete(k->original);
     cJSON_Delete(k->last_template);
+    cJSON_Delete(k->rz_resources);
     free(k);
+}
+
+/* ---- apply: by resize where it fits, else by rollout ------------------------------------- */
+
+static int op_apply(void *self, const struct variant *v, struct platform_failure *fail, char *err)
+{
+    struct kplat *k = self;
+    char why[ERR_LEN] = "";
+
+    k->applier = k->prepared && kube__resize_fits(k, v, why) ? &kube__resize : &kube__rollout;
+    if (k->applier == &kube__rollout && why[0])
+        log_info("kube.platform.rollout", "deployment=%s/%s variant=%s why=\"%s\"", k->ns,
+                 kube__plat_target(k), v->spec, why);
+    return k->applier->apply(k, v, fail, err);
+}
+
+static int op_wait_ready(void *self, int64_t timeout_us, volatile sig_atomic_t *stop,
+                         struct platform_failure *fail, char *err)
+{
+    struct kplat *k = self;
+    const struct kube__applier *a = k->applier ? k->applier : &kube__rollout;
+    int rc = a->wait_ready(k, timeout_us, stop, fail, err);
+    /* The ready pod is the one the next CPU/memory-only variant resizes. */
+    if (rc == 0 && strcmp(k->rz_pod, k->pod) != 0) {
+        kube__plat_copy(k->rz_pod, sizeof(k->rz_pod), k->pod);
+        k->rz_uid[0] = '\0';
+    }
+    return rc;
+}
+
+static const char *op_applied_by(void *self)
+{
+    const struct kplat *k = self;
+    return k->applier ? k->applier->name : "";
 }
 
 static const struct platform_ops kube_ops = {
     .name = "kube",
     .facts = op_facts,
     .prepare = op_prepare,
-    .apply = kube__plat_apply,
-    .wait_ready = kube__plat_wait_ready,
+    .apply = op_apply,
+    .wait_ready = op_wait_ready,
     .target_url = kube__plat_target_url,
     .usage_begin = kube__plat_usage_begin,
     .usage_end = kube__plat_usage_end,
     .stop_variant = kube__plat_stop_variant,
     .restore = kube__plat_restore,
     .free = op_free,
+    .applied_by = op_applied_by,
 };
 
 int kube_platform_recover(kube_client_t *c, const char *ns, const char *name, unsigned *done,
@@ -284,6 +325,14 @@ int kube_platform_recover(kube_client_t *c, const char *ns, const char *name, un
     }
     if (rc)
         goto out;
+    bool resized = false;
+    rc = kube__resize_restore(k, &resized, err);
+    if (rc)
+        goto out;
+    if (resized) {
+        did |= KUBE_RECOVER_POD_RESIZED;
+        log_info("kube.platform.recovered", "deployment=%s/%s action=pod_resized", ns, name);
+    }
     rc = kube_get(c, &KUBE_DEPLOYMENTS, ns, name, &d, err);
     if (rc == -ENOENT) {
         rc = 0;
@@ -336,6 +385,8 @@ int kube_platform_new(const struct kube_platform_config *cfg, struct platform *o
         return err_set(err, -ENOMEM, "out of memory");
     k->c = cfg->client;
     k->mode = cfg->mode;
+    k->want_resize =
+        cfg->mode == KUBE_MODE_RESIZE || (cfg->mode == KUBE_MODE_CLONE && !cfg->resize_off);
     k->port = cfg->port;
     k->poll_us = cfg->poll_interval_us > 0 ? cfg->poll_interval_us : 500000;
     k->stop_timeout_us = cfg->stop_timeout_us > 0 ? cfg->stop_timeout_us : 60000000;

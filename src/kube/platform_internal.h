@@ -7,6 +7,10 @@
  *   platform_rollout.c  apply, wait for the rollout, the target URL
  *   platform_usage.c    usage from the pod status and metrics.k8s.io
  *   platform_restore.c  stop a variant, restore (delete the clone / put the template back)
+ *   platform_resize.c   apply a variant to a running pod through pods/resize, and undo it
+ * A variant is applied by one of two appliers (struct kube__applier): a rollout or a resize;
+ * apply picks one per variant (kube__resize_fits), and the resize applier hands over to the
+ * rollout applier when the server or the kubelet refuses the resize.
  * Every operation runs on the caller's thread with the borrowed client. */
 
 #include <signal.h>
@@ -17,6 +21,15 @@
 #include <cjson/cJSON.h>
 
 #include "kube/platform.h"
+
+/* One way to apply a variant: apply and wait_ready as in struct platform_ops (self: the struct
+ * kplat). */
+struct kube__applier {
+    const char *name; /* results.json's applied_by: "rollout", "resize" */
+    int (*apply)(void *self, const struct variant *v, struct platform_failure *fail, char *err);
+    int (*wait_ready)(void *self, int64_t timeout_us, volatile sig_atomic_t *stop,
+                      struct platform_failure *fail, char *err);
+};
 
 /* The platform's state (platform.self). */
 struct kplat {
@@ -54,6 +67,16 @@ struct kplat {
 
     bool drift;
     char drift_msg[ERR_LEN];
+
+    /* In-place resize (platform_resize.c). */
+    const struct kube__applier *applier; /* how the current variant is applied */
+    bool want_resize;                    /* resize mode, or clone mode without resize_off */
+    bool resize_on;                      /* want_resize and the server serves pods/resize */
+    bool pod_kept;                       /* clone: the last variant's pod left running */
+    bool resources_saved;                /* resize mode: KUBE_ANN_RESOURCES is on the Deployment */
+    char rz_pod[254];                    /* the pod a resize applies to: the last ready one */
+    cJSON *rz_resources;                 /* its container's resources before our first resize */
+    char rz_uid[64];
 };
 
 /* ---- shared helpers (platform.c) ---- */
@@ -86,6 +109,11 @@ char *kube__plat_variant_patch(const struct kplat *k, const struct variant *v);
 
 /* ---- platform_rollout.c: the platform_ops of the same names ---- */
 
+extern const struct kube__applier kube__rollout;
+
+/* Sleeps us in 50 ms slices; 1 when *stop (may be NULL) was raised. */
+int kube__plat_nap(int64_t us, volatile sig_atomic_t *stop);
+
 int kube__plat_apply(void *self, const struct variant *v, struct platform_failure *fail, char *err);
 int kube__plat_wait_ready(void *self, int64_t timeout_us, volatile sig_atomic_t *stop,
                           struct platform_failure *fail, char *err);
@@ -101,9 +129,32 @@ int kube__plat_usage_end(void *self, struct platform_usage *out, char *err);
 int kube__plat_stop_variant(void *self, char *err);
 int kube__plat_restore(void *self, char *err);
 
+/* Scales the clone to zero and waits for its pods to go (stop_variant without the resize
+ * shortcut). */
+int kube__plat_scale_down(struct kplat *k, char *err);
+
 /* A kube_update_retry mutator (ud: the struct kplat) that puts the template saved in
  * KUBE_ANN_ORIGINAL back and drops the annotation; when k->last_template is set and the live
  * template differs from it, only sizeup's own fields go back and k->drift says so. */
 int kube__plat_restore_template(void *ud, cJSON *obj, char *err);
+
+/* ---- platform_resize.c ---- */
+
+extern const struct kube__applier kube__resize;
+
+/* True when the API server lists pods/resize with the patch verb in its discovery. */
+bool kube__resize_served(kube_client_t *c);
+
+/* True when v can be applied to k->rz_pod by a resize; otherwise why (ERR_LEN, may be NULL)
+ * says why not ("" when resizing is not in use at all). */
+bool kube__resize_fits(struct kplat *k, const struct variant *v, char *why);
+
+/* Resizes the pod named in the Deployment's KUBE_ANN_RESOURCES back to the resources saved
+ * there (when it still runs) and drops the annotation; nothing to do is success. When the
+ * server refuses the resize (an older server refusing a memory-limit decrease), the pod is
+ * replaced instead: the template gets a restart annotation (and k->last_template follows it,
+ * so the template restore that must follow puts the exact original back). *resized (may be
+ * NULL) is set when a pod was resized or replaced. */
+int kube__resize_restore(struct kplat *k, bool *resized /* OUT */, char *err);
 
 #endif

@@ -14,12 +14,25 @@
 int kube__plat_stop_variant(void *self, char *err)
 {
     struct kplat *k = self;
-    cJSON *d = NULL;
-    int rc = 0;
 
     k->pod[0] = k->pod_ip[0] = '\0';
     if (k->mode != KUBE_MODE_CLONE || !k->clone_exists)
         return 0; /* in place: the next apply rolls the Deployment; restore ends it */
+    if (k->resize_on && k->rz_pod[0]) {
+        /* Kept warm for the next variant's resize; a rollout scales it down first. */
+        k->pod_kept = true;
+        return 0;
+    }
+    return kube__plat_scale_down(k, err);
+}
+
+int kube__plat_scale_down(struct kplat *k, char *err)
+{
+    cJSON *d = NULL;
+    int rc = 0;
+
+    k->pod_kept = false;
+    k->rz_pod[0] = '\0';
     rc = kube_patch(k->c, &KUBE_DEPLOYMENTS, k->ns, k->clone, KUBE_PATCH_MERGE,
                     "{\"spec\":{\"replicas\":0}}", &d, err);
     if (rc == -ENOENT) {
@@ -166,6 +179,7 @@ int kube__plat_restore(void *self, char *err)
     int rc = 0;
 
     k->pod[0] = k->pod_ip[0] = '\0';
+    k->pod_kept = false;
     if (k->mode == KUBE_MODE_CLONE) {
         rc = kube_delete(k->c, &KUBE_DEPLOYMENTS, k->ns, k->clone, "Background", err);
         if (rc == 0)
@@ -178,6 +192,11 @@ int kube__plat_restore(void *self, char *err)
     }
     if (!k->prepared)
         return 0; /* nothing was saved by us; a saved annotation from a crash stays for later */
+    /* The resized pod first: the template restore below may replace it anyway, but when no
+     * rollout happened it is the only thing that puts the pod's resources back. */
+    rc = kube__resize_restore(k, NULL, err);
+    if (rc)
+        return rc;
     rc = kube_update_retry(k->c, &KUBE_DEPLOYMENTS, k->ns, k->name, 8, kube__plat_restore_template,
                            k, NULL, err);
     if (rc == -ENOENT)

@@ -25,6 +25,13 @@ int kube__plat_apply(void *self, const struct variant *v, struct platform_failur
         rc = err_set(err, -EINVAL, "apply before prepare");
         goto fail;
     }
+    if (k->pod_kept) {
+        /* The last variant's pod was left running for a resize that is not coming: a rollout
+         * must not share the node with it. */
+        rc = kube__plat_scale_down(k, err);
+        if (rc)
+            goto fail;
+    }
     if (k->mode == KUBE_MODE_CLONE && !k->clone_exists) {
         obj = kube__plat_build_clone(k, v);
         if (!obj) {
@@ -51,7 +58,7 @@ int kube__plat_apply(void *self, const struct variant *v, struct platform_failur
                     patch, &out, err);
     if (rc)
         goto fail;
-    if (k->mode == KUBE_MODE_IN_PLACE) {
+    if (k->mode != KUBE_MODE_CLONE) {
         cJSON_Delete(k->last_template);
         k->last_template = cJSON_Duplicate(kube_path_get(out, "spec.template"), 1);
     }
@@ -158,8 +165,7 @@ static void describe_failure(const struct pod_scan *s, const char *rollout_msg,
     }
 }
 
-/* Sleeps us in 50 ms slices; 1 when stop was raised. */
-static int nap(int64_t us, volatile sig_atomic_t *stop)
+int kube__plat_nap(int64_t us, volatile sig_atomic_t *stop)
 {
     for (int64_t t = 0; t < us; t += 50000) {
         if (stop && *stop)
@@ -231,7 +237,7 @@ int kube__plat_wait_ready(void *self, int64_t timeout_us, volatile sig_atomic_t 
                 snprintf(fail->reason, sizeof(fail->reason), "rolled out, but no pod ready");
             return err_set(err, -ETIMEDOUT, "%s", fail->reason);
         }
-        if (nap(k->poll_us, stop)) {
+        if (kube__plat_nap(k->poll_us, stop)) {
             fail->kind = PLATFORM_FAIL_CANCELLED;
             snprintf(fail->reason, sizeof(fail->reason), "cancelled while waiting for rollout");
             return err_set(err, -ECANCELED, "cancelled");
@@ -253,3 +259,5 @@ int kube__plat_target_url(void *self, char *buf, size_t len, char *err)
         n = snprintf(buf, len, "http://%s:%u", k->pod_ip, k->port);
     return n < 0 || (size_t)n >= len ? err_set(err, -ENOSPC, "URL too long") : 0;
 }
+
+const struct kube__applier kube__rollout = {"rollout", kube__plat_apply, kube__plat_wait_ready};

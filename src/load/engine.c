@@ -64,6 +64,10 @@ struct conn {
     uint32_t fails;   /* consecutive failed connects (backoff) */
     uint32_t idle_pos;
     size_t written;
+    uint64_t seq;     /* the bound request's number in the run, {{seq}} in a template */
+    const char *wbuf; /* the bytes of the bound request (its own, or rendered into send) */
+    size_t wlen;
+    struct http_send send;
     uint64_t bytes_in;
     int64_t origin_ns;   /* latency origin: due time (open loop) or send time (closed loop) */
     int64_t deadline_ns; /* connect or request deadline, or the end of a backoff */
@@ -92,6 +96,7 @@ struct worker {
     uint64_t rng;
     size_t seg_hint, due_hint;
     uint64_t next_j;     /* open loop: this thread's next request number */
+    uint64_t nbound;     /* requests bound so far: the run-wide number is nbound * nthreads + idx */
     int64_t next_due_ns; /* ... and when it is due */
     int measuring;
     int no_pwait2; /* epoll_pwait2 answered ENOSYS once: use epoll_wait from then on */
@@ -320,6 +325,9 @@ static void bind_req(struct worker *w, struct conn *c, int64_t at_ns)
 {
     const struct plan_seg *seg = plan_seg_at(&w->e->plan, at_ns, &w->seg_hint);
     c->req = pick_req(w);
+    /* Open loop binds in schedule order, so this is the request's place in the run's
+     * schedule (its due time is plan_due_ns(number + 0.5), what stream delivery measures). */
+    c->seq = w->nbound++ * w->e->nthreads + w->idx;
     c->has_req = 1;
     c->measured = (uint8_t)(seg && seg->measured);
     c->stage = seg ? seg->stage : -1;
@@ -470,13 +478,12 @@ static void do_read(struct worker *w, struct conn *c, int64_t now);
 
 static void do_write(struct worker *w, struct conn *c, int64_t now)
 {
-    const struct http_request *r = &w->e->reqs[c->req];
     for (;;) {
         size_t n = 0;
-        int rc = c->s.ops->write(&c->s, r->buf + c->written, r->len - c->written, &n);
+        int rc = c->s.ops->write(&c->s, c->wbuf + c->written, c->wlen - c->written, &n);
         if (rc == SOCK_OK) {
             c->written += n;
-            if (c->written < r->len)
+            if (c->written < c->wlen)
                 continue;
             c->state = C_READING;
             want(w, c, EPOLLIN, now);
@@ -505,6 +512,10 @@ static void start_send(struct worker *w, struct conn *c, int64_t now)
     http_parser_init(&c->parser, r->head);
     c->state = C_WRITING;
     arm_deadline(w, c, now);
+    if (http_request_bytes(r, c->seq, &c->send, &c->wbuf, &c->wlen) != 0) {
+        conn_error(w, c, LOAD_ERR_OTHER, now, 0); /* out of memory for a rendered body */
+        return;
+    }
     do_write(w, c, now);
 }
 
@@ -795,6 +806,8 @@ void engine_worker_free(struct worker *w)
         return;
     if (w->epfd >= 0)
         close(w->epfd);
+    for (unsigned i = 0; w->conns && i < w->cap; i++)
+        http_send_free(&w->conns[i].send);
     free(w->conns);
     free(w->free_slots);
     free(w->idle);

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include "core/err.h"
@@ -68,6 +69,10 @@ struct engine_totals {
     unsigned peak_busy;     /* most requests in flight at once while measuring */
     uint64_t sent_measured; /* open loop: requests due inside the measured window */
 };
+
+/* Raises RLIMIT_NOFILE to at least need descriptors (up to the hard limit, or beyond it when
+ * allowed). Returns 0, or -EMFILE when the run cannot have them (err says how to fix it). */
+int engine_raise_nofile(rlim_t need, char *err);
 
 /* Nanoseconds since the run's start (e->t0, CLOCK_MONOTONIC). */
 int64_t engine_now_ns(const struct engine *e);

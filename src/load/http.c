@@ -1,10 +1,13 @@
 #include "load/http.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+
+#include "load/profile_streams.h"
 
 enum {
     S_STATUS = 0, /* status line */
@@ -449,8 +452,78 @@ static int sb_str(struct sbuf *s, const char *str)
     return sb_put(s, str, strlen(str));
 }
 
-int http_request_build(const struct url *u, const struct profile_request *r,
-                       struct http_request *out, char *err)
+static int render_fixed(const struct http_request *r, uint64_t seq, struct http_send *s,
+                        const char **buf, size_t *len)
+{
+    (void)seq;
+    (void)s;
+    *buf = r->buf;
+    *len = r->len;
+    return 0;
+}
+
+static const char seq_mark[] = PROFILE_STREAM_SEQ;
+#define SEQ_MARK_LEN (sizeof(seq_mark) - 1)
+
+/* head + Content-Length + the body with each mark replaced by seq's digits. */
+static int render_seq(const struct http_request *r, uint64_t seq, struct http_send *s,
+                      const char **buf, size_t *len)
+{
+    char digits[24], cl[48];
+    size_t nd = (size_t)snprintf(digits, sizeof(digits), "%" PRIu64, seq), marks = 0;
+    for (const char *p = r->body;
+         (p = memmem(p, r->body_len - (size_t)(p - r->body), seq_mark, SEQ_MARK_LEN));
+         p += SEQ_MARK_LEN)
+        marks++;
+    size_t body = r->body_len - marks * SEQ_MARK_LEN + marks * nd;
+    size_t ncl = (size_t)snprintf(cl, sizeof(cl), "Content-Length: %zu\r\n\r\n", body);
+    size_t need = r->len + ncl + body;
+    if (need > s->cap) {
+        char *nb = realloc(s->buf, need);
+        if (!nb)
+            return -ENOMEM;
+        s->buf = nb;
+        s->cap = need;
+    }
+    char *o = s->buf;
+    memcpy(o, r->buf, r->len);
+    o += r->len;
+    memcpy(o, cl, ncl);
+    o += ncl;
+    const char *p = r->body, *end = r->body + r->body_len;
+    while (p < end) {
+        const char *m = memmem(p, (size_t)(end - p), seq_mark, SEQ_MARK_LEN);
+        size_t n = m ? (size_t)(m - p) : (size_t)(end - p);
+        memcpy(o, p, n);
+        o += n;
+        if (!m)
+            break;
+        memcpy(o, digits, nd);
+        o += nd;
+        p = m + SEQ_MARK_LEN;
+    }
+    *buf = s->buf;
+    *len = need;
+    return 0;
+}
+
+int http_request_bytes(const struct http_request *r, uint64_t seq, struct http_send *s,
+                       const char **buf, size_t *len)
+{
+    return r->render(r, seq, s, buf, len);
+}
+
+void http_send_free(struct http_send *s)
+{
+    if (!s)
+        return;
+    free(s->buf);
+    memset(s, 0, sizeof(*s));
+}
+
+/* Serializes r; a template (tmpl) keeps its head without the framing and its body apart. */
+static int build(const struct url *u, const struct profile_request *r, int tmpl,
+                 struct http_request *out, char *err)
 {
     struct sbuf s = {NULL, 0, 0};
     const char *method = r->method ? r->method : "GET";
@@ -511,6 +584,21 @@ int http_request_build(const struct url *u, const struct profile_request *r,
     }
     int wants_length = r->body != NULL || strcmp(method, "POST") == 0 ||
                        strcmp(method, "PUT") == 0 || strcmp(method, "PATCH") == 0;
+    if (tmpl) {
+        /* The framing depends on the number's width: render_seq adds it at each send. */
+        rc = rc ? rc : sb_put(&s, "", 1);
+        if (!rc && r->body_len > HTTP_MAX_REQUEST - s.len)
+            rc = -EINVAL;
+        if (!rc && !(out->body = malloc(r->body_len + 1)))
+            rc = -ENOMEM;
+        if (!rc) {
+            if (r->body_len)
+                memcpy(out->body, r->body, r->body_len);
+            out->body[r->body_len] = '\0';
+            out->body_len = r->body_len;
+        }
+        goto framed;
+    }
     if (!rc && wants_length) {
         snprintf(num, sizeof(num), "Content-Length: %zu\r\n", r->body ? r->body_len : 0);
         rc = sb_str(&s, num);
@@ -520,6 +608,7 @@ int http_request_build(const struct url *u, const struct profile_request *r,
         rc = sb_put(&s, r->body, r->body_len);
     /* A NUL after the bytes (not counted in len) lets tests and logs treat it as a string. */
     rc = rc ? rc : sb_put(&s, "", 1);
+framed:
     if (rc == -EINVAL)
         err_set(err, rc, "request '%s': larger than %u bytes", r->name ? r->name : "?",
                 HTTP_MAX_REQUEST);
@@ -530,10 +619,22 @@ int http_request_build(const struct url *u, const struct profile_request *r,
     out->buf = s.b;
     out->len = s.len - 1;
     out->head = strcmp(method, "HEAD") == 0;
+    out->render = tmpl ? render_seq : render_fixed;
     s.b = NULL;
 out:
     free(s.b);
+    if (rc) {
+        free(out->body);
+        memset(out, 0, sizeof(*out));
+    }
     return rc;
+}
+
+int http_request_build(const struct url *u, const struct profile_request *r,
+                       struct http_request *out, char *err)
+{
+    int tmpl = r->body && memmem(r->body, r->body_len, seq_mark, SEQ_MARK_LEN) != NULL;
+    return build(u, r, tmpl, out, err);
 }
 
 void http_request_free(struct http_request *r)
@@ -541,5 +642,6 @@ void http_request_free(struct http_request *r)
     if (!r)
         return;
     free(r->buf);
+    free(r->body);
     memset(r, 0, sizeof(*r));
 }

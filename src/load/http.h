@@ -46,11 +46,30 @@ struct http_parser {
     char carry[HTTP_CARRY];
 };
 
-/* A request serialized once: the exact bytes to write for every send. */
+/* Scratch space for the bytes of one send of a templated request: one per connection, grown
+ * to the largest rendering and reused (owned; free with http_send_free). */
+struct http_send {
+    char *buf;
+    size_t cap;
+};
+
+struct http_request;
+
+/* The bytes of one send of r for command number seq: r's own buffer, or a rendering into s.
+ * Returns 0 (*buf, *len set; valid until the next call with s) or -ENOMEM. */
+typedef int (*http_render_fn)(const struct http_request *r, uint64_t seq, struct http_send *s,
+                              const char **buf /* OUT */, size_t *len /* OUT */);
+
+/* A request serialized once: the exact bytes to write for every send, or, for a template, the
+ * head (request line and headers) and a body in which PROFILE_STREAM_SEQ ("{{seq}}") becomes
+ * the command's number at each send. render picks which, so a sender never asks. */
 struct http_request {
     char *buf; /* owned, free with http_request_free; NUL-terminated after len bytes */
     size_t len;
     int head; /* HEAD request: its response has no body */
+    http_render_fn render;
+    char *body; /* templates only: owned body with its placeholders */
+    size_t body_len;
 };
 
 /* Prepares p for a new response with the default limits (HTTP_MAX_HEADER_BYTES,
@@ -69,13 +88,22 @@ int http_parse_eof(struct http_parser *p);
 
 /* Serializes r against base URL u: request line with u's base path joined to r->path, Host
  * (unless r sets it), User-Agent (unless r sets it), r's headers, Content-Length when there is
- * a body or the method usually carries one, then the body. Rejects CR, LF or NUL in the method,
+ * a body or the method usually carries one, then the body. A body holding "{{seq}}" becomes a
+ * template: at each send every "{{seq}}" is the request's number in the run (struct conn's
+ * seq in engine.c), with that body's Content-Length. Rejects CR, LF or NUL in the method,
  * path, header names or values (header injection) and a Content-Length or Transfer-Encoding
  * header in r (sizeup computes the framing). Returns 0, -EINVAL or -ENOMEM; *out is owned. */
 int http_request_build(const struct url *u, const struct profile_request *r,
                        struct http_request *out /* OUT */, char *err);
 
+/* The bytes to write for one send of r with command number seq (see http_render_fn). */
+int http_request_bytes(const struct http_request *r, uint64_t seq, struct http_send *s,
+                       const char **buf /* OUT */, size_t *len /* OUT */);
+
 /* Frees what r owns and zeroes it; no-op on a zeroed request. */
 void http_request_free(struct http_request *r);
+
+/* Frees s's buffer and zeroes it. */
+void http_send_free(struct http_send *s);
 
 #endif

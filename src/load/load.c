@@ -16,13 +16,15 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "load/cpus.h"
 #include "load/engine.h"
+#include "load/streams.h"
 
 #define DEFAULT_MAX_CONNS 10000
 #define NOFILE_SLACK      64 /* descriptors beyond the connections: epoll, stdio, files */
 #define WATCH_NS          (20 * 1000000LL) /* how often load_run looks at the threads */
 
-static int raise_nofile(rlim_t need, char *err)
+int engine_raise_nofile(rlim_t need, char *err)
 {
     struct rlimit rl;
     if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
@@ -101,8 +103,7 @@ static int engine_init(struct engine *e, const struct load_opts *o, char *err)
     e->timeout_ns = p->timeout_us > 0 ? p->timeout_us * 1000 : 0;
     e->max_conns = o->max_connections ? o->max_connections : DEFAULT_MAX_CONNS;
 
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    unsigned t = o->threads ? o->threads : (cores > 0 ? (unsigned)cores : 1);
+    unsigned t = o->threads ? o->threads : load_cpus_default();
     if (!e->plan.open_loop) {
         e->peak_users = (unsigned)llround(e->plan.peak);
         if (e->peak_users == 0)
@@ -115,7 +116,7 @@ static int engine_init(struct engine *e, const struct load_opts *o, char *err)
     e->nthreads = t ? t : 1;
     rlim_t need =
         (rlim_t)(e->plan.open_loop ? e->max_conns : e->peak_users) + NOFILE_SLACK + e->nthreads;
-    return raise_nofile(need, err);
+    return engine_raise_nofile(need, err);
 }
 
 static void snapshot(struct engine *e, int64_t now, uint64_t *last_req, int64_t *last_ns,
@@ -174,6 +175,8 @@ int load_run(const struct load_opts *o, struct load_result *out, char *err)
     int rc = 0, sig_blocked = 0, result_init = 0;
     int64_t quit_ns = -1;
 
+    if (o->profile && o->profile->streams)
+        return streams_run(o, out, err); /* which runs the producers back through here */
     memset(&e, 0, sizeof(e));
     memset(out, 0, sizeof(*out));
     atomic_init(&e.quit, 0);
@@ -209,7 +212,10 @@ int load_run(const struct load_opts *o, struct load_result *out, char *err)
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, &old);
     sig_blocked = 1;
-    clock_gettime(CLOCK_MONOTONIC, &e.t0);
+    if (o->start.tv_sec || o->start.tv_nsec)
+        e.t0 = o->start; /* a schedule shared with other runs (streams' producers) */
+    else
+        clock_gettime(CLOCK_MONOTONIC, &e.t0);
     for (unsigned i = 0; i < e.nthreads; i++) {
         int prc = pthread_create(&e.tids[i], NULL, engine_worker_main, e.w[i]);
         if (prc) {

@@ -6,6 +6,7 @@
 
 #include <signal.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "core/err.h"
 #include "load/profile.h"
@@ -30,13 +31,15 @@ typedef void (*load_progress_fn)(void *ud, const struct load_progress *p);
 struct load_opts {
     const char *url;               /* borrowed: http:// or https:// base URL; paths append */
     const struct profile *profile; /* borrowed */
-    unsigned threads;              /* 0: one per online core */
+    unsigned threads;              /* 0: one per CPU it may use (load/cpus.h) */
     unsigned max_connections;      /* open loop cap on connections; 0: 10000 */
     int insecure;                  /* skip TLS certificate verification */
     uint64_t seed;                 /* request-mix random seed; 0: fixed default */
     load_progress_fn progress;     /* may be NULL */
     void *progress_ud;
     volatile sig_atomic_t *stop; /* may be NULL; when it becomes non-zero the run ends early */
+    struct timespec start;       /* CLOCK_MONOTONIC time zero of the plan; zero: when the threads
+                                  * start. Runs given one start keep one schedule (streams). */
 };
 
 /* Runs warm-up then the measured window (or the stages) and fills *out. A target that refuses

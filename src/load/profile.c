@@ -15,6 +15,8 @@
 #include <yaml.h>
 
 #include "core/quantity.h"
+#include "load/profile_int.h"
+#include "load/profile_streams.h"
 
 /* Limits on what one profile may ask for. They are far above any sane profile and exist so
  * that a hostile or broken file costs bounded memory and never reaches the HTTP layer with
@@ -30,18 +32,10 @@
 #define MAX_USERS        PROFILE_MAX_USERS
 #define MAX_RATE         PROFILE_MAX_RATE
 #define MAX_WEIGHT       1000000
-#define MAX_RUN_US       PROFILE_MAX_RUN_US
-#define MAX_TIMEOUT_US   PROFILE_MAX_TIMEOUT_US
 #define MAX_PER_USER_RPS 1000000.0
 #define MAX_TARGET       1e12
 
 #define DEFAULT_SOURCE "built-in default"
-
-struct ctx {
-    yaml_document_t *doc;
-    const char *source;
-    char *err;
-};
 
 /* ---- errors ---------------------------------------------------------------------------- */
 
@@ -52,10 +46,8 @@ static int line_of(const yaml_node_t *n)
 
 /* "source:line: path: message". Every failure of the loader goes through here so they all
  * read the same way. */
-static int fail(struct ctx *c, const yaml_node_t *n, const char *path, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static int fail(struct ctx *c, const yaml_node_t *n, const char *path, const char *fmt, ...)
+int profile__fail(struct profile__ctx *c, const yaml_node_t *n, const char *path, const char *fmt,
+                  ...)
 {
     char msg[ERR_LEN];
     va_list ap;
@@ -93,7 +85,7 @@ static bool is_null(const yaml_node_t *n)
 }
 
 /* What a node is, for "got ...": the scalar quoted, or its kind. */
-static const char *got(const yaml_node_t *n, char *buf, size_t len)
+const char *profile__got(const yaml_node_t *n, char *buf, size_t len)
 {
     if (n->type == YAML_MAPPING_NODE)
         return "a mapping";
@@ -107,11 +99,9 @@ static const char *got(const yaml_node_t *n, char *buf, size_t len)
     return buf;
 }
 
-#define GOT(n) got((n), gotbuf, sizeof(gotbuf))
-
 /* ---- scalar readers ---------------------------------------------------------------------- */
 
-static yaml_node_t *node(struct ctx *c, int idx)
+static yaml_node_t *node(struct profile__ctx *c, int idx)
 {
     return yaml_document_get_node(c->doc, idx);
 }
@@ -133,72 +123,77 @@ static const char *text_cstr(const yaml_node_t *n)
     return t;
 }
 
-static int get_uint(struct ctx *c, const yaml_node_t *n, const char *path, uint64_t min,
-                    uint64_t max, uint64_t *out)
+int profile__get_uint(struct profile__ctx *c, const yaml_node_t *n, const char *path, uint64_t min,
+                      uint64_t max, uint64_t *out)
 {
     char gotbuf[64];
     const char *t = text_cstr(n);
     const char *what = min > 0 ? "a positive integer" : "a whole number >= 0";
     if (!t || !*t || strspn(t, "0123456789") != strlen(t))
-        return fail(c, n, path, "expected %s, got %s", what, GOT(n));
+        return profile__fail(c, n, path, "expected %s, got %s", what, GOT(n));
     /* 19 digits always fit in 64 bits; anything longer is over every cap anyway. */
     uint64_t v = strlen(t) > 19 ? UINT64_MAX : strtoull(t, NULL, 10);
     if (v < min)
-        return fail(c, n, path, "expected %s, got %s", what, GOT(n));
+        return profile__fail(c, n, path, "expected %s, got %s", what, GOT(n));
     if (v > max)
-        return fail(c, n, path, "%s is too large (at most %llu)", GOT(n), (unsigned long long)max);
+        return profile__fail(c, n, path, "%s is too large (at most %llu)", GOT(n),
+                             (unsigned long long)max);
     *out = v;
     return 0;
 }
 
 /* A plain decimal number; no hex, inf or nan, which strtod would otherwise take. */
-static int get_number(struct ctx *c, const yaml_node_t *n, const char *path, bool allow_zero,
-                      double max, double *out)
+int profile__get_number(struct profile__ctx *c, const yaml_node_t *n, const char *path,
+                        bool allow_zero, double max, double *out)
 {
     char gotbuf[64];
     const char *t = text_cstr(n);
     const char *what = allow_zero ? "a number >= 0" : "a positive number";
     char *end = NULL;
     if (!t || !*t || strspn(t, "0123456789.eE+-") != strlen(t) || !strchr("0123456789.", t[0]))
-        return fail(c, n, path, "expected %s, got %s", what, GOT(n));
+        return profile__fail(c, n, path, "expected %s, got %s", what, GOT(n));
     errno = 0;
     double v = strtod(t, &end);
     if (*end || errno == ERANGE || !isfinite(v) || v < 0 || (!allow_zero && v == 0))
-        return fail(c, n, path, "expected %s, got %s", what, GOT(n));
+        return profile__fail(c, n, path, "expected %s, got %s", what, GOT(n));
     if (v > max)
-        return fail(c, n, path, "%s is too large (at most %g)", GOT(n), max);
+        return profile__fail(c, n, path, "%s is too large (at most %g)", GOT(n), max);
     *out = v;
     return 0;
 }
 
-static int get_duration(struct ctx *c, const yaml_node_t *n, const char *path, bool allow_zero,
-                        int64_t max, int64_t *out)
+int profile__get_duration(struct profile__ctx *c, const yaml_node_t *n, const char *path,
+                          bool allow_zero, int64_t max, int64_t *out)
 {
     char gotbuf[64], qerr[ERR_LEN];
     const char *t = text_cstr(n);
     int64_t us;
     if (!t)
-        return fail(c, n, path, "expected a duration such as 250ms, 20s or 1m30s, got %s", GOT(n));
+        return profile__fail(c, n, path, "expected a duration such as 250ms, 20s or 1m30s, got %s",
+                             GOT(n));
     if (qty_parse_duration(t, &us, qerr) < 0)
-        return fail(c, n, path, "%s", qerr);
+        return profile__fail(c, n, path, "%s", qerr);
     if (!allow_zero && us == 0)
-        return fail(c, n, path, "must be longer than 0, got %s", GOT(n));
+        return profile__fail(c, n, path, "must be longer than 0, got %s", GOT(n));
     if (us > max) {
         char b[QTY_LEN];
-        return fail(c, n, path, "%s is too long (at most %s)", GOT(n), qty_format_duration(max, b));
+        return profile__fail(c, n, path, "%s is too long (at most %s)", GOT(n),
+                             qty_format_duration(max, b));
     }
     *out = us;
     return 0;
 }
 
-static int get_percent(struct ctx *c, const yaml_node_t *n, const char *path, double *out)
+int profile__get_percent(struct profile__ctx *c, const yaml_node_t *n, const char *path,
+                         double *out)
 {
     char gotbuf[64], qerr[ERR_LEN];
     const char *t = text_cstr(n);
     if (!t)
-        return fail(c, n, path, "expected a percentage such as 1%% or 0.5%%, got %s", GOT(n));
+        return profile__fail(c, n, path, "expected a percentage such as 1%% or 0.5%%, got %s",
+                             GOT(n));
     if (qty_parse_percent(t, out, qerr) < 0)
-        return fail(c, n, path, "%s", qerr);
+        return profile__fail(c, n, path, "%s", qerr);
     return 0;
 }
 
@@ -232,8 +227,8 @@ static size_t edit_distance(const char *a, const char *b)
 /* Sorts a mapping's pairs into slots by field name: vals[i] is the value node of keys[i], or
  * NULL when absent. Unknown, duplicate and non-scalar keys are errors, so a typo is reported
  * instead of silently doing nothing. prefix is the field path of the mapping ("" at the top). */
-static int fields(struct ctx *c, const yaml_node_t *map, const char *prefix,
-                  const char *const *keys, size_t nkeys, yaml_node_t **vals)
+int profile__fields(struct profile__ctx *c, const yaml_node_t *map, const char *prefix,
+                    const char *const *keys, size_t nkeys, yaml_node_t **vals)
 {
     char path[128], gotbuf[64];
 
@@ -244,7 +239,8 @@ static int fields(struct ctx *c, const yaml_node_t *map, const char *prefix,
         yaml_node_t *k = node(c, pr->key), *v = node(c, pr->value);
         const char *kt = k ? text_cstr(k) : NULL;
         if (!k || !v || !kt)
-            return fail(c, k, prefix, "expected a field name, got %s", k ? GOT(k) : "nothing");
+            return profile__fail(c, k, prefix, "expected a field name, got %s",
+                                 k ? GOT(k) : "nothing");
         size_t i = 0;
         while (i < nkeys && strcmp(kt, keys[i]))
             i++;
@@ -261,22 +257,22 @@ static int fields(struct ctx *c, const yaml_node_t *map, const char *prefix,
                 }
             }
             if (bestd <= 2)
-                return fail(c, k, path, "unknown field; did you mean '%s'?", keys[best]);
+                return profile__fail(c, k, path, "unknown field; did you mean '%s'?", keys[best]);
             char list[160] = "";
             size_t o = 0;
             for (size_t j = 0; j < nkeys && o < sizeof(list); j++)
                 o += (size_t)snprintf(list + o, sizeof(list) - o, "%s%s", j ? ", " : "", keys[j]);
-            return fail(c, k, path, "unknown field (expected one of: %s)", list);
+            return profile__fail(c, k, path, "unknown field (expected one of: %s)", list);
         }
         if (vals[i])
-            return fail(c, k, path, "given twice (first on line %d)", line_of(vals[i]));
+            return profile__fail(c, k, path, "given twice (first on line %d)", line_of(vals[i]));
         vals[i] = v;
     }
     return 0;
 }
 
 /* Null (an empty "key:") counts as absent for optional sections. */
-static bool is_mapping(const yaml_node_t *n)
+bool profile__is_mapping(const yaml_node_t *n)
 {
     return n && n->type == YAML_MAPPING_NODE;
 }
@@ -296,15 +292,15 @@ static bool is_token(const char *s)
     return true;
 }
 
-static int get_string(struct ctx *c, const yaml_node_t *n, const char *path, size_t maxlen,
+static int get_string(struct profile__ctx *c, const yaml_node_t *n, const char *path, size_t maxlen,
                       const char *what, char **out)
 {
     char gotbuf[64];
     const char *t = text_cstr(n);
     if (!t || !*t)
-        return fail(c, n, path, "expected %s, got %s", what, GOT(n));
+        return profile__fail(c, n, path, "expected %s, got %s", what, GOT(n));
     if (strlen(t) > maxlen)
-        return fail(c, n, path, "longer than %zu bytes", maxlen);
+        return profile__fail(c, n, path, "longer than %zu bytes", maxlen);
     *out = strdup(t);
     if (!*out)
         return err_set(c->err, -ENOMEM, "%s: out of memory", c->source);
@@ -327,14 +323,14 @@ static void request_free(struct profile_request *r)
     memset(r, 0, sizeof(*r));
 }
 
-static int load_headers(struct ctx *c, const yaml_node_t *map, const char *prefix,
+static int load_headers(struct profile__ctx *c, const yaml_node_t *map, const char *prefix,
                         struct profile_request *r)
 {
     char path[192], gotbuf[64], shown[48];
     size_t n = (size_t)(map->data.mapping.pairs.top - map->data.mapping.pairs.start);
 
     if (n > MAX_HEADERS)
-        return fail(c, map, prefix, "more than %d headers", MAX_HEADERS);
+        return profile__fail(c, map, prefix, "more than %d headers", MAX_HEADERS);
     if (n == 0)
         return 0;
     r->headers = calloc(n, sizeof(*r->headers));
@@ -345,29 +341,30 @@ static int load_headers(struct ctx *c, const yaml_node_t *map, const char *prefi
         yaml_node_t *k = node(c, pr->key), *v = node(c, pr->value);
         const char *kt = k ? text_cstr(k) : NULL;
         if (!k || !v || !kt)
-            return fail(c, k, prefix, "expected a header name, got %s", k ? GOT(k) : "nothing");
+            return profile__fail(c, k, prefix, "expected a header name, got %s",
+                                 k ? GOT(k) : "nothing");
         show(kt, strlen(kt), shown, sizeof(shown));
         snprintf(path, sizeof(path), "%s.%s", prefix, shown);
         if (strlen(kt) > MAX_HNAME_LEN || !is_token(kt))
-            return fail(c, k, path,
-                        "not a valid header name (letters, digits and !#$%%&'*+-.^_`|~ only)");
+            return profile__fail(
+                c, k, path, "not a valid header name (letters, digits and !#$%%&'*+-.^_`|~ only)");
         /* The engine frames every request itself; a profile that set these could make the
          * target read a different request than the one we measure (request smuggling). */
         if (!strcasecmp(kt, "Content-Length") || !strcasecmp(kt, "Transfer-Encoding"))
-            return fail(c, k, path, "set by sizeup from the body; remove it");
+            return profile__fail(c, k, path, "set by sizeup from the body; remove it");
         for (size_t j = 0; j < i; j++) {
             if (!strcasecmp(r->headers[j].name, kt))
-                return fail(c, k, path, "given twice");
+                return profile__fail(c, k, path, "given twice");
         }
         const char *vt = text(v);
         if (!vt)
-            return fail(c, v, path, "expected a header value, got %s", GOT(v));
+            return profile__fail(c, v, path, "expected a header value, got %s", GOT(v));
         if (v->data.scalar.length > MAX_HVALUE_LEN)
-            return fail(c, v, path, "value longer than %d bytes", MAX_HVALUE_LEN);
+            return profile__fail(c, v, path, "value longer than %d bytes", MAX_HVALUE_LEN);
         for (size_t j = 0; j < v->data.scalar.length; j++) {
             unsigned char ch = (unsigned char)vt[j];
             if ((ch < 0x20 && ch != '\t') || ch == 0x7f)
-                return fail(c, v, path, "value holds a control character (CR, LF or NUL)");
+                return profile__fail(c, v, path, "value holds a control character (CR, LF or NUL)");
         }
         r->headers[i].name = strdup(kt);
         r->headers[i].value = strdup(vt);
@@ -381,19 +378,18 @@ static int load_headers(struct ctx *c, const yaml_node_t *map, const char *prefi
 enum { RQ_NAME, RQ_METHOD, RQ_PATH, RQ_WEIGHT, RQ_HEADERS, RQ_BODY, RQ_N };
 static const char *const rq_keys[RQ_N] = {"name", "method", "path", "weight", "headers", "body"};
 
-static int load_request(struct ctx *c, const yaml_node_t *item, size_t idx,
+static int load_request(struct profile__ctx *c, const yaml_node_t *item, const char *prefix,
                         struct profile_request *r)
 {
-    char prefix[32], path[64], gotbuf[64];
+    char path[64], gotbuf[64];
     yaml_node_t *v[RQ_N];
     int rc;
 
-    snprintf(prefix, sizeof(prefix), "requests[%zu]", idx);
     if (item->type != YAML_MAPPING_NODE)
-        return fail(c, item, prefix,
-                    "expected a mapping such as { name: home, path: /, weight: 1 }, got %s",
-                    GOT(item));
-    rc = fields(c, item, prefix, rq_keys, RQ_N, v);
+        return profile__fail(
+            c, item, prefix,
+            "expected a mapping such as { name: home, path: /, weight: 1 }, got %s", GOT(item));
+    rc = profile__fields(c, item, prefix, rq_keys, RQ_N, v);
     if (rc)
         return rc;
 
@@ -404,8 +400,8 @@ static int load_request(struct ctx *c, const yaml_node_t *item, size_t idx,
         if (rc)
             return rc;
         if (!is_token(r->method))
-            return fail(c, v[RQ_METHOD], path, "not a valid HTTP method, got %s",
-                        GOT(v[RQ_METHOD]));
+            return profile__fail(c, v[RQ_METHOD], path, "not a valid HTTP method, got %s",
+                                 GOT(v[RQ_METHOD]));
     } else if (!(r->method = strdup("GET"))) {
         return err_set(c->err, -ENOMEM, "%s: out of memory", c->source);
     }
@@ -416,12 +412,14 @@ static int load_request(struct ctx *c, const yaml_node_t *item, size_t idx,
         if (rc)
             return rc;
         if (r->path[0] != '/')
-            return fail(c, v[RQ_PATH], path, "must start with '/', got %s", GOT(v[RQ_PATH]));
+            return profile__fail(c, v[RQ_PATH], path, "must start with '/', got %s",
+                                 GOT(v[RQ_PATH]));
         for (const char *s = r->path; *s; s++) {
             unsigned char ch = (unsigned char)*s;
             if (ch <= 0x20 || ch == 0x7f)
-                return fail(c, v[RQ_PATH], path,
-                            "spaces and control characters must be percent-encoded (%%20)");
+                return profile__fail(
+                    c, v[RQ_PATH], path,
+                    "spaces and control characters must be percent-encoded (%%20)");
         }
     } else if (!(r->path = strdup("/"))) {
         return err_set(c->err, -ENOMEM, "%s: out of memory", c->source);
@@ -434,13 +432,14 @@ static int load_request(struct ctx *c, const yaml_node_t *item, size_t idx,
         for (const char *s = r->name; *s; s++) {
             unsigned char ch = (unsigned char)*s;
             if (ch < 0x20 || ch == 0x7f)
-                return fail(c, v[RQ_NAME], path, "holds a control character");
+                return profile__fail(c, v[RQ_NAME], path, "holds a control character");
         }
     } else {
         size_t len = strlen(r->method) + 1 + strlen(r->path) + 1;
         if (len - 1 > MAX_NAME_LEN) {
             /* A long path makes a long default name; reports want a short one. */
-            return fail(c, item, prefix, "the path is long: give the request a short 'name'");
+            return profile__fail(c, item, prefix,
+                                 "the path is long: give the request a short 'name'");
         }
         r->name = malloc(len);
         if (!r->name)
@@ -451,7 +450,7 @@ static int load_request(struct ctx *c, const yaml_node_t *item, size_t idx,
     r->weight = 1;
     if (v[RQ_WEIGHT]) {
         uint64_t w;
-        rc = get_uint(c, v[RQ_WEIGHT], FIELD(RQ_WEIGHT), 1, MAX_WEIGHT, &w);
+        rc = profile__get_uint(c, v[RQ_WEIGHT], FIELD(RQ_WEIGHT), 1, MAX_WEIGHT, &w);
         if (rc)
             return rc;
         r->weight = (unsigned)w;
@@ -459,9 +458,10 @@ static int load_request(struct ctx *c, const yaml_node_t *item, size_t idx,
 
     if (v[RQ_HEADERS] && !is_null(v[RQ_HEADERS])) {
         if (v[RQ_HEADERS]->type != YAML_MAPPING_NODE)
-            return fail(c, v[RQ_HEADERS], FIELD(RQ_HEADERS),
-                        "expected a mapping such as { Authorization: \"Bearer x\" }, got %s",
-                        GOT(v[RQ_HEADERS]));
+            return profile__fail(
+                c, v[RQ_HEADERS], FIELD(RQ_HEADERS),
+                "expected a mapping such as { Authorization: \"Bearer x\" }, got %s",
+                GOT(v[RQ_HEADERS]));
         rc = load_headers(c, v[RQ_HEADERS], FIELD(RQ_HEADERS), r);
         if (rc)
             return rc;
@@ -470,9 +470,9 @@ static int load_request(struct ctx *c, const yaml_node_t *item, size_t idx,
     if (v[RQ_BODY] && !is_null(v[RQ_BODY])) {
         const yaml_node_t *b = v[RQ_BODY];
         if (b->type != YAML_SCALAR_NODE)
-            return fail(c, b, FIELD(RQ_BODY),
-                        "expected a string (quote JSON bodies: body: '{\"id\":1}'), got %s",
-                        GOT(b));
+            return profile__fail(
+                c, b, FIELD(RQ_BODY),
+                "expected a string (quote JSON bodies: body: '{\"id\":1}'), got %s", GOT(b));
         r->body_len = b->data.scalar.length;
         r->body = malloc(r->body_len + 1);
         if (!r->body)
@@ -484,17 +484,17 @@ static int load_request(struct ctx *c, const yaml_node_t *item, size_t idx,
     return 0;
 }
 
-static int load_requests(struct ctx *c, const yaml_node_t *seq, struct profile *p)
+static int load_requests(struct profile__ctx *c, const yaml_node_t *seq, struct profile *p)
 {
     char gotbuf[64];
     if (seq->type != YAML_SEQUENCE_NODE)
-        return fail(c, seq, "requests", "expected a list of requests, got %s", GOT(seq));
+        return profile__fail(c, seq, "requests", "expected a list of requests, got %s", GOT(seq));
     size_t n = (size_t)(seq->data.sequence.items.top - seq->data.sequence.items.start);
     if (n == 0)
-        return fail(c, seq, "requests", "the list is empty: give at least one request");
+        return profile__fail(c, seq, "requests", "the list is empty: give at least one request");
     if (n > PROFILE_MAX_REQUESTS)
-        return fail(c, seq, "requests", "%zu requests, at most %d allowed", n,
-                    PROFILE_MAX_REQUESTS);
+        return profile__fail(c, seq, "requests", "%zu requests, at most %d allowed", n,
+                             PROFILE_MAX_REQUESTS);
 
     struct profile_request *rs = calloc(n, sizeof(*rs));
     if (!rs)
@@ -504,10 +504,12 @@ static int load_requests(struct ctx *c, const yaml_node_t *seq, struct profile *
     for (; done < n; done++) {
         yaml_node_t *item = node(c, seq->data.sequence.items.start[done]);
         if (!item) {
-            rc = fail(c, seq, "requests", "malformed list");
+            rc = profile__fail(c, seq, "requests", "malformed list");
             goto out;
         }
-        rc = load_request(c, item, done, &rs[done]);
+        char prefix[32];
+        snprintf(prefix, sizeof(prefix), "requests[%zu]", done);
+        rc = load_request(c, item, prefix, &rs[done]);
         if (rc) {
             done++; /* the half-built request is freed with the others */
             goto out;
@@ -516,10 +518,10 @@ static int load_requests(struct ctx *c, const yaml_node_t *seq, struct profile *
             if (!strcmp(rs[j].name, rs[done].name)) {
                 char path[48];
                 snprintf(path, sizeof(path), "requests[%zu].name", done);
-                rc = fail(c, item, path,
-                          "'%s' is already the name of requests[%zu]; names must "
-                          "be unique",
-                          rs[done].name, j);
+                rc = profile__fail(c, item, path,
+                                   "'%s' is already the name of requests[%zu]; names must "
+                                   "be unique",
+                                   rs[done].name, j);
                 done++;
                 goto out;
             }
@@ -540,22 +542,40 @@ out:
     return rc;
 }
 
+int profile__load_request(struct profile__ctx *c, const yaml_node_t *item, const char *prefix,
+                          struct profile_request *r)
+{
+    return load_request(c, item, prefix, r);
+}
+
+int profile__get_string(struct profile__ctx *c, const yaml_node_t *n, const char *path,
+                        size_t maxlen, const char *what, char **out)
+{
+    return get_string(c, n, path, maxlen, what, out);
+}
+
+void profile__request_free(struct profile_request *r)
+{
+    request_free(r);
+}
+
 enum { ST_DURATION, ST_USERS, ST_RATE, ST_N };
 static const char *const st_keys[ST_N] = {"duration", "users", "rate"};
 
-static int load_stages(struct ctx *c, const yaml_node_t *seq, struct profile *p)
+static int load_stages(struct profile__ctx *c, const yaml_node_t *seq, struct profile *p)
 {
     char gotbuf[64], prefix[32], path[48];
     if (seq->type != YAML_SEQUENCE_NODE)
-        return fail(c, seq, "stages",
-                    "expected a list such as [{ duration: 30s, users: 200 }], "
-                    "got %s",
-                    GOT(seq));
+        return profile__fail(c, seq, "stages",
+                             "expected a list such as [{ duration: 30s, users: 200 }], "
+                             "got %s",
+                             GOT(seq));
     size_t n = (size_t)(seq->data.sequence.items.top - seq->data.sequence.items.start);
     if (n == 0)
-        return fail(c, seq, "stages", "the list is empty");
+        return profile__fail(c, seq, "stages", "the list is empty");
     if (n > PROFILE_MAX_STAGES)
-        return fail(c, seq, "stages", "%zu stages, at most %d allowed", n, PROFILE_MAX_STAGES);
+        return profile__fail(c, seq, "stages", "%zu stages, at most %d allowed", n,
+                             PROFILE_MAX_STAGES);
     struct profile_stage *st = calloc(n, sizeof(*st));
     if (!st)
         return err_set(c->err, -ENOMEM, "%s: out of memory", c->source);
@@ -567,54 +587,54 @@ static int load_stages(struct ctx *c, const yaml_node_t *seq, struct profile *p)
         yaml_node_t *item = node(c, seq->data.sequence.items.start[i]), *v[ST_N];
         snprintf(prefix, sizeof(prefix), "stages[%zu]", i);
         if (!item || item->type != YAML_MAPPING_NODE) {
-            rc = fail(c, item ? item : seq, prefix,
-                      "expected a mapping such as { duration: 30s, users: 200 }, got %s",
-                      item ? GOT(item) : "nothing");
+            rc = profile__fail(c, item ? item : seq, prefix,
+                               "expected a mapping such as { duration: 30s, users: 200 }, got %s",
+                               item ? GOT(item) : "nothing");
             goto out;
         }
-        rc = fields(c, item, prefix, st_keys, ST_N, v);
+        rc = profile__fields(c, item, prefix, st_keys, ST_N, v);
         if (rc)
             goto out;
         if (!v[ST_DURATION]) {
-            rc = fail(c, item, prefix, "missing 'duration'");
+            rc = profile__fail(c, item, prefix, "missing 'duration'");
             goto out;
         }
         snprintf(path, sizeof(path), "%s.duration", prefix);
-        rc = get_duration(c, v[ST_DURATION], path, true, MAX_RUN_US, &st[i].duration_us);
+        rc = profile__get_duration(c, v[ST_DURATION], path, true, MAX_RUN_US, &st[i].duration_us);
         if (rc)
             goto out;
         total += st[i].duration_us;
         if (!v[ST_USERS] == !v[ST_RATE]) {
-            rc = fail(c, item, prefix,
-                      "give exactly one of 'users' (closed loop) or 'rate' "
-                      "(open loop)");
+            rc = profile__fail(c, item, prefix,
+                               "give exactly one of 'users' (closed loop) or 'rate' "
+                               "(open loop)");
             goto out;
         }
         if (i == 0)
             by_users = v[ST_USERS] != NULL;
         else if (by_users != (v[ST_USERS] != NULL)) {
-            rc = fail(c, item, prefix, "every stage must set '%s' like stages[0]",
-                      by_users ? "users" : "rate");
+            rc = profile__fail(c, item, prefix, "every stage must set '%s' like stages[0]",
+                               by_users ? "users" : "rate");
             goto out;
         }
         if (by_users) {
             uint64_t u;
             snprintf(path, sizeof(path), "%s.users", prefix);
-            rc = get_uint(c, v[ST_USERS], path, 0, MAX_USERS, &u);
+            rc = profile__get_uint(c, v[ST_USERS], path, 0, MAX_USERS, &u);
             if (rc)
                 goto out;
             st[i].users = (double)u;
             st[i].rate = -1;
         } else {
             snprintf(path, sizeof(path), "%s.rate", prefix);
-            rc = get_number(c, v[ST_RATE], path, true, MAX_RATE, &st[i].rate);
+            rc = profile__get_number(c, v[ST_RATE], path, true, MAX_RATE, &st[i].rate);
             if (rc)
                 goto out;
             st[i].users = -1;
         }
     }
     if (total == 0) {
-        rc = fail(c, seq, "stages", "the stages last 0s in total");
+        rc = profile__fail(c, seq, "stages", "the stages last 0s in total");
         goto out;
     }
     p->stages = st;
@@ -631,24 +651,24 @@ out:
 enum { TH_P95, TH_ERRORS, TH_N };
 static const char *const th_keys[TH_N] = {"p95", "errors"};
 
-static int load_threshold(struct ctx *c, const yaml_node_t *map, const char *prefix, int64_t *p95,
-                          double *errors)
+static int load_threshold(struct profile__ctx *c, const yaml_node_t *map, const char *prefix,
+                          int64_t *p95, double *errors)
 {
     char gotbuf[64], path[48];
     yaml_node_t *v[TH_N];
-    if (!is_mapping(map))
-        return fail(c, map, prefix,
-                    "expected a mapping such as { p95: 100ms, errors: 1%% }, "
-                    "got %s",
-                    GOT(map));
-    int rc = fields(c, map, prefix, th_keys, TH_N, v);
+    if (!profile__is_mapping(map))
+        return profile__fail(c, map, prefix,
+                             "expected a mapping such as { p95: 100ms, errors: 1%% }, "
+                             "got %s",
+                             GOT(map));
+    int rc = profile__fields(c, map, prefix, th_keys, TH_N, v);
     if (!rc && v[TH_P95]) {
         snprintf(path, sizeof(path), "%s.p95", prefix);
-        rc = get_duration(c, v[TH_P95], path, false, MAX_TIMEOUT_US, p95);
+        rc = profile__get_duration(c, v[TH_P95], path, false, MAX_TIMEOUT_US, p95);
     }
     if (!rc && v[TH_ERRORS]) {
         snprintf(path, sizeof(path), "%s.errors", prefix);
-        rc = get_percent(c, v[TH_ERRORS], path, errors);
+        rc = profile__get_percent(c, v[TH_ERRORS], path, errors);
     }
     return rc;
 }
@@ -656,17 +676,17 @@ static int load_threshold(struct ctx *c, const yaml_node_t *map, const char *pre
 enum { TS_HEALTHY, TS_OVERLOADED, TS_N };
 static const char *const ts_keys[TS_N] = {"healthy", "overloaded"};
 
-static int load_thresholds(struct ctx *c, const yaml_node_t *map, struct profile *p)
+static int load_thresholds(struct profile__ctx *c, const yaml_node_t *map, struct profile *p)
 {
     char gotbuf[64];
     yaml_node_t *v[TS_N];
     struct profile_thresholds *t = &p->thresholds;
-    if (!is_mapping(map))
-        return fail(c, map, "thresholds",
-                    "expected a mapping with 'healthy' and/or "
-                    "'overloaded', got %s",
-                    GOT(map));
-    int rc = fields(c, map, "thresholds", ts_keys, TS_N, v);
+    if (!profile__is_mapping(map))
+        return profile__fail(c, map, "thresholds",
+                             "expected a mapping with 'healthy' and/or "
+                             "'overloaded', got %s",
+                             GOT(map));
+    int rc = profile__fields(c, map, "thresholds", ts_keys, TS_N, v);
     if (!rc && v[TS_HEALTHY])
         rc = load_threshold(c, v[TS_HEALTHY], "thresholds.healthy", &t->healthy_p95_us,
                             &t->healthy_errors);
@@ -678,35 +698,37 @@ static int load_thresholds(struct ctx *c, const yaml_node_t *map, struct profile
     /* A healthy bound above the overloaded one would make a run both at once. */
     if (t->healthy_p95_us > t->overloaded_p95_us) {
         char a[QTY_LEN], b[QTY_LEN];
-        return fail(c, map, "thresholds", "healthy.p95 (%s) is above overloaded.p95 (%s)",
-                    qty_format_duration(t->healthy_p95_us, a),
-                    qty_format_duration(t->overloaded_p95_us, b));
+        return profile__fail(c, map, "thresholds", "healthy.p95 (%s) is above overloaded.p95 (%s)",
+                             qty_format_duration(t->healthy_p95_us, a),
+                             qty_format_duration(t->overloaded_p95_us, b));
     }
     if (t->healthy_errors > t->overloaded_errors)
-        return fail(c, map, "thresholds",
-                    "healthy.errors (%g%%) is above overloaded.errors "
-                    "(%g%%)",
-                    t->healthy_errors * 100, t->overloaded_errors * 100);
+        return profile__fail(c, map, "thresholds",
+                             "healthy.errors (%g%%) is above overloaded.errors "
+                             "(%g%%)",
+                             t->healthy_errors * 100, t->overloaded_errors * 100);
     return 0;
 }
 
 enum { TG_USERS, TG_RPS, TG_N };
 static const char *const tg_keys[TG_N] = {"users", "rps"};
 
-static int load_target(struct ctx *c, const yaml_node_t *map, struct profile *p)
+static int load_target(struct profile__ctx *c, const yaml_node_t *map, struct profile *p)
 {
     char gotbuf[64];
     yaml_node_t *v[TG_N];
-    if (!is_mapping(map))
-        return fail(c, map, "target", "expected { users: N } or { rps: N }, got %s", GOT(map));
-    int rc = fields(c, map, "target", tg_keys, TG_N, v);
+    if (!profile__is_mapping(map))
+        return profile__fail(c, map, "target", "expected { users: N } or { rps: N }, got %s",
+                             GOT(map));
+    int rc = profile__fields(c, map, "target", tg_keys, TG_N, v);
     if (rc)
         return rc;
     if (!v[TG_USERS] == !v[TG_RPS])
-        return fail(c, map, "target", "give exactly one of 'users' or 'rps'");
+        return profile__fail(c, map, "target", "give exactly one of 'users' or 'rps'");
     if (v[TG_USERS])
-        return get_number(c, v[TG_USERS], "target.users", false, MAX_TARGET, &p->target_users);
-    return get_number(c, v[TG_RPS], "target.rps", false, MAX_TARGET, &p->target_rps);
+        return profile__get_number(c, v[TG_USERS], "target.users", false, MAX_TARGET,
+                                   &p->target_users);
+    return profile__get_number(c, v[TG_RPS], "target.rps", false, MAX_TARGET, &p->target_rps);
 }
 
 enum {
@@ -720,42 +742,50 @@ enum {
     K_TARGET,
     K_STAGES,
     K_REQUESTS,
+    K_SEARCH,
+    K_SLO,
+    K_COST,
+    K_PLANNING,
+    K_STREAMS,
+    K_PRODUCERS,
     K_N
 };
 static const char *const top_keys[K_N] = {"users",   "rate",         "duration",   "warmup",
                                           "timeout", "per_user_rps", "thresholds", "target",
-                                          "stages",  "requests"};
+                                          "stages",  "requests",     "search",     "slo",
+                                          "cost",    "planning",     "streams",    "producers"};
 
-static int load_root(struct ctx *c, const yaml_node_t *root, struct profile *p)
+static int load_root(struct profile__ctx *c, const yaml_node_t *root, struct profile *p)
 {
     char gotbuf[64];
     yaml_node_t *v[K_N];
     int rc;
 
     if (root->type != YAML_MAPPING_NODE)
-        return fail(c, root, NULL,
-                    "expected a mapping of profile fields (users, duration, "
-                    "requests ...), got %s",
-                    GOT(root));
-    rc = fields(c, root, "", top_keys, K_N, v);
+        return profile__fail(c, root, NULL,
+                             "expected a mapping of profile fields (users, duration, "
+                             "requests ...), got %s",
+                             GOT(root));
+    rc = profile__fields(c, root, "", top_keys, K_N, v);
     if (rc)
         return rc;
 
     if (v[K_USERS] && v[K_RATE]) {
         const yaml_node_t *later =
             line_of(v[K_RATE]) >= line_of(v[K_USERS]) ? v[K_RATE] : v[K_USERS];
-        return fail(c, later, later == v[K_RATE] ? "rate" : "users",
-                    "users (closed loop) and rate (open loop) are mutually exclusive; give one");
+        return profile__fail(
+            c, later, later == v[K_RATE] ? "rate" : "users",
+            "users (closed loop) and rate (open loop) are mutually exclusive; give one");
     }
     if (v[K_STAGES] && (v[K_USERS] || v[K_RATE] || v[K_DURATION])) {
         int k = v[K_USERS] ? K_USERS : v[K_RATE] ? K_RATE : K_DURATION;
-        return fail(c, v[k], top_keys[k],
-                    "not allowed with stages (the stages set the load "
-                    "and, added up, the duration)");
+        return profile__fail(c, v[k], top_keys[k],
+                             "not allowed with stages (the stages set the load "
+                             "and, added up, the duration)");
     }
     if (v[K_USERS]) {
         uint64_t u;
-        rc = get_uint(c, v[K_USERS], "users", 1, MAX_USERS, &u);
+        rc = profile__get_uint(c, v[K_USERS], "users", 1, MAX_USERS, &u);
         if (rc)
             return rc;
         p->users = (unsigned)u;
@@ -763,23 +793,23 @@ static int load_root(struct ctx *c, const yaml_node_t *root, struct profile *p)
         p->given |= PROFILE_GIVEN_USERS;
     }
     if (v[K_RATE]) {
-        rc = get_number(c, v[K_RATE], "rate", false, MAX_RATE, &p->rate);
+        rc = profile__get_number(c, v[K_RATE], "rate", false, MAX_RATE, &p->rate);
         if (rc)
             return rc;
         p->users = 0;
         p->given |= PROFILE_GIVEN_RATE;
     }
-    if (v[K_DURATION] &&
-        (rc = get_duration(c, v[K_DURATION], "duration", false, MAX_RUN_US, &p->duration_us)))
+    if (v[K_DURATION] && (rc = profile__get_duration(c, v[K_DURATION], "duration", false,
+                                                     MAX_RUN_US, &p->duration_us)))
         return rc;
     if (v[K_WARMUP] &&
-        (rc = get_duration(c, v[K_WARMUP], "warmup", true, MAX_RUN_US, &p->warmup_us)))
+        (rc = profile__get_duration(c, v[K_WARMUP], "warmup", true, MAX_RUN_US, &p->warmup_us)))
         return rc;
-    if (v[K_TIMEOUT] &&
-        (rc = get_duration(c, v[K_TIMEOUT], "timeout", false, MAX_TIMEOUT_US, &p->timeout_us)))
+    if (v[K_TIMEOUT] && (rc = profile__get_duration(c, v[K_TIMEOUT], "timeout", false,
+                                                    MAX_TIMEOUT_US, &p->timeout_us)))
         return rc;
-    if (v[K_PER_USER_RPS] && (rc = get_number(c, v[K_PER_USER_RPS], "per_user_rps", false,
-                                              MAX_PER_USER_RPS, &p->per_user_rps)))
+    if (v[K_PER_USER_RPS] && (rc = profile__get_number(c, v[K_PER_USER_RPS], "per_user_rps", false,
+                                                       MAX_PER_USER_RPS, &p->per_user_rps)))
         return rc;
     if (v[K_THRESHOLDS] && (rc = load_thresholds(c, v[K_THRESHOLDS], p)))
         return rc;
@@ -789,7 +819,10 @@ static int load_root(struct ctx *c, const yaml_node_t *root, struct profile *p)
         return rc;
     if (v[K_REQUESTS] && (rc = load_requests(c, v[K_REQUESTS], p)))
         return rc;
-    return 0;
+    if ((rc = profile__load_sizing(c, v[K_SEARCH], v[K_SLO], v[K_COST], v[K_PLANNING], p)))
+        return rc;
+    return profile__load_streams(c, v[K_STREAMS], v[K_PRODUCERS],
+                                 v[K_USERS] || v[K_RATE] || v[K_STAGES] || v[K_REQUESTS], p);
 }
 
 /* ---- YAML plumbing ----------------------------------------------------------------------- */
@@ -802,7 +835,8 @@ static int line_at_offset(const char *buf, size_t len, size_t off)
     return line;
 }
 
-static int syntax_error(struct ctx *c, const yaml_parser_t *ps, const char *buf, size_t len)
+static int syntax_error(struct profile__ctx *c, const yaml_parser_t *ps, const char *buf,
+                        size_t len)
 {
     int line;
     if (ps->error == YAML_MEMORY_ERROR)
@@ -821,7 +855,7 @@ static int syntax_error(struct ctx *c, const yaml_parser_t *ps, const char *buf,
  * the loader would otherwise silently ignore, and deep nesting: libyaml's scanner does work
  * proportional to the flow depth for every token, so a megabyte of '[' would take hours. A
  * profile needs five levels; the scan stops as soon as it passes MAX_DEPTH. */
-static int prescan(struct ctx *c, const char *buf, size_t len)
+static int prescan(struct profile__ctx *c, const char *buf, size_t len)
 {
     yaml_parser_t ps;
     yaml_event_t ev;
@@ -888,6 +922,7 @@ void profile_free(struct profile *p)
         request_free(&p->requests[i]);
     free(p->requests);
     free(p->stages);
+    profile_streams_free(p->streams);
     memset(p, 0, sizeof(*p));
 }
 
@@ -945,7 +980,7 @@ int profile_load_buffer(const char *buf, size_t len, const char *source, struct 
     yaml_parser_t ps;
     yaml_document_t doc;
     bool have_parser = false, have_doc = false;
-    struct ctx c = {.doc = &doc, .source = source ? source : "profile", .err = err};
+    struct profile__ctx c = {.doc = &doc, .source = source ? source : "profile", .err = err};
     int rc;
 
     memset(p, 0, sizeof(*p));

@@ -20,6 +20,10 @@
 /* struct profile's `given`: the load fields the YAML set itself (not left to the default). */
 #define PROFILE_GIVEN_USERS (1u << 0)
 #define PROFILE_GIVEN_RATE  (1u << 1)
+/* search: at most this many repeats at the capacity and search steps per variant (the sweep keeps
+ * every step of a variant: the probe, the steps and twice the repeats, see sweep/capacity.h). */
+#define PROFILE_MAX_REPEATS      10
+#define PROFILE_MAX_SEARCH_STEPS 16
 
 struct profile_header {
     char *name;  /* owned */
@@ -89,6 +93,8 @@ struct profile_planning {
     double growth;
 };
 
+struct profile_streams; /* load/profile_streams.h */
+
 struct profile {
     char *source;   /* owned: the file name, or "built-in default" */
     unsigned users; /* closed loop: concurrent virtual users; 0 when rate is set */
@@ -109,6 +115,7 @@ struct profile {
     struct profile_request *requests; /* owned array, at least one */
     size_t nrequests;
     unsigned given; /* PROFILE_GIVEN_* bits; 0 for the built-in default */
+    struct profile_streams *streams; /* owned: streams: and producers:, NULL when absent */
 };
 
 /* Fills p with the built-in default: GET /, 50 users, 20 s, 5 s warm-up, 5 s timeout,

@@ -6,9 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "load/report_fmt.h"
+#include "load/streams.h"
+
 /* ---- formatting helpers ------------------------------------------------------------------ */
 
-#define FMT_LEN 32
+#define FMT_LEN REPORT_FMT_LEN
 
 /* Latency for people: three significant figures, unit chosen by size. */
 static const char *fmt_lat(uint64_t us, char buf[FMT_LEN])
@@ -81,6 +84,21 @@ static const char *fmt_rate(double rps, char buf[FMT_LEN])
 {
     snprintf(buf, FMT_LEN, rps < 100 ? "%.2f" : "%.1f", rps);
     return buf;
+}
+
+const char *report_fmt_lat(uint64_t us, char buf[REPORT_FMT_LEN])
+{
+    return fmt_lat(us, buf);
+}
+
+const char *report_fmt_count(uint64_t n, char buf[REPORT_FMT_LEN])
+{
+    return fmt_count(n, buf);
+}
+
+const char *report_fmt_bytes(uint64_t b, char buf[REPORT_FMT_LEN])
+{
+    return fmt_bytes(b, buf);
 }
 
 /* ---- text -------------------------------------------------------------------------------- */
@@ -249,6 +267,8 @@ int report_text(FILE *f, const struct load_result *r, const struct profile *p)
         }
     }
     fprintf(f, "%s\n", any ? "" : " none");
+    if (r->streams && stream_report_text(f, r->streams) != 0)
+        return -EIO;
     fflush(f);
     return ferror(f) ? -EIO : 0;
 }
@@ -416,6 +436,7 @@ cJSON *report_json(const struct load_result *r)
                  scope_json(s, &r->by_stage[i], r->stage_duration_s[i]);
         }
     }
+    ok = ok && (!r->streams || stream_report_json(o, r->streams));
     if (!ok) {
         cJSON_Delete(o);
         return NULL;

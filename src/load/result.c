@@ -90,6 +90,7 @@ void load_result_free(struct load_result *r)
     free(r->by_name);
     free(r->stage_duration_s);
     free(r->by_stage);
+    free(r->streams);
     memset(r, 0, sizeof(*r));
 }
 
@@ -102,6 +103,33 @@ void load_result_add_thread(struct load_result *r, const struct load_stats *by_n
     }
     for (size_t s = 0; s < r->nstages; s++)
         load_stats_merge(&r->by_stage[s], &by_stage[s]);
+}
+
+int load_result_append(struct load_result *dst, struct load_result *src)
+{
+    size_t n = dst->nnames + src->nnames;
+    char **names = realloc(dst->names, (n ? n : 1) * sizeof(*names));
+    if (names)
+        dst->names = names;
+    struct load_stats *by = names ? realloc(dst->by_name, (n ? n : 1) * sizeof(*by)) : NULL;
+    if (!names || !by) {
+        load_result_free(src);
+        return -ENOMEM;
+    }
+    dst->by_name = by;
+    for (size_t i = 0; i < src->nnames; i++) {
+        dst->names[dst->nnames + i] = src->names[i];
+        src->names[i] = NULL;
+        dst->by_name[dst->nnames + i] = src->by_name[i];
+    }
+    dst->nnames = n;
+    load_stats_merge(&dst->total, &src->total);
+    dst->tool_cpu_s += src->tool_cpu_s;
+    dst->threads += src->threads;
+    dst->peak_concurrency += src->peak_concurrency;
+    dst->interrupted = dst->interrupted || src->interrupted;
+    load_result_free(src);
+    return 0;
 }
 
 /* The length of stage s up to end_ns: a stop can cut it short or leave it unrun (0). */

@@ -41,6 +41,8 @@ struct load_stats {
 
 enum verdict { VERDICT_HEALTHY = 0, VERDICT_STRESSED, VERDICT_OVERLOADED };
 
+struct stream_result; /* load/streams.h */
+
 struct load_result {
     double duration_s;         /* length of the measured window as actually run */
     double tool_cpu_s;         /* the load generator's own user + system CPU time */
@@ -58,6 +60,7 @@ struct load_result {
     double *stage_duration_s;    /* owned array of nstages */
     struct load_stats *by_stage; /* owned array of nstages */
     enum verdict verdict;
+    struct stream_result *streams; /* owned; NULL for a run without streams */
 };
 
 /* Zeroes s and empties its histogram. */
@@ -79,6 +82,12 @@ int load_result_init(struct load_result *r /* OUT */, const struct profile *p);
 /* Frees what r owns and zeroes it; no-op on a zeroed result. */
 void load_result_free(struct load_result *r);
 
+/* Moves src's requests into dst, for two request loads run side by side on one schedule:
+ * src's names and per-name figures follow dst's, the totals, tool CPU, threads and peak
+ * concurrency add up, and dst keeps its own stages, rates and duration. src is freed either
+ * way. Returns 0 or -ENOMEM (dst unchanged). The caller sets the verdict. */
+int load_result_append(struct load_result *dst, struct load_result *src);
+
 struct plan;
 
 /* Adds one load thread's statistics into r: by_name (r->nnames entries, the profile's order) into
@@ -95,8 +104,9 @@ void load_result_add_thread(struct load_result *r, const struct load_stats *by_n
 void load_result_finish(struct load_result *r, const struct plan *pl, const struct profile *p,
                         int64_t end_ns, uint64_t sent);
 
-/* The reference load test's rules (docs/sweep.md, "Where the defaults come from"): HEALTHY when p95 < healthy_p95 and errors < healthy_errors; OVERLOADED
- * when p95 > overloaded_p95, errors > overloaded_errors, or nothing completed; else STRESSED. */
+/* The reference load test's rules (docs/sweep.md, "Where the defaults come from"): HEALTHY when p95
+ * < healthy_p95 and errors < healthy_errors; OVERLOADED when p95 > overloaded_p95, errors >
+ * overloaded_errors, or nothing completed; else STRESSED. */
 enum verdict verdict_classify(const struct load_stats *s, const struct profile_thresholds *t);
 
 /* "HEALTHY", "STRESSED", "OVERLOADED". */

@@ -82,19 +82,14 @@ static int read_i64(const char *path, int64_t *v)
     return 0;
 }
 
-/* Value of "key N" in a flat-keyed file (memory.events, memory.oom_control, cpu.stat). */
-static int read_keyed(const char *path, const char *key, uint64_t *v)
+/* Value of "key N" in the text of a flat-keyed file (memory.events, memory.oom_control,
+ * cpu.stat). Returns 0, or -ENOENT when no line has the key. */
+static int keyed_value(const char *text, const char *key, uint64_t *v)
 {
-    char buf[SMALL];
     size_t klen = strlen(key);
-    int rc = read_small(path, buf, sizeof(buf));
 
-    if (rc < 0)
-        return rc;
-    for (char *line = buf; line && *line;) {
-        char *nl = strchr(line, '\n');
-        if (nl)
-            *nl = '\0';
+    for (const char *line = text; line && *line;) {
+        const char *nl = strchr(line, '\n');
         if (strncmp(line, key, klen) == 0 && line[klen] == ' ') {
             *v = strtoull(line + klen + 1, NULL, 10);
             return 0;
@@ -102,6 +97,16 @@ static int read_keyed(const char *path, const char *key, uint64_t *v)
         line = nl ? nl + 1 : NULL;
     }
     return -ENOENT;
+}
+
+static int read_keyed(const char *path, const char *key, uint64_t *v)
+{
+    char buf[SMALL];
+    int rc = read_small(path, buf, sizeof(buf));
+
+    if (rc < 0)
+        return rc;
+    return keyed_value(buf, key, v);
 }
 
 /* ---- finding sizeup's own cgroup ----------------------------------------------------------- */
@@ -592,6 +597,38 @@ int cg_cpu_ns(const struct cg *g, uint64_t *ns, char *err)
     if ((rc = join(p, g->cpuacct, "cpuacct.usage")) || (rc = read_i64(p, &v)))
         return err_set(err, rc, "%s: %s", p, err_str(rc, ebuf, sizeof(ebuf)));
     *ns = (uint64_t)v;
+    return 0;
+}
+
+int cg_parse_cpu_stat(const char *text, enum cg_version version, struct cg_throttle *out)
+{
+    uint64_t t;
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    if ((rc = keyed_value(text, "nr_periods", &out->periods)) ||
+        (rc = keyed_value(text, "nr_throttled", &out->throttled_periods)))
+        return rc;
+    if (version == CG_V2) {
+        if ((rc = keyed_value(text, "throttled_usec", &t)))
+            return rc;
+        out->throttled_ns = t * 1000;
+    } else {
+        if ((rc = keyed_value(text, "throttled_time", &t)))
+            return rc;
+        out->throttled_ns = t;
+    }
+    return 0;
+}
+
+int cg_cpu_throttle(const struct cg *g, struct cg_throttle *out, char *err)
+{
+    char p[CG_PATH], buf[SMALL], ebuf[64];
+    int rc;
+
+    if ((rc = join(p, g->cpu, "cpu.stat")) || (rc = read_small(p, buf, sizeof(buf))) < 0 ||
+        (rc = cg_parse_cpu_stat(buf, g->version, out)))
+        return err_set(err, rc, "%s: %s", p, err_str(rc, ebuf, sizeof(ebuf)));
     return 0;
 }
 

@@ -88,6 +88,22 @@ int cg_enter(const struct cg *g, pid_t pid);
 /* CPU time used by every process in g so far, in nanoseconds. */
 int cg_cpu_ns(const struct cg *g, uint64_t *ns /* OUT */, char *err);
 
+/* CFS bandwidth enforcement so far (cpu.stat): periods elapsed, periods in which the cgroup was
+ * throttled, and the time its processes waited throttled. */
+struct cg_throttle {
+    uint64_t periods;
+    uint64_t throttled_periods;
+    uint64_t throttled_ns;
+};
+
+/* Parses the text of a cpu.stat file: v2 "nr_periods, nr_throttled, throttled_usec"; v1
+ * "nr_periods, nr_throttled, throttled_time" (nanoseconds). Returns 0, or -ENOENT when a field
+ * is missing (no CFS bandwidth control in this kernel). */
+int cg_parse_cpu_stat(const char *text, enum cg_version version, struct cg_throttle *out /* OUT */);
+
+/* Reads g's cpu.stat (v1: in the cpu hierarchy). */
+int cg_cpu_throttle(const struct cg *g, struct cg_throttle *out /* OUT */, char *err);
+
 /* Memory in use now (v1 usage_in_bytes, v2 memory.current). */
 int cg_mem_current(const struct cg *g, int64_t *bytes /* OUT */, char *err);
 

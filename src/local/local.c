@@ -57,6 +57,8 @@ struct local {
     bool cpu0_ok;
     uint64_t oom0;
     bool oom0_ok;
+    struct cg_throttle thr0;
+    bool thr0_ok;
     double t_begin;
     double host_busy0; /* CPU seconds busy on the whole host at usage_begin; < 0 unknown */
     pthread_t sampler;
@@ -695,12 +697,13 @@ static int local_usage_begin(void *self, char *err)
 
     l->t_begin = now_s();
     l->host_busy0 = host_busy_s();
-    l->cpu0_ok = l->oom0_ok = false;
+    l->cpu0_ok = l->oom0_ok = l->thr0_ok = false;
     l->sampled_peak = -1;
     if (!l->have_cg)
         return 0;
     l->cpu0_ok = cg_cpu_ns(&l->cg, &l->cpu0_ns, NULL) == 0;
     l->oom0_ok = cg_oom_kills(&l->cg, &l->oom0, NULL) == 0;
+    l->thr0_ok = cg_cpu_throttle(&l->cg, &l->thr0, NULL) == 0;
     if (cg_mem_peak_reset(&l->cg, NULL) != 0) {
         /* No resettable watermark (v2): sample memory.current through the window. */
         l->sampler_stop = 0;
@@ -745,6 +748,14 @@ static int local_usage_end(void *self, struct platform_usage *out, char *err)
             snprintf(out->note, sizeof(out->note), "peak memory sampled every %d ms", SAMPLE_MS);
         } else if (cg_mem_peak(&l->cg, &peak, NULL) == 0) {
             out->peak_memory_bytes = peak;
+        }
+        struct cg_throttle thr;
+        if (l->thr0_ok && cg_cpu_throttle(&l->cg, &thr, NULL) == 0 &&
+            thr.periods >= l->thr0.periods && thr.throttled_ns >= l->thr0.throttled_ns) {
+            out->throttle_known = true;
+            out->cpu_periods = thr.periods - l->thr0.periods;
+            out->cpu_throttled_periods = thr.throttled_periods - l->thr0.throttled_periods;
+            out->cpu_throttled_s = (double)(thr.throttled_ns - l->thr0.throttled_ns) / 1e9;
         }
         uint64_t ooms;
         if (l->oom0_ok && cg_oom_kills(&l->cg, &ooms, NULL) == 0 && ooms > l->oom0) {

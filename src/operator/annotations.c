@@ -6,17 +6,22 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/quantity.h"
+#include "sweep/output.h"
 #include "sweep/variant.h"
 
 #define PREFIX_LEN (sizeof(ANNOT_PREFIX) - 1)
 #define SHOW_LEN   64 /* at most this much of a bad value is quoted back in a reason */
 
 /* Every annotation the operator reads from users, in the order reasons list them. */
-static const char *const user_keys[] = {"sweep",        "configs",    "workers-env", "container",
-                                        "port",         "profile",    "mode",        "target",
-                                        "values-paths", "target-load"};
+static const char *const user_keys[] = {
+    "sweep", "configs", "workers-env", "container",    "port",    "profile",
+    "mode",  "target",  "resize",      "values-paths", "resweep", "resweep-min-interval",
+    "target-load"};
 /* Annotations the operator (and its Kubernetes platform) writes: never a typo. */
-static const char *const own_keys[] = {"status", "last-sweep", "original-template"};
+static const char *const own_keys[] = {
+    "status",         "last-sweep",  "original-template", "original-resources",
+    "resweep-images", "resweep-last"};
 
 #define NKEYS(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -39,7 +44,9 @@ static const char *show(const char *v, char out[SHOW_LEN + 4])
 
 const char *annot_mode_name(enum annot_mode mode)
 {
-    return mode == ANNOT_MODE_IN_PLACE ? "in-place" : "clone";
+    return mode == ANNOT_MODE_IN_PLACE ? "in-place"
+           : mode == ANNOT_MODE_RESIZE ? "resize"
+                                       : "clone";
 }
 
 static int key_in(const char *name, const char *const *keys, size_t n)
@@ -90,22 +97,6 @@ static int valid_subdomain(const char *s)
             return 1;
         p = dot + 1;
     }
-}
-
-/* Kubernetes' rule for env var names: letters, digits, '_', '-', '.', not starting with a
- * digit. */
-static int valid_env_name(const char *s)
-{
-    size_t len = strlen(s);
-    if (len == 0 || len > ANNOT_MAX_ENVNAME || (s[0] >= '0' && s[0] <= '9'))
-        return 0;
-    for (size_t i = 0; i < len; i++) {
-        char c = s[i];
-        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-              c == '_' || c == '-' || c == '.'))
-            return 0;
-    }
-    return 1;
 }
 
 /* An http(s) URL with a host: the scheme, then host[:port], then an optional path. Only its
@@ -211,6 +202,32 @@ int annot_check_configs(const char *s, size_t *nvariants, char *err)
     return rc;
 }
 
+int annot_parse_resweep(const char *mode, const char *interval, int *on, long long *interval_s,
+                        char *err)
+{
+    char q[SHOW_LEN + 4], sub[ERR_LEN] = "";
+    int64_t us = 0;
+
+    *on = 0;
+    if (mode && strcmp(mode, ANNOT_RESWEEP_ON) == 0)
+        *on = 1;
+    else if (mode && strcmp(mode, "off") != 0)
+        return err_set(err, -EINVAL, "resweep: \"%s\" is unknown (expected %s or off)",
+                       show(mode, q), ANNOT_RESWEEP_ON);
+    if (!interval)
+        interval = ANNOT_RESWEEP_DEFAULT;
+    if (qty_parse_duration(interval, &us, sub) != 0)
+        return err_set(err, -EINVAL,
+                       "resweep-min-interval: \"%s\" is not a duration (e.g. 6h, 30m)",
+                       show(interval, q));
+    if (us < ANNOT_RESWEEP_MIN_S * 1000000LL || us / 1000000LL > ANNOT_RESWEEP_MAX_S)
+        return err_set(err, -EINVAL,
+                       "resweep-min-interval: \"%s\" is out of range (1s to 366 days)",
+                       show(interval, q));
+    *interval_s = us / 1000000LL;
+    return 0;
+}
+
 /* values-paths: the sweep layer's parser decides (the CLI's --values-paths reads the same
  * syntax); a value with an unprintable byte is refused first, so every reason stays one
  * printable line. */
@@ -296,7 +313,7 @@ static int apply_one(const char *name, const char *v, struct annot_request *req,
     if (strcmp(name, "workers-env") == 0) {
         if (!*v)
             return err_set(err, -EINVAL, "workers-env: empty (expected an env var name)");
-        if (!valid_env_name(v))
+        if (!output_env_name_valid(v))
             return err_set(err, -EINVAL,
                            "workers-env: \"%s\" is not an env var name (letters, digits, '_', "
                            "'-', '.', not starting with a digit)",
@@ -323,9 +340,25 @@ static int apply_one(const char *name, const char *v, struct annot_request *req,
             req->mode = ANNOT_MODE_CLONE;
         else if (strcmp(v, "in-place") == 0)
             req->mode = ANNOT_MODE_IN_PLACE;
+        else if (strcmp(v, "resize") == 0)
+            req->mode = ANNOT_MODE_RESIZE;
         else
-            return err_set(err, -EINVAL, "mode: \"%s\" is unknown (expected clone or in-place)",
+            return err_set(err, -EINVAL,
+                           "mode: \"%s\" is unknown (expected clone, in-place or resize)",
                            show(v, q));
+        return 0;
+    }
+    if (strcmp(name, "resize") == 0) {
+        if (strcmp(v, "off") == 0)
+            req->resize_off = true;
+        else if (strcmp(v, "on") == 0)
+            req->resize_off = false;
+        else
+            return err_set(err, -EINVAL, "resize: \"%s\" is unknown (expected on or off)",
+                           show(v, q));
+        /* The keys are applied in table order, mode first: the contradiction is seen here. */
+        if (req->resize_off && req->mode == ANNOT_MODE_RESIZE)
+            return err_set(err, -EINVAL, "resize: \"off\" contradicts mode: resize");
         return 0;
     }
     if (strcmp(name, "target") == 0) {
@@ -347,6 +380,12 @@ static int apply_one(const char *name, const char *v, struct annot_request *req,
         return parse_values_paths(v, req, err);
     if (strcmp(name, "target-load") == 0)
         return parse_target_load(v, req, err);
+    if (strcmp(name, "resweep") == 0)
+        return annot_parse_resweep(v, NULL, &req->resweep, &req->resweep_interval_s, err);
+    if (strcmp(name, "resweep-min-interval") == 0) {
+        int on = 0;
+        return annot_parse_resweep(NULL, v, &on, &req->resweep_interval_s, err);
+    }
     return 0;
 }
 
@@ -392,8 +431,8 @@ int annot_parse(const struct annot_kv *kv, size_t n, struct annot_request *req, 
         if (warn && nunknown++ == 0)
             snprintf(warn, ERR_LEN,
                      "unknown annotation %s ignored (known: sweep, configs, "
-                     "workers-env, container, port, profile, mode, target, "
-                     "values-paths, target-load)",
+                     "workers-env, container, port, profile, mode, target, resize, "
+                     "values-paths, resweep, resweep-min-interval, target-load)",
                      show(kv[i].key, q));
     }
     if (!req->configs) {
@@ -406,6 +445,10 @@ int annot_parse(const struct annot_kv *kv, size_t n, struct annot_request *req, 
     }
     if (!req->workers_env && (rc = set_str(&req->workers_env, ANNOT_DEFAULT_WORKERS_ENV, err)))
         goto out;
+    if (!req->resweep_interval_s) {
+        int on = 0;
+        annot_parse_resweep(NULL, NULL, &on, &req->resweep_interval_s, err);
+    }
 out:
     if (rc)
         annot_request_free(req);
@@ -423,4 +466,28 @@ void annot_request_free(struct annot_request *req)
     free(req->profile);
     free(req->target_url);
     memset(req, 0, sizeof(*req));
+}
+
+int annot_check_load_ceiling(const struct annot_request *req, const struct profile_search *search,
+                             char *err)
+{
+    char q[SHOW_LEN + 4], where[SHOW_LEN + 64];
+
+    if (search->mode != PROFILE_SEARCH_CAPACITY || search->max_rps > 0 ||
+        (req->mode != ANNOT_MODE_IN_PLACE && req->mode != ANNOT_MODE_RESIZE &&
+         req->target != ANNOT_TARGET_URL))
+        return 0;
+    if (req->profile)
+        snprintf(where, sizeof(where), "the profile (ConfigMap %s, key profile.yaml)",
+                 show(req->profile, q));
+    else
+        snprintf(where, sizeof(where), "a profile (%sprofile)", ANNOT_PREFIX);
+    /* Kept under ERR_LEN: it becomes the status annotation "failed: <reason>". */
+    return err_set(err, -EINVAL,
+                   "load ceiling: a capacity search %s reaches real users and needs a ceiling: "
+                   "set search: { max_rps: N } in %s, or search: { mode: fixed }",
+                   req->target == ANNOT_TARGET_URL  ? "against a target URL"
+                   : req->mode == ANNOT_MODE_RESIZE ? "in resize mode (on a pod of the Deployment)"
+                                                    : "in in-place mode",
+                   where);
 }

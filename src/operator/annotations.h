@@ -6,9 +6,11 @@
  * truncated and made printable) and what was expected, ready for `sizeup.dev/status:
  * failed: <reason>` and a Warning Event. Parsing reads nothing but its input. */
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "core/err.h"
+#include "load/profile.h"
 #include "sweep/output.h"
 #include "sweep/variant.h"
 
@@ -21,6 +23,14 @@
  * restarted operator does not run it again. */
 #define ANNOT_LAST_SWEEP "sizeup.dev/last-sweep"
 
+/* Sweeping again after an image change (src/operator/resweep.c). */
+#define ANNOT_RESWEEP          "sizeup.dev/resweep"
+#define ANNOT_RESWEEP_INTERVAL "sizeup.dev/resweep-min-interval"
+#define ANNOT_RESWEEP_ON       "on-image-change"
+#define ANNOT_RESWEEP_DEFAULT  "6h"
+#define ANNOT_RESWEEP_MIN_S    1
+#define ANNOT_RESWEEP_MAX_S    (366LL * 24 * 3600)
+
 /* Caps on values taken from the API: anything longer is a bad value, not a truncation. */
 #define ANNOT_MAX_VALUE   4096 /* configs, target */
 #define ANNOT_MAX_SWEEP   253  /* the sweep request id (e.g. a date) */
@@ -32,7 +42,9 @@
 /* target-load: a number of req/s or users (streams are not measured yet) up to this. */
 #define ANNOT_MAX_TARGET 1e9
 
-enum annot_mode { ANNOT_MODE_CLONE = 0, ANNOT_MODE_IN_PLACE };
+/* clone: sweep a temporary copy; in-place: roll the Deployment itself; resize: change CPU and
+ * memory of one of its pods through the pods/resize subresource (a rollout when it cannot). */
+enum annot_mode { ANNOT_MODE_CLONE = 0, ANNOT_MODE_IN_PLACE, ANNOT_MODE_RESIZE };
 
 enum annot_target { ANNOT_TARGET_POD = 0, ANNOT_TARGET_URL };
 
@@ -60,6 +72,9 @@ struct annot_request {
     struct output_paths values_paths; /* where values.yaml puts each value (defaults filled) */
     double target_rps;                /* target-load "5000rps"; 0 when absent */
     double target_users;              /* target-load "10000users"; 0 when absent */
+    bool resize_off;        /* sizeup.dev/resize: off: never resize in place (clone mode) */
+    int resweep;            /* sizeup.dev/resweep: on-image-change */
+    long long resweep_interval_s;
 };
 
 /* Parses the annotations kv[0..n) (any keys; only sizeup.dev/ ones are read) into *req.
@@ -73,15 +88,28 @@ int annot_parse(const struct annot_kv *kv, size_t n, struct annot_request *req /
 /* Frees what req owns and zeroes it; a zeroed request is a no-op. */
 void annot_request_free(struct annot_request *req);
 
-/* Returns "clone" or "in-place". */
+/* Returns "clone", "in-place" or "resize". */
 const char *annot_mode_name(enum annot_mode mode);
 
 /* Returns non-zero when key is one the operator reads or writes (sizeup.dev/ plus a known
  * name): the operator keeps only these per Deployment. */
 int annot_key_relevant(const char *key);
 
+/* Parses the re-sweep annotations: mode (NULL or "off": off; "on-image-change": on) and
+ * interval (NULL: ANNOT_RESWEEP_DEFAULT; a duration from 1s to 366 days). Fills *on and
+ * *interval_s. Returns 0 or -EINVAL with a reason naming the annotation. Borrows its inputs. */
+int annot_parse_resweep(const char *mode, const char *interval, int *on /* OUT */,
+                        long long *interval_s /* OUT */, char *err);
+
 /* Checks a variant list "workers@cpu/memory ..." with the sweep layer's parser and counts its
  * variants; the reason ("configs: bad variant '2@x/1Gi': ...") names the bad token. Borrows s. */
 int annot_check_configs(const char *s, size_t *nvariants /* OUT */, char *err);
+
+/* The load ceiling rule: a capacity search against a URL target (a Service or ingress that real
+ * users share) or in in-place mode (the Deployment real users reach) must not search upwards
+ * without a ceiling, so it needs the profile's search.max_rps. Returns 0, or -EINVAL with a
+ * reason that says what to set. Borrows both arguments. */
+int annot_check_load_ceiling(const struct annot_request *req, const struct profile_search *search,
+                             char *err);
 
 #endif

@@ -14,6 +14,7 @@
 #include "sweep/variant.h"
 #include "operator/annotations.h"
 #include "operator/job.h"
+#include "operator/resweep.h"
 
 struct jctx {
     const struct job_env *env;
@@ -65,6 +66,13 @@ struct sweep_job {
     struct advice advice; /* the last advice computed */
     int have_advice;
     char no_rec[ADVISOR_TEXT_LEN + 256]; /* output_no_rec_sentence of the last advice */
+    /* Re-sweeps (x->req.resweep): the results.json of the sweep before (owned), written back as
+     * previous-results.json, and the sentence comparing the rows so far with it. */
+    char *previous;
+    char comparison[RESWEEP_IMAGES_MAX + 512];
+    int significant;
+    char images[RESWEEP_IMAGES_MAX]; /* the images swept, from the Deployment as read */
+    char container[64];              /* the sized container's name */
 };
 
 /* Frees what sj owns (not sj->x). */

@@ -43,6 +43,8 @@ static cJSON *row_to_json(const struct advisor_row *r)
     cJSON_AddNumberToObject(o, "gen_cores", r->gen_cores);
     cJSON_AddNumberToObject(o, "host_other_cores", r->host_other_cores);
     cJSON_AddNumberToObject(o, "flags", r->flags);
+    if (r->applied_by[0])
+        cJSON_AddStringToObject(o, "applied_by", r->applied_by);
     return o;
 }
 
@@ -91,6 +93,10 @@ static int row_from_json(const cJSON *o, const struct variant *want, struct advi
     r->gen_cores = clamped(o, "gen_cores", -1, -1, 1e6);
     r->host_other_cores = clamped(o, "host_other_cores", -1, -1, 1e6);
     r->flags = (unsigned)clamped(o, "flags", 0, 0, 0xffffffffu);
+    /* Only the values a platform writes: a hand-edited state cannot put text in results.json. */
+    const char *by = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "applied_by"));
+    if (by && (strcmp(by, "rollout") == 0 || strcmp(by, "resize") == 0))
+        snprintf(r->applied_by, sizeof(r->applied_by), "%s", by);
     return 0;
 }
 
@@ -223,10 +229,28 @@ out:
     return rc;
 }
 
-/* The results ConfigMap is rewritten whole: one of that name that sizeup did not create is the
- * user's, and is never overwritten. */
-static int check_sizing_owner(struct jctx *x, char *reason)
+/* With re-sweeps on, what the ConfigMap cm (borrowed) holds of the sweep before this one: its
+ * results.json when that sweep was done, else the previous-results.json it carried (a sweep
+ * interrupted and resumed keeps comparing with the same one). Owned copy, or NULL. */
+static char *previous_results(const cJSON *cm)
 {
+    const char *state = kube_configmap_get_key(cm, JOB_STATE_KEY);
+    const char *results = kube_configmap_get_key(cm, "results.json");
+    const char *kept = kube_configmap_get_key(cm, "previous-results.json");
+    cJSON *st = state ? cJSON_Parse(state) : NULL;
+    const cJSON *phase = st ? cJSON_GetObjectItemCaseSensitive(st, "phase") : NULL;
+    int done = cJSON_IsString(phase) && strcmp(phase->valuestring, "done") == 0;
+    cJSON_Delete(st);
+    if (done && results)
+        return strdup(results);
+    return kept ? strdup(kept) : NULL;
+}
+
+/* The results ConfigMap is rewritten whole: one of that name that sizeup did not create is the
+ * user's, and is never overwritten. With re-sweeps on, keeps its previous results in sj. */
+static int check_sizing_owner(struct sweep_job *sj, char *reason)
+{
+    struct jctx *x = sj->x;
     cJSON *cm = NULL;
     char sub[ERR_LEN] = "";
     int rc = kube_get(x->c, &KUBE_CONFIGMAPS, x->j->ns, x->cm_name, &cm, sub);
@@ -241,6 +265,8 @@ static int check_sizing_owner(struct jctx *x, char *reason)
                      "ConfigMap %s exists and is not managed by sizeup (label "
                      "app.kubernetes.io/managed-by: sizeup): not overwriting it",
                      x->cm_name);
+    else if (x->req.resweep && !sj->previous)
+        sj->previous = previous_results(cm);
     cJSON_Delete(cm);
     return rc;
 }
@@ -262,6 +288,10 @@ static int check_request(struct sweep_job *sj, char *reason)
                    ? err_set(reason, -EINVAL, "container: \"%s\" is not in the pod template",
                              x->req.container)
                    : err_set(reason, -EINVAL, "container: the pod template has no container");
+    const cJSON *cname = cJSON_GetObjectItemCaseSensitive(ctr, "name");
+    snprintf(sj->container, sizeof(sj->container), "%s",
+             cJSON_IsString(cname) ? cname->valuestring : "");
+    resweep_images(x->deploy, sj->images, sizeof(sj->images));
     if (!x->req.port && x->req.target == ANNOT_TARGET_POD && !kube_container_port(ctr))
         return err_set(reason, -EINVAL,
                        "port: not annotated and the container declares no containerPort");
@@ -275,7 +305,10 @@ static int check_request(struct sweep_job *sj, char *reason)
     rc = profile_override_apply(&ov, &sj->profile, sub);
     if (rc)
         return err_set(reason, rc, "target-load: %s", sub);
-    rc = check_sizing_owner(x, reason);
+    rc = annot_check_load_ceiling(&x->req, &sj->profile.search, reason);
+    if (rc)
+        return rc;
+    rc = check_sizing_owner(sj, reason);
     if (rc)
         return rc;
     if (x->req.target == ANNOT_TARGET_URL)
@@ -289,6 +322,7 @@ void job_sweep_job_free(struct sweep_job *sj)
         sj->plat.ops->free(sj->plat.self);
     profile_free(&sj->profile);
     free(sj->prior);
+    free(sj->previous);
 }
 
 int job_sweep(struct jctx *x, char *err)
@@ -323,9 +357,11 @@ int job_sweep(struct jctx *x, char *err)
     /* Progress from the start, so an operator killed before the first variant ends resumes
      * instead of starting over (the previous sweep's results are replaced as of now). */
     char *state = job_state_json(&sj, NULL, 0, "running");
-    const char *key = JOB_STATE_KEY;
+    /* The previous results go along, so a resumed sweep still compares with them. */
+    const char *keys[2] = {JOB_STATE_KEY, "previous-results.json"};
+    const char *vals[2] = {state, sj.previous};
     char werr[ERR_LEN] = "";
-    if (!state || job_put_sizing(x, &key, (const char *const *)&state, 1, werr) != 0)
+    if (!state || job_put_sizing(x, keys, vals, sj.previous ? 2 : 1, werr) != 0)
         log_warn("sweep.configmap", "namespace=%s deployment=%s error=\"%s\"", x->j->ns, x->j->name,
                  LOGQ(state ? werr : "out of memory"));
     free(state);

@@ -46,11 +46,20 @@ static int write_outputs(struct sweep_job *sj, const struct sweep *s,
              annot_mode_name(sj->x->req.mode));
     d.command = command;
     d.configs = sj->configs;
-    d.deployment = sj->x->j->name;
     d.started = sj->started;
     d.finished = time(NULL);
     d.cancelled = strcmp(phase, "done") != 0 && strcmp(phase, "running") != 0;
     d.paths = sj->paths;
+    d.workload.deployment = sj->x->j->name;
+    d.workload.container = sj->container[0] ? sj->container : NULL;
+    d.workload.workers_env = sj->x->req.workers_env;
+    d.workload.images = sj->images[0] ? sj->images : NULL;
+    d.previous_results = sj->previous;
+    if (sj->previous) {
+        resweep_compare(sj->previous, rows, n, sj->comparison, sizeof(sj->comparison),
+                        &sj->significant);
+        d.comparison = sj->comparison;
+    }
     output_no_rec_sentence(&d, sj->no_rec, sizeof(sj->no_rec));
 
     state = job_state_json(sj, rows, n, phase);
@@ -170,12 +179,15 @@ static int make_platform(struct sweep_job *sj, enum kube_sweep_mode mode, struct
     pc.port = (unsigned)x->req.port;
     pc.target = x->req.target == ANNOT_TARGET_URL ? x->req.target_url : NULL;
     pc.mode = mode;
+    pc.resize_off = x->req.resize_off;
     return kube_platform_new(&pc, out, err);
 }
 
 static enum kube_sweep_mode req_mode(const struct jctx *x)
 {
-    return x->req.mode == ANNOT_MODE_IN_PLACE ? KUBE_MODE_IN_PLACE : KUBE_MODE_CLONE;
+    return x->req.mode == ANNOT_MODE_IN_PLACE ? KUBE_MODE_IN_PLACE
+           : x->req.mode == ANNOT_MODE_RESIZE ? KUBE_MODE_RESIZE
+                                              : KUBE_MODE_CLONE;
 }
 
 int job_run_sweep(struct sweep_job *sj, char *err)
@@ -241,6 +253,10 @@ int job_run_sweep(struct sweep_job *sj, char *err)
          * the user must see that nothing was recommended. */
         if (sj->have_advice && sj->advice.recommended < 0)
             job_event(x, "Warning", "NoRecommendation", "%s", sj->no_rec);
+        /* A re-sweep says what changed since the results it replaced. */
+        if (sj->previous && sj->comparison[0])
+            job_event(x, sj->significant ? "Warning" : "Normal", "ResultsCompared", "%s",
+                      sj->comparison);
         metrics_sweep_result(x->env->m, METRICS_SWEEP_DONE);
         log_info("sweep.done", "namespace=%s deployment=%s variants=%zu", x->j->ns, x->j->name, n);
         rc = job_set_status(x, "done", NULL, err);
@@ -326,8 +342,10 @@ int job_restore_leftovers(struct sweep_job *sj, char *err)
 
     /* Both modes, whatever the annotation says now: the mode may have been
      * changed while no operator ran. In place only when a saved template shows a
-     * patch may be on. */
-    if (kube_annotation(x->deploy, KUBE_ANN_ORIGINAL))
+     * patch may be on (or saved resources a resize: resize mode saves both, and the
+     * in-place restore resizes the pod back first). */
+    if (kube_annotation(x->deploy, KUBE_ANN_ORIGINAL) ||
+        kube_annotation(x->deploy, KUBE_ANN_RESOURCES))
         rc = cleanup_mode(sj, KUBE_MODE_IN_PLACE, err);
     if (rc == 0)
         rc = cleanup_mode(sj, KUBE_MODE_CLONE, err);

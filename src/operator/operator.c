@@ -18,12 +18,21 @@
 #include "operator/cache.h"
 #include "operator/job.h"
 #include "operator/metrics.h"
+#include "operator/resweep.h"
 
 #define TICK_MS           200
 #define LEASE_RETRY_S     2
 #define WORKER_STOP_GRACE 8 /* seconds of the shutdown budget left to sweeps to restore */
 
 struct op;
+
+/* A Deployment with re-sweeps on, to be read and decided again at due_ms (monotonic). */
+struct resweep_item {
+    struct resweep_item *next;
+    int64_t due_ms;
+    char ns[64];
+    char name[254];
+};
 
 struct informer {
     struct op *op;
@@ -51,6 +60,7 @@ struct op {
     struct job *qhead, *qtail;
     struct job *delayed;  /* requeued after a transient failure, waiting for due_ms (busy) */
     struct job **running; /* max_concurrent slots */
+    struct resweep_item *resweeps; /* one per Deployment with re-sweeps on, at most */
     int leader;
     int stopping;
     size_t nsynced;
@@ -209,6 +219,147 @@ static void drain_queue_locked(struct op *op)
     op->qhead = op->qtail = op->delayed = NULL;
 }
 
+/* ---- re-sweeps ---------------------------------------------------------------------------- */
+
+/* Asks for ns/name to be decided again at due_ms, or sooner if it already waits. An entry that
+ * cannot be allocated is logged: the next event of the Deployment schedules it again. */
+static void resweep_schedule_locked(struct op *op, const char *ns, const char *name, int64_t due_ms)
+{
+    struct resweep_item *it;
+
+    if (strlen(ns) >= sizeof(it->ns) || strlen(name) >= sizeof(it->name))
+        return;
+    for (it = op->resweeps; it; it = it->next) {
+        if (strcmp(it->ns, ns) == 0 && strcmp(it->name, name) == 0) {
+            if (due_ms < it->due_ms)
+                it->due_ms = due_ms;
+            return;
+        }
+    }
+    it = calloc(1, sizeof(*it));
+    if (!it) {
+        log_error("resweep.schedule", "namespace=%s deployment=%s error=out-of-memory", ns, name);
+        return;
+    }
+    snprintf(it->ns, sizeof(it->ns), "%s", ns);
+    snprintf(it->name, sizeof(it->name), "%s", name);
+    it->due_ms = due_ms;
+    it->next = op->resweeps;
+    op->resweeps = it;
+}
+
+/* Takes the first due entry off the list (owned by the caller), or NULL. */
+static struct resweep_item *resweep_take_due_locked(struct op *op, int64_t now)
+{
+    for (struct resweep_item **pp = &op->resweeps; *pp; pp = &(*pp)->next) {
+        if ((*pp)->due_ms <= now) {
+            struct resweep_item *it = *pp;
+            *pp = it->next;
+            it->next = NULL;
+            return it;
+        }
+    }
+    return NULL;
+}
+
+static void resweep_event(struct op *op, kube_client_t *c, const cJSON *deploy, const char *reason,
+                          const char *note)
+{
+    struct kube_event_spec spec = {0};
+    char err[ERR_LEN] = "";
+
+    spec.regarding = deploy;
+    spec.type = "Normal";
+    spec.reason = reason;
+    spec.action = "Resweep";
+    spec.note = note;
+    spec.reporting_controller = JOB_REPORTER;
+    spec.reporting_instance = op->identity;
+    if (kube_event_emit(c, &spec, err) != 0)
+        log_warn("resweep.event", "reason=%s error=\"%s\"", reason, LOGQ(err));
+}
+
+/* Reads ns/name afresh and acts on what resweep_decide says: records the images, starts a
+ * sweep by writing a new sizeup.dev/sweep value, or looks again when the interval ends. */
+static void resweep_check(struct op *op, kube_client_t *c, const char *ns, const char *name)
+{
+    struct resweep_decision d;
+    cJSON *deploy = NULL;
+    char err[ERR_LEN] = "", note[RESWEEP_IMAGES_MAX + 128];
+    char *patch = NULL;
+    time_t now = time(NULL);
+    int64_t retry_ms = 0;
+
+    int rc = kube_get(c, &KUBE_DEPLOYMENTS, ns, name, &deploy, err);
+    if (rc == -ENOENT)
+        goto out;
+    if (rc) {
+        retry_ms = 5000;
+        log_warn("resweep.read", "namespace=%s deployment=%s error=\"%s\"", ns, name, LOGQ(err));
+        goto out;
+    }
+    if (resweep_decide(deploy, now, &d, err) != 0) {
+        log_warn("resweep.annotation", "namespace=%s deployment=%s error=\"%s\"", ns, name,
+                 LOGQ(err));
+        goto out;
+    }
+    if (d.action == RESWEEP_LATER) {
+        retry_ms = (int64_t)(d.due - now) * 1000;
+        log_info("resweep.deferred", "namespace=%s deployment=%s in_s=%lld images=\"%s\"", ns, name,
+                 (long long)(d.due - now), LOGQ(d.images));
+        goto out;
+    }
+    if (d.action == RESWEEP_NONE)
+        goto out;
+    patch = resweep_patch(deploy, &d, now);
+    if (!patch) {
+        retry_ms = 5000;
+        goto out;
+    }
+    rc = kube_patch(c, &KUBE_DEPLOYMENTS, ns, name, KUBE_PATCH_MERGE, patch, NULL, err);
+    if (rc == KUBE_ECONFLICT) {
+        retry_ms = 1000; /* changed since it was read: decide again on the fresh object */
+        goto out;
+    }
+    if (rc) {
+        retry_ms = 5000;
+        log_warn("resweep.patch", "namespace=%s deployment=%s error=\"%s\"", ns, name, LOGQ(err));
+        goto out;
+    }
+    if (d.action == RESWEEP_START) {
+        log_info("resweep.start", "namespace=%s deployment=%s images=\"%s\"", ns, name,
+                 LOGQ(d.images));
+        snprintf(note, sizeof(note), "image changed and rolled out (%s): sweeping again", d.images);
+        resweep_event(op, c, deploy, "ResweepStarted", note);
+    } else {
+        log_info("resweep.baseline", "namespace=%s deployment=%s images=\"%s\"", ns, name,
+                 LOGQ(d.images));
+    }
+out:
+    if (retry_ms > 0) {
+        pthread_mutex_lock(&op->mu);
+        resweep_schedule_locked(op, ns, name, mono_ms() + retry_ms);
+        pthread_mutex_unlock(&op->mu);
+    }
+    free(patch);
+    cJSON_Delete(deploy);
+}
+
+/* Decides every due entry, while this replica leads. */
+static void resweep_run_due(struct op *op, kube_client_t *c)
+{
+    for (;;) {
+        pthread_mutex_lock(&op->mu);
+        struct resweep_item *it =
+            op->leader && !op->stopping ? resweep_take_due_locked(op, mono_ms()) : NULL;
+        pthread_mutex_unlock(&op->mu);
+        if (!it)
+            return;
+        resweep_check(op, c, it->ns, it->name);
+        free(it);
+    }
+}
+
 /* ---- informers ---------------------------------------------------------------------------- */
 
 static void observe(struct informer *inf, const cJSON *obj)
@@ -226,6 +377,9 @@ static void observe(struct informer *inf, const cJSON *obj)
                           kube_annotation(obj, ANNOT_LAST_SWEEP),
                           kube_annotation(obj, ANNOT_STATUS)};
     pthread_mutex_lock(&op->mu);
+    const char *rs = kube_annotation(obj, ANNOT_RESWEEP);
+    if (rs && strcmp(rs, "off") != 0)
+        resweep_schedule_locked(op, meta.ns, meta.name, mono_ms());
     enum cache_action a = cache_observe(op->cache, &o, op->leader && !op->stopping, &rc);
     if (a == CACHE_START || a == CACHE_RECOVER)
         enqueue_locked(op, a, meta.ns, meta.name, meta.uid);
@@ -504,7 +658,7 @@ static void stop_workers(struct op *op, int64_t deadline_ms)
 int operator_run(const struct operator_opts *o, char *err)
 {
     struct op op_s, *op = &op_s;
-    kube_client_t *lease_client = NULL;
+    kube_client_t *lease_client = NULL, *resweep_client = NULL;
     int rc = 0, mu_ready = 0;
     struct kube_config_opts kco = {0};
 
@@ -560,6 +714,9 @@ int operator_run(const struct operator_opts *o, char *err)
         if (rc)
             goto out;
     }
+    rc = new_client(op, hard_should_stop, 5000, 2, &resweep_client, err);
+    if (rc)
+        goto out;
 
     int64_t next_lease = 0, last_renew = 0;
     int dur = o->lease_duration_s > 0 ? o->lease_duration_s : OPERATOR_LEASE_DURATION_S;
@@ -596,6 +753,7 @@ int operator_run(const struct operator_opts *o, char *err)
             set_leader(op, leader);
             next_lease = now + (leader ? renew : LEASE_RETRY_S) * 1000;
         }
+        resweep_run_due(op, resweep_client);
         sleep_ms(TICK_MS);
     }
 
@@ -619,7 +777,13 @@ out:;
             log_info("operator.lease", "event=released name=%s", op->lease_name);
         kube_client_free(lease_client);
     }
+    kube_client_free(resweep_client);
     admin_stop(op->admin);
+    while (op->resweeps) {
+        struct resweep_item *it = op->resweeps;
+        op->resweeps = it->next;
+        free(it);
+    }
     if (mu_ready) {
         pthread_mutex_lock(&op->mu);
         drain_queue_locked(op);

@@ -13,6 +13,7 @@
 #include "core/err.h"
 #include "load/profile.h"
 #include "load/result.h"
+#include "sweep/capacity.h"
 #include "sweep/platform.h"
 #include "sweep/rule.h"
 #include "sweep/sizing.h"
@@ -83,11 +84,13 @@ struct advisor_row {
     uint64_t p50_us, p95_us, p99_us;
     double error_rate; /* 0..1 */
     uint64_t requests;
-    double cpu_cores_used;     /* mean cores during the measured window; < 0 unknown */
-    int64_t peak_memory_bytes; /* < 0 unknown */
-    double gen_cores;          /* load generator's mean cores; < 0 unknown */
-    double host_other_cores;   /* everything else on the host (generator included); < 0 unknown */
-    unsigned flags;            /* ADVISOR_ROW_* */
+    double cpu_cores_used;      /* mean cores during the measured window; < 0 unknown */
+    int64_t peak_memory_bytes;  /* < 0 unknown */
+    double gen_cores;           /* load generator's mean cores; < 0 unknown */
+    double host_other_cores;    /* everything else on the host (generator included); < 0 unknown */
+    unsigned flags;             /* ADVISOR_ROW_* */
+    struct capacity_result cap; /* capacity mode: what the search found (cap.searched false else) */
+    char applied_by[16];        /* how the platform applied it ("rollout", "resize"), or "" */
 };
 
 struct advisor_opts {

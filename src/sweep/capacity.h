@@ -12,8 +12,14 @@
 
 #include "core/stats.h"
 
-/* Steps kept per variant: the probe, max_steps search steps, the repeats and one re-measure. */
-#define CAPACITY_MAX_STEPS   40
+/* The load generator is "saturated" when its CPU use reached this share of the cores its
+ * threads could use: it was then the bottleneck, not the app. One constant for the sweep's
+ * saturation mark and the capacity search's generator limit. */
+#define SWEEP_GEN_SATURATED_SHARE 0.9
+
+/* Steps kept per variant: the probe, max_steps search steps, the repeats and one re-measure, and
+ * once more steps and repeats when the repeats did not hold (runner_capacity.c). */
+#define CAPACITY_MAX_STEPS   64
 #define CAPACITY_MAX_REPEATS 10
 
 /* A variant whose interval is wider than this share of its mean is re-measured once; still
@@ -52,6 +58,10 @@ struct capacity_step {
     enum capacity_step_kind kind;
     double offered_rps;  /* the open-loop rate asked for (probe: the closed-loop throughput) */
     double achieved_rps; /* completed requests per second in the window */
+    /* achieved_rps with the requests still in flight at the window's end counted (about one
+     * median latency's worth, search_sustained_rps) when the step passed; achieved_rps when it
+     * did not. What the capacity figures are made of. */
+    double sustained_rps;
     uint64_t p50_us, p95_us, p99_us;
     double error_rate;
     double cpu_cores;          /* the variant's mean cores in the window; < 0 unknown */
@@ -65,7 +75,7 @@ struct capacity_step {
 struct capacity_result {
     bool searched; /* a capacity search ran for this variant */
     double rps;    /* the sustained rate: the repeats' mean (the best passing step without them) */
-    struct stats_summary interval; /* of the repeats' achieved rates */
+    struct stats_summary interval; /* of the repeats' sustained rates (capacity_step) */
     double repeat_rps[CAPACITY_MAX_REPEATS];
     double per_core; /* rps / the variant's CPU limit in cores */
     enum capacity_limit limited_by;

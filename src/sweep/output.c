@@ -11,6 +11,7 @@
 
 #include "core/quantity.h"
 #include "load/report.h"
+#include "sweep/output_capacity.h"
 #include "sweep/output_int.h"
 #include "sweep/output_set.h"
 #include "sweep/runner.h"
@@ -269,6 +270,8 @@ int output_results_md(FILE *f, const struct output_doc *d, char *err)
                 d->facts->limits_note[0] ? d->facts->limits_note : "no writable cgroup");
     if (d->omit)
         fprintf(f, "> **Trimmed to fit**: %s\n\n", output_omit_note(d->omit, line, sizeof(line)));
+    if (d->comparison)
+        fprintf(f, "> **Since the previous sweep**: %s\n\n", d->comparison);
     fprintf(f, "| Setup | |\n|---|---|\n");
     fprintf(f, "| Date | %s |\n", output_fmt_time(d->started, t));
     if (d->facts && d->facts->machine[0])
@@ -466,6 +469,8 @@ static cJSON *json_variant(const struct output_doc *d, size_t i)
     cJSON_AddStringToObject(o, "memory", qty_format_memory(r->variant.memory_bytes, b));
     cJSON_AddNumberToObject(o, "memory_bytes", (double)r->variant.memory_bytes);
     cJSON_AddStringToObject(o, "state", r->measured ? "measured" : "failed");
+    if (r->applied_by[0])
+        cJSON_AddStringToObject(o, "applied_by", r->applied_by);
     if (r->measured) {
         cJSON_AddStringToObject(o, "verdict", verdict_name(a->rows[i].verdict));
         cJSON_AddNumberToObject(o, "est_active_users", round(a->rows[i].est_users));
@@ -548,6 +553,7 @@ static cJSON *json_variant(const struct output_doc *d, size_t i)
             cJSON_AddNumberToObject(t, "overhead_s", sr->overhead_s);
         }
     }
+    output_capacity_add(o, &r->cap);
     return o;
 }
 
@@ -599,6 +605,8 @@ cJSON *output_results_json(const struct output_doc *d)
         cJSON_AddStringToObject(root, "command", d->command);
     if (d->configs)
         cJSON_AddStringToObject(root, "configs", d->configs);
+    if (d->workload.images)
+        cJSON_AddStringToObject(root, "images", d->workload.images);
     if (d->platform)
         cJSON_AddStringToObject(root, "platform", d->platform);
     if (d->facts) {

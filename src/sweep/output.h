@@ -9,6 +9,8 @@
  *   auto-sizing.yaml  the fitted rule: expression, constants, each constant's derivation
  *   hpa.yaml          an autoscaling/v2 HPA, when the sizing recommends one (output_hpa.h)
  *   report.html       one self-contained page: inline SVG charts, the table, the findings
+ *   deployment-patch.yaml  a strategic-merge patch of the swept Deployment (output_patch.c)
+ *   previous-results.json  the results.json of the sweep before (automatic re-sweeps)
  * Each renderer writes one output to a FILE. Which outputs a sweep has, and how they reach a
  * directory or a ConfigMap, is output_set.h's: the one output path of both front-ends. */
 
@@ -45,6 +47,17 @@ struct sweep; /* runner.h */
 #define OUTPUT_OMIT_JSON_BY_STAGE (1u << 2) /* results.json: each variant's `by_stage` */
 #define OUTPUT_OMIT_JSON_HIST     (1u << 3) /* results.json: every `latency_hist` */
 #define OUTPUT_OMIT_HTML          (1u << 4) /* report.html as a whole */
+#define OUTPUT_OMIT_PREVIOUS      (1u << 5) /* previous-results.json, dropped before any other */
+
+/* The Deployment a sweep sized, for deployment-patch.yaml (a strategic-merge patch needs the
+ * object's name and the container's, its list's merge key). Borrowed strings; deployment NULL:
+ * unknown (a local sweep without --deployment), and no patch is written. */
+struct output_workload {
+    const char *deployment;  /* metadata.name */
+    const char *container;   /* the sized container's name; NULL: the Deployment's name */
+    const char *workers_env; /* the env var that carries the worker count */
+    const char *images;      /* "container=image ..." as swept; may be NULL */
+};
 
 /* Everything a document shows. All pointers borrowed for the duration of a call. */
 struct output_doc {
@@ -57,10 +70,15 @@ struct output_doc {
     const char *platform;               /* "local", "kube"; may be NULL */
     const char *command;                /* the command line as run; may be NULL */
     const char *configs;                /* the variant list as given */
-    const char *deployment;             /* the Deployment sized (operator); NULL locally */
     time_t started, finished;
     bool cancelled;
     struct output_paths paths;
+    struct output_workload workload;
+    /* The results.json of the sweep before this one (an automatic re-sweep keeps it), written
+     * back as previous-results.json; NULL: none. The sentence comparing the two, for
+     * results.md; NULL: none. Both borrowed. */
+    const char *previous_results;
+    const char *comparison;
     unsigned omit; /* OUTPUT_OMIT_*: parts left out for size (set by output_set_render) */
 };
 
@@ -81,6 +99,23 @@ cJSON *output_results_json(const struct output_doc *d);
 int output_values_yaml(FILE *f, const struct output_doc *d, char *err);
 int output_rule_yaml(FILE *f, const struct output_doc *d, char *err);
 int output_report_html(FILE *f, const struct output_doc *d, char *err);
+
+/* deployment-patch.yaml: a strategic-merge patch of the Deployment d->workload names with the
+ * recommended container resources, the workers env and (with a target) the replicas, accepted
+ * unchanged by `kubectl patch --type strategic --patch-file` and a kustomize `patches:` entry.
+ * -EINVAL without a recommendation, a workload, or with a name YAML could misread. */
+int output_deployment_patch(FILE *f, const struct output_doc *d, char *err);
+
+/* Kubernetes' rule for env var names: letters, digits, '_', '-', '.', not starting with a digit,
+ * at most 256 bytes. Returns non-zero when s is one. */
+int output_env_name_valid(const char *s);
+
+/* Checks that w's names are ones deployment-patch.yaml can carry (a Deployment name, a
+ * container name, an env var name); a NULL deployment passes. Returns 0 or -EINVAL. */
+int output_workload_check(const struct output_workload *w, char *err);
+
+/* previous-results.json: d->previous_results as it was kept. */
+int output_previous_results(FILE *f, const struct output_doc *d, char *err);
 
 /* Renders d through the one output path (output_set_render) and writes it into dir (created if
  * missing), each file atomically. Returns 0 or the first error. */

@@ -114,8 +114,8 @@ static void build(struct tree *t, const struct sizing_hpa *h, const char *name)
 
 int output_hpa_doc(FILE *f, const struct output_doc *d, char *err)
 {
-    return output_hpa_yaml(f, &d->advice->sizing,
-                           d->deployment ? d->deployment : OUTPUT_HPA_DEFAULT_NAME, err);
+    const char *name = d->workload.deployment;
+    return output_hpa_yaml(f, &d->advice->sizing, name ? name : OUTPUT_HPA_DEFAULT_NAME, err);
 }
 
 int output_hpa_yaml(FILE *f, const struct sizing *s, const char *name, char *err)

@@ -17,12 +17,12 @@
 /* A Kubernetes object name (DNS-1123 subdomain) is at most this long. */
 #define OUTPUT_HPA_NAME_MAX 253
 
-/* The scaleTargetRef of a document that names no Deployment (a local sweep): edit it to your
- * Deployment's name before applying. */
+/* The scaleTargetRef of a document that names no Deployment (a local sweep without
+ * --deployment): edit it to your Deployment's name before applying. */
 #define OUTPUT_HPA_DEFAULT_NAME "app"
 
-/* hpa.yaml for the one output path: output_hpa_yaml with d->advice->sizing and d->deployment
- * (OUTPUT_HPA_DEFAULT_NAME when NULL). */
+/* hpa.yaml for the one output path: output_hpa_yaml with d->advice->sizing and
+ * d->workload.deployment (OUTPUT_HPA_DEFAULT_NAME when NULL). */
 int output_hpa_doc(FILE *f, const struct output_doc *d, char *err);
 
 /* Writes the HPA for Deployment `name` (borrowed; a DNS-1123 subdomain, the HPA takes the same

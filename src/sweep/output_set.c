@@ -21,20 +21,26 @@
 
 typedef int (*render_fn)(FILE *f, const struct output_doc *d, char *err);
 
+#define NEEDS_WORKLOAD (1u << 0) /* the Deployment's name (d->workload.deployment) */
+#define NEEDS_PREVIOUS (1u << 1) /* an earlier sweep's results (d->previous_results) */
+#define NEEDS_HPA      (1u << 2) /* the sizing recommends an HPA (d->advice->sizing.hpa) */
+
 /* The outputs, in the order they are listed and written. */
 static const struct output_def {
     const char *name;
     render_fn render;
     bool needs_recommendation; /* no recommendation: not written, and an old one is removed */
-    bool needs_hpa;            /* no HPA recommended: likewise */
     unsigned omit_whole;       /* the OUTPUT_OMIT_* bit that leaves it out entirely, or 0 */
+    unsigned needs;            /* NEEDS_*: what else the document must hold */
 } outputs[] = {
-    {"results.md", output_results_md, false, false, 0},
-    {"results.json", output_results_json_print, false, false, 0},
-    {"values.yaml", output_values_yaml, true, false, 0},
-    {"auto-sizing.yaml", output_rule_yaml, false, false, 0},
-    {"hpa.yaml", output_hpa_doc, true, true, 0},
-    {"report.html", output_report_html, false, false, OUTPUT_OMIT_HTML},
+    {"results.md", output_results_md, false, 0, 0},
+    {"results.json", output_results_json_print, false, 0, 0},
+    {"values.yaml", output_values_yaml, true, 0, 0},
+    {"auto-sizing.yaml", output_rule_yaml, false, 0, 0},
+    {"hpa.yaml", output_hpa_doc, true, 0, NEEDS_HPA},
+    {"report.html", output_report_html, false, OUTPUT_OMIT_HTML, 0},
+    {"deployment-patch.yaml", output_deployment_patch, true, 0, NEEDS_WORKLOAD},
+    {"previous-results.json", output_previous_results, false, OUTPUT_OMIT_PREVIOUS, NEEDS_PREVIOUS},
 };
 #define NOUTPUTS (sizeof(outputs) / sizeof(outputs[0]))
 
@@ -45,17 +51,21 @@ static const struct output_part {
     const char *output; /* the output it is part of */
     const char *id;     /* results.json's `omitted` */
     const char *words;  /* for people, in results.md and report.html */
-    bool last_resort;   /* considered only when no other part can save anything */
+    int tier;           /* a tier is considered only when no part of a lower one saves anything */
 } parts[] = {
-    {OUTPUT_OMIT_HTML_CHARTS, "report.html", "report.html#charts", "report.html's charts", false},
+    /* An older sweep's results are the first to go: this sweep's own detail matters more. */
+    {OUTPUT_OMIT_PREVIOUS, "previous-results.json", "previous-results.json",
+     "the previous sweep's results (previous-results.json)", 0},
+    {OUTPUT_OMIT_HTML_CHARTS, "report.html", "report.html#charts", "report.html's charts", 1},
     {OUTPUT_OMIT_JSON_BY_NAME, "results.json", "results.json#by_name",
-     "results.json's per-request-name detail (by_name)", false},
+     "results.json's per-request-name detail (by_name)", 1},
     {OUTPUT_OMIT_JSON_BY_STAGE, "results.json", "results.json#by_stage",
-     "results.json's per-stage detail (by_stage)", false},
+     "results.json's per-stage detail (by_stage)", 1},
     {OUTPUT_OMIT_JSON_HIST, "results.json", "results.json#latency_hist",
-     "results.json's encoded latency histograms (latency_hist)", false},
-    {OUTPUT_OMIT_HTML, "report.html", "report.html", "report.html as a whole", true},
+     "results.json's encoded latency histograms (latency_hist)", 1},
+    {OUTPUT_OMIT_HTML, "report.html", "report.html", "report.html as a whole", 2},
 };
+#define NTIERS 3
 
 const char *output_name(size_t i)
 {
@@ -102,9 +112,6 @@ void output_advisor_opts(const struct profile *p, const struct platform_facts *f
     out->thresholds = p->thresholds;
     out->per_user_rps = p->per_user_rps > 0 ? p->per_user_rps : PER_USER_RPS_DEFAULT;
     out->target_rps = p->target_rps > 0 ? p->target_rps : p->target_users * out->per_user_rps;
-    out->target_users = p->target_rps > 0 ? 0 : p->target_users;
-    out->cost = p->cost;
-    out->planning = p->planning;
     out->host_cores = f ? (double)f->host_millicores / 1000.0 : 0;
     out->limits_note = f && !f->limits_enforced ? f->limits_note : NULL;
 }
@@ -155,7 +162,9 @@ static bool applies(const struct output_def *def, const struct output_doc *d)
 {
     if (def->needs_recommendation && d->advice->recommended < 0)
         return false;
-    if (def->needs_hpa && !d->advice->sizing.hpa.enabled)
+    if (((def->needs & NEEDS_WORKLOAD) && !d->workload.deployment) ||
+        ((def->needs & NEEDS_PREVIOUS) && !d->previous_results) ||
+        ((def->needs & NEEDS_HPA) && !d->advice->sizing.hpa.enabled))
         return false;
     return !(def->omit_whole && (d->omit & def->omit_whole));
 }
@@ -213,18 +222,18 @@ static int part_saving(const struct output_part *p, const struct output_doc *d,
     return 0;
 }
 
-/* The part to leave out next: the one saving the most bytes, last-resort parts only when no
- * other saves anything. *bit is 0 when nothing is left to leave out. */
+/* The part to leave out next: the one of the lowest tier that saves anything, and within that
+ * tier the one saving the most bytes. *bit is 0 when nothing is left to leave out. */
 static int next_part(const struct output_doc *d, const struct output_item *items, unsigned *bit,
                      char *err)
 {
     size_t best = 0;
 
     *bit = 0;
-    for (int last = 0; last <= 1 && !*bit; last++) {
+    for (int tier = 0; tier < NTIERS && !*bit; tier++) {
         for (size_t i = 0; i < NPARTS; i++) {
             size_t saving = 0;
-            if ((d->omit & parts[i].bit) || parts[i].last_resort != (last == 1))
+            if ((d->omit & parts[i].bit) || parts[i].tier != tier)
                 continue;
             int rc = part_saving(&parts[i], d, items, &saving, err);
             if (rc)
@@ -523,6 +532,7 @@ int output_write_sweep(const char *dir, const struct sweep *s, const struct outp
     d.finished = s->finished ? s->finished : time(NULL);
     d.cancelled = s->cancelled;
     d.paths = in->paths;
+    d.workload = in->workload;
     rc = output_write_all(dir, &d, err);
 out:
     free(rows);

@@ -96,6 +96,7 @@ struct output_inputs {
     const char *command; /* the command line as run; may be NULL */
     const char *configs; /* the variant list as given */
     struct output_paths paths;
+    struct output_workload workload; /* deployment NULL: no deployment-patch.yaml */
 };
 
 struct sweep; /* runner.h */

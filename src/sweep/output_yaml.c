@@ -177,8 +177,8 @@ static void emit_leaves(struct em *m, const struct leaf *leaves, size_t lo, size
             done[j] = true;
         }
         ev_scalar(m, key, YAML_ANY_SCALAR_STYLE);
-        /* The reference load test writes limits and requests as one-line flow mappings: keep that look for the
-         * innermost level when it only holds scalars. */
+        /* The reference load test writes limits and requests as one-line flow mappings: keep that
+         * look for the innermost level when it only holds scalars. */
         bool leaf_level = true;
         for (size_t k = 0; k < ng; k++)
             if (!is_last_segment(group[k].path, depth + 1))

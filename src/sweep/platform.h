@@ -83,7 +83,13 @@ struct platform_usage {
      * any other process) during the window; < 0 unknown (kube: the node's other pods). With
      * the variant's limit it shows whether the host could give the variant its limit. */
     double host_other_cores;
-    unsigned restarts;  /* processes / containers restarted during the window */
+    /* CFS throttling of the variant over the window (cgroup cpu.stat). throttle_known false:
+     * the platform cannot read it (kube: the API does not expose it), reported as unknown. */
+    bool throttle_known;
+    uint64_t cpu_periods;           /* CFS enforcement periods elapsed */
+    uint64_t cpu_throttled_periods; /* periods in which the variant was throttled */
+    double cpu_throttled_s;         /* time its processes waited throttled */
+    unsigned restarts;              /* processes / containers restarted during the window */
     bool oom_killed;    /* the OOM killer fired in the variant during the window */
     bool died;          /* the variant stopped running during the window */
     char note[ERR_LEN]; /* what could not be read, if anything; "" when all was read */
@@ -135,6 +141,11 @@ struct platform_ops {
 
     /* Frees self. Does not restore: the runner has called restore already. NULL-safe. */
     void (*free)(void *self);
+
+    /* How the current variant was applied, for results.json ("rollout", "resize"): a static
+     * string, "" when there is nothing to say. May be NULL (the local platform starts a
+     * process; there is only one way). Valid after apply, until the next apply. */
+    const char *(*applied_by)(void *self);
 };
 
 /* A platform is its operations and its opaque state. Owned by whoever created it (the CLI or

@@ -7,8 +7,8 @@
  *                          floor(memory_mib / memory_per_worker_mib), max_workers))
  *
  * round() is half away from zero (0.5 cores -> 1). The floor of one worker keeps a pod with a
- * tiny limit serving at all: a rule that says 0 workers is never what a chart wants. The reference load test's
- * rule is cores_per_worker 1, memory_per_worker_mib 192, max_workers 8. */
+ * tiny limit serving at all: a rule that says 0 workers is never what a chart wants. The reference
+ * load test's rule is cores_per_worker 1, memory_per_worker_mib 192, max_workers 8. */
 
 #include <stddef.h>
 #include <stdint.h>

@@ -8,7 +8,9 @@
 #include <time.h>
 
 #include "core/log.h"
+#include "core/quantity.h"
 #include "load/load.h"
+#include "sweep/runner_int.h"
 
 #define MAX_PHASES 4
 
@@ -31,14 +33,14 @@ const char *sweep_phase_name(enum sweep_phase p)
     return "?";
 }
 
-static double now_s(void)
+double sweep__now(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static bool stopped(const struct sweep_opts *o)
+bool sweep__stopped(const struct sweep_opts *o)
 {
     return o->stop && *o->stop;
 }
@@ -103,15 +105,21 @@ static double plan_length_s(const struct phase *plan, size_t n)
     return s;
 }
 
-struct ctx {
-    const struct sweep_opts *o;
-    struct sweep *s;
-    size_t index;
-    double t0;
-    enum sweep_phase phase;
-};
+/* The estimated time left in the sweep: what this variant still needs and what the ones after
+ * it will, each taking as long as the finished ones did (or as planned before any finished),
+ * never past the sweep's deadline. */
+static double eta_s(const struct sweep__ctx *c)
+{
+    double now = sweep__now();
+    double per = c->done_n ? c->done_wall_s / (double)c->done_n : c->variant_estimate_s;
+    double cur = per - (now - c->t0);
+    double left = (cur > 0 ? cur : 0) + per * (double)(c->s->n - c->index - 1);
+    if (c->deadline > 0 && left > c->deadline - now)
+        left = c->deadline > now ? c->deadline - now : 0;
+    return left;
+}
 
-static void progress(struct ctx *c, enum sweep_phase phase, const struct load_progress *lp)
+void sweep__progress(struct sweep__ctx *c, enum sweep_phase phase, const struct load_progress *lp)
 {
     struct sweep_progress p;
 
@@ -123,7 +131,11 @@ static void progress(struct ctx *c, enum sweep_phase phase, const struct load_pr
     p.n = c->s->n;
     p.variant = &c->s->rows[c->index].variant;
     p.phase = phase;
-    p.elapsed_s = now_s() - c->t0;
+    p.elapsed_s = sweep__now() - c->t0;
+    p.step = c->step;
+    p.step_what = c->step_what;
+    p.offered_rps = c->offered_rps;
+    p.eta_s = eta_s(c);
     if (lp) {
         p.phase_elapsed_s = lp->elapsed_s;
         p.phase_s = lp->phase_s;
@@ -133,13 +145,13 @@ static void progress(struct ctx *c, enum sweep_phase phase, const struct load_pr
     c->o->progress(c->o->progress_ud, &p);
 }
 
-static void on_load_progress(void *ud, const struct load_progress *lp)
+void sweep__on_load_progress(void *ud, const struct load_progress *lp)
 {
-    struct ctx *c = ud;
-    progress(c, c->phase, lp);
+    struct sweep__ctx *c = ud;
+    sweep__progress(c, c->phase, lp);
 }
 
-static void fail_row(struct sweep_row *row, enum platform_fail kind, const char *reason)
+void sweep__fail_row(struct sweep_row *row, enum platform_fail kind, const char *reason)
 {
     row->state = SWEEP_ROW_FAILED;
     row->failure.kind = kind;
@@ -183,49 +195,17 @@ static void mark_row(const struct sweep *s, struct sweep_row *row)
         row->flags |= ADVISOR_ROW_GEN_SATURATED;
 }
 
-static void run_variant(struct ctx *c)
+/* Fixed-load mode: the plan's phases, usage around the measured one. Returns 0 or a negative
+ * errno when a load run could not run at all (err says why). */
+static int run_fixed(struct sweep__ctx *c, const char *url, struct phase *plan, size_t nplan,
+                     char *err)
 {
     const struct sweep_opts *o = c->o;
     struct platform *pl = o->platform;
     struct sweep_row *row = &c->s->rows[c->index];
-    struct platform_failure fail;
-    struct phase plan[MAX_PHASES];
-    size_t nplan = build_plan(o->profile, plan);
-    char err[ERR_LEN] = "", url[PLATFORM_URL_LEN];
     int rc;
 
-    c->t0 = now_s();
-    row->gen_cores = -1;
-    row->host_other_cores = -1;
-    memset(&fail, 0, sizeof(fail));
-    log_info("sweep.variant", "index=%zu of=%zu variant=%s", c->index + 1, c->s->n,
-             row->variant.spec);
-
-    progress(c, SWEEP_PHASE_START, NULL);
-    rc = pl->ops->apply(pl->self, &row->variant, &fail, err);
-    if (rc) {
-        fail_row(row, fail.kind ? fail.kind : PLATFORM_FAIL_APPLY,
-                 fail.reason[0] ? fail.reason : err);
-        goto stop;
-    }
-    progress(c, SWEEP_PHASE_READY, NULL);
-    rc = pl->ops->wait_ready(pl->self, o->ready_timeout_us > 0 ? o->ready_timeout_us : 60000000,
-                             o->stop, &fail, err);
-    if (rc) {
-        if (rc == -ECANCELED || fail.kind == PLATFORM_FAIL_CANCELLED)
-            goto stop; /* cancelled: the row stays pending, it was never measured */
-        fail_row(row, fail.kind ? fail.kind : PLATFORM_FAIL_NEVER_READY,
-                 fail.reason[0] ? fail.reason : err);
-        goto stop;
-    }
-    row->ready_s = now_s() - c->t0;
-    rc = pl->ops->target_url(pl->self, url, sizeof(url), err);
-    if (rc) {
-        fail_row(row, PLATFORM_FAIL_NONE, err);
-        goto stop;
-    }
-
-    for (size_t k = 0; k < nplan && !stopped(o); k++) {
+    for (size_t k = 0; k < nplan && !sweep__stopped(o); k++) {
         struct load_opts lo;
         struct load_result res;
 
@@ -233,10 +213,10 @@ static void run_variant(struct ctx *c)
         lo.url = url;
         lo.profile = &plan[k].prof;
         lo.threads = o->load_threads;
-        lo.progress = on_load_progress;
+        lo.progress = sweep__on_load_progress;
         lo.progress_ud = c;
         lo.stop = o->stop;
-        progress(c, plan[k].kind, NULL);
+        sweep__progress(c, plan[k].kind, NULL);
         if (plan[k].measured) {
             rc = pl->ops->usage_begin(pl->self, err);
             if (rc)
@@ -244,10 +224,8 @@ static void run_variant(struct ctx *c)
                          err);
         }
         rc = load_run(&lo, &res, err);
-        if (rc) {
-            fail_row(row, PLATFORM_FAIL_NONE, err);
-            goto stop;
-        }
+        if (rc)
+            return rc;
         if (!plan[k].measured) {
             load_result_free(&res);
             continue;
@@ -262,36 +240,123 @@ static void run_variant(struct ctx *c)
         row->state = SWEEP_ROW_MEASURED;
         if (res.duration_s > 0)
             row->gen_cores = res.tool_cpu_s / res.duration_s;
-        if (res.interrupted || stopped(o))
+        if (res.interrupted || sweep__stopped(o))
             row->flags |= ADVISOR_ROW_INTERRUPTED;
     }
+    return 0;
+}
+
+static void run_variant(struct sweep__ctx *c)
+{
+    const struct sweep_opts *o = c->o;
+    struct platform *pl = o->platform;
+    struct sweep_row *row = &c->s->rows[c->index];
+    struct platform_failure fail;
+    struct phase plan[MAX_PHASES];
+    size_t nplan = build_plan(o->profile, plan);
+    bool capacity = o->profile->search.mode == PROFILE_SEARCH_CAPACITY;
+    char err[ERR_LEN] = "", url[PLATFORM_URL_LEN];
+    int rc;
+
+    c->t0 = sweep__now();
+    c->step = 0;
+    c->step_what = NULL;
+    c->offered_rps = 0;
+    c->load_s = 0;
+    row->gen_cores = -1;
+    row->host_other_cores = -1;
+    memset(&fail, 0, sizeof(fail));
+    log_info("sweep.variant", "index=%zu of=%zu variant=%s", c->index + 1, c->s->n,
+             row->variant.spec);
+    if (capacity && c->deadline > 0) {
+        /* Each variant gets an equal share of the time left, so a slow one cannot starve the
+         * ones after it; what a fast one leaves over goes to the rest. */
+        double left = c->deadline - c->t0;
+        if (left <= 0) {
+            char b[QTY_LEN];
+            snprintf(err, sizeof(err),
+                     "not measured: the sweep's time budget (search.budget %s) "
+                     "ran out",
+                     qty_format_duration(o->profile->search.budget_us, b));
+            sweep__fail_row(row, PLATFORM_FAIL_NONE, err);
+            sweep__progress(c, SWEEP_PHASE_DONE, NULL);
+            return;
+        }
+        c->variant_deadline = c->t0 + left / (double)(c->s->n - c->index);
+    }
+
+    sweep__progress(c, SWEEP_PHASE_START, NULL);
+    rc = pl->ops->apply(pl->self, &row->variant, &fail, err);
+    if (rc) {
+        sweep__fail_row(row, fail.kind ? fail.kind : PLATFORM_FAIL_APPLY,
+                        fail.reason[0] ? fail.reason : err);
+        goto stop;
+    }
+    sweep__progress(c, SWEEP_PHASE_READY, NULL);
+    rc = pl->ops->wait_ready(pl->self, o->ready_timeout_us > 0 ? o->ready_timeout_us : 60000000,
+                             o->stop, &fail, err);
+    if (rc) {
+        if (rc == -ECANCELED || fail.kind == PLATFORM_FAIL_CANCELLED)
+            goto stop; /* cancelled: the row stays pending, it was never measured */
+        sweep__fail_row(row, fail.kind ? fail.kind : PLATFORM_FAIL_NEVER_READY,
+                        fail.reason[0] ? fail.reason : err);
+        goto stop;
+    }
+    row->ready_s = sweep__now() - c->t0;
+    rc = pl->ops->target_url(pl->self, url, sizeof(url), err);
+    if (rc) {
+        sweep__fail_row(row, PLATFORM_FAIL_NONE, err);
+        goto stop;
+    }
+    if (capacity) {
+        rc = sweep__capacity(c, url, err);
+    } else {
+        rc = run_fixed(c, url, plan, nplan, err);
+        c->load_s = row->have_load ? plan_length_s(plan, nplan) : 0;
+    }
+    if (rc) {
+        sweep__fail_row(row, PLATFORM_FAIL_NONE, err);
+        goto stop;
+    }
     if (row->have_usage && row->usage.oom_killed)
-        fail_row(row, PLATFORM_FAIL_OOM, "OOM-killed during the measured window");
+        sweep__fail_row(row, PLATFORM_FAIL_OOM, "OOM-killed during the measured window");
     else if (row->have_usage && row->usage.died)
-        fail_row(row, PLATFORM_FAIL_DIED,
-                 row->usage.note[0] ? row->usage.note : "died during the measured window");
+        sweep__fail_row(row, PLATFORM_FAIL_DIED,
+                        row->usage.note[0] ? row->usage.note : "died during the measured window");
 stop:
-    progress(c, SWEEP_PHASE_STOP, NULL);
-    double t_stop = now_s();
+    if (pl->ops->applied_by)
+        snprintf(row->applied_by, sizeof(row->applied_by), "%s", pl->ops->applied_by(pl->self));
+    sweep__progress(c, SWEEP_PHASE_STOP, NULL);
+    double t_stop = sweep__now();
     if (pl->ops->stop_variant(pl->self, err) != 0)
         log_warn("sweep.stop", "variant=%s error=\"%s\"", row->variant.spec, err);
-    row->stop_s = now_s() - t_stop;
-    row->wall_s = now_s() - c->t0;
-    row->overhead_s = row->wall_s - (row->have_load ? plan_length_s(plan, nplan) : 0);
+    row->stop_s = sweep__now() - t_stop;
+    row->wall_s = sweep__now() - c->t0;
+    row->overhead_s = row->wall_s - c->load_s;
     mark_row(c->s, row);
+    if (row->cap.flags & CAPACITY_FLAG_GENERATOR)
+        row->flags |= ADVISOR_ROW_GEN_SATURATED; /* "at least X": never the app's capacity */
+    if (row->cap.searched && (row->flags & ADVISOR_ROW_CONTENDED)) {
+        /* The host could not give the variant its CPU at the representative step: the figure
+         * is the host's, not the variant's. */
+        row->cap.flags |= CAPACITY_FLAG_CONTENDED;
+        row->cap.valid = false;
+    }
     if (row->state == SWEEP_ROW_FAILED)
         log_warn("sweep.failed", "variant=%s reason=\"%s\"", row->variant.spec,
                  row->failure.reason);
     else if (row->state == SWEEP_ROW_MEASURED)
         log_info("sweep.measured", "variant=%s wall_s=%.2f overhead_s=%.2f", row->variant.spec,
                  row->wall_s, row->overhead_s);
-    progress(c, SWEEP_PHASE_DONE, NULL);
+    c->done_wall_s += row->wall_s;
+    c->done_n++;
+    sweep__progress(c, SWEEP_PHASE_DONE, NULL);
 }
 
 int sweep_run(const struct sweep_opts *o, struct sweep *s, char *err)
 {
     struct platform *pl = o->platform;
-    struct ctx c;
+    struct sweep__ctx c;
     char e[ERR_LEN] = "";
     int rc = 0;
 
@@ -299,6 +364,13 @@ int sweep_run(const struct sweep_opts *o, struct sweep *s, char *err)
     s->started = time(NULL);
     if (!o->variants || o->variants->n == 0 || o->variants->n > VARIANT_MAX)
         return err_set(err, -EINVAL, "no variants to sweep");
+    /* Real users share a URL target or an in-place app: a search that does not know where to
+     * stop would knowingly overload production. */
+    if (o->shared_target && o->profile->search.mode == PROFILE_SEARCH_CAPACITY &&
+        !(o->profile->search.max_rps > 0))
+        return err_set(err, -EINVAL,
+                       "a capacity search against a target real users share needs a ceiling: "
+                       "set search.max_rps in the profile (or --max-rps), or use --load fixed");
     s->rows = calloc(o->variants->n, sizeof(*s->rows));
     if (!s->rows)
         return err_set(err, -ENOMEM, "out of memory");
@@ -322,8 +394,15 @@ int sweep_run(const struct sweep_opts *o, struct sweep *s, char *err)
     memset(&c, 0, sizeof(c));
     c.o = o;
     c.s = s;
+    if (o->profile->search.mode == PROFILE_SEARCH_CAPACITY) {
+        c.deadline = sweep__now() + (double)o->profile->search.budget_us / 1e6;
+        c.variant_estimate_s = sweep__capacity_estimate_s(o->profile);
+    } else {
+        struct phase plan[MAX_PHASES];
+        c.variant_estimate_s = plan_length_s(plan, build_plan(o->profile, plan)) + 3;
+    }
     for (size_t i = 0; i < s->n; i++) {
-        if (stopped(o))
+        if (sweep__stopped(o))
             break;
         c.index = i;
         run_variant(&c);
@@ -334,7 +413,7 @@ out:
     if (pl->ops->restore(pl->self, e) != 0)
         log_error("sweep.restore", "error=\"%s\"", e);
     s->finished = time(NULL);
-    if (!rc && stopped(o)) {
+    if (!rc && sweep__stopped(o)) {
         s->cancelled = true;
         rc = err_set(err, -ECANCELED, "sweep cancelled");
     }
@@ -363,7 +442,9 @@ void sweep_row_to_advisor(const struct sweep *s, size_t i, struct advisor_row *o
     out->peak_memory_bytes = -1;
     out->gen_cores = r->gen_cores;
     out->host_other_cores = r->host_other_cores;
+    snprintf(out->applied_by, sizeof(out->applied_by), "%s", r->applied_by);
     out->measured = r->state == SWEEP_ROW_MEASURED && r->have_load;
+    out->cap = r->cap;
     if (r->state == SWEEP_ROW_FAILED) {
         out->fail = r->failure.kind;
         snprintf(out->note, sizeof(out->note), "%s", r->failure.reason);

@@ -13,9 +13,11 @@
  * the row_done callback runs (the CLI rewrites its output files there; the operator updates its
  * ConfigMap), so nothing measured is lost to a later failure.
  *
- * Load phases: each variant runs a plan of phases (today: warm-up, then one measured phase);
- * the plan is built per variant so a capacity search can later add step or bisection phases
- * whose results land in the same row. */
+ * Two modes (profile search.mode). Fixed load: each variant runs a warm-up phase then one
+ * measured phase at the profile's users / rate / stages. Capacity (runner_capacity.c): a short
+ * closed-loop probe, then open-loop steps chosen by the search (src/sweep/search.h), each with
+ * its own warm-up and measured window, then repeats at the found capacity for its interval; the
+ * sweep has a deadline (search.budget) that each variant gets an equal share of. */
 
 #include <signal.h>
 #include <stdbool.h>
@@ -27,12 +29,9 @@
 #include "load/profile.h"
 #include "load/result.h"
 #include "sweep/advisor.h"
+#include "sweep/capacity.h" /* SWEEP_GEN_SATURATED_SHARE, struct capacity_result */
 #include "sweep/platform.h"
 #include "sweep/variant.h"
-
-/* The load generator is "saturated" when its CPU use reached this share of the cores its
- * threads could use: it was then the bottleneck, not the app. */
-#define SWEEP_GEN_SATURATED_SHARE 0.9
 
 enum sweep_phase {
     SWEEP_PHASE_START = 0, /* apply */
@@ -64,6 +63,11 @@ struct sweep_row {
     double wall_s;           /* apply -> stopped */
     double stop_s;           /* stop_variant: the app's shutdown and the clean-up */
     double overhead_s;       /* wall_s minus the load phases' planned length */
+    char applied_by[16]; /* the platform's applied_by ("rollout", "resize"), or "" */
+    /* Capacity mode: what the search found (cap.searched false in fixed mode). load and usage
+     * above then hold the representative step: the last repeat at capacity, or the measured
+     * step closest to it, so every fixed-mode figure keeps its meaning. */
+    struct capacity_result cap;
 };
 
 struct sweep {
@@ -86,6 +90,12 @@ struct sweep_progress {
     double phase_s;         /* in a load phase: its planned length */
     double rps;             /* live, in load phases */
     uint64_t p95_us;        /* live, in load phases */
+    /* Capacity mode (0 / NULL in fixed mode): the step of this variant (1 is the probe), what
+     * it is ("probe", "search", "repeat") and the open-loop rate it offers (0 for the probe). */
+    unsigned step;
+    const char *step_what;
+    double offered_rps;
+    double eta_s; /* estimated time left in the whole sweep (never past its deadline) */
 };
 
 /* Called on the runner's thread, a few times a second in load phases and at each phase
@@ -108,6 +118,9 @@ struct sweep_opts {
     void *progress_ud;
     sweep_row_done_fn row_done; /* may be NULL */
     void *row_done_ud;
+    /* Real users share the target (a URL through a Service or ingress, or in-place mode): a
+     * capacity search is refused unless the profile sets search.max_rps. */
+    bool shared_target;
 };
 
 /* Runs the sweep and fills *s (always, even on failure: the rows measured so far). Returns 0

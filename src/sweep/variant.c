@@ -15,7 +15,8 @@ void variant_fill_names(struct variant *v)
     qty_format_cores(v->cpu_millicores, cpu);
     qty_format_memory(v->memory_bytes, mem);
     snprintf(v->spec, sizeof(v->spec), "%u@%s/%s", v->workers, cpu, mem);
-    /* The reference load test's labels show whole cores with one decimal ("4.0c"), so the column reads evenly. */
+    /* The reference load test's labels show whole cores with one decimal ("4.0c"), so the column
+     * reads evenly. */
     if (v->cpu_millicores % 1000 == 0)
         snprintf(cpu, sizeof(cpu), "%lld.0", (long long)(v->cpu_millicores / 1000));
     snprintf(v->label, sizeof(v->label), "%uw / %sc / %s", v->workers, cpu, mem);

@@ -10,6 +10,7 @@ import threading
 import uuid
 
 import patch as patchlib
+import resize
 from resources import BY_KEY
 from store import (ApiError, fields_match, labels_match, parse_field_selector,
                    parse_label_selector)
@@ -169,7 +170,7 @@ def default_object(res, obj, api):
                 for k, v in res_["limits"].items():
                     req.setdefault(k, v)
         obj.setdefault("status", {}).setdefault("phase", "Pending")
-        obj["status"].setdefault("qosClass", "Burstable")
+        obj["status"].setdefault("qosClass", resize.qos_class(spec))
     elif res.plural == "services" and isinstance(spec, dict):
         spec.setdefault("type", "ClusterIP")
         spec.setdefault("sessionAffinity", "None")
@@ -461,6 +462,8 @@ class Api:
                 if res.namespaced:
                     nmeta["namespace"] = ns
                 nmeta.pop("managedFields", None)
+                if res.plural == "pods" and subresource is None:
+                    resize.check_pod_update(old, new)
                 default_object(res, new, self)
                 validate(res, new)
                 if res.generation and new.get("spec") != old.get("spec"):
@@ -503,36 +506,42 @@ class Api:
         return (res.plural == "pods" and self.kubelet is not None
                 and self.kubelet.owns(obj))
 
-    def patch(self, res, ns, name, ptype, body, subresource=None, dry_run=False):
+    def patched(self, res, ns, name, ptype, body):
+        """(stored object, the object with the patch applied) under the store lock, which the
+        caller holds; 409 when the patch names a stale resourceVersion."""
         try:
             p = json.loads(body or b"null")
         except ValueError as e:
             raise ApiError(400, "BadRequest", "the patch is not valid JSON: %s" % e)
+        old = self.store.get(res.key, ns, name)
+        if old is None:
+            raise not_found(res, name)
+        cur = full(res, old)
+        try:
+            if ptype == "application/json-patch+json":
+                new = patchlib.json_patch(cur, p)
+            elif ptype == "application/merge-patch+json":
+                new = patchlib.merge_patch(cur, p)
+            elif ptype == "application/strategic-merge-patch+json":
+                new = patchlib.strategic_merge_patch(cur, p)
+            else:
+                raise ApiError(415, "UnsupportedMediaType", "the body of the request was in "
+                               "an unknown format - accepted media types include: "
+                               "application/json-patch+json, application/merge-patch+json, "
+                               "application/strategic-merge-patch+json")
+        except patchlib.PatchError as e:
+            raise invalid(res, name, [("patch", str(e))])
+        if not isinstance(new, dict):
+            raise ApiError(400, "BadRequest", "the patch did not produce an object")
+        want_rv = (p.get("metadata") or {}).get("resourceVersion") \
+            if isinstance(p, dict) else None
+        if want_rv and want_rv != old["metadata"]["resourceVersion"]:
+            raise conflict(res, name)
+        return old, new
+
+    def patch(self, res, ns, name, ptype, body, subresource=None, dry_run=False):
         with self.store.lock:
-            old = self.store.get(res.key, ns, name)
-            if old is None:
-                raise not_found(res, name)
-            cur = full(res, old)
-            try:
-                if ptype == "application/json-patch+json":
-                    new = patchlib.json_patch(cur, p)
-                elif ptype == "application/merge-patch+json":
-                    new = patchlib.merge_patch(cur, p)
-                elif ptype == "application/strategic-merge-patch+json":
-                    new = patchlib.strategic_merge_patch(cur, p)
-                else:
-                    raise ApiError(415, "UnsupportedMediaType", "the body of the request was in "
-                                   "an unknown format - accepted media types include: "
-                                   "application/json-patch+json, application/merge-patch+json, "
-                                   "application/strategic-merge-patch+json")
-            except patchlib.PatchError as e:
-                raise invalid(res, name, [("patch", str(e))])
-            if not isinstance(new, dict):
-                raise ApiError(400, "BadRequest", "the patch did not produce an object")
-            want_rv = (p.get("metadata") or {}).get("resourceVersion") \
-                if isinstance(p, dict) else None
-            if want_rv and want_rv != old["metadata"]["resourceVersion"]:
-                raise conflict(res, name)
+            old, new = self.patched(res, ns, name, ptype, body)
             new.setdefault("metadata", {})["resourceVersion"] = old["metadata"]["resourceVersion"]
             return self.update(res, ns, name, new, subresource, dry_run, check_rv=False)
 

@@ -21,6 +21,7 @@ import sys
 import threading
 import time
 
+import resize
 from api import jcopy, now_ts
 from resources import BY_PATH
 from sandbox import Sandbox, container_argv, expand_env, image_entry
@@ -820,6 +821,7 @@ class Kubelet:
         self.cg = Cgroups(disabled=getattr(args, "no_cgroups", False))
         self.apps_dir = os.path.join(os.path.dirname(os.path.abspath(__file__)), "apps")
         self.sandbox = Sandbox(args.dir, log)
+        self.resize_cfg = None  # resize.Config: node capacity for resize admission
         if self.cg.mode is None:
             log("cgroups unavailable, pods run without limits: %s" % self.cg.reason)
         else:
@@ -1126,6 +1128,8 @@ class Kubelet:
     def _tick(self, p, run):
         now = time.time()
         policy = (p.get("spec") or {}).get("restartPolicy", "Always")
+        if self.resize_cfg is not None:
+            resize.sync(self, p, run)
         for cr in run.containers:
             if cr.done:
                 continue
@@ -1302,6 +1306,8 @@ class Kubelet:
               "hostIP": "127.0.0.1", "hostIPs": [{"ip": "127.0.0.1"}],
               "podIP": run.ip, "podIPs": [{"ip": run.ip}], "startTime": run.start_time,
               "containerStatuses": statuses, "qosClass": old.get("qosClass", "Burstable")}
+        if self.resize_cfg is not None:
+            resize.report(run, st, old.get("conditions"), now)
         unlimited = [cr.cg_info["unlimited"] for cr in run.containers
                      if cr.cg_info.get("unlimited")]
         if unlimited:

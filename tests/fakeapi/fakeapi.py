@@ -29,6 +29,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import rbac  # noqa: E402
+import resize  # noqa: E402
 import tables  # noqa: E402
 from api import Api, full, to_view  # noqa: E402
 from faults import REASONS, Faults, RequestLog  # noqa: E402
@@ -272,6 +273,9 @@ class State:
         self.handshake_failures = 0
         self.kubelet = None
         self.controller = None
+        self.resize = resize.Config(
+            int(args.node_cpu * 1000), resize.qty("memory", args.node_memory)
+            if args.node_memory else os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
 
     def add_token(self, user, groups=None, token=None):
         groups = list(groups or [])
@@ -590,6 +594,16 @@ class Handler(BaseHTTPRequestHandler):
         if sub == "log":
             return self.send_bytes(200, st.kubelet.logs(ns, name, query) if st.kubelet
                                    else b"", "text/plain")
+        if sub == "resize":
+            if verb == "get":
+                return self.send_json(200, full(res, api.get(res, ns, name)))
+            if verb == "patch":
+                return self.send_json(200, resize.patch(api, st.resize, ns, name, self._ctype(),
+                                                        body, dry))
+            if verb == "update":
+                return self.send_json(200, resize.update(api, st.resize, ns, name,
+                                                         self._json(body), dry))
+            raise ApiError(405, "MethodNotAllowed", "method not allowed on resize")
         if verb == "watch":
             return self.watch(res, ns, query, name)
         if verb == "list":
@@ -958,8 +972,12 @@ class Handler(BaseHTTPRequestHandler):
                 st.bookmark_interval = float(data["bookmarkInterval"])
             if "watchTimeout" in data:
                 st.watch_timeout = float(data["watchTimeout"])
+            if "resizeForbidMemoryDecrease" in data:
+                st.resize.forbid_memory_decrease = bool(data["resizeForbidMemoryDecrease"])
             return self.send_json(200, {"bookmarkInterval": st.bookmark_interval,
-                                        "watchTimeout": st.watch_timeout})
+                                        "watchTimeout": st.watch_timeout,
+                                        "resizeForbidMemoryDecrease":
+                                        st.resize.forbid_memory_decrease})
         if path == "/fake/state":
             with st.store.lock:
                 counts = {"%s/%s" % k: len(v) for k, v in st.store.objs.items() if v}
@@ -1042,6 +1060,17 @@ def main():
                     help="first crash-restart delay in seconds (doubles, max 30x)")
     ap.add_argument("--max-grace", type=float, default=5.0,
                     help="cap on terminationGracePeriodSeconds when stopping pods")
+    ap.add_argument("--node-cpu", type=float, default=float(os.cpu_count() or 1),
+                    help="the node's allocatable CPU in cores, for resize admission "
+                    "(default: the host's CPUs)")
+    ap.add_argument("--node-memory", default=None,
+                    help="the node's allocatable memory (a quantity such as 8Gi), for resize "
+                    "admission (default: the host's memory)")
+    ap.add_argument("--no-resize", action="store_true",
+                    help="do not serve pods/resize (a server without in-place resize)")
+    ap.add_argument("--resize-forbid-memory-decrease", action="store_true",
+                    help="refuse a memory-limit decrease under resizePolicy NotRequired with "
+                    "422, as Kubernetes 1.33 did")
     args = ap.parse_args()
     if args.pod_net is None:
         args.pod_net = "127.%d.%d" % (random.randint(100, 199), random.randrange(0, 254, 2))
@@ -1051,6 +1080,9 @@ def main():
     if args.no_kubelet or args.no_metrics:
         import resources
         resources.disable_group("metrics.k8s.io")
+    if args.no_resize:
+        import resources
+        resources.disable_subresource("pods", "resize")
     for f in ("ready", "kubeconfig"):
         try:
             os.unlink(os.path.join(args.dir, f))
@@ -1058,6 +1090,7 @@ def main():
             pass
     make_certs(args.dir, args.server_san, args.client_cert)
     st = State(args)
+    st.resize.forbid_memory_decrease = args.resize_forbid_memory_decrease
     admin_token = st.add_token("admin", ["system:masters"], args.token)
     write_atomic(os.path.join(args.dir, "token"), admin_token)
     write_atomic(os.path.join(args.dir, "control-token"), st.control_token)
@@ -1089,6 +1122,7 @@ def main():
             images = load_json_or_yaml(args.images or os.path.join(
                 os.path.dirname(os.path.abspath(__file__)), "images.json"))
             st.kubelet = controllers.Kubelet(st.api, st.stop, images, args, auth=st)
+            st.kubelet.resize_cfg = st.resize
             st.api.kubelet = st.kubelet
             st.kubelet.start()
             controllers.ServiceProxy(st.api, st.stop).start()

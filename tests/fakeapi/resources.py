@@ -63,6 +63,10 @@ class Res:
             elif sub == "log":
                 out.append({"name": self.plural + "/log", "singularName": "",
                             "namespaced": self.namespaced, "kind": "Pod", "verbs": ["get"]})
+            elif sub == "resize":
+                out.append({"name": self.plural + "/resize", "singularName": "",
+                            "namespaced": self.namespaced, "kind": "Pod",
+                            "verbs": ["get", "patch", "update"]})
         return out
 
 
@@ -70,8 +74,8 @@ def _table():
     t = [
         Res("", "v1", "namespaces", "Namespace", False, ["ns"], subresources=["status"],
             status=True),
-        Res("", "v1", "pods", "Pod", True, ["po"], subresources=["status", "log"], status=True,
-            categories=["all"]),
+        Res("", "v1", "pods", "Pod", True, ["po"], subresources=["status", "log", "resize"],
+            status=True, categories=["all"]),
         Res("", "v1", "services", "Service", True, ["svc"], subresources=["status"], status=True,
             categories=["all"]),
         Res("", "v1", "endpoints", "Endpoints", True, ["ep"]),
@@ -133,3 +137,11 @@ def disable_group(group):
     RESOURCES[:] = [r for r in RESOURCES if r.group != group]
     for k in [k for k in BY_PATH if k[0] == group]:
         del BY_PATH[k]
+
+
+def disable_subresource(plural, sub):
+    """Serve a subresource not at all (e.g. pods/resize, as a server older than 1.33 with the
+    feature off): not in discovery, 404."""
+    for r in RESOURCES:
+        if r.plural == plural and sub in r.subresources:
+            r.subresources.remove(sub)

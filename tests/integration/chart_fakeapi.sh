@@ -212,6 +212,25 @@ cannot "list Secrets" get secrets -A
 cannot "delete a ConfigMap" delete configmap rbac-check -n default
 cannot "delete Pods" delete pods -n default --all
 cannot "update a Pod" label pods -n default --all x=y
+pod=
+for _ in $(seq 1 50); do
+    pod=$("${admin[@]}" get pods -n default -l app=app -o jsonpath='{.items[0].metadata.name}')
+    [ -n "$pod" ] && break
+    sleep 0.2
+done
+# The operator only PATCHes pods/resize (kubectl patch would GET it first, which it may not).
+resize_body='{"spec":{"containers":[{"name":"web","resources":{"limits":{"cpu":"600m","memory":"256Mi"},"requests":{"cpu":"600m","memory":"256Mi"}}}]}}'
+code=$(curl -s -o "$tmp/resize.out" -w '%{http_code}' --cacert "$fake/ca.crt" -X PATCH \
+    -H "Authorization: Bearer $(cat "$tmp/sa.kubeconfig.token")" \
+    -H 'Content-Type: application/strategic-merge-patch+json' --data "$resize_body" \
+    "https://127.0.0.1:$port/api/v1/namespaces/default/pods/$pod/resize")
+if [ "$code" = 200 ]; then
+    PASSED=$((PASSED + 1)); echo "ok   allowed: resize a Pod (PATCH pods/resize)"
+else
+    FAILED=$((FAILED + 1)); echo "FAIL PATCH pods/resize answered $code: $(head -c 300 "$tmp/resize.out")"
+fi
+cannot "patch a Pod's spec outside resize" patch pod "$pod" -n default --type merge \
+    -p '{"spec":{"activeDeadlineSeconds":5}}'
 cannot "create a Service" create -f "$(obj svc 'apiVersion: v1
 kind: Service
 metadata: {name: evil, namespace: default}
@@ -277,6 +296,7 @@ data:
     users: 4
     duration: 2s
     warmup: 1s
+    search: { mode: fixed }
 EOT
         sed "s/namespace: default/namespace: $ns/" "$tmp/app.yaml" | "${admin[@]}" apply -f - >/dev/null
         # Section 2 wrote a status by hand: clear it before asking.

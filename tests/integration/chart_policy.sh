@@ -51,6 +51,7 @@ expect "kustomize: the manifests hold the namespace, enforcing restricted PSS" "
 watch_rules='[
   (("apps",), ("deployments",), ("create", "delete", "get", "list", "patch", "update", "watch")),
   (("",), ("pods", "services"), ("get", "list", "watch")),
+  (("",), ("pods/resize",), ("patch",)),
   (("",), ("configmaps",), ("create", "get", "list", "patch", "update", "watch")),
   (("events.k8s.io",), ("events",), ("create", "patch")),
   (("metrics.k8s.io",), ("pods",), ("get", "list")),

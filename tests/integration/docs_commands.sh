@@ -165,6 +165,7 @@ data:
     users: 5
     duration: 2s
     warmup: 1s
+    search: { mode: fixed }
 YAML
     kubectl rollout status deployment/app --timeout=60s >/dev/null
     "$SIZEUP" operator --kubeconfig "$KUBECONFIG" --admin-addr 127.0.0.1:0 \

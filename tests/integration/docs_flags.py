@@ -12,12 +12,18 @@ reference = open(root + "/docs/reference.md").read()
 problems = []
 
 
-def usage_flags(cmd):
-    """{"--name ARG": default or None or "required"} from the usage text."""
-    text = subprocess.run([sizeup, "help", cmd], capture_output=True, text=True, check=True).stdout
+def usage_flags(cmd, plugin=False):
+    """{"--name ARG": default or None or "required"} from the usage text. plugin: a kubectl
+    sizeup command, whose usage the binary prints when run under its plugin name."""
+    if plugin:
+        args, exe = ["kubectl-sizeup", "help", cmd], sizeup
+    else:
+        args, exe = [sizeup, "help", cmd], None
+    text = subprocess.run(args, executable=exe, capture_output=True, text=True,
+                          check=True).stdout
     rows, cur = [], None
     for line in text.splitlines():
-        m = re.match(r"^  (--[a-z-]+(?: [A-Z]+)?)(?:\s+(.*))?$", line)
+        m = re.match(r"^  (?:-[a-zA-Z], )?(--[a-z-]+(?: [A-Z]+)?)(?:\s+(.*))?$", line)
         if m:
             cur = [m.group(1), m.group(2) or ""]
             rows.append(cur)
@@ -59,16 +65,16 @@ def plain(cell):
     return cell.replace("`", "").strip()
 
 
-def reference_flags(cmd):
+def reference_flags(cmd, prefix="sizeup"):
     flags = {}
-    for cells in table(section("sizeup %s" % cmd)):
+    for cells in table(section("%s %s" % (prefix, cmd))):
         name = plain(cells[0])
         default = plain(cells[1])
         flags[name] = None if default in ("off", "—", "") else default
     return flags
 
 
-for cmd in ("loadtest", "sweep", "rule", "operator"):
+for cmd in ("loadtest", "sweep", "rule", "operator", "compare"):
     got, doc = usage_flags(cmd), reference_flags(cmd)
     for name in sorted(set(got) | set(doc)):
         if name not in doc:
@@ -79,6 +85,20 @@ for cmd in ("loadtest", "sweep", "rule", "operator"):
             problems.append("sizeup %s: %s default: usage says %r, docs/reference.md says %r"
                             % (cmd, name, got[name], doc[name]))
     print("sizeup %s: %d flags compared" % (cmd, len(got)))
+
+for cmd in ("sweep", "status", "results", "cancel"):
+    got, doc = usage_flags(cmd, plugin=True), reference_flags(cmd, "kubectl sizeup")
+    for name in sorted(set(got) | set(doc)):
+        if name not in doc:
+            problems.append("kubectl sizeup %s: %s is in the usage but not in docs/reference.md"
+                            % (cmd, name))
+        elif name not in got:
+            problems.append("kubectl sizeup %s: %s is in docs/reference.md but not in the usage"
+                            % (cmd, name))
+        elif got[name] != doc[name]:
+            problems.append("kubectl sizeup %s: %s default: usage says %r, docs/reference.md says %r"
+                            % (cmd, name, got[name], doc[name]))
+    print("kubectl sizeup %s: %d flags compared" % (cmd, len(got)))
 
 # The annotations: the names the operator reads and writes (src/operator/annotations.c) against
 # the two tables of the Annotations section, and every status the operator writes named.

@@ -64,6 +64,7 @@ cat >profile.yaml <<'EOF'
 users: 4
 duration: 3s
 warmup: 1s
+search: { mode: fixed }
 requests:
   - { name: work, method: GET, path: "/work?ms=4", weight: 1 }
 EOF

@@ -23,6 +23,7 @@ data:
     duration: 2s
     warmup: 500ms
     timeout: 5s
+    search: { mode: fixed }
     thresholds:
       healthy:    { p95: 2ms, errors: 1% }
       overloaded: { p95: 5ms, errors: 1% }

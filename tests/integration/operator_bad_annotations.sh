@@ -5,7 +5,7 @@ set -u
 . "$ROOT/tests/integration/lib/operator_e2e.sh"
 e2e_setup
 
-# A profile ConfigMap whose YAML does not parse.
+# A profile ConfigMap whose YAML does not parse, and one with a fixed load.
 k apply -f - >/dev/null <<'YAML' || fail "cannot create the broken profile"
 apiVersion: v1
 kind: ConfigMap
@@ -13,6 +13,15 @@ metadata:
   name: broken-profile
 data:
   profile.yaml: "users: [1, 2"
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: fixed-load
+data:
+  profile.yaml: |
+    users: 2
+    search: { mode: fixed }
 YAML
 gen0=$(k get deployment web -o jsonpath='{.metadata.generation}')
 op_start op
@@ -43,7 +52,11 @@ check_bad port 'http' 'port: "http" is not a port number'
 check_bad target 'ftp://example' "target: \"ftp://example\" is neither 'pod'"
 check_bad values-paths 'cpu=x' 'values-paths'
 check_bad container 'nope' 'container: "nope" is not in the pod template'
+# A fixed load: a capacity search against a URL is refused without max_rps before the URL is
+# probed (operator_load_ceiling.sh); the probe is what this case tests.
+k annotate --overwrite deployment web sizeup.dev/profile=fixed-load >/dev/null
 check_bad target 'http://127.0.0.1:1/' 'target: 127.0.0.1:1 is unreachable'
+k annotate deployment web sizeup.dev/profile- >/dev/null
 check_bad profile 'no-such-profile' 'profile: ConfigMap "no-such-profile" not found'
 check_bad profile 'broken-profile' 'profile:'
 

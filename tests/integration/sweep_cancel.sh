@@ -32,7 +32,7 @@ check_clean() { # pid
 
 # 1. SIGINT in the middle of the second variant's measurement.
 port=$(free_port)
-"$SIZEUP" sweep --configs "1@0.5/128Mi 1@1/128Mi 2@1/256Mi" --port "$port" --users 4 \
+"$SIZEUP" sweep --configs "1@0.5/128Mi 1@1/128Mi 2@1/256Mi" --port "$port" --load fixed --users 4 \
     --duration 6s --warmup 1s --out "$tmp/a" -- \
     env WORK=20000 python3 "$ROOT/tests/integration/cpu_server.py" "$marker" \
     >"$tmp/a.out" 2>"$tmp/a.err" &
@@ -62,7 +62,7 @@ grep -q "Cancelled" "$tmp/a/results.md"
 
 # 2. SIGTERM while waiting for an app that never listens (and has a child of its own).
 port=$(free_port)
-"$SIZEUP" sweep --configs "1@0.5/64Mi 1@1/64Mi" --port "$port" --ready-timeout 30s \
+"$SIZEUP" sweep --configs "1@0.5/64Mi 1@1/64Mi" --port "$port" --ready-timeout 30s --load fixed \
     --duration 2s --warmup 0s --out "$tmp/b" -- \
     sh -c "sleep 300.$$ & sleep 301.$$; : $marker" >"$tmp/b.out" 2>"$tmp/b.err" &
 pid=$!

@@ -16,7 +16,7 @@ trap cleanup EXIT
 port=$(free_port)
 
 set +e
-"$SIZEUP" sweep --configs "1@0.25/128Mi 1@0.75/128Mi" --port "$port" --users 8 \
+"$SIZEUP" sweep --configs "1@0.25/128Mi 1@0.75/128Mi" --port "$port" --load fixed --users 8 \
     --duration 4s --warmup 1s --out "$tmp/out" -- \
     env WORK=100000 python3 "$ROOT/tests/integration/cpu_server.py" "$marker" \
     >"$tmp/stdout" 2>"$tmp/stderr" &

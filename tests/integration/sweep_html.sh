@@ -17,7 +17,7 @@ cleanup() {
 trap cleanup EXIT
 port=$(free_port)
 
-"$SIZEUP" sweep --configs "1@0.25/128Mi 1@0.5/128Mi 2@0.5/128Mi" --port "$port" --users 4 \
+"$SIZEUP" sweep --configs "1@0.25/128Mi 1@0.5/128Mi 2@0.5/128Mi" --port "$port" --load fixed --users 4 \
     --duration 2s --warmup 0s --out "$tmp/out" -- \
     env WORK=20000 python3 "$ROOT/tests/integration/cpu_server.py" "$marker" \
     >"$tmp/sweep.out" 2>"$tmp/sweep.err" || { cat "$tmp/sweep.err"; exit 1; }

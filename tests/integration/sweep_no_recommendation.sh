@@ -18,6 +18,7 @@ cat >"$tmp/profile.yaml" <<'EOF'
 users: 4
 duration: 2s
 warmup: 500ms
+search: { mode: fixed }
 thresholds:
   healthy:    { p95: 1ms, errors: 1% }
   overloaded: { p95: 2ms, errors: 1% }

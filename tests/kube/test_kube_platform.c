@@ -652,14 +652,10 @@ static void test_sweep_runner(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_clone_mode),
-        cmocka_unit_test(test_clone_refuses_foreign),
-        cmocka_unit_test(test_clone_long_name),
-        cmocka_unit_test(test_in_place_exact_restore),
-        cmocka_unit_test(test_in_place_drift),
-        cmocka_unit_test(test_crash_and_unschedulable),
-        cmocka_unit_test(test_recover_after_crash),
-        cmocka_unit_test(test_failures),
+        cmocka_unit_test(test_clone_mode),          cmocka_unit_test(test_clone_refuses_foreign),
+        cmocka_unit_test(test_clone_long_name),     cmocka_unit_test(test_in_place_exact_restore),
+        cmocka_unit_test(test_in_place_drift),      cmocka_unit_test(test_crash_and_unschedulable),
+        cmocka_unit_test(test_recover_after_crash), cmocka_unit_test(test_failures),
         cmocka_unit_test(test_sweep_runner),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);

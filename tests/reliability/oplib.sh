@@ -39,6 +39,7 @@ data:
     duration: 2s
     warmup: 0s
     timeout: 2s
+    search: { mode: fixed }
     requests:
       - { name: hello, method: GET, path: / }
 YAML

@@ -55,7 +55,7 @@ rc=0
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')
 t0=$(now_ms)
 timeout 600 "${VG[@]}" --log-file="$W/vg-sweep.log" "$BIN" sweep \
-    --configs "1@0.5/128Mi 1@1/128Mi" --port "$port" --users 2 --duration 2s --warmup 0s \
+    --configs "1@0.5/128Mi 1@1/128Mi" --port "$port" --load fixed --users 2 --duration 2s --warmup 0s \
     --out "$W/out" -- env WORK=20000 python3 "$ROOT/tests/integration/cpu_server.py" "$marker" \
     >"$W/sweep.out" 2>"$W/sweep.err"
 src=$?

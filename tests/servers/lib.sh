@@ -1,5 +1,6 @@
 # Shell helpers for tests that use tests/servers/httpd.py. Source it, then:
 #   srv_start NAME [httpd.py flags...]   starts a server; sets SRV_PORT_<NAME>; killed on exit
+#   srv_spawn NAME COMMAND...             the same for any server that takes --port-file
 #   srv_stats PORT                       prints the server's counters (JSON)
 #   jget FILE EXPR                       evaluates a Python expression on JSON FILE bound to j
 #   fail MSG / skip MSG                  exit 1 / exit 77 with MSG as the last line
@@ -24,8 +25,15 @@ command -v curl >/dev/null || skip "curl is not installed"
 
 srv_start() { # NAME, flags...
     local name=$1; shift
+    srv_spawn "$name" python3 "$SRV_DIR/httpd.py" "$@"
+}
+
+# srv_spawn NAME COMMAND...: starts a server that takes --port-file (appended to COMMAND) and
+# waits for its port; sets SRV_PORT_<NAME>; killed on exit. srv_start and other servers use it.
+srv_spawn() {
+    local name=$1; shift
     local pf="$SRV_TMP/$name.port"
-    python3 "$SRV_DIR/httpd.py" --port-file "$pf" "$@" >"$SRV_TMP/$name.log" 2>&1 &
+    "$@" --port-file "$pf" >"$SRV_TMP/$name.log" 2>&1 &
     SRV_PIDS+=($!)
     for _ in $(seq 100); do
         [ -s "$pf" ] && break

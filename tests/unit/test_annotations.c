@@ -107,6 +107,9 @@ static void test_good_values(void **state)
         {"port", "65535"},
         {"profile", "a.b-c"},
         {"mode", "clone"},
+        {"mode", "resize"},
+        {"resize", "off"},
+        {"resize", "on"},
         {"target", "pod"},
         {"target", "https://example.test"},
         {"target", "http://127.0.0.1:80/x?y=1"},
@@ -182,7 +185,9 @@ static void test_bad_values(void **state)
         {"profile", "Bad_Name", "not a ConfigMap name"},
         {"profile", "a..b", "not a ConfigMap name"},
         {"mode", "", "mode: \"\" is unknown"},
-        {"mode", "inplace", "mode: \"inplace\" is unknown (expected clone or in-place)"},
+        {"mode", "inplace", "mode: \"inplace\" is unknown (expected clone, in-place or resize)"},
+        {"resize", "", "resize: \"\" is unknown (expected on or off)"},
+        {"resize", "false", "resize: \"false\" is unknown"},
         {"mode", "CLONE", "unknown"},
         {"target", "", "neither 'pod' nor"},
         {"target", "Pod", "neither 'pod' nor"},
@@ -237,6 +242,37 @@ static void test_bad_values(void **state)
         assert_null(r.sweep);
         assert_null(r.configs);
     }
+}
+
+/* sizeup.dev/resize: off in clone mode; on by default; contradicting mode: resize. */
+static void test_resize_values(void **state)
+{
+    (void)state;
+    struct annot_kv dflt[] = {{"sizeup.dev/sweep", "1"}};
+    struct annot_kv off[] = {{"sizeup.dev/sweep", "1"}, {"sizeup.dev/resize", "off"}};
+    struct annot_kv mode[] = {{"sizeup.dev/sweep", "1"}, {"sizeup.dev/mode", "resize"}};
+    struct annot_kv both[] = {
+        {"sizeup.dev/resize", "off"}, {"sizeup.dev/sweep", "1"}, {"sizeup.dev/mode", "resize"}};
+    struct annot_request r;
+    char err[ERR_LEN] = "", warn[ERR_LEN] = "";
+
+    assert_int_equal(annot_parse(dflt, N(dflt), &r, warn, err), 0);
+    assert_false(r.resize_off);
+    assert_int_equal(r.mode, ANNOT_MODE_CLONE);
+    annot_request_free(&r);
+    assert_int_equal(annot_parse(off, N(off), &r, warn, err), 0);
+    assert_true(r.resize_off);
+    assert_string_equal(warn, "");
+    annot_request_free(&r);
+    assert_int_equal(annot_parse(mode, N(mode), &r, warn, err), 0);
+    assert_int_equal(r.mode, ANNOT_MODE_RESIZE);
+    assert_string_equal(annot_mode_name(r.mode), "resize");
+    annot_request_free(&r);
+    /* Whatever order the API lists them in. */
+    assert_int_equal(annot_parse(both, N(both), &r, warn, err), -EINVAL);
+    assert_string_equal(err, "resize: \"off\" contradicts mode: resize");
+    assert_true(annot_key_relevant("sizeup.dev/resize"));
+    assert_true(annot_key_relevant("sizeup.dev/original-resources"));
 }
 
 static void test_no_sweep(void **state)
@@ -323,6 +359,61 @@ static void test_relevant_keys(void **state)
     assert_false(annot_key_relevant(NULL));
 }
 
+/* The load ceiling: a capacity search that reaches real users (a target URL, in-place mode)
+ * needs search.max_rps, and so does resize mode; a clone against its pod, a fixed load, or a ceiling is allowed. */
+static void test_load_ceiling(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *mode, *target, *profile;
+        enum profile_search_mode search;
+        double max_rps;
+        const char *want; /* NULL: allowed */
+    } cases[] = {
+        {"clone", "pod", NULL, PROFILE_SEARCH_CAPACITY, 0, NULL},
+        {"clone", "pod", "web-load", PROFILE_SEARCH_FIXED, 0, NULL},
+        {"in-place", "pod", "web-load", PROFILE_SEARCH_CAPACITY, 0,
+         "load ceiling: a capacity search in in-place mode reaches real users and needs a "
+         "ceiling: set search: { max_rps: N } in the profile (ConfigMap web-load, key "
+         "profile.yaml), or search: { mode: fixed }"},
+        {"in-place", "pod", NULL, PROFILE_SEARCH_CAPACITY, 0,
+         "load ceiling: a capacity search in in-place mode reaches real users and needs a "
+         "ceiling: set search: { max_rps: N } in a profile (sizeup.dev/profile), or "
+         "search: { mode: fixed }"},
+        {"clone", "http://web.default.svc:8080/", NULL, PROFILE_SEARCH_CAPACITY, 0,
+         "load ceiling: a capacity search against a target URL reaches real users"},
+        {"in-place", "https://shop.example/", "p", PROFILE_SEARCH_CAPACITY, 0,
+         "against a target URL"},
+        {"in-place", "pod", "web-load", PROFILE_SEARCH_CAPACITY, 200, NULL},
+        {"clone", "http://web:8080/", "p", PROFILE_SEARCH_CAPACITY, 0.5, NULL},
+        {"in-place", "http://web:8080/", "p", PROFILE_SEARCH_FIXED, 0, NULL},
+        /* Resize mode loads a pod of the Deployment itself: real users share it. */
+        {"resize", "pod", "p", PROFILE_SEARCH_CAPACITY, 0,
+         "load ceiling: a capacity search in resize mode (on a pod of the Deployment) reaches "
+         "real users"},
+        {"resize", "pod", "p", PROFILE_SEARCH_CAPACITY, 300, NULL},
+        {"resize", "pod", "p", PROFILE_SEARCH_FIXED, 0, NULL},
+    };
+    for (size_t i = 0; i < N(cases); i++) {
+        struct annot_kv kv[] = {{"sizeup.dev/sweep", "1"},
+                                {"sizeup.dev/mode", cases[i].mode},
+                                {"sizeup.dev/target", cases[i].target},
+                                {"sizeup.dev/profile", cases[i].profile}};
+        struct annot_request r;
+        struct profile_search s = {.mode = cases[i].search, .max_rps = cases[i].max_rps};
+        char err[ERR_LEN] = "";
+        assert_int_equal(annot_parse(kv, cases[i].profile ? 4 : 3, &r, NULL, err), 0);
+        int rc = annot_check_load_ceiling(&r, &s, err);
+        if (!cases[i].want && rc != 0)
+            fail_msg("case %zu: refused: %s", i, err);
+        if (cases[i].want && (rc != -EINVAL || !strstr(err, cases[i].want)))
+            fail_msg("case %zu: rc %d, reason \"%s\", want \"%s\"", i, rc, err, cases[i].want);
+        /* The reason becomes "failed: <reason>" in full: it must not be cut. */
+        assert_true(strlen(err) + 1 < ERR_LEN);
+        annot_request_free(&r);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -331,10 +422,12 @@ int main(void)
         cmocka_unit_test(test_good_values),
         cmocka_unit_test(test_bad_values),
         cmocka_unit_test(test_no_sweep),
+        cmocka_unit_test(test_resize_values),
         cmocka_unit_test(test_reason_is_safe),
         cmocka_unit_test(test_first_reason_is_stable),
         cmocka_unit_test(test_unknown_key_warns),
         cmocka_unit_test(test_relevant_keys),
+        cmocka_unit_test(test_load_ceiling),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -132,6 +132,35 @@ static long read_long(const char *dir, const char *file)
     return v;
 }
 
+static void test_cpu_stat(void **state)
+{
+    (void)state;
+    struct cg_throttle t;
+    /* cgroup v2 (Linux 6.1), throttled time in microseconds. */
+    static const char v2[] = "usage_usec 8123456\nuser_usec 6000000\nsystem_usec 2123456\n"
+                             "core_sched.force_idle_usec 0\nnr_periods 1200\nnr_throttled 345\n"
+                             "throttled_usec 17250000\nnr_bursts 0\nburst_usec 0\n";
+    assert_int_equal(cg_parse_cpu_stat(v2, CG_V2, &t), 0);
+    assert_int_equal(t.periods, 1200);
+    assert_int_equal(t.throttled_periods, 345);
+    assert_int_equal(t.throttled_ns, 17250000000ULL);
+    /* cgroup v1, throttled time in nanoseconds. */
+    static const char v1[] = "nr_periods 50\nnr_throttled 7\nthrottled_time 123456789\n";
+    assert_int_equal(cg_parse_cpu_stat(v1, CG_V1, &t), 0);
+    assert_int_equal(t.periods, 50);
+    assert_int_equal(t.throttled_periods, 7);
+    assert_int_equal(t.throttled_ns, 123456789);
+    /* The unit follows the version: v1 text read as v2 lacks throttled_usec, and the reverse. */
+    assert_int_equal(cg_parse_cpu_stat(v1, CG_V2, &t), -ENOENT);
+    assert_int_equal(cg_parse_cpu_stat(v2, CG_V1, &t), -ENOENT);
+    /* A key that merely starts like another is not it; no bandwidth control: -ENOENT. */
+    static const char partial[] = "nr_periods_x 9\nnr_periods 3\nnr_throttled 0\nthrottled_time 0";
+    assert_int_equal(cg_parse_cpu_stat(partial, CG_V1, &t), 0);
+    assert_int_equal(t.periods, 3);
+    assert_int_equal(cg_parse_cpu_stat("usage_usec 5\n", CG_V2, &t), -ENOENT);
+    assert_int_equal(cg_parse_cpu_stat("", CG_V1, &t), -ENOENT);
+}
+
 static void test_real_cgroup(void **state)
 {
     (void)state;
@@ -184,6 +213,12 @@ static void test_real_cgroup(void **state)
     int64_t cur = -1;
     assert_int_equal(cg_mem_current(&g, &cur, err), 0);
     assert_true(cur >= 0);
+    /* A quarter of a core, spinning for 0.3 s: throttled in most of its ~3 periods. */
+    struct cg_throttle th;
+    assert_int_equal(cg_cpu_throttle(&g, &th, err), 0);
+    assert_true(th.periods >= 1);
+    assert_true(th.throttled_periods >= 1);
+    assert_true(th.throttled_ns > 0);
     uint64_t ooms = 99;
     assert_int_equal(cg_oom_kills(&g, &ooms, err), 0);
     assert_int_equal(ooms, 0);
@@ -204,10 +239,10 @@ static void test_real_cgroup(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_hybrid_v1),   cmocka_unit_test(test_comounted_v1),
-        cmocka_unit_test(test_pure_v2),     cmocka_unit_test(test_container_v2_root),
-        cmocka_unit_test(test_none),        cmocka_unit_test(test_quota),
-        cmocka_unit_test(test_real_cgroup),
+        cmocka_unit_test(test_hybrid_v1), cmocka_unit_test(test_comounted_v1),
+        cmocka_unit_test(test_pure_v2),   cmocka_unit_test(test_container_v2_root),
+        cmocka_unit_test(test_none),      cmocka_unit_test(test_quota),
+        cmocka_unit_test(test_cpu_stat),  cmocka_unit_test(test_real_cgroup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -46,10 +46,13 @@ static int exec_none(int argc, char **argv)
     return 0;
 }
 
-static const struct cmd plain = {"t",   "test",      "[FLAGS]", "Intro.\n",
-                                 flags, "Epilog.\n", 0,         exec_none};
-static const struct cmd with_operands = {"t",   "test", "[FLAGS] -- CMD", "Intro.\n",
-                                         flags, NULL,   CLI_OPERANDS,     exec_none};
+static const struct cmd plain = {"t",         "test", "[FLAGS]", "Intro.\n", flags,
+                                 "Epilog.\n", 0,      exec_none, NULL,       NULL};
+static const struct cli_short shorts[] = {{'s', "name"}, {'o', "on"}, {'x', "absent"}, {0, NULL}};
+static const struct cmd permuted = {"t",  "test",      "OPERAND [FLAGS]", "Intro.\n", flags,
+                                    NULL, CLI_PERMUTE, exec_none,         shorts,     "kubectl t"};
+static const struct cmd with_operands = {"t",  "test",       "[FLAGS] -- CMD", "Intro.\n", flags,
+                                         NULL, CLI_OPERANDS, exec_none,        NULL,       NULL};
 
 /* Runs cli_parse on a NULL-terminated argument list; stderr goes to a file whose text is
  * returned in msg. */
@@ -169,6 +172,37 @@ static void test_operands_keep_their_flags(void **state)
     assert_int_equal(op, 1);
 }
 
+/* kubectl's way: one-letter forms, flags before and after the operand, the usage naming both
+ * forms; a letter whose row this command lacks is ignored (the table is shared). */
+static void test_short_flags_and_permuted_operands(void **state)
+{
+    (void)state;
+    struct args a;
+    char msg[4096];
+    int op = -1;
+    assert_int_equal(
+        parse(&permuted, &a, &op, msg, sizeof(msg), "-s", "v", "deploy/web", "-o", "--n=4", NULL),
+        0);
+    assert_string_equal(a.name, "v");
+    assert_int_equal(a.on, 1);
+    assert_int_equal(a.n, 4);
+    assert_int_equal(op, 5);
+    assert_int_equal(parse(&permuted, &a, &op, msg, sizeof(msg), "deploy/web", "-s", NULL),
+                     EXIT_USAGE);
+    assert_non_null(strstr(msg, "-s needs a value (S)"));
+    assert_int_equal(parse(&permuted, &a, &op, msg, sizeof(msg), "-x", NULL), EXIT_USAGE);
+    assert_non_null(strstr(msg, "kubectl t t: unknown flag '-x'"));
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    cli_usage(&permuted, f);
+    fclose(f);
+    assert_non_null(strstr(buf, "usage: kubectl t t OPERAND [FLAGS]"));
+    assert_non_null(strstr(buf, "\n  -s, --name S "));
+    assert_non_null(strstr(buf, "\n  -o, --on "));
+    free(buf);
+}
+
 static void test_help_and_usage(void **state)
 {
     (void)state;
@@ -213,8 +247,9 @@ static void test_help_and_usage(void **state)
 static void test_every_command_table(void **state)
 {
     (void)state;
-    const struct cmd *cmds[] = {&cmd_loadtest, &cmd_sweep, &cmd_rule, &cmd_operator};
-    for (size_t i = 0; i < 4; i++) {
+    const struct cmd *cmds[] = {&cmd_loadtest, &cmd_sweep,   &cmd_rule,     &cmd_operator,
+                                &kcmd_sweep,   &kcmd_status, &kcmd_results, &kcmd_cancel};
+    for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
         size_t n = 0;
         for (const struct cli_flag *r = cmds[i]->flags; r->name; r++, n++) {
             assert_non_null(r->set);
@@ -232,6 +267,7 @@ int main(void)
         cmocka_unit_test(test_refusals_name_the_flag_and_the_token),
         cmocka_unit_test(test_getopt_cases_worded),
         cmocka_unit_test(test_operands_keep_their_flags),
+        cmocka_unit_test(test_short_flags_and_permuted_operands),
         cmocka_unit_test(test_help_and_usage),
         cmocka_unit_test(test_every_command_table),
     };

@@ -385,6 +385,50 @@ static void test_request_rejects_injection(void **state)
     build("http://h", &r, &q, -EINVAL);
 }
 
+/* A body with {{seq}} is rendered at each send with that request's number and the matching
+ * Content-Length; the head is the same as a fixed request's. */
+static void test_request_seq_template(void **state)
+{
+    (void)state;
+    struct url u;
+    struct profile_request r;
+    struct http_request out;
+    struct http_send send = {NULL, 0};
+    const char *buf;
+    size_t len;
+    char err[ERR_LEN] = "";
+    char body[] = "{\"id\":{{seq}},\"again\":\"{{seq}}\"}";
+
+    assert_int_equal(url_parse("http://127.0.0.1:8080", &u, err), 0);
+    memset(&r, 0, sizeof(r));
+    r.name = "cmd";
+    r.method = "POST";
+    r.path = "/cmd";
+    r.body = body;
+    r.body_len = strlen(body);
+    assert_int_equal(http_request_build(&u, &r, &out, err), 0);
+    assert_int_equal(http_request_bytes(&out, 0, &send, &buf, &len), 0);
+    const char *want0 = "POST /cmd HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nUser-Agent: " HTTP_USER_AGENT
+                        "\r\nContent-Length: 20\r\n\r\n{\"id\":0,\"again\":\"0\"}";
+    assert_int_equal(len, strlen(want0));
+    assert_memory_equal(buf, want0, len);
+    assert_int_equal(http_request_bytes(&out, 123456789, &send, &buf, &len), 0);
+    const char *want1 = "Content-Length: 36\r\n\r\n{\"id\":123456789,\"again\":\"123456789\"}";
+    assert_true(len > strlen(want1));
+    assert_memory_equal(buf + len - strlen(want1), want1, strlen(want1));
+    http_send_free(&send);
+    http_request_free(&out);
+
+    /* Without the mark the request's own bytes are sent: no copy, no scratch. */
+    memcpy(body, "{}", 3);
+    r.body_len = 2;
+    assert_int_equal(http_request_build(&u, &r, &out, err), 0);
+    assert_int_equal(http_request_bytes(&out, 5, &send, &buf, &len), 0);
+    assert_ptr_equal(buf, out.buf);
+    assert_null(send.buf);
+    http_request_free(&out);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -397,6 +441,7 @@ int main(void)
         cmocka_unit_test(test_request_get),
         cmocka_unit_test(test_request_post_headers_body),
         cmocka_unit_test(test_request_rejects_injection),
+        cmocka_unit_test(test_request_seq_template),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

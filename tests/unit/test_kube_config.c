@@ -244,7 +244,7 @@ static void test_load_from_file_and_env(void **state)
                "clusters: [{name: c, cluster: {server: 'https://127.0.0.1:1', "
                "certificate-authority: certs/ca.pem}}]\n"
                "users: [{name: u, user: {tokenFile: token}}]\n");
-    /* $KUBECONFIG is a list; its first entry is used. */
+    /* $KUBECONFIG is a list; a file that does not exist is skipped, as kubectl skips it. */
     char env[600];
     snprintf(env, sizeof(env), "%s:/nonexistent/second", path);
     setenv("KUBECONFIG", env, 1);
@@ -260,6 +260,118 @@ static void test_load_from_file_and_env(void **state)
     assert_int_equal(kube_config_load(&o, &cfg, err), -ENOENT);
     assert_non_null(strstr(err, "/nonexistent/kubeconfig"));
     assert_null(cfg);
+}
+
+/* $KUBECONFIG's files merged as kubectl merges them: the first file to set current-context
+ * decides it, the first to name a context, cluster or user provides it, and each file's
+ * relative paths resolve from its own directory. --kubeconfig and the context override. */
+static void test_kubeconfig_merged(void **state)
+{
+    (void)state;
+    char a[512], b[512], sub[512], env[2048], err[ERR_LEN] = "", tok[64];
+    kube_config_t *cfg = NULL;
+
+    snprintf(sub, sizeof(sub), "%s/other", tmpdir);
+    mkdir(sub, 0700);
+    write_file(sub, "ca.pem", "-----BEGIN CERTIFICATE-----\nOTHERCA\n");
+    snprintf(a, sizeof(a), "%s/a.yaml", tmpdir);
+    snprintf(b, sizeof(b), "%s/other/b.yaml", tmpdir);
+    /* a: the current context and its namespace, a user; no cluster. */
+    write_file(tmpdir, "a.yaml",
+               "current-context: mine\n"
+               "contexts: [{name: mine, context: {cluster: shared, user: me, namespace: "
+               "team-a}}]\n"
+               "users: [{name: me, user: {token: token-from-a}}]\n");
+    /* b: its own current-context (ignored: a set it first), the same context name (a's wins),
+     * the cluster with a CA relative to b's directory, the same user name (a's wins). */
+    write_file(sub, "b.yaml",
+               "current-context: theirs\n"
+               "contexts: [{name: mine, context: {cluster: nowhere, user: me}},\n"
+               "           {name: theirs, context: {cluster: shared, user: me, namespace: "
+               "team-b}}]\n"
+               "clusters: [{name: shared, cluster: {server: 'https://127.0.0.2:6443', "
+               "certificate-authority: ca.pem}}]\n"
+               "users: [{name: me, user: {token: token-from-b}}]\n");
+    snprintf(env, sizeof(env), "/nonexistent/x.yaml::%s:%s", a, b);
+    setenv("KUBECONFIG", env, 1);
+    assert_int_equal(kube_config_load(NULL, &cfg, err), 0);
+    assert_string_equal(kube_config_server(cfg), "https://127.0.0.2:6443");
+    assert_string_equal(kube_config_namespace(cfg), "team-a");
+    assert_int_equal(cfg->ca_len, strlen("-----BEGIN CERTIFICATE-----\nOTHERCA\n"));
+    assert_int_equal(kube_config_token(cfg, tok, sizeof(tok)), 0);
+    assert_string_equal(tok, "token-from-a");
+    kube_config_free(cfg);
+
+    /* --context picks a context the second file defines. */
+    struct kube_config_opts o = {.context = "theirs"};
+    assert_int_equal(kube_config_load(&o, &cfg, err), 0);
+    assert_string_equal(kube_config_namespace(cfg), "team-b");
+    kube_config_free(cfg);
+
+    /* --kubeconfig wins over $KUBECONFIG: b alone has no usable current context "mine"... it
+     * has its own, "theirs". */
+    o = (struct kube_config_opts){.kubeconfig = b};
+    assert_int_equal(kube_config_load(&o, &cfg, err), 0);
+    assert_string_equal(kube_config_namespace(cfg), "team-b");
+    assert_int_equal(kube_config_token(cfg, tok, sizeof(tok)), 0);
+    assert_string_equal(tok, "token-from-b");
+    kube_config_free(cfg);
+
+    /* a alone names a cluster no file of its own defines. */
+    snprintf(env, sizeof(env), "%s", a);
+    setenv("KUBECONFIG", env, 1);
+    cfg = NULL;
+    assert_int_equal(kube_config_load(NULL, &cfg, err), -EINVAL);
+    assert_non_null(strstr(err, "no cluster named 'shared'"));
+    assert_null(cfg);
+
+    /* Every file missing: said so, not a crash or a silent fallback. */
+    setenv("KUBECONFIG", "/nonexistent/1:/nonexistent/2", 1);
+    assert_int_equal(kube_config_load(NULL, &cfg, err), -ENOENT);
+    assert_non_null(strstr(err, "$KUBECONFIG"));
+    unsetenv("KUBECONFIG");
+
+    /* In the parser directly: more files than the cap are refused. */
+    struct kube_config_text t[KUBE_KUBECONFIG_FILES_MAX + 1];
+    for (size_t i = 0; i <= KUBE_KUBECONFIG_FILES_MAX; i++)
+        t[i] = (struct kube_config_text){"{}", 2, NULL, NULL};
+    assert_int_equal(kube_config_parse_merged(t, KUBE_KUBECONFIG_FILES_MAX + 1, NULL, 0, &cfg, err),
+                     -E2BIG);
+}
+
+/* kubectl's order for the plugin: ~/.kube/config before the in-cluster configuration. */
+static void test_kubectl_order(void **state)
+{
+    (void)state;
+    char home[512], kube[600], err[ERR_LEN] = "";
+    kube_config_t *cfg = NULL;
+    const char *old_home = getenv("HOME");
+    char saved[512];
+
+    snprintf(saved, sizeof(saved), "%s", old_home ? old_home : "");
+    snprintf(home, sizeof(home), "%s/home", tmpdir);
+    mkdir(home, 0700);
+    snprintf(kube, sizeof(kube), "%s/.kube", home);
+    mkdir(kube, 0700);
+    write_file(kube, "config",
+               "current-context: a\ncontexts: [{name: a, context: {cluster: c}}]\n"
+               "clusters: [{name: c, cluster: {server: 'https://127.0.0.3:1'}}]\n");
+    setenv("HOME", home, 1);
+    setenv("KUBERNETES_SERVICE_HOST", "127.0.0.4", 1);
+    setenv("KUBERNETES_SERVICE_PORT", "443", 1);
+    unsetenv("KUBECONFIG");
+    struct kube_config_opts o = {.in_cluster_last = 1};
+    assert_int_equal(kube_config_load(&o, &cfg, err), 0);
+    assert_string_equal(kube_config_server(cfg), "https://127.0.0.3:1");
+    kube_config_free(cfg);
+    /* The operator's order: in-cluster first (it fails here: no service-account files). */
+    o = (struct kube_config_opts){.sa_dir = "/nonexistent/sa"};
+    cfg = NULL;
+    assert_int_not_equal(kube_config_load(&o, &cfg, err), 0);
+    assert_non_null(strstr(err, "in-cluster"));
+    unsetenv("KUBERNETES_SERVICE_HOST");
+    unsetenv("KUBERNETES_SERVICE_PORT");
+    setenv("HOME", saved, 1);
 }
 
 static void write_sa(const char *dir, const char *token)
@@ -382,6 +494,8 @@ int main(void)
         cmocka_unit_test(test_kubeconfig_bad),
         cmocka_unit_test(test_errors_hold_no_credentials),
         cmocka_unit_test(test_load_from_file_and_env),
+        cmocka_unit_test(test_kubeconfig_merged),
+        cmocka_unit_test(test_kubectl_order),
         cmocka_unit_test(test_in_cluster_and_token_rotation),
         cmocka_unit_test(test_b64),
     };

@@ -1,6 +1,7 @@
 /* Unit tests for src/kube/platform*.c that need no API server: parsing the CPU quantities of
- * metrics.k8s.io, and the clone's names and label values within Kubernetes' limits. The platform itself is tested against the fake API server by
- * tests/kube/test_kube_platform.c (tests/integration/kube_platform.sh). */
+ * metrics.k8s.io, and the clone's names and label values within Kubernetes' limits. The platform
+ * itself is tested against the fake API server by tests/kube/test_kube_platform.c
+ * (tests/integration/kube_platform.sh). */
 
 #include <ctype.h>
 #include <errno.h>

@@ -256,7 +256,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round_trip),        cmocka_unit_test(test_refuses_foreign_progress),
         cmocka_unit_test(test_sanitises_numbers), cmocka_unit_test(test_log_safe),
-        cmocka_unit_test(test_retry_backoff),      cmocka_unit_test(test_sizing_name),
+        cmocka_unit_test(test_retry_backoff),     cmocka_unit_test(test_sizing_name),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

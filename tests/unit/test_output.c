@@ -19,6 +19,7 @@
 #include <cmocka.h>
 #include <yaml.h>
 
+#include "core/quantity.h"
 #include "load/report.h"
 #include "sweep/output.h"
 #include "sweep/output_int.h"
@@ -761,6 +762,107 @@ static void test_advisor_opts(void **state)
 
 /* Many variants x many request names: results.json's per-name detail alone passes 1 MiB. The
  * outputs still fit, with room for state.json, keep every row, and say what was left out. */
+/* deployment-patch.yaml: the recommendation as a strategic-merge patch that parses back, names
+ * the Deployment and container (quoted, so "yes" stays a string), carries the workers env and
+ * the resources, and leaves replicas alone without a target. */
+static void test_deployment_patch(void **state)
+{
+    struct fixture *f = *state;
+    struct output_set s;
+    char err[ERR_LEN] = "";
+    yaml_parser_t parser;
+    yaml_document_t doc;
+
+    /* No Deployment named (a local sweep without --deployment): no patch in the set. */
+    assert_int_equal(output_set_render(&f->doc, NULL, 0, &s, err), 0);
+    assert_false(set_holds(&s, "deployment-patch.yaml"));
+    output_set_free(&s);
+
+    f->doc.workload = (struct output_workload){"yes", "app", "GUNICORN_WORKERS", NULL};
+    char *p = render(output_deployment_patch, &f->doc);
+    assert_true(yaml_parser_initialize(&parser));
+    yaml_parser_set_input_string(&parser, (const unsigned char *)p, strlen(p));
+    assert_true(yaml_parser_load(&parser, &doc));
+    assert_string_equal(yaml_get(&doc, "apiVersion"), "apps/v1");
+    assert_string_equal(yaml_get(&doc, "kind"), "Deployment");
+    assert_string_equal(yaml_get(&doc, "metadata.name"), "yes");
+    yaml_document_delete(&doc);
+    yaml_parser_delete(&parser);
+    assert_non_null(strstr(p, "  name: \"yes\"\n"));
+    assert_non_null(strstr(p, "        - name: \"app\"\n"));
+    char want[256], b[QTY_LEN];
+    snprintf(want, sizeof(want),
+             "            - name: \"GUNICORN_WORKERS\"\n              value: \"%u\"\n",
+             f->advice.workers);
+    assert_non_null(strstr(p, want));
+    snprintf(want, sizeof(want),
+             "            limits:\n              cpu: \"%lldm\"\n"
+             "              memory: \"%s\"\n",
+             (long long)f->advice.limit_cpu_m, qty_format_memory(f->advice.limit_memory, b));
+    assert_non_null(strstr(p, want));
+    assert_null(strstr(p, "replicas"));
+    free(p);
+
+    /* With a target the replicas it takes are part of the patch. */
+    f->advice.by_target = true;
+    f->advice.replicas = 3;
+    p = render(output_deployment_patch, &f->doc);
+    assert_non_null(strstr(p, "spec:\n  replicas: 3\n  template:\n"));
+    free(p);
+    f->advice.by_target = false;
+
+    assert_int_equal(output_set_render(&f->doc, NULL, 0, &s, err), 0);
+    assert_true(set_holds(&s, "deployment-patch.yaml"));
+    output_set_free(&s);
+
+    /* Names YAML or Kubernetes would take differently are refused, never written. */
+    struct output_workload bad[] = {{"Web", NULL, NULL, NULL},
+                                    {"web", "a.b", NULL, NULL},
+                                    {"web", NULL, "1WORKERS", NULL},
+                                    {"web\"x", NULL, NULL, NULL}};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        assert_int_equal(output_workload_check(&bad[i], err), -EINVAL);
+
+    /* No recommendation: no patch, like values.yaml. */
+    overload_all(f);
+    assert_int_equal(output_set_render(&f->doc, NULL, 0, &s, err), 0);
+    assert_false(set_holds(&s, "deployment-patch.yaml"));
+    assert_false(set_holds(&s, "values.yaml"));
+    output_set_free(&s);
+}
+
+/* previous-results.json is written back when there is one, and is the first part to go when
+ * the outputs would not fit: before any detail of this sweep's own results. */
+static void test_previous_dropped_first(void **state)
+{
+    struct fixture *f = *state;
+    struct output_set s;
+    char err[ERR_LEN] = "";
+    size_t big = OUTPUT_BUDGET - 1000;
+    char *prev = malloc(big + 1);
+
+    assert_non_null(prev);
+    f->doc.previous_results = "{\"variants\": []}\n";
+    f->doc.comparison = "since image web=app:1, 1 variant compared";
+    assert_int_equal(output_set_render(&f->doc, NULL, 0, &s, err), 0);
+    assert_true(set_holds(&s, "previous-results.json"));
+    assert_int_equal(s.omitted, 0);
+    assert_non_null(strstr(s.items[0].data, "**Since the previous sweep**: since image web=app:1"));
+    output_set_free(&s);
+
+    memset(prev, ' ', big);
+    prev[big] = '\0';
+    f->doc.previous_results = prev;
+    assert_int_equal(output_set_render(&f->doc, NULL, 0, &s, err), 0);
+    assert_int_equal(s.omitted, OUTPUT_OMIT_PREVIOUS);
+    assert_false(set_holds(&s, "previous-results.json"));
+    assert_true(set_holds(&s, "report.html"));
+    assert_non_null(strstr(s.items[0].data, "the previous sweep's results (previous-results.json) "
+                                            "was left out"));
+    output_set_free(&s);
+    free(prev);
+}
+
 static void test_big_document_fits(void **state)
 {
     (void)state;
@@ -868,6 +970,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_closest_row, setup, teardown),
         cmocka_unit_test(test_advisor_opts),
         cmocka_unit_test(test_big_document_fits),
+        cmocka_unit_test_setup_teardown(test_deployment_patch, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_previous_dropped_first, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -326,9 +326,125 @@ static const struct bad_case bad_cases[] = {
     {"requests:\n  - { name: a, path: / }\n  - { name: a, path: /b }\n",
      "profile.yaml:3: requests[1].name: 'a' is already the name of requests[0]"},
     {"requests:\n  - { path: / }\n  - { path: / }\n", "'GET /' is already the name"},
+    /* search, slo, cost, planning */
+    {"users: 5\nsearch: { mode: closed }\n",
+     "profile.yaml:2: search.mode: expected capacity or fixed, got 'closed'"},
+    {"search: fixed\n", "profile.yaml:1: search: expected a mapping such as { mode: capacity"},
+    {"search:\n  windw: 5s\n", "profile.yaml:2: search.windw: unknown field; did you mean 'window'?"},
+    {"search: { window: 0s }\n", "search.window: must be longer than 0"},
+    {"search: { warmup: soon }\n", "search.warmup: bad duration 'soon'"},
+    {"search: { precision: 0% }\n", "search.precision: must be above 0% and below 100%"},
+    {"search: { precision: 150% }\n", "search.precision: percentage '150%' is above 100%"},
+    {"search: { repeats: 0 }\n", "search.repeats: expected a positive integer, got '0'"},
+    {"search: { repeats: 11 }\n", "search.repeats: '11' is too large (at most 10)"},
+    {"search: { max_steps: 17 }\n", "search.max_steps: '17' is too large (at most 16)"},
+    {"search: { max_rps: 0 }\n", "search.max_rps: expected a positive number, got '0'"},
+    {"search: { max_rps: -5 }\n", "search.max_rps: expected a positive number"},
+    {"search: { budget: 0s }\n", "search.budget: must be longer than 0"},
+    {"search: { mode: fixed, mode: capacity }\n", "search.mode: given twice"},
+    {"slo: 100ms\n", "profile.yaml:1: slo: expected a mapping such as { p95: 250ms"},
+    {"slo:\n  p90: 1s\n", "profile.yaml:2: slo.p90: unknown field; did you mean 'p95'?"},
+    {"slo: { p95: fast }\n", "slo.p95: bad duration 'fast'"},
+    {"slo: { p99: 0s }\n", "slo.p99: must be longer than 0"},
+    {"slo: { errors: 2 percent }\n", "slo.errors: bad percentage"},
+    {"slo: { p95: 1s, p99: 500ms }\n", "slo: p99 (500ms) is below p95 (1s)"},
+    {"cost: { cpu: -1 }\n", "cost.cpu: expected a number >= 0, got '-1'"},
+    {"cost: { disk: 3 }\n", "cost.disk: unknown field (expected one of: cpu, memory_gib)"},
+    {"cost: { cpu: 0, memory_gib: 0 }\n", "cost: cpu and memory_gib are both 0"},
+    {"cost: [1, 2]\n", "cost: expected a mapping such as { cpu: 1, memory_gib: 0.13 }, got a list"},
+    {"planning: { buffer: 100% }\n", "planning.buffer: must be below 100%"},
+    {"planning: { buffer: ten }\n", "planning.buffer: bad percentage 'ten'"},
+    {"planning: { growth: 30 }\n", "planning.growth: expected a percentage such as 30% or 150%"},
+    {"planning: { growth: -3% }\n", "planning.growth: expected a percentage"},
+    {"planning: { growth: 1e9% }\n", "planning.growth: expected a percentage"},
+    {"planning: { growth: 20000% }\n", "planning.growth: '20000%' is too large"},
+    {"planning: 10%\n", "planning: expected a mapping such as { buffer: 10%, growth: 30% }"},
     /* control characters in the file itself */
     {"users: 5\x01\n", "YAML syntax"},
 };
+
+static void test_sizing(void **state)
+{
+    (void)state;
+    struct profile p;
+    char err[ERR_LEN] = "";
+
+    /* Defaults: capacity search, the SLO of the HEALTHY thresholds. */
+    assert_int_equal(profile_init_default(&p), 0);
+    assert_int_equal(p.search.mode, PROFILE_SEARCH_CAPACITY);
+    assert_int_equal(p.search.warmup_us, 2000000);
+    assert_int_equal(p.search.window_us, 5000000);
+    assert_true(p.search.precision == 0.05);
+    assert_int_equal(p.search.repeats, 3);
+    assert_int_equal(p.search.max_steps, 8);
+    assert_true(p.search.max_rps == 0);
+    assert_int_equal(p.search.budget_us, 20LL * 60 * 1000000);
+    assert_int_equal(p.slo.p95_us, 100000);
+    assert_int_equal(p.slo.p99_us, 0);
+    assert_true(p.slo.errors == 0.01);
+    assert_true(p.cost.cpu == 1.0 && p.cost.memory_gib == 0.13);
+    assert_true(p.planning.buffer == 0.10 && p.planning.growth == 0.30);
+    profile_free(&p);
+
+    /* Every field given. */
+    int rc = load("search:\n"
+                  "  mode: fixed\n"
+                  "  warmup: 0s\n"
+                  "  window: 3s\n"
+                  "  precision: 2.5%\n"
+                  "  repeats: 5\n"
+                  "  max_steps: 12\n"
+                  "  max_rps: 2500\n"
+                  "  budget: 45m\n"
+                  "slo: { p95: 250ms, p99: 1s, errors: 0.1% }\n"
+                  "cost: { cpu: 0.9, memory_gib: 0.2 }\n"
+                  "planning: { buffer: 20%, growth: 150% }\n",
+                  &p, err);
+    if (rc)
+        fail_msg("%s", err);
+    assert_int_equal(p.search.mode, PROFILE_SEARCH_FIXED);
+    assert_int_equal(p.search.warmup_us, 0);
+    assert_int_equal(p.search.window_us, 3000000);
+    assert_true(p.search.precision == 0.025);
+    assert_int_equal(p.search.repeats, 5);
+    assert_int_equal(p.search.max_steps, 12);
+    assert_true(p.search.max_rps == 2500);
+    assert_int_equal(p.search.budget_us, 45LL * 60 * 1000000);
+    assert_int_equal(p.slo.p95_us, 250000);
+    assert_int_equal(p.slo.p99_us, 1000000);
+    assert_true(p.slo.errors == 0.001);
+    assert_true(p.cost.cpu == 0.9 && p.cost.memory_gib == 0.2);
+    assert_true(p.planning.buffer == 0.2 && p.planning.growth == 1.5);
+    /* The load itself is untouched by the sizing sections. */
+    assert_defaults_except_requests(&p);
+    profile_free(&p);
+
+    /* No slo: it follows HEALTHY thresholds the profile sets. */
+    rc = load("thresholds: { healthy: { p95: 200ms, errors: 0.5% } }\n"
+              "search: { mode: capacity, max_rps: 800 }\n",
+              &p, err);
+    if (rc)
+        fail_msg("%s", err);
+    assert_int_equal(p.slo.p95_us, 200000);
+    assert_true(p.slo.errors == 0.005);
+    assert_int_equal(p.slo.p99_us, 0);
+    assert_int_equal(p.search.mode, PROFILE_SEARCH_CAPACITY);
+    assert_int_equal(p.search.window_us, 5000000); /* absent: the default */
+    profile_free(&p);
+
+    /* An slo that leaves a field out takes it from HEALTHY; cost may price only one side. */
+    rc = load("thresholds: { healthy: { p95: 80ms, errors: 2% }, overloaded: { errors: 5% } }\n"
+              "slo: { p99: 400ms }\n"
+              "cost: { memory_gib: 0 }\n",
+              &p, err);
+    if (rc)
+        fail_msg("%s", err);
+    assert_int_equal(p.slo.p95_us, 80000);
+    assert_int_equal(p.slo.p99_us, 400000);
+    assert_true(p.slo.errors == 0.02);
+    assert_true(p.cost.cpu == 1.0 && p.cost.memory_gib == 0);
+    profile_free(&p);
+}
 
 static void test_malformed(void **state)
 {
@@ -487,6 +603,7 @@ int main(void)
         cmocka_unit_test(test_empty_is_default),
         cmocka_unit_test(test_open_loop_and_defaults),
         cmocka_unit_test(test_stages),
+        cmocka_unit_test(test_sizing),
         cmocka_unit_test(test_malformed),
         cmocka_unit_test(test_caps),
         cmocka_unit_test(test_file),

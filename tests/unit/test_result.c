@@ -1,6 +1,6 @@
-/* Tests for src/load/result.c: the reference load test's verdict rules at and around every boundary, the
- * zero-request rule, merging, rates, the result's allocation, and the arithmetic that turns the
- * load threads' statistics and the plan into a run's result. */
+/* Tests for src/load/result.c: the reference load test's verdict rules at and around every
+ * boundary, the zero-request rule, merging, rates, the result's allocation, and the arithmetic that
+ * turns the load threads' statistics and the plan into a run's result. */
 
 #include <errno.h>
 #include <math.h>

@@ -77,6 +77,11 @@ is named, and docs/safety.md says why each one is there.
 - apiGroups: [""]
   resources: ["pods", "services"]
   verbs: ["get", "list", "watch"]
+# Resize mode (and clone mode where the cluster serves it): change the CPU and memory of the
+# variant's pod in place. The resize subresource reaches nothing but the containers' resources.
+- apiGroups: [""]
+  resources: ["pods/resize"]
+  verbs: ["patch"]
 # Read the profile ConfigMap; write "<name>-sizing" with the results after every variant.
 - apiGroups: [""]
   resources: ["configmaps"]

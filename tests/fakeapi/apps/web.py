@@ -7,6 +7,7 @@ GET /env       the environment as JSON (tests check what the kubelet passed)
 GET /work?ms=N burns N ms of CPU, so throughput follows the CPU limit
 GET /alloc?mb=N allocates and keeps N MiB (the memory limit's OOM kill shows up as OOMKilled)
 Any other path: 404. Each request runs on its own thread; $WORKERS is only reported.
+$ALLOC_MB: MiB allocated and kept from the start (a memory use a limit can be set below).
 """
 
 import json
@@ -66,6 +67,10 @@ def main():
     port = int(os.environ.get("PORT", "8080"))
     srv = ThreadingHTTPServer((ip, port), Handler)
     srv.daemon_threads = True
+    if os.environ.get("ALLOC_MB"):
+        HOLD.append(bytearray(int(os.environ["ALLOC_MB"]) << 20))
+        for i in range(0, len(HOLD[0]), 4096):
+            HOLD[0][i] = 1
     delay = float(os.environ.get("STARTUP_DELAY", "0"))
     if delay:
         time.sleep(delay)

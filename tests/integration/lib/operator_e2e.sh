@@ -41,12 +41,13 @@ e2e_cleanup() {
     exit $rc
 }
 
-# Starts the fake, applies the example app and waits for it to roll out.
+# Starts the fake (with the flags given, if any), applies the example app and waits for it to
+# roll out.
 e2e_setup() {
     e2e_require
     E2E_W=$(mktemp -d /tmp/sizeup-e2e.XXXXXX)
     trap e2e_cleanup EXIT
-    fake_start "$E2E_W/fake" || exit 1
+    fake_start "$E2E_W/fake" "$@" || exit 1
     k apply -f "$ROOT/manifests/examples/" >/dev/null || fail "kubectl apply failed"
     k rollout status deployment/web --timeout=60s >/dev/null || fail "example app did not roll out"
 }

@@ -1,0 +1,496 @@
+/* Capacity mode of the sweep runner: for one ready variant, a short closed-loop probe, then the
+ * open-loop steps the search asks for (src/sweep/search.h), then `repeats` measurements at the
+ * found capacity for a Student-t interval (re-measured once when it is wider than
+ * CAPACITY_NOISY_REL). Every step is its own warm-up and measured window, with usage_begin and
+ * usage_end around the window, and lands in the row's capacity_result. */
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+
+#include "core/log.h"
+#include "core/stats.h"
+#include "sweep/runner_int.h"
+#include "sweep/search.h"
+
+_Static_assert(PROFILE_MAX_REPEATS <= CAPACITY_MAX_REPEATS, "repeats must fit in repeat_rps");
+
+/* The probe's concurrency when the profile is open loop or staged: enough users to saturate an
+ * app of a few workers, as the default closed-loop profile does. */
+#define PROBE_USERS 50
+/* The engine's connection cap when descriptors do not bound it. */
+#define MAX_CONNS 10000
+/* Descriptors kept for everything but connections: the engine's own slack (epoll, stdio) plus
+ * the platform's files (cgroup files, logs). */
+#define FD_RESERVE 128
+/* After a failed step the app may still be working off its backlog; one user sends a request
+ * every SETTLE_WINDOW_S until one answers within the p95 objective, for at most SETTLE_MAX_S,
+ * so the next step starts from an app at rest. */
+#define SETTLE_WINDOW_S 0.5
+#define SETTLE_MAX_S    10.0
+/* Search steps granted below a capacity whose repeats did not hold. */
+#define REFUTE_STEPS 2
+
+_Static_assert(1 + PROFILE_MAX_SEARCH_STEPS + REFUTE_STEPS + 4 * PROFILE_MAX_REPEATS <=
+                   CAPACITY_MAX_STEPS,
+               "a variant's steps must fit in capacity_result.steps");
+
+/* One measured step and what it leaves behind. */
+struct step_run {
+    struct capacity_step st;
+    enum search_outcome outcome;
+    enum capacity_limit why; /* the objective a failed step missed */
+    struct load_result res;  /* owned when have_res */
+    bool have_res;
+    struct platform_usage usage;
+    bool have_usage;
+};
+
+struct cap_ctx {
+    struct sweep__ctx *c;
+    const char *url;
+    const struct profile *p;
+    unsigned conn_cap;
+    struct capacity_result *cap;
+    struct step_run keep; /* the representative step so far */
+    bool have_keep;
+    bool died; /* the variant died or was OOM-killed in a step: measure no more */
+};
+
+double sweep__capacity_estimate_s(const struct profile *p)
+{
+    const struct profile_search *s = &p->search;
+    double step = (double)(s->warmup_us + s->window_us) / 1e6;
+    /* The probe, a typical search (the budget), the repeats, and start-up. */
+    return step * (1 + s->max_steps + s->repeats) + 3;
+}
+
+/* The generator's connection cap: what its descriptor limit allows, at most MAX_CONNS. Set
+ * explicitly so that a generator which runs out of connections is seen doing so (a cap below
+ * what the app needs is the generator's limit, not the app's). */
+static unsigned conn_cap(unsigned threads)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_max == RLIM_INFINITY)
+        return MAX_CONNS;
+    rlim_t room = rl.rlim_max > FD_RESERVE + threads ? rl.rlim_max - FD_RESERVE - threads : 1;
+    if (room < 1)
+        room = 1;
+    return room < MAX_CONNS ? (unsigned)room : MAX_CONNS;
+}
+
+static void step_free(struct step_run *r)
+{
+    if (r->have_res)
+        load_result_free(&r->res);
+    r->have_res = false;
+}
+
+/* The cores the generator's threads could use: its threads, capped by the host it shares. */
+static double gen_can(const struct sweep *s, unsigned threads)
+{
+    double can = threads > 0 ? (double)threads : 1.0;
+    double host = (double)s->facts.host_millicores / 1000.0;
+    if (s->facts.load_shares_host && host > 0 && host < can)
+        can = host;
+    return can;
+}
+
+/* One load run of the profile shaped for a step: open loop at rate, or closed loop with users
+ * when rate is 0, flat, for length_us. */
+static int load_once(struct cap_ctx *x, double rate, unsigned users, int64_t length_us,
+                     struct load_result *res, char *err)
+{
+    const struct sweep_opts *o = x->c->o;
+    struct profile prof = *x->p; /* borrows every pointer of the user's profile */
+    struct load_opts lo;
+
+    prof.stages = NULL;
+    prof.nstages = 0;
+    prof.warmup_us = 0;
+    prof.duration_us = length_us;
+    prof.rate = rate > 0 ? rate : 0;
+    prof.users = rate > 0 ? 0 : users;
+    memset(&lo, 0, sizeof(lo));
+    lo.url = x->url;
+    lo.profile = &prof;
+    lo.threads = o->load_threads;
+    lo.max_connections = x->conn_cap;
+    lo.progress = sweep__on_load_progress;
+    lo.progress_ud = x->c;
+    lo.stop = o->stop;
+    return load_run(&lo, res, err);
+}
+
+/* Runs one step: its warm-up, then its measured window between usage_begin and usage_end, and
+ * judges it against the SLO. */
+static int run_step(struct cap_ctx *x, enum capacity_step_kind kind, double rate, unsigned users,
+                    struct step_run *out, char *err)
+{
+    struct sweep__ctx *c = x->c;
+    struct platform *pl = c->o->platform;
+    const struct profile_search *se = &x->p->search;
+    struct sweep_row *row = &c->s->rows[c->index];
+    struct load_result warm;
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    c->step++;
+    c->step_what = kind == CAPACITY_STEP_PROBE    ? "probe"
+                   : kind == CAPACITY_STEP_SEARCH ? "search"
+                                                  : "repeat";
+    c->offered_rps = rate;
+    if (se->warmup_us > 0) {
+        sweep__progress(c, SWEEP_PHASE_WARMUP, NULL);
+        rc = load_once(x, rate, users, se->warmup_us, &warm, err);
+        if (rc)
+            return rc;
+        load_result_free(&warm);
+        c->load_s += (double)se->warmup_us / 1e6;
+        if (sweep__stopped(c->o))
+            return 0;
+    }
+    sweep__progress(c, SWEEP_PHASE_MEASURE, NULL);
+    if (pl->ops->usage_begin(pl->self, err) != 0)
+        log_warn("sweep.usage", "variant=%s phase=begin error=\"%s\"", row->variant.spec, err);
+    rc = load_once(x, rate, users, se->window_us, &out->res, err);
+    if (rc)
+        return rc;
+    out->have_res = true;
+    c->load_s += (double)se->window_us / 1e6;
+    if (pl->ops->usage_end(pl->self, &out->usage, err) == 0)
+        out->have_usage = true;
+    else
+        log_warn("sweep.usage", "variant=%s phase=end error=\"%s\"", row->variant.spec, err);
+
+    const struct load_result *r = &out->res;
+    const struct load_stats *t = &r->total;
+    struct capacity_step *st = &out->st;
+    st->kind = kind;
+    st->achieved_rps = load_stats_throughput(t, r->duration_s);
+    st->offered_rps = rate > 0 ? rate : st->achieved_rps;
+    st->p50_us = hist_percentile(&t->latency, 50);
+    st->p95_us = hist_percentile(&t->latency, 95);
+    st->p99_us = hist_percentile(&t->latency, 99);
+    st->error_rate = load_stats_error_rate(t);
+    st->cpu_cores = -1;
+    st->peak_memory_bytes = -1;
+    st->gen_cores = r->duration_s > 0 ? r->tool_cpu_s / r->duration_s : -1;
+    st->sustained_rps = search_sustained_rps(st->achieved_rps, rate > 0 ? r->achieved_rate_rps : 0,
+                                             st->p50_us, r->duration_s);
+    if (out->have_usage) {
+        const struct platform_usage *u = &out->usage;
+        if (u->cpu_s >= 0 && u->window_s > 0)
+            st->cpu_cores = u->cpu_s / u->window_s;
+        st->peak_memory_bytes = u->peak_memory_bytes;
+        st->throttling.known = u->throttle_known;
+        st->throttling.periods = u->cpu_periods;
+        st->throttling.throttled_periods = u->cpu_throttled_periods;
+        st->throttling.throttled_s = u->cpu_throttled_s;
+    }
+    struct search_measure m = {
+        .offered_rps = rate,
+        .sent_rps = rate > 0 ? r->achieved_rate_rps : 0,
+        .done_rps = st->achieved_rps,
+        .p95_us = st->p95_us,
+        .p99_us = st->p99_us,
+        .error_rate = st->error_rate,
+        .nofile_errors = t->errors[LOAD_ERR_NOFILE],
+        .gen_cores = st->gen_cores,
+        .gen_can_cores = gen_can(c->s, r->threads),
+        .peak_conns = r->peak_concurrency,
+        .conn_cap = rate > 0 ? x->conn_cap : 0,
+        .p50_us = st->p50_us,
+        .window_s = r->duration_s,
+    };
+    enum capacity_limit why;
+    enum search_outcome oc = search_judge(&m, &x->p->slo, &why);
+    out->outcome = oc;
+    out->why = why;
+    st->pass = oc == SEARCH_PASS;
+    st->gen_limited = oc == SEARCH_GEN_LIMITED;
+    /* The requests a failed step left in flight were late, not on their way: only a step within
+     * the SLO is credited with them. */
+    if (!st->pass)
+        st->sustained_rps = st->achieved_rps;
+    log_info("sweep.step",
+             "variant=%s step=%u kind=%s offered_rps=%.1f achieved_rps=%.1f p95_ms=%.1f "
+             "errors=%.4f outcome=%s",
+             row->variant.spec, c->step, c->step_what, st->offered_rps, st->achieved_rps,
+             (double)st->p95_us / 1e3, st->error_rate,
+             st->pass          ? "pass"
+             : st->gen_limited ? "generator"
+                               : search_limit_name(why));
+    return 0;
+}
+
+/* Files the step in the result, and keeps it as the representative one when it is closer to
+ * capacity than the one kept (a repeat always is, being the latest at capacity). */
+static void file_step(struct cap_ctx *x, struct step_run *r, bool representative)
+{
+    struct capacity_result *cap = x->cap;
+
+    if (cap->nsteps < CAPACITY_MAX_STEPS)
+        cap->steps[cap->nsteps++] = r->st;
+    if (r->st.throttling.known) {
+        cap->throttling.known = true;
+        cap->throttling.periods += r->st.throttling.periods;
+        cap->throttling.throttled_periods += r->st.throttling.throttled_periods;
+        cap->throttling.throttled_s += r->st.throttling.throttled_s;
+    }
+    if (r->have_usage && (r->usage.died || r->usage.oom_killed)) {
+        /* Kept so the row shows how it died (the caller marks it FAILED). */
+        x->died = true;
+        representative = true;
+    }
+    if (representative || !x->have_keep) {
+        step_free(&x->keep);
+        x->keep = *r;
+        x->have_keep = true;
+        r->have_res = false; /* moved */
+    }
+    step_free(r);
+}
+
+/* Lets an app that just failed work off its backlog before the next step (see SETTLE_MAX_S). */
+static void settle(struct cap_ctx *x)
+{
+    double until = sweep__now() + SETTLE_MAX_S;
+    char err[ERR_LEN];
+
+    while (sweep__now() < until && !sweep__stopped(x->c->o)) {
+        struct load_result r;
+        if (load_once(x, 0, 1, (int64_t)(SETTLE_WINDOW_S * 1e6), &r, err) != 0)
+            return;
+        bool calm = r.total.responses > 0 && r.total.failed == 0 &&
+                    hist_percentile(&r.total.latency, 95) < (uint64_t)x->p->slo.p95_us;
+        load_result_free(&r);
+        if (calm)
+            return;
+    }
+}
+
+static bool time_for_step(const struct cap_ctx *x)
+{
+    const struct profile_search *se = &x->p->search;
+    double need = (double)(se->warmup_us + se->window_us) / 1e6;
+    return x->c->variant_deadline <= 0 || sweep__now() + need <= x->c->variant_deadline;
+}
+
+/* The search proper. Returns 0 or a load run's error. */
+static int search_steps(struct cap_ctx *x, struct search *s, char *err)
+{
+    double rate;
+
+    while (!sweep__stopped(x->c->o) && search_next(s, &rate)) {
+        if (!time_for_step(x)) {
+            search_out_of_time(s);
+            break;
+        }
+        struct step_run r;
+        int rc = run_step(x, CAPACITY_STEP_SEARCH, rate, 0, &r, err);
+        if (rc) {
+            step_free(&r);
+            return rc;
+        }
+        if (sweep__stopped(x->c->o)) {
+            file_step(x, &r, false);
+            break;
+        }
+        search_record(s, rate, r.outcome, r.why);
+        bool best = r.st.pass && rate >= s->low;
+        bool failed = !r.st.pass;
+        file_step(x, &r, best);
+        if (x->died)
+            break;
+        if (failed && !sweep__stopped(x->c->o))
+            settle(x);
+    }
+    return 0;
+}
+
+/* repeats measurements at rate into cap->repeat_rps, summarized into cap->interval; *failed
+ * counts those that missed the SLO, *why the objective the last of them missed. Returns 0 or a
+ * load run's error; fewer repeats than asked when time or the stop flag ran out. */
+static int measure_repeats(struct cap_ctx *x, double rate, unsigned *failed_n,
+                           enum capacity_limit *why, char *err)
+{
+    struct capacity_result *cap = x->cap;
+    size_t n = 0;
+    double cpu = 0;
+    size_t ncpu = 0;
+
+    *failed_n = 0;
+    memset(&cap->interval, 0, sizeof(cap->interval));
+    for (unsigned i = 0; i < x->p->search.repeats && i < CAPACITY_MAX_REPEATS; i++) {
+        if (sweep__stopped(x->c->o) || x->died || !time_for_step(x))
+            break;
+        struct step_run r;
+        int rc = run_step(x, CAPACITY_STEP_REPEAT, rate, 0, &r, err);
+        if (rc) {
+            step_free(&r);
+            return rc;
+        }
+        if (r.have_res && r.res.interrupted) {
+            file_step(x, &r, false);
+            break;
+        }
+        cap->repeat_rps[n++] = r.st.sustained_rps;
+        if (r.st.cpu_cores >= 0) {
+            cpu += r.st.cpu_cores;
+            ncpu++;
+        }
+        if (r.st.peak_memory_bytes > cap->peak_memory_bytes)
+            cap->peak_memory_bytes = r.st.peak_memory_bytes;
+        bool failed = !r.st.pass;
+        if (failed) {
+            (*failed_n)++;
+            *why = r.outcome == SEARCH_GEN_LIMITED ? CAPACITY_LIMIT_GENERATOR : r.why;
+        }
+        file_step(x, &r, true);
+        /* A repeat that missed the SLO left a backlog like any failed step; the next repeat
+         * must measure the app, not the backlog. Its figure stays in the interval. */
+        if (failed && !x->died && !sweep__stopped(x->c->o))
+            settle(x);
+    }
+    if (n > 0) {
+        stats_summarize(cap->repeat_rps, n, &cap->interval);
+        cap->rps = cap->interval.mean;
+        cap->cpu_cores = ncpu ? cpu / (double)ncpu : -1;
+    }
+    return 0;
+}
+
+/* Repeats measure an app's capacity found by the search, or the ceiling that held. */
+static bool should_repeat(const struct search *s)
+{
+    return s->low > 0 &&
+           (s->limit == CAPACITY_LIMIT_SLO_P95 || s->limit == CAPACITY_LIMIT_SLO_P99 ||
+            s->limit == CAPACITY_LIMIT_SLO_ERRORS || s->limit == CAPACITY_LIMIT_MAX_RPS);
+}
+
+/* What the search alone says when no repeat ran: the best passing step's achieved rate. */
+static void from_best_step(struct capacity_result *cap, double low)
+{
+    for (size_t i = 0; i < cap->nsteps; i++) {
+        const struct capacity_step *st = &cap->steps[i];
+        if (st->kind == CAPACITY_STEP_SEARCH && st->pass && st->offered_rps == low) {
+            cap->rps = st->sustained_rps;
+            cap->cpu_cores = st->cpu_cores;
+            cap->peak_memory_bytes = st->peak_memory_bytes;
+            stats_summarize(&cap->rps, 1, &cap->interval);
+            return;
+        }
+    }
+}
+
+int sweep__capacity(struct sweep__ctx *c, const char *url, char *err)
+{
+    const struct profile *p = c->o->profile;
+    struct sweep_row *row = &c->s->rows[c->index];
+    struct capacity_result *cap = &row->cap;
+    struct cap_ctx x = {.c = c, .url = url, .p = p, .cap = cap};
+    struct search s;
+    struct step_run probe;
+    int rc;
+
+    memset(cap, 0, sizeof(*cap));
+    cap->searched = true;
+    cap->cpu_cores = -1;
+    cap->peak_memory_bytes = -1;
+    x.conn_cap = conn_cap(c->o->load_threads);
+
+    /* The probe: closed loop, the profile's users, to calibrate where the search starts. */
+    unsigned users = p->users > 0 ? p->users : PROBE_USERS;
+    if (users > x.conn_cap)
+        users = x.conn_cap;
+    rc = run_step(&x, CAPACITY_STEP_PROBE, 0, users, &probe, err);
+    if (rc) {
+        step_free(&probe);
+        goto out;
+    }
+    double start = probe.st.sustained_rps;
+    file_step(&x, &probe, false);
+    if (x.died || sweep__stopped(c->o))
+        goto out;
+
+    struct search_opts so = {.start_rps = start,
+                             .precision = p->search.precision,
+                             .max_steps = p->search.max_steps,
+                             .max_rps = p->search.max_rps};
+    search_init(&s, &so);
+    rc = search_steps(&x, &s, err);
+    if (rc)
+        goto out;
+    if (!s.done)
+        search_out_of_time(&s); /* stopped (cancelled) or the variant died */
+
+    /* The repeats, where the search found an app's capacity (or the ceiling): never at a
+     * generator's limit or a budget's guess, which are flagged and invalid anyway. Repeats that
+     * mostly miss the SLO refute the answer (a lucky step at the knee): the search reopens below
+     * it once; still not holding, the figure is marked noisy. */
+    for (unsigned refuted = 0; should_repeat(&s);) {
+        unsigned failed = 0;
+        enum capacity_limit why = CAPACITY_LIMIT_SLO_P95;
+        rc = measure_repeats(&x, s.low, &failed, &why, err);
+        if (rc)
+            goto out;
+        if (cap->interval.n >= 2 && stats_rel_half(&cap->interval) > CAPACITY_NOISY_REL) {
+            log_info("sweep.noisy", "variant=%s rel_half=%.3f action=re-measure", row->variant.spec,
+                     stats_rel_half(&cap->interval));
+            rc = measure_repeats(&x, s.low, &failed, &why, err);
+            if (rc)
+                goto out;
+            if (cap->interval.n >= 2 && stats_rel_half(&cap->interval) > CAPACITY_NOISY_REL)
+                cap->flags |= CAPACITY_FLAG_NOISY;
+        }
+        bool holds = failed * 2 <= cap->interval.n;
+        if (!holds && refuted == 0 && why != CAPACITY_LIMIT_GENERATOR && !x.died &&
+            !sweep__stopped(c->o) && time_for_step(&x)) {
+            log_info("sweep.refuted", "variant=%s rps=%.1f failed=%u of=%zu action=search-below",
+                     row->variant.spec, s.low, failed, cap->interval.n);
+            refuted++;
+            search_refute(&s, s.low, why, REFUTE_STEPS);
+            memset(&cap->interval, 0, sizeof(cap->interval));
+            rc = search_steps(&x, &s, err);
+            if (rc)
+                goto out;
+            if (!s.done)
+                search_out_of_time(&s);
+            continue;
+        }
+        if (!holds)
+            cap->flags |= CAPACITY_FLAG_NOISY; /* the boundary does not hold from run to run */
+        break;
+    }
+    cap->limited_by = s.limit;
+    cap->flags |= s.flags;
+    if (cap->interval.n == 0 && s.low > 0)
+        from_best_step(cap, s.low);
+    if (cap->interval.n < STATS_MIN_REPEATS)
+        cap->flags |= CAPACITY_FLAG_TOO_FEW_REPEATS;
+    if (row->variant.cpu_millicores > 0)
+        cap->per_core = cap->rps / ((double)row->variant.cpu_millicores / 1000.0);
+    cap->valid = (cap->flags & ~CAPACITY_FLAG_TOO_FEW_REPEATS) == 0 && cap->rps > 0;
+    log_info("sweep.capacity",
+             "variant=%s rps=%.1f low=%.1f high=%.1f repeats=%zu limited_by=%s "
+             "valid=%d steps=%zu",
+             row->variant.spec, cap->rps, cap->interval.low, cap->interval.high, cap->interval.n,
+             search_limit_name(cap->limited_by), cap->valid, cap->nsteps);
+out:
+    if (x.have_keep) {
+        /* The row's own figures: the representative step, so every fixed-mode column and
+         * results.json field keeps its meaning. */
+        row->load = x.keep.res;
+        row->have_load = x.keep.have_res;
+        row->usage = x.keep.usage;
+        row->have_usage = x.keep.have_usage;
+        row->state = SWEEP_ROW_MEASURED;
+        row->gen_cores = x.keep.st.gen_cores;
+        if (row->load.interrupted || sweep__stopped(c->o))
+            row->flags |= ADVISOR_ROW_INTERRUPTED;
+    }
+    return rc;
+}

@@ -1,0 +1,56 @@
+#ifndef SIZEUP_SWEEP_RUNNER_INT_H
+#define SIZEUP_SWEEP_RUNNER_INT_H
+
+/* The sweep runner's internals shared by its files (runner.c: the variant loop and fixed-load
+ * mode; runner_capacity.c: capacity mode); not part of the sweep layer's interface. */
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "load/load.h"
+#include "sweep/runner.h"
+
+/* The loop's state, passed to every callback. Times are monotonic seconds. */
+struct sweep__ctx {
+    const struct sweep_opts *o;
+    struct sweep *s;
+    size_t index;
+    double t0; /* this variant's start */
+    enum sweep_phase phase;
+    /* What the progress line shows in capacity mode. */
+    unsigned step;
+    const char *step_what;
+    double offered_rps;
+    /* For the estimate of the time left. */
+    double deadline;           /* the sweep's (capacity mode: search.budget); 0: none */
+    double variant_deadline;   /* this variant's share of what is left; 0: none */
+    double variant_estimate_s; /* planned wall time of one variant */
+    double done_wall_s;        /* wall time of the variants finished so far ... */
+    size_t done_n;             /* ... and how many */
+    double load_s;             /* planned length of this variant's load runs (for overhead_s) */
+};
+
+double sweep__now(void);
+bool sweep__stopped(const struct sweep_opts *o);
+
+/* Reports phase (and the load run's live figures, lp may be NULL) to the progress callback. */
+void sweep__progress(struct sweep__ctx *c, enum sweep_phase phase, const struct load_progress *lp);
+
+/* A load_progress_fn whose ud is the sweep__ctx: live figures in the current phase. */
+void sweep__on_load_progress(void *ud, const struct load_progress *lp);
+
+/* Marks the row FAILED with kind and reason (the kind's name when reason is empty). */
+void sweep__fail_row(struct sweep_row *row, enum platform_fail kind, const char *reason);
+
+/* Capacity mode for the current variant, which is ready and serves at url: the probe, the
+ * search, the repeats at the found capacity. Fills the row's cap, and its load and usage with
+ * the representative step (the last repeat, or the measured step closest to capacity). Returns
+ * 0, or a negative errno when a load run could not run at all (err says why; the row is then
+ * FAILED by the caller). */
+int sweep__capacity(struct sweep__ctx *c, const char *url, char *err);
+
+/* The planned wall time of one variant in capacity mode (for the estimate before any variant
+ * finished). */
+double sweep__capacity_estimate_s(const struct profile *p);
+
+#endif
