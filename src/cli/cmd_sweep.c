@@ -187,9 +187,16 @@ static void print_table(const struct sweep *s, const struct profile *p)
     static struct advice a;
     char l1[32], l2[32], l3[32], b1[QTY_LEN], b2[QTY_LEN];
     size_t k = advise(s, p, rows, &a);
+    /* A capacity search adds its two columns after the reference table's. */
+    bool cap = false;
+    for (size_t i = 0; i < k; i++)
+        cap = cap || rows[i].cap.searched;
 
-    printf("\n  %-22s %7s %5s %7s %11s %7s %7s %7s %6s  %-12s %s\n", "Config", "Workers", "CPU",
+    printf("\n  %-22s %7s %5s %7s %11s %7s %7s %7s %6s  %-12s %-10s", "Config", "Workers", "CPU",
            "Memory", "Throughput", "P50", "P95", "P99", "Errors", "State", "Est. users");
+    if (cap)
+        printf(" %-26s %8s", "Capacity @SLO", "per core");
+    putchar('\n');
     for (size_t i = 0; i < k; i++) {
         const struct advisor_row *r = &rows[i];
         char label[40];
@@ -221,10 +228,16 @@ static void print_table(const struct sweep *s, const struct profile *p)
             snprintf(users, sizeof(users), "~%.0f", round(a.rows[i].est_users));
         else
             snprintf(users, sizeof(users), "-");
-        printf("%5.0f req/s %7s %7s %7s %5.1f%%  %-12s %s%s\n", r->throughput_rps,
+        printf("%5.0f req/s %7s %7s %7s %5.1f%%  %-12s %-10s", r->throughput_rps,
                output_fmt_latency(r->p50_us, l1), output_fmt_latency(r->p95_us, l2),
                output_fmt_latency(r->p99_us, l3), r->error_rate * 100,
-               verdict_name(a.rows[i].verdict), users, marks);
+               verdict_name(a.rows[i].verdict), users);
+        if (cap) {
+            char c1[96], c2[32];
+            printf(" %-26s %8s", output_fmt_capacity(&r->cap, c1, sizeof(c1)),
+                   output_fmt_per_core(&r->cap, c2, sizeof(c2)));
+        }
+        printf("%s\n", marks);
     }
     if (a.recommended >= 0)
         printf("\n  * recommended: %s (%s)\n", rows[a.recommended].variant.label, a.why);

@@ -214,9 +214,74 @@ static void fixed_sizing(const struct advisor_opts *o, struct advice *a)
              "search, the default, derives one)");
 }
 
+/* A capacity search ran when any row carries one (fixed mode searches none). */
+static bool capacity_mode(const struct advisor_row *rows, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (rows[i].cap.searched)
+            return true;
+    return false;
+}
+
+/* Capacity mode: the recommendation, the replicas and the requests are the sizing answer's
+ * (sizing.c): the cheapest total for the target at each pod's planned load, or the most capacity
+ * per unit of cost. Returns 0 or sizing_run's error (bad cost or planning options). */
+static int recommend_capacity(const struct advisor_row *rows, size_t n,
+                              const struct advisor_opts *o, struct advice *a, char *err)
+{
+    struct sizing_row sr[VARIANT_MAX];
+    struct sizing_opts so = {0};
+    struct sizing *s = &a->sizing;
+    int rc;
+
+    for (size_t i = 0; i < n; i++)
+        sr[i] = (struct sizing_row){&rows[i].variant, &rows[i].cap, usable(rows, a, i)};
+    /* The target as the user gave it: users keep their unit, so the sentences can say so. */
+    so.target_users = o->target_users;
+    so.target_rps = o->target_users > 0 ? 0 : o->target_rps;
+    so.per_user_rps = o->per_user_rps;
+    so.cost = o->cost;
+    so.planning = o->planning;
+    rc = sizing_run(sr, n, &so, s, err);
+    if (rc)
+        return rc;
+    a->recommended = s->recommended;
+    a->by_target = s->by_target;
+    a->target_rps = s->target_rps;
+    a->replicas = s->replicas;
+    snprintf(a->why, sizeof(a->why), "%s", s->why);
+    if (a->recommended < 0)
+        return 0;
+    a->workers = rows[a->recommended].variant.workers;
+    a->limit_cpu_m = s->limit_cpu_m;
+    a->limit_memory = s->limit_memory;
+    a->request_cpu_m = s->request_cpu_m;
+    a->request_memory = s->request_memory;
+    a->cpu_request_measured = s->cpu_request_measured;
+    a->memory_request_measured = s->memory_request_measured;
+    snprintf(a->requests_note, sizeof(a->requests_note), "%s", s->requests_note);
+    return 0;
+}
+
+/* The sizing answer's own sentences: what replicas assume, and why there is or is not an HPA. */
+static void sizing_findings(struct advice *a)
+{
+    const struct sizing *s = &a->sizing;
+
+    if (s->recommended < 0)
+        return;
+    if (s->assumption[0])
+        advisor__finding(a, "%s", s->assumption);
+    if (s->hpa.note[0])
+        advisor__finding(a, "Autoscaling: %s.", s->hpa.note);
+}
+
 int advisor_run(const struct advisor_row *rows, size_t n, const struct advisor_opts *o,
                 struct advice *out, char *err)
 {
+    bool capacity = capacity_mode(rows, n);
+    int rc;
+
     memset(out, 0, sizeof(*out));
     out->recommended = -1;
     if (n > VARIANT_MAX)
@@ -227,14 +292,25 @@ int advisor_run(const struct advisor_row *rows, size_t n, const struct advisor_o
     for (size_t i = 0; i < n; i++) {
         out->rows[i].verdict =
             rows[i].measured ? advisor_classify(&rows[i], &o->thresholds) : VERDICT_OVERLOADED;
-        out->rows[i].est_users = rows[i].measured ? rows[i].throughput_rps / o->per_user_rps : 0;
+        /* Users from what the variant sustains within the SLO where that was searched, else
+         * from what it served at the profile's load. */
+        double rps = rows[i].cap.searched ? rows[i].cap.rps : rows[i].throughput_rps;
+        out->rows[i].est_users = rows[i].measured ? rps / o->per_user_rps : 0;
         out->rows[i].capacity = rows[i].measured && !(rows[i].flags & ADVISOR_ROW_NOT_CAPACITY);
     }
-    recommend(rows, n, o, out);
-    values(rows, out);
-    fixed_sizing(o, out);
+    if (capacity) {
+        rc = recommend_capacity(rows, n, o, out, err);
+        if (rc)
+            return rc;
+    } else {
+        recommend(rows, n, o, out);
+        values(rows, out);
+        fixed_sizing(o, out);
+    }
     rule_default(&out->rule);
     advisor__fit_rule(rows, n, out);
     advisor__find(rows, n, o, out);
+    if (capacity)
+        sizing_findings(out);
     return 0;
 }

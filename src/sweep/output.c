@@ -141,6 +141,36 @@ int output_paths_parse(const char *s, struct output_paths *p, char *err)
     return 0;
 }
 
+const char *output_fmt_capacity(const struct capacity_result *c, char *buf, size_t len)
+{
+    if (!c->searched)
+        snprintf(buf, len, "-");
+    else if (c->flags & CAPACITY_FLAG_GENERATOR)
+        snprintf(buf, len, ">= %.0f req/s (generator-limited)", c->rps);
+    else if (c->interval.n >= 2)
+        snprintf(buf, len, "%.0f req/s [%.0f-%.0f]", c->rps, c->interval.low, c->interval.high);
+    else
+        snprintf(buf, len, "%.0f req/s", c->rps);
+    return buf;
+}
+
+const char *output_fmt_per_core(const struct capacity_result *c, char *buf, size_t len)
+{
+    if (c->searched)
+        snprintf(buf, len, "%.0f", c->per_core);
+    else
+        snprintf(buf, len, "-");
+    return buf;
+}
+
+bool output_has_capacity(const struct output_doc *d)
+{
+    for (size_t i = 0; i < d->n; i++)
+        if (d->rows[i].cap.searched)
+            return true;
+    return false;
+}
+
 const char *output_fmt_latency(uint64_t us, char buf[32])
 {
     if (us >= 10000000)
@@ -295,9 +325,12 @@ int output_results_md(FILE *f, const struct output_doc *d, char *err)
     else
         fprintf(f, "%s No `values.yaml` is written.\n\n",
                 output_no_rec_sentence(d, line, sizeof(line)));
+    /* A capacity search adds its two columns; a fixed-load sweep keeps the reference table. */
+    bool cap = output_has_capacity(d);
     fprintf(f, "| Config | Workers | CPU | Memory | Throughput | P50 | P95 | P99 | Errors | State "
-               "| Est. active users |\n");
-    fprintf(f, "|---|---|---|---|---|---|---|---|---|---|---|\n");
+               "| Est. active users |%s\n",
+            cap ? " Capacity @SLO | per core |" : "");
+    fprintf(f, "|---|---|---|---|---|---|---|---|---|---|---|%s\n", cap ? "---|---|" : "");
     for (size_t i = 0; i < d->n; i++) {
         const struct advisor_row *r = &d->rows[i];
         output_state(d, i, st, sizeof(st));
@@ -312,11 +345,15 @@ int output_results_md(FILE *f, const struct output_doc *d, char *err)
         else
             fprintf(f, "- | - | - | - | - | %s | ", st);
         if (r->measured && a->rows[i].capacity)
-            fprintf(f, "~%.0f |\n", round(a->rows[i].est_users));
+            fprintf(f, "~%.0f |", round(a->rows[i].est_users));
         else if (r->measured)
-            fprintf(f, "(not capacity) |\n");
+            fprintf(f, "(not capacity) |");
         else
-            fprintf(f, "- |\n");
+            fprintf(f, "- |");
+        if (cap)
+            fprintf(f, " %s | %s |", output_fmt_capacity(&r->cap, line, sizeof(line)),
+                    output_fmt_per_core(&r->cap, l1, sizeof(l1)));
+        fputc('\n', f);
     }
     fmt_threshold_line(d, line, sizeof(line));
     fprintf(f, "\n%s\n", line);

@@ -127,4 +127,14 @@ int output_mkdir_p(const char *dir, char *err);
 /* Latency for tables: "114ms", "0.8ms", "1.25s". Returns buf. */
 const char *output_fmt_latency(uint64_t us, char buf[32]);
 
+/* The Capacity @SLO column: "1111 req/s [1078-1145]" (the 95% interval of the repeats), "1111
+ * req/s" without one, ">= 900 req/s (generator-limited)", "-" when not searched. Returns buf. */
+const char *output_fmt_capacity(const struct capacity_result *c, char *buf, size_t len);
+
+/* The per core column: capacity / CPU limit, "-" when not searched. Returns buf. */
+const char *output_fmt_per_core(const struct capacity_result *c, char *buf, size_t len);
+
+/* True when any row of d carries a capacity search: the tables then add the two columns. */
+bool output_has_capacity(const struct output_doc *d);
+
 #endif

@@ -23,6 +23,14 @@ const char *output_state(const struct output_doc *d, size_t i, char *buf, size_t
 /* libyaml's write handler for a FILE * (data). Returns 1 when every byte was written. */
 int output_yaml_write(void *data, unsigned char *buf, size_t size);
 
+/* Writes s to f with &, <, >, " and ' escaped for HTML text and attributes. */
+void output_html_esc(FILE *f, const char *s);
+
+/* report.html's capacity charts (output_html_capacity.c): the capacity per variant with its
+ * interval as a whisker, and per variant p95 and p99 against the offered rate with the SLO line
+ * and the found capacity. Nothing when no row was searched. */
+void output_html_capacity(FILE *f, const struct output_doc *d);
+
 /* One line describing the profile: source, load, duration, mix. */
 void output_fmt_profile(const struct profile *p, char *buf, size_t len);
 

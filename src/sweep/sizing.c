@@ -76,7 +76,12 @@ static int check_opts(const struct sizing_opts *o, char *err)
 
 /* ---- per variant --------------------------------------------------------------------------- */
 
-static double capacity_low(const struct capacity_result *cap)
+double sizing_planned_fraction(const struct profile_planning *p)
+{
+    return (1.0 - p->buffer) / (1.0 + p->growth);
+}
+
+double sizing_capacity_low(const struct capacity_result *cap)
 {
     if (cap->interval.n >= 2)
         return cap->interval.low > 0 ? cap->interval.low : 0;
@@ -94,7 +99,7 @@ static void size_rows(const struct sizing_row *rows, size_t n, const struct sizi
                       (double)rows[i].variant->memory_bytes / GIB * o->cost.memory_gib;
         if (!cap || !cap->searched)
             continue;
-        v->capacity_low = capacity_low(cap);
+        v->capacity_low = sizing_capacity_low(cap);
         v->planned_rps = v->capacity_low * s->planned_fraction;
         v->rps_per_cost = v->pod_cost > 0 ? v->planned_rps / v->pod_cost : 0;
         v->candidate = rows[i].usable && cap->valid && v->planned_rps > 0 && v->pod_cost > 0;
@@ -464,7 +469,7 @@ int sizing_run(const struct sizing_row *rows, size_t n, const struct sizing_opts
     out->n = n;
     out->target_users = o->target_users;
     out->target_rps = o->target_users > 0 ? o->target_users * o->per_user_rps : o->target_rps;
-    out->planned_fraction = (1.0 - o->planning.buffer) / (1.0 + o->planning.growth);
+    out->planned_fraction = sizing_planned_fraction(&o->planning);
     size_rows(rows, n, o, out);
     recommend(rows, o, out);
     assumption(rows, out);

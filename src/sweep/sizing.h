@@ -106,6 +106,13 @@ struct sizing_requests {
 void sizing_requests(double cores, double cpu_factor, int64_t peak_bytes, int64_t limit_cpu_m,
                      int64_t limit_memory, struct sizing_requests *out /* OUT */);
 
+/* The capacity interval's lower bound (the measured capacity when there are fewer than two
+ * repeats), never below 0: what a pod is planned from. */
+double sizing_capacity_low(const struct capacity_result *cap);
+
+/* (1 - buffer) / (1 + growth): the share of that lower bound each pod is planned at. */
+double sizing_planned_fraction(const struct profile_planning *p);
+
 /* Sizes rows[0..n) (n <= VARIANT_MAX), in sweep order. Borrows rows and o; fills *out entirely
  * (out->recommended is -1 when no row is a candidate, with the reason in out->why). Returns 0,
  * or -EINVAL for bad options (both targets, negative weights, buffer outside [0, 1), ...). */
