@@ -186,6 +186,22 @@ static void percentile_chart(FILE *f, const struct output_doc *d)
     fputs("</svg></figure>\n", f);
 }
 
+/* Ends the values block: the replica count and autoscaling keys values.yaml carries with a
+ * target (output_yaml.c's sizing_leaves), then the paragraph the requests note goes in. */
+static void html_sizing_values(FILE *f, const struct sizing *s)
+{
+    if (s->target_rps > 0) {
+        fprintf(f, "\nreplicaCount: %u\nautoscaling:\n  enabled: %s", s->replicas,
+                s->hpa.enabled ? "true" : "false");
+        if (s->hpa.enabled)
+            fprintf(f,
+                    "\n  minReplicas: %u\n  maxReplicas: %u\n  targetCPUUtilizationPercentage: "
+                    "%u",
+                    s->hpa.min_replicas, s->hpa.max_replicas, s->hpa.target_cpu_utilization);
+    }
+    fputs("</pre>\n<p>", f);
+}
+
 int output_report_html(FILE *f, const struct output_doc *d, char *err)
 {
     const struct advice *a = d->advice;
@@ -310,9 +326,10 @@ int output_report_html(FILE *f, const struct output_doc *d, char *err)
         fprintf(f,
                 "<h2>Recommended values</h2>\n<pre>workers:\n  count: \"%u\"\nresources:\n  "
                 "limits:   { cpu: %lldm, memory: %s }\n  requests: { cpu: %lldm, memory: %s "
-                "}</pre>\n<p>",
+                "}",
                 a->workers, (long long)a->limit_cpu_m, qty_format_memory(a->limit_memory, b1),
                 (long long)a->request_cpu_m, qty_format_memory(a->request_memory, b2));
+        html_sizing_values(f, &a->sizing);
         output_html_esc(f, a->requests_note);
         fputs(".</p>\n", f);
     }

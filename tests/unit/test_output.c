@@ -442,6 +442,56 @@ static void test_md_and_html(void **state)
     free(html);
 }
 
+/* A capacity search adds two columns to the tables (a fixed-load table stays as it was, above)
+ * and two charts to report.html: the capacity bars with their interval whisker, and per variant
+ * p95/p99 against the offered rate with the SLO line and the capacity. Every SVG stays well-formed
+ * XML (libyaml cannot say so; the integration test parses them): here, the elements are there. */
+static void test_capacity_columns_and_charts(void **state)
+{
+    struct fixture *f = *state;
+    static const double rps[NV] = {200, 420, 800};
+
+    for (size_t i = 0; i < NV; i++) {
+        struct capacity_result *c = &f->rows[i].cap;
+        memset(c, 0, sizeof(*c));
+        c->searched = c->valid = true;
+        c->rps = rps[i];
+        c->interval = (struct stats_summary){3, rps[i], 0, 0.05 * rps[i], 0.95 * rps[i],
+                                             1.05 * rps[i]};
+        c->per_core = rps[i] / ((double)f->rows[i].variant.cpu_millicores / 1000.0);
+        for (int k = 0; k < 3; k++)
+            c->steps[c->nsteps++] = (struct capacity_step){
+                .kind = CAPACITY_STEP_SEARCH,
+                .offered_rps = rps[i] * (0.5 + 0.5 * k),
+                .achieved_rps = rps[i] * (0.5 + 0.5 * k),
+                .p95_us = 20000 + 200000 * (uint64_t)k,
+                .p99_us = 30000 + 300000 * (uint64_t)k,
+                .cpu_cores = -1,
+                .pass = k < 2};
+    }
+    f->rows[0].cap.flags = CAPACITY_FLAG_GENERATOR;
+    char *md = render(output_results_md, &f->doc);
+    assert_non_null(strstr(md, "| Est. active users | Capacity @SLO | per core |"));
+    assert_non_null(strstr(md, "| 420 req/s [399-441] | 420 |"));
+    assert_non_null(strstr(md, "| >= 200 req/s (generator-limited) | 400 |"));
+    free(md);
+    char *html = render(output_report_html, &f->doc);
+    assert_non_null(strstr(html, "<th>Capacity @SLO</th><th>per core</th>"));
+    assert_non_null(strstr(html, "<svg id=\"chart-capacity\""));
+    assert_non_null(strstr(html, "class=\"whisker\""));
+    for (size_t i = 0; i < NV; i++) {
+        char id[40];
+        snprintf(id, sizeof(id), "<svg id=\"chart-knee-%zu\"", i);
+        assert_non_null(strstr(html, id));
+    }
+    assert_non_null(strstr(html, "SLO p95 100ms"));
+    assert_non_null(strstr(html, "capacity 800"));
+    assert_non_null(strstr(html, "class=\"p99\""));
+    free(html);
+    for (size_t i = 0; i < NV; i++)
+        memset(&f->rows[i].cap, 0, sizeof(f->rows[i].cap));
+}
+
 static void test_html_escapes(void **state)
 {
     struct fixture *f = *state;
@@ -963,6 +1013,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_rule_parse_back, setup, teardown),
         cmocka_unit_test_setup_teardown(test_results_json, setup, teardown),
         cmocka_unit_test_setup_teardown(test_md_and_html, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_capacity_columns_and_charts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_html_escapes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_write_all_atomic, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sinks_identical, setup, teardown),
