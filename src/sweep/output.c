@@ -327,8 +327,9 @@ int output_results_md(FILE *f, const struct output_doc *d, char *err)
                 output_no_rec_sentence(d, line, sizeof(line)));
     /* A capacity search adds its two columns; a fixed-load sweep keeps the reference table. */
     bool cap = output_has_capacity(d);
-    fprintf(f, "| Config | Workers | CPU | Memory | Throughput | P50 | P95 | P99 | Errors | State "
-               "| Est. active users |%s\n",
+    fprintf(f,
+            "| Config | Workers | CPU | Memory | Throughput | P50 | P95 | P99 | Errors | State "
+            "| Est. active users |%s\n",
             cap ? " Capacity @SLO | per core |" : "");
     fprintf(f, "|---|---|---|---|---|---|---|---|---|---|---|%s\n", cap ? "---|---|" : "");
     for (size_t i = 0; i < d->n; i++) {

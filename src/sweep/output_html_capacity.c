@@ -161,21 +161,22 @@ static void knee_chart(FILE *f, const struct output_doc *d, size_t i)
                 "<line class=\"slo\" x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#6a1b9a\" "
                 "stroke-dasharray=\"2 3\"/><text x=\"%d\" y=\"%d\" class=\"thrl\">SLO p99 "
                 "%.0fms</text>\n",
-                KNEE_PL, KY((double)slo->p99_us / 1e3), KNEE_PL + pw,
-                KY((double)slo->p99_us / 1e3), KNEE_PL + 4, KY((double)slo->p99_us / 1e3) - 3,
-                (double)slo->p99_us / 1e3);
+                KNEE_PL, KY((double)slo->p99_us / 1e3), KNEE_PL + pw, KY((double)slo->p99_us / 1e3),
+                KNEE_PL + 4, KY((double)slo->p99_us / 1e3) - 3, (double)slo->p99_us / 1e3);
     /* The found capacity. */
     if (c->rps > 0)
-        fprintf(f,
-                "<line class=\"capline\" x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#2e7d32\" "
-                "stroke-width=\"2\"/><text x=\"%d\" y=\"%d\" class=\"thrl\" "
-                "text-anchor=\"middle\">capacity %.0f</text>\n",
-                KX(c->rps), KNEE_PT, KX(c->rps), KNEE_PT + ph, KX(c->rps), KNEE_H - 20, c->rps);
+        fprintf(
+            f,
+            "<line class=\"capline\" x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#2e7d32\" "
+            "stroke-width=\"2\"/><text x=\"%d\" y=\"%d\" class=\"thrl\" "
+            "text-anchor=\"middle\">capacity %.0f</text>\n",
+            KX(c->rps), KNEE_PT, KX(c->rps), KNEE_PT + ph, KX(c->rps), KNEE_H - 20, c->rps);
     /* p95 and p99 through the steps in rate order; each step a dot, red when it missed the SLO. */
     static const char *const color[2] = {"#1e88e5", "#0d47a1"};
     for (int q = 0; q < 2; q++) {
-        fprintf(f, "<polyline class=\"p%d\" fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\" "
-                   "points=\"",
+        fprintf(f,
+                "<polyline class=\"p%d\" fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\" "
+                "points=\"",
                 q ? 99 : 95, color[q]);
         for (size_t k = 0; k < m; k++) {
             const struct capacity_step *st = &c->steps[order[k]];

@@ -63,7 +63,7 @@ struct sweep_row {
     double wall_s;           /* apply -> stopped */
     double stop_s;           /* stop_variant: the app's shutdown and the clean-up */
     double overhead_s;       /* wall_s minus the load phases' planned length */
-    char applied_by[16]; /* the platform's applied_by ("rollout", "resize"), or "" */
+    char applied_by[16];     /* the platform's applied_by ("rollout", "resize"), or "" */
     /* Capacity mode: what the search found (cap.searched false in fixed mode). load and usage
      * above then hold the representative step: the last repeat at capacity, or the measured
      * step closest to it, so every fixed-mode figure keeps its meaning. */

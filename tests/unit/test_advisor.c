@@ -688,8 +688,8 @@ static void test_capacity_mode_uses_the_sizing(void **state)
         struct capacity_result *c = &rows[i].cap;
         c->searched = c->valid = true;
         c->rps = seed000[i].rps;
-        c->interval = (struct stats_summary){3, c->rps, 0, 0.03 * c->rps, 0.97 * c->rps,
-                                             1.03 * c->rps};
+        c->interval =
+            (struct stats_summary){3, c->rps, 0, 0.03 * c->rps, 0.97 * c->rps, 1.03 * c->rps};
         c->cpu_cores = (double)rows[i].variant.cpu_millicores / 1000.0 * 0.9;
         c->peak_memory_bytes = 100LL << 20;
         c->steps[0] = (struct capacity_step){.kind = CAPACITY_STEP_SEARCH,

@@ -360,7 +360,8 @@ static void test_relevant_keys(void **state)
 }
 
 /* The load ceiling: a capacity search that reaches real users (a target URL, in-place mode)
- * needs search.max_rps, and so does resize mode; a clone against its pod, a fixed load, or a ceiling is allowed. */
+ * needs search.max_rps, and so does resize mode; a clone against its pod, a fixed load, or a
+ * ceiling is allowed. */
 static void test_load_ceiling(void **state)
 {
     (void)state;
@@ -417,16 +418,11 @@ static void test_load_ceiling(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_defaults),
-        cmocka_unit_test(test_every_field),
-        cmocka_unit_test(test_good_values),
-        cmocka_unit_test(test_bad_values),
-        cmocka_unit_test(test_no_sweep),
-        cmocka_unit_test(test_resize_values),
-        cmocka_unit_test(test_reason_is_safe),
-        cmocka_unit_test(test_first_reason_is_stable),
-        cmocka_unit_test(test_unknown_key_warns),
-        cmocka_unit_test(test_relevant_keys),
+        cmocka_unit_test(test_defaults),          cmocka_unit_test(test_every_field),
+        cmocka_unit_test(test_good_values),       cmocka_unit_test(test_bad_values),
+        cmocka_unit_test(test_no_sweep),          cmocka_unit_test(test_resize_values),
+        cmocka_unit_test(test_reason_is_safe),    cmocka_unit_test(test_first_reason_is_stable),
+        cmocka_unit_test(test_unknown_key_warns), cmocka_unit_test(test_relevant_keys),
         cmocka_unit_test(test_load_ceiling),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

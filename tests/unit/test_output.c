@@ -456,18 +456,17 @@ static void test_capacity_columns_and_charts(void **state)
         memset(c, 0, sizeof(*c));
         c->searched = c->valid = true;
         c->rps = rps[i];
-        c->interval = (struct stats_summary){3, rps[i], 0, 0.05 * rps[i], 0.95 * rps[i],
-                                             1.05 * rps[i]};
+        c->interval =
+            (struct stats_summary){3, rps[i], 0, 0.05 * rps[i], 0.95 * rps[i], 1.05 * rps[i]};
         c->per_core = rps[i] / ((double)f->rows[i].variant.cpu_millicores / 1000.0);
         for (int k = 0; k < 3; k++)
-            c->steps[c->nsteps++] = (struct capacity_step){
-                .kind = CAPACITY_STEP_SEARCH,
-                .offered_rps = rps[i] * (0.5 + 0.5 * k),
-                .achieved_rps = rps[i] * (0.5 + 0.5 * k),
-                .p95_us = 20000 + 200000 * (uint64_t)k,
-                .p99_us = 30000 + 300000 * (uint64_t)k,
-                .cpu_cores = -1,
-                .pass = k < 2};
+            c->steps[c->nsteps++] = (struct capacity_step){.kind = CAPACITY_STEP_SEARCH,
+                                                           .offered_rps = rps[i] * (0.5 + 0.5 * k),
+                                                           .achieved_rps = rps[i] * (0.5 + 0.5 * k),
+                                                           .p95_us = 20000 + 200000 * (uint64_t)k,
+                                                           .p99_us = 30000 + 300000 * (uint64_t)k,
+                                                           .cpu_cores = -1,
+                                                           .pass = k < 2};
     }
     f->rows[0].cap.flags = CAPACITY_FLAG_GENERATOR;
     char *md = render(output_results_md, &f->doc);
