@@ -41,19 +41,6 @@ __attribute__((format(printf, 2, 3))) void advisor__finding(struct advice *a, co
     a->nfindings++;
 }
 
-/* Appends to a fixed buffer, keeping it NUL-terminated when it fills. */
-__attribute__((format(printf, 3, 4))) void advisor__cat(char *buf, size_t len, const char *fmt, ...)
-{
-    size_t used = strnlen(buf, len);
-    va_list ap;
-
-    if (used + 1 >= len)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(buf + used, len - used, fmt, ap);
-    va_end(ap);
-}
-
 /* ---- recommendation ------------------------------------------------------------------------ */
 
 static int cheaper(const struct advisor_row *x, const struct advisor_row *y)
@@ -174,22 +161,21 @@ static void values(const struct advisor_row *rows, struct advice *a)
     snprintf(a->requests_note, sizeof(a->requests_note),
              "cpu %s: ", qty_format_cpu(a->request_cpu_m, b1));
     if (a->cpu_request_measured)
-        advisor__cat(a->requests_note, sizeof(a->requests_note),
-                     "measured mean CPU during the measured window + %.0f%% headroom",
-                     PCT(ADVISOR_HEADROOM));
+        text_catf(a->requests_note, sizeof(a->requests_note),
+                  "measured mean CPU during the measured window + %.0f%% headroom",
+                  PCT(ADVISOR_HEADROOM));
     else
-        advisor__cat(a->requests_note, sizeof(a->requests_note),
-                     "%.0f%% of the limit (CPU use was not measured)",
-                     PCT(ADVISOR_REQ_CPU_FRACTION));
-    advisor__cat(a->requests_note, sizeof(a->requests_note),
-                 "; memory %s: ", mem_txt(a->request_memory, b2));
+        text_catf(a->requests_note, sizeof(a->requests_note),
+                  "%.0f%% of the limit (CPU use was not measured)", PCT(ADVISOR_REQ_CPU_FRACTION));
+    text_catf(a->requests_note, sizeof(a->requests_note),
+              "; memory %s: ", mem_txt(a->request_memory, b2));
     if (a->memory_request_measured)
-        advisor__cat(a->requests_note, sizeof(a->requests_note),
-                     "measured peak memory + %.0f%% headroom", PCT(ADVISOR_HEADROOM));
+        text_catf(a->requests_note, sizeof(a->requests_note),
+                  "measured peak memory + %.0f%% headroom", PCT(ADVISOR_HEADROOM));
     else
-        advisor__cat(a->requests_note, sizeof(a->requests_note),
-                     "%.0f%% of the limit (peak memory was not measured)",
-                     PCT(ADVISOR_REQ_MEM_FRACTION));
+        text_catf(a->requests_note, sizeof(a->requests_note),
+                  "%.0f%% of the limit (peak memory was not measured)",
+                  PCT(ADVISOR_REQ_MEM_FRACTION));
 }
 
 /* A fixed-load sweep measures each variant at one load, not its capacity: the sizing answer is the

@@ -11,10 +11,10 @@
 #include "sweep/output_int.h"
 #include "sweep/output_set.h"
 
-#define W       760 /* chart width */
-#define LABEL_W 190 /* label column */
-#define VALUE_W 90  /* value column at the right */
-#define ROW_H   26
+#define W       OUTPUT_HTML_W
+#define LABEL_W OUTPUT_HTML_LABEL_W
+#define VALUE_W 90 /* value column at the right */
+#define ROW_H   OUTPUT_HTML_ROW_H
 
 void output_html_esc(FILE *f, const char *s)
 {
@@ -56,7 +56,16 @@ static const char *verdict_color(const struct output_doc *d, size_t i)
     return "#9e9e9e";
 }
 
-static void row_label(FILE *f, const struct output_doc *d, size_t i, int y)
+void output_html_svg_open(FILE *f, const char *id, const char *cls, int w, int h, const char *label)
+{
+    fprintf(f, "<svg id=\"%s\" class=\"%s\" xmlns=\"http://www.w3.org/2000/svg\" ", id, cls);
+    fprintf(f, "width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" role=\"img\" aria-label=\"", w, h,
+            w, h);
+    output_html_esc(f, label);
+    fputs("\">\n", f);
+}
+
+void output_html_row_label(FILE *f, const struct output_doc *d, size_t i, int y)
 {
     fprintf(f, "<text x=\"%d\" y=\"%d\" class=\"lbl\" text-anchor=\"end\">", LABEL_W - 8,
             y + ROW_H / 2 + 4);
@@ -86,14 +95,11 @@ static void bar_chart(FILE *f, const struct output_doc *d, const char *title, co
     if (max <= 0)
         max = 1;
     fprintf(f, "<figure><figcaption>%s</figcaption>\n", title);
-    fprintf(f,
-            "<svg id=\"%s\" class=\"chart\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" "
-            "height=\"%d\" viewBox=\"0 0 %d %d\" role=\"img\" aria-label=\"%s\">\n",
-            id, W, h, W, h, title);
+    output_html_svg_open(f, id, "chart", W, h, title);
     for (size_t i = 0; i < d->n; i++) {
         int y = 10 + (int)i * ROW_H;
         const struct advisor_row *r = &d->rows[i];
-        row_label(f, d, i, y);
+        output_html_row_label(f, d, i, y);
         if (!r->measured) {
             fprintf(f, "<text x=\"%d\" y=\"%d\" class=\"val\">FAILED</text>\n", LABEL_W + 4,
                     y + ROW_H / 2 + 4);
@@ -146,11 +152,7 @@ static void percentile_chart(FILE *f, const struct output_doc *d)
     if (max <= 0)
         max = 1;
     fprintf(f, "<figure><figcaption>Latency percentiles per variant (ms)</figcaption>\n");
-    fprintf(f,
-            "<svg id=\"chart-latency\" class=\"chart\" xmlns=\"http://www.w3.org/2000/svg\" "
-            "width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" role=\"img\" "
-            "aria-label=\"Latency percentiles\">\n",
-            W, h, W, h);
+    output_html_svg_open(f, "chart-latency", "chart", W, h, "Latency percentiles");
     for (size_t i = 0; i < d->n; i++) {
         const struct advisor_row *r = &d->rows[i];
         int y = 10 + (int)i * rowh;

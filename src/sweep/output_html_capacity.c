@@ -10,10 +10,10 @@
 #include "sweep/output.h"
 #include "sweep/output_int.h"
 
-#define CW      760 /* chart width */
-#define CLABEL  190 /* label column */
-#define CVALUE  150 /* value column at the right */
-#define CROW    26  /* bar row height */
+#define CW      OUTPUT_HTML_W
+#define CLABEL  OUTPUT_HTML_LABEL_W
+#define CVALUE  150 /* value column at the right: "1234 req/s +-5% (n=3) (marked)" */
+#define CROW    OUTPUT_HTML_ROW_H
 #define KNEE_W  360 /* one knee chart */
 #define KNEE_H  200
 #define KNEE_PL 52 /* plot area's left and bottom margins (axis labels) */
@@ -62,18 +62,11 @@ static void capacity_bars(FILE *f, const struct output_doc *d)
     fputs("<figure><figcaption>Capacity within the SLO per variant (req/s; the whisker is the "
           "95% interval of the repeats)</figcaption>\n",
           f);
-    fprintf(f,
-            "<svg id=\"chart-capacity\" class=\"chart\" xmlns=\"http://www.w3.org/2000/svg\" "
-            "width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" role=\"img\" "
-            "aria-label=\"Capacity per variant\">\n",
-            CW, h, CW, h);
+    output_html_svg_open(f, "chart-capacity", "chart", CW, h, "Capacity per variant");
     for (size_t i = 0; i < d->n; i++) {
         const struct capacity_result *c = &d->rows[i].cap;
         int y = 10 + (int)i * CROW, mid = y + CROW / 2;
-        fprintf(f, "<text x=\"%d\" y=\"%d\" class=\"lbl\" text-anchor=\"end\">%s", CLABEL - 8,
-                mid + 4, (int)i == d->advice->recommended ? "* " : "");
-        output_html_esc(f, d->rows[i].variant.label);
-        fputs("</text>\n", f);
+        output_html_row_label(f, d, i, y);
         if (!c->searched) {
             fprintf(f, "<text x=\"%d\" y=\"%d\" class=\"val\">not searched</text>\n", CLABEL + 4,
                     mid + 4);
@@ -135,13 +128,12 @@ static void knee_chart(FILE *f, const struct output_doc *d, size_t i)
         return;
 #define KX(v) (KNEE_PL + (int)lround((v) / xmax * pw))
 #define KY(v) (KNEE_PT + ph - (int)lround(fmin((v), ymax) / ymax * ph))
-    fprintf(f,
-            "<svg id=\"chart-knee-%zu\" class=\"chart knee\" xmlns=\"http://www.w3.org/2000/svg\" "
-            "width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" role=\"img\" aria-label=\"",
-            i, KNEE_W, KNEE_H, KNEE_W, KNEE_H);
-    output_html_esc(f, d->rows[i].variant.label);
-    fprintf(f, ": latency against offered rate\">\n<text x=\"%d\" y=\"14\" class=\"lbl\">%s",
-            KNEE_PL, (int)i == d->advice->recommended ? "* " : "");
+    char id[32], label[VARIANT_LABEL_LEN + 40];
+    snprintf(id, sizeof(id), "chart-knee-%zu", i);
+    snprintf(label, sizeof(label), "%s: latency against offered rate", d->rows[i].variant.label);
+    output_html_svg_open(f, id, "chart knee", KNEE_W, KNEE_H, label);
+    fprintf(f, "<text x=\"%d\" y=\"14\" class=\"lbl\">%s", KNEE_PL,
+            (int)i == d->advice->recommended ? "* " : "");
     output_html_esc(f, d->rows[i].variant.label);
     fprintf(f,
             "</text>\n<path d=\"M%d %dV%dH%d\" stroke=\"#9e9e9e\" fill=\"none\"/>\n"
@@ -149,20 +141,20 @@ static void knee_chart(FILE *f, const struct output_doc *d, size_t i)
             "<text x=\"%d\" y=\"%d\" class=\"thrl\" text-anchor=\"end\">%.0fms</text>\n",
             KNEE_PL, KNEE_PT, KNEE_PT + ph, KNEE_PL + pw, KNEE_PL + pw, KNEE_H - 6, xmax,
             KNEE_PL - 4, KNEE_PT + 8, ymax);
-    /* The objectives. */
-    fprintf(f,
-            "<line class=\"slo\" x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#c62828\" "
-            "stroke-dasharray=\"4 3\"/><text x=\"%d\" y=\"%d\" class=\"thrl\">SLO p95 %.0fms"
-            "</text>\n",
-            KNEE_PL, KY((double)slo->p95_us / 1e3), KNEE_PL + pw, KY((double)slo->p95_us / 1e3),
-            KNEE_PL + 4, KY((double)slo->p95_us / 1e3) - 3, (double)slo->p95_us / 1e3);
-    if (slo->p99_us > 0)
-        fprintf(f,
-                "<line class=\"slo\" x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#6a1b9a\" "
-                "stroke-dasharray=\"2 3\"/><text x=\"%d\" y=\"%d\" class=\"thrl\">SLO p99 "
-                "%.0fms</text>\n",
-                KNEE_PL, KY((double)slo->p99_us / 1e3), KNEE_PL + pw, KY((double)slo->p99_us / 1e3),
-                KNEE_PL + 4, KY((double)slo->p99_us / 1e3) - 3, (double)slo->p99_us / 1e3);
+    /* The objectives: a dashed line each, labelled. */
+    const struct {
+        const char *name, *color;
+        int64_t us;
+    } obj[2] = {{"p95", "#c62828", slo->p95_us}, {"p99", "#6a1b9a", slo->p99_us}};
+    for (int k = 0; k < 2; k++)
+        if (obj[k].us > 0)
+            fprintf(f,
+                    "<line class=\"slo\" x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"%s\" "
+                    "stroke-dasharray=\"4 3\"/><text x=\"%d\" y=\"%d\" class=\"thrl\">SLO %s "
+                    "%.0fms</text>\n",
+                    KNEE_PL, KY((double)obj[k].us / 1e3), KNEE_PL + pw, KY((double)obj[k].us / 1e3),
+                    obj[k].color, KNEE_PL + 4, KY((double)obj[k].us / 1e3) - 3, obj[k].name,
+                    (double)obj[k].us / 1e3);
     /* The found capacity. */
     if (c->rps > 0)
         fprintf(

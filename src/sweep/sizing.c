@@ -6,31 +6,18 @@
 
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/quantity.h"
+#include "core/text.h"
 #include "sweep/advisor.h"
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
 #define MIB (1024.0 * 1024.0)
 /* Relative tolerance under which two costs or rates count as equal (floating-point noise). */
 #define SIZING_EPS 1e-9
-
-/* Appends to a fixed buffer, keeping it NUL-terminated when it fills. */
-__attribute__((format(printf, 3, 4))) static void cat(char *buf, size_t len, const char *fmt, ...)
-{
-    size_t used = strnlen(buf, len);
-    va_list ap;
-
-    if (used + 1 >= len)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(buf + used, len - used, fmt, ap);
-    va_end(ap);
-}
 
 static bool same(double a, double b)
 {
@@ -152,11 +139,11 @@ static void rank(const struct sizing *s,
 static void plan_text(const struct sizing_opts *o, const struct sizing *s,
                       const struct sizing_variant *v, char *buf, size_t len)
 {
-    cat(buf, len,
-        "each pod is planned at %.0f req/s: %.0f%% of the capacity interval's lower bound "
-        "(%.0f req/s), keeping %.0f%% in reserve and room for %.0f%% growth",
-        v->planned_rps, s->planned_fraction * 100, v->capacity_low, o->planning.buffer * 100,
-        o->planning.growth * 100);
+    text_catf(buf, len,
+              "each pod is planned at %.0f req/s: %.0f%% of the capacity interval's lower bound "
+              "(%.0f req/s), keeping %.0f%% in reserve and room for %.0f%% growth",
+              v->planned_rps, s->planned_fraction * 100, v->capacity_low, o->planning.buffer * 100,
+              o->planning.growth * 100);
 }
 
 static void recommend(const struct sizing_row *rows, const struct sizing_opts *o, struct sizing *s)
@@ -194,23 +181,23 @@ static void recommend(const struct sizing_row *rows, const struct sizing_opts *o
                  target, v->replicas, rows[best].variant->label, v->pod_cost, v->total_cost,
                  o->cost.cpu, o->cost.memory_gib);
         if (second >= 0)
-            cat(s->why, sizeof(s->why), "; next: %u x %s = %.3f", s->rows[second].replicas,
-                rows[second].variant->label, s->rows[second].total_cost);
+            text_catf(s->why, sizeof(s->why), "; next: %u x %s = %.3f", s->rows[second].replicas,
+                      rows[second].variant->label, s->rows[second].total_cost);
     } else {
         snprintf(s->why, sizeof(s->why),
                  "the most capacity per unit of cost: %.0f planned req/s per unit (cost per pod "
                  "= cores x %g + GiB x %g = %.3f)",
                  v->rps_per_cost, o->cost.cpu, o->cost.memory_gib, v->pod_cost);
         if (second >= 0)
-            cat(s->why, sizeof(s->why), "; next: %s with %.0f", rows[second].variant->label,
-                s->rows[second].rps_per_cost);
+            text_catf(s->why, sizeof(s->why), "; next: %s with %.0f", rows[second].variant->label,
+                      s->rows[second].rps_per_cost);
     }
-    cat(s->why, sizeof(s->why), "; ");
+    text_catf(s->why, sizeof(s->why), "; ");
     plan_text(o, s, v, s->why, sizeof(s->why));
     if (!s->by_target)
-        cat(s->why, sizeof(s->why),
-            ". No target load was given, so no replica count: a target (in req/s or users) "
-            "gives one");
+        text_catf(s->why, sizeof(s->why),
+                  ". No target load was given, so no replica count: a target (in req/s or users) "
+                  "gives one");
 }
 
 static void assumption(const struct sizing_row *rows, struct sizing *s)
@@ -284,15 +271,16 @@ static void requests(const struct sizing_row *rows, struct sizing *s)
                  "cpu %s: %.0f%% of the limit (CPU was not measured at capacity)",
                  qty_format_cpu(s->request_cpu_m, b1), ADVISOR_REQ_CPU_FRACTION * 100);
     if (s->memory_request_measured)
-        cat(s->requests_note, sizeof(s->requests_note),
+        text_catf(
+            s->requests_note, sizeof(s->requests_note),
             "; memory %s: the peak at capacity (%s) + %.0f%% headroom",
             qty_format_memory(s->request_memory, b2),
             qty_format_memory(cap->peak_memory_bytes - cap->peak_memory_bytes % (1 << 20), b3),
             ADVISOR_HEADROOM * 100);
     else
-        cat(s->requests_note, sizeof(s->requests_note),
-            "; memory %s: %.0f%% of the limit (peak memory was not measured)",
-            qty_format_memory(s->request_memory, b2), ADVISOR_REQ_MEM_FRACTION * 100);
+        text_catf(s->requests_note, sizeof(s->requests_note),
+                  "; memory %s: %.0f%% of the limit (peak memory was not measured)",
+                  qty_format_memory(s->request_memory, b2), ADVISOR_REQ_MEM_FRACTION * 100);
 }
 
 /* ---- CPU against load ---------------------------------------------------------------------- */
@@ -428,7 +416,8 @@ static void hpa(const struct sizing_row *rows, const struct sizing_opts *o, stru
                                            : u > SIZING_HPA_MAX_UTIL ? SIZING_HPA_MAX_UTIL
                                                                      : u);
     if (!s->by_target) {
-        cat(h->note, sizeof(h->note),
+        text_catf(
+            h->note, sizeof(h->note),
             "; no target load was given, so no replica bounds and no HPA (at the planned %.0f "
             "req/s a pod used %.3f cores, %u%% of its CPU request)",
             v->planned_rps, h->cpu_at_planned, h->target_cpu_utilization);
@@ -437,7 +426,8 @@ static void hpa(const struct sizing_row *rows, const struct sizing_opts *o, stru
     h->enabled = true;
     h->min_replicas = v->replicas;
     h->max_replicas = ceil_count(s->target_rps * (1 + o->planning.growth) / v->planned_rps);
-    cat(h->note, sizeof(h->note),
+    text_catf(
+        h->note, sizeof(h->note),
         ". The HPA targets %u%% CPU: at the planned %.0f req/s per pod a pod used %.3f cores%s "
         "of its %.3f-core request; from %u replicas (the target of %.0f req/s) to %u (the "
         "target + %.0f%% growth)",
@@ -446,8 +436,8 @@ static void hpa(const struct sizing_row *rows, const struct sizing_opts *o, stru
         (double)s->request_cpu_m / 1000.0, h->min_replicas, s->target_rps, h->max_replicas,
         o->planning.growth * 100);
     if (lround(util) != (long)h->target_cpu_utilization)
-        cat(h->note, sizeof(h->note), " (%.0f%% computed, kept within %d-%d%%)", util,
-            SIZING_HPA_MIN_UTIL, SIZING_HPA_MAX_UTIL);
+        text_catf(h->note, sizeof(h->note), " (%.0f%% computed, kept within %d-%d%%)", util,
+                  SIZING_HPA_MIN_UTIL, SIZING_HPA_MAX_UTIL);
 }
 
 /* ---- entry --------------------------------------------------------------------------------- */
