@@ -72,8 +72,8 @@ struct annot_request {
     struct output_paths values_paths; /* where values.yaml puts each value (defaults filled) */
     double target_rps;                /* target-load "5000rps"; 0 when absent */
     double target_users;              /* target-load "10000users"; 0 when absent */
-    bool resize_off;        /* sizeup.dev/resize: off: never resize in place (clone mode) */
-    int resweep;            /* sizeup.dev/resweep: on-image-change */
+    bool resize_off; /* sizeup.dev/resize: off: never resize in place (clone mode) */
+    int resweep;     /* sizeup.dev/resweep: on-image-change */
     long long resweep_interval_s;
 };
 

@@ -383,16 +383,16 @@ static void cpu_growth(const struct capacity_result *cap, struct sizing_hpa *h)
     if (!h->cpu_bound)
         snprintf(h->note, sizeof(h->note),
                  "CPU does not grow with load: %.3f cores at %.0f req/s and %.3f at capacity "
-                 "(%.0f req/s), %.2fx for %.1fx the load where a CPU-bound app shows at least "
-                 "%.2fx (%gx for %gx the load). The app is not CPU-bound, so a CPU HPA would not "
-                 "follow its load: no HPA; scale on a metric that tracks load, or keep the "
-                 "replica count",
+                 "(%.0f req/s), %.2fx for %.1fx the load where load-driven CPU shows at least "
+                 "%.2fx (%gx for %gx the load). The app's CPU does not follow its load, so a CPU "
+                 "HPA would not either: no HPA; scale on a metric that tracks load (requests per "
+                 "second), or keep the replica count",
                  ref_cpu, ref_rps, cap->cpu_cores, cap->rps, got, load_ratio, want,
                  SIZING_CPU_GROWTH, SIZING_CPU_GROWTH_LOAD);
     else
         snprintf(h->note, sizeof(h->note),
                  "CPU grows with load: %.3f cores at %.0f req/s and %.3f at capacity (%.0f "
-                 "req/s), %.2fx for %.1fx the load (a CPU-bound app shows at least %.2fx)",
+                 "req/s), %.2fx for %.1fx the load (load-driven CPU shows at least %.2fx)",
                  ref_cpu, ref_rps, cap->cpu_cores, cap->rps, got, load_ratio, want);
 }
 

@@ -20,9 +20,10 @@
 #define SIZING_TEXT_LEN 768
 
 /* "CPU grows with load": CPU at capacity is at least SIZING_CPU_GROWTH times the CPU at
- * 1/SIZING_CPU_GROWTH_LOAD of capacity. A CPU-bound app's CPU is nearly proportional to its
- * load (4x here); an app that waits (on a database, a lock, a sleep) uses about the same CPU at
- * any load, and a CPU HPA on it would never scale. 1.5x leaves room for a fixed idle cost. */
+ * 1/SIZING_CPU_GROWTH_LOAD of capacity. CPU spent per request makes it nearly proportional to
+ * the load (4x here); an app whose CPU is mostly a fixed cost (a runtime's background work,
+ * polling) uses about the same at any load, and a CPU HPA on it would not follow the load. 1.5x
+ * leaves room for a modest idle cost. */
 #define SIZING_CPU_GROWTH      1.5
 #define SIZING_CPU_GROWTH_LOAD 4.0
 /* The rule needs CPU measured at no more than this share of capacity: closer to it, CPU growth

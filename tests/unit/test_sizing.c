@@ -291,7 +291,7 @@ static void test_hpa_cpu_bound(void **state)
     near(h->cpu_at_planned, 0.47 + (970 * 0.9 / 1.3 - 500) / 500 * 0.43, 1e-9);
     assert_int_equal(h->target_cpu_utilization, 69);
     contains(h->note, "CPU grows with load: 0.250 cores at 250 req/s and 0.900 at capacity");
-    contains(h->note, "3.60x for 4.0x the load (a CPU-bound app shows at least 1.50x)");
+    contains(h->note, "3.60x for 4.0x the load (load-driven CPU shows at least 1.50x)");
     contains(h->note, "The HPA targets 69% CPU");
     contains(h->note, "from 8 replicas (the target of 5000 req/s) to 10 (the target + 30% growth)");
 }
@@ -314,8 +314,8 @@ static void test_no_hpa_when_cpu_flat(void **state)
     assert_false(f->out.hpa.enabled);
     assert_int_equal(f->out.hpa.min_replicas, 0);
     contains(f->out.hpa.note, "CPU does not grow with load: 0.300 cores at 200 req/s and 0.380");
-    contains(f->out.hpa.note, "1.27x for 4.0x the load where a CPU-bound app shows at least 1.50x");
-    contains(f->out.hpa.note, "not CPU-bound");
+    contains(f->out.hpa.note, "1.27x for 4.0x the load where load-driven CPU shows at least 1.50x");
+    contains(f->out.hpa.note, "CPU does not follow its load, so a CPU HPA would not either");
 }
 
 static void test_hpa_growth_span(void **state)
@@ -330,7 +330,7 @@ static void test_hpa_growth_span(void **state)
     f->cap[i].cpu_cores = 0.9;
     assert_int_equal(run(f), 0);
     assert_true(f->out.hpa.cpu_bound);
-    contains(f->out.hpa.note, "1.80x for 2.0x the load (a CPU-bound app shows at least 1.22x)");
+    contains(f->out.hpa.note, "1.80x for 2.0x the load (load-driven CPU shows at least 1.22x)");
 
     /* Lowest step at 510: above half of capacity, too close to tell: no HPA. */
     f->cap[i].steps[0].offered_rps = 510;
