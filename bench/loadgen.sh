@@ -8,7 +8,9 @@
 # tool's own process tree only), then the median per tool and the ratios to wrk.
 #
 # Environment: DURATION (s, default 10), ROUNDS (default 2), CONNS (default 50),
-# TOOLS (default "sizeup wrk ab hey autocannon"; missing ones are skipped),
+# TOOLS (default "sizeup wrk ab hey autocannon"; missing ones are skipped; "sizeup-base" is a
+# second sizeup binary named by SIZEUP_BASE, e.g. built from an earlier commit, to measure what a
+# change costs in the same run),
 # MEMCHECK=1 also compares sizeup's peak RSS after a short and a long run (MEM_LONG s, 60).
 # Usage: bench/loadgen.sh [path/to/sizeup]     (make bench runs it with build/sizeup)
 set -u
@@ -81,6 +83,7 @@ URL="http://127.0.0.1:$port/"
 have() {
     case $1 in
     sizeup) [ -x "$SIZEUP" ] ;;
+    sizeup-base) [ -n "${SIZEUP_BASE:-}" ] && [ -x "$SIZEUP_BASE" ] ;;
     autocannon) [ -x "$AUTOCANNON" ] ;;
     *) command -v "$1" >/dev/null ;;
     esac
@@ -91,8 +94,10 @@ run_tool() {
     local t=$1 out="$tmp/out.txt" cpu="$tmp/cpu.txt" req secs
     local pin=(taskset -c "$CLIENT_CPU" python3 "$root/bench/cpu.py" "$cpu")
     case $t in
-    sizeup)
-        "${pin[@]}" "$SIZEUP" loadtest --url "$URL" --users "$CONNS" --threads 1 \
+    sizeup | sizeup-base)
+        local bin=$SIZEUP
+        [ "$t" = sizeup-base ] && bin=$SIZEUP_BASE
+        "${pin[@]}" "$bin" loadtest --url "$URL" --users "$CONNS" --threads 1 \
             --duration "${DURATION}s" --warmup 0 --json --out "$out" >/dev/null 2>&1
         req=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["requests"])' "$out")
         secs=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["duration_s"])' "$out")
@@ -158,6 +163,9 @@ for t, _, req, rps, u, s, per in rows:
     by.setdefault(t, []).append((float(rps), float(per)))
 med = {t: (statistics.median(x[0] for x in v), statistics.median(x[1] for x in v)) for t, v in by.items()}
 base = med.get("wrk")
+if "sizeup" in med and "sizeup-base" in med:
+    a, b = med["sizeup"], med["sizeup-base"]
+    print("sizeup vs sizeup-base: req/s %.3fx, req/tool-cpu-s %.3fx" % (a[0] / b[0], a[1] / b[1]))
 print("%-11s %10s %16s %14s %18s" % ("median", "req/s", "req/tool-cpu-s", "req/s vs wrk", "per-cpu vs wrk"))
 for t, (rps, per) in sorted(med.items(), key=lambda kv: -kv[1][1]):
     if base:

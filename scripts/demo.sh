@@ -20,7 +20,7 @@ out=${DEMO_OUT:-sizing}
 configs="1@0.5/256Mi 1@1/256Mi 2@1/512Mi 2@1.5/512Mi"
 echo "== demo: sweeping examples/app/app.py over: $configs"
 echo "   (each variant: gunicorn -w \$WORKERS in a cgroup with the variant's CPU and memory limits;"
-echo "    its capacity within the SLO (p95 < 100 ms, errors < 1%) searched with seed 000's request"
+echo "    its capacity within the SLO (p95 < 100 ms, errors < 1%) searched with a weighted request"
 echo "    mix: a closed-loop probe, open-loop steps, 3 repeats at the capacity found)"
 echo "   Short windows for the demo (0.5 s warm-up + 2 s measured per step, 10% precision):"
 echo "   figures to show how it works; size a real app with the defaults (docs/profile.md)."

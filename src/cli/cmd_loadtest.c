@@ -12,19 +12,22 @@
 #include <cJSON.h>
 
 #include "cli/cli.h"
+#include "cli/loadtest_worker.h"
 #include "core/quantity.h"
 #include "load/load.h"
 #include "load/profile.h"
 #include "load/profile_override.h"
 #include "load/report.h"
+#include "load/report_html.h"
 #include "load/result.h"
 
 struct lt_args {
-    const char *url, *profile, *out;
+    const char *url, *profile, *out, *html;
     int json, insecure;
     struct profile_override ov;
     unsigned threads, max_connections;
     uint64_t seed;
+    struct lt_worker worker;
 };
 
 #define ARG(m) offsetof(struct lt_args, m)
@@ -44,6 +47,9 @@ static const struct cli_flag flags[] = {
     {"json", NULL, NULL, "print the JSON report instead of the text one", cli_set_switch, ARG(json),
      0, 0},
     {"out", "FILE", "standard output", "write the report to FILE", cli_set_string, ARG(out), 1, 0},
+    {"html", "FILE", NULL, "also write a self-contained page with the numbers over time to FILE",
+     cli_set_string, ARG(html), 1, 0},
+    LT_WORKER_FLAGS(struct lt_args, worker),
     CLI_FLAGS_END,
 };
 
@@ -107,11 +113,34 @@ static int write_report(const struct lt_args *a, const struct load_result *r,
     return rc;
 }
 
+/* The page of --html: written beside the report, never instead of it. */
+static int write_html(const char *path, const struct load_result *r, const struct profile *p)
+{
+    char err[ERR_LEN] = "", eb[128];
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        fprintf(stderr, "sizeup loadtest: cannot write %s: %s\n", path,
+                err_str(errno, eb, sizeof(eb)));
+        return -EIO;
+    }
+    int rc = report_html(f, r, p, err);
+    if (fclose(f) != 0 && !rc)
+        rc = err_set(err, -EIO, "write error");
+    if (rc)
+        fprintf(stderr, "sizeup loadtest: cannot write %s: %s\n", path, err);
+    return rc;
+}
+
 /* Loads the profile (or the default) and applies the flags over it. Returns an exit status. */
 static int load_profile(const struct lt_args *a, struct profile *prof /* OUT */)
 {
     char err[ERR_LEN] = "";
-    int rc = a->profile ? profile_load_file(a->profile, prof, err) : profile_init_default(prof);
+    int rc;
+    if (a->profile && a->worker.profile_env)
+        return cli_usage_error(&cmd_loadtest, "give --profile or --profile-env, not both");
+    rc = a->worker.profile_env ? lt_worker_profile(&a->worker, prof, err)
+         : a->profile          ? profile_load_file(a->profile, prof, err)
+                               : profile_init_default(prof);
     if (rc) {
         fprintf(stderr, "sizeup loadtest: %s\n", err[0] ? err : "out of memory");
         return rc == -ENOMEM ? EXIT_RUNTIME : EXIT_USAGE;
@@ -125,8 +154,7 @@ static int load_profile(const struct lt_args *a, struct profile *prof /* OUT */)
 
 /* Runs the load with a progress line on a terminal; SIGINT / SIGTERM end it early. Returns an
  * exit status; *res is filled (free it) only on EXIT_OK. */
-static int run_load(const struct lt_args *a, const struct profile *prof,
-                    struct load_result *res /* OUT */)
+static int run_load(struct lt_args *a, struct profile *prof, struct load_result *res /* OUT */)
 {
     struct load_opts o;
     struct progress_ctx pc = {.tty = isatty(STDERR_FILENO)};
@@ -143,7 +171,18 @@ static int run_load(const struct lt_args *a, const struct profile *prof,
     o.progress = on_progress;
     o.progress_ud = &pc;
     o.stop = cli_trap_signals(&sigs, 1);
-    int rc = load_run(&o, res, err);
+    /* A worker's share and shared start; without worker flags both are no-ops. */
+    int rc = lt_worker_apply(&a->worker, prof, &o, err);
+    if (rc == 0)
+        rc = lt_worker_wait_start(&a->worker, o.stop, err);
+    if (rc == 0)
+        rc = load_run(&o, res, err);
+    if (rc == 0 && a->worker.serve) {
+        /* A worker's verdict is the operator's to give, on the merge of every share. */
+        rc = lt_worker_serve(&a->worker, res, o.stop, err);
+        if (rc)
+            load_result_free(res);
+    }
     cli_restore_signals(&sigs);
     if (pc.tty) {
         fputs("\r\033[K", stderr);
@@ -179,7 +218,11 @@ static int exec_loadtest(int argc, char **argv)
     status = run_load(&a, &prof, &res);
     if (status)
         goto out;
-    if (write_report(&a, &res, &prof) != 0)
+    if (a.worker.serve) {
+        load_result_free(&res);
+        goto out;
+    }
+    if (write_report(&a, &res, &prof) != 0 || (a.html && write_html(a.html, &res, &prof) != 0))
         status = EXIT_RUNTIME;
     else
         status = res.verdict == VERDICT_HEALTHY ? EXIT_OK : EXIT_THRESHOLD;

@@ -74,6 +74,10 @@ static const struct cli_flag flags[] = {
     {"admin-addr", "ADDR", ADMIN_DEFAULT_ADDR,
      "/healthz /readyz /metrics on HOST:PORT, :PORT or [V6]:PORT; 'off': none", cli_set_string,
      ARG(o.admin_addr), 1, 0},
+    {"progress-public", NULL, NULL,
+     "serve the progress page / and feed /progress off loopback too, to bearer tokens that a "
+     "TokenReview and a SubjectAccessReview (get /progress) accept",
+     cli_set_switch, ARG(o.progress_public), 0, 0},
     {"max-concurrent", "N", "1", "sweeps at once", cli_set_uint, ARG(o.max_concurrent), 1, 64},
     {"leader-elect", NULL, NULL, "act only while holding the Lease (for several replicas)",
      cli_set_switch, ARG(o.leader_elect), 0, 0},

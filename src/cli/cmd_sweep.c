@@ -21,7 +21,10 @@
 #include "local/local.h"
 #include "sweep/advisor.h"
 #include "sweep/output.h"
+#include "operator/admin.h"
+#include "operator/progress.h"
 #include "sweep/output_set.h"
+#include "sweep/progress_feed.h"
 #include "sweep/runner.h"
 #include "sweep/variant.h"
 
@@ -42,6 +45,7 @@ struct sweep_cli {
     int64_t ready_timeout_us;
     unsigned threads;
     int no_cgroup;
+    const char *progress_addr; /* --progress-addr; NULL: no live page */
     struct local_config lc; /* workers_env, port, ready_path from the flags; the rest below */
     /* What the run builds from them. */
     char command[COMMAND_LEN];
@@ -112,6 +116,10 @@ static const struct cli_flag flags[] = {
      cli_set_string, ARG(workload.container), 1, 0},
     {"no-cgroup", NULL, NULL, "run without cgroups (every row is marked limits not enforced)",
      cli_set_switch, ARG(no_cgroup), 0, 0},
+    {"progress-addr", "ADDR", NULL,
+     "serve the live progress page / and its WebSocket /progress on HOST:PORT (no "
+     "authentication: keep it on 127.0.0.1 unless you mean to share it)",
+     cli_set_string, ARG(progress_addr), 1, 0},
     CLI_FLAGS_END,
 };
 
@@ -363,15 +371,54 @@ static void announce(struct sweep_cli *c)
             qty_format_duration(c->profile->warmup_us, d2), c->out);
 }
 
+/* The live page of --progress-addr: the operator's admin server with the progress page alone,
+ * open to whoever reaches the address the user chose. Returns 0 or a negative errno (err). */
+struct live {
+    progress_feed_t *feed;
+    progress_srv_t *srv;
+    admin_t *admin;
+};
+
+static int live_start(const char *addr, struct live *lv, char *err)
+{
+    struct progress_srv_opts po = {0};
+    int rc;
+
+    memset(lv, 0, sizeof(*lv));
+    if ((rc = progress_feed_new(&lv->feed)))
+        return err_set(err, rc, "out of memory");
+    po.feed = lv->feed;
+    if ((rc = progress_srv_new(&po, &lv->srv, err)) ||
+        (rc = admin_start(addr, NULL, lv->srv, &lv->admin, err)))
+        return rc;
+    fprintf(stderr, "sizeup sweep: live progress on port %d (%s), page / and WebSocket %s\n",
+            admin_port(lv->admin), addr, PROGRESS_PATH);
+    return 0;
+}
+
+static void live_stop(struct live *lv)
+{
+    admin_stop(lv->admin);
+    progress_srv_free(lv->srv);
+    progress_feed_free(lv->feed);
+    memset(lv, 0, sizeof(*lv));
+}
+
 /* Runs every variant (files rewritten after each), then writes the files a last time. Returns
  * an exit status: 130 when cancelled, the files holding what ran. */
 static int run_variants(struct sweep_cli *c)
 {
     struct sweep_opts so;
     struct cli_signals sigs;
+    struct live lv = {0};
     char err[ERR_LEN] = "", werr[ERR_LEN] = "";
     int status = EXIT_OK;
 
+    if (c->progress_addr && live_start(c->progress_addr, &lv, err) != 0) {
+        fprintf(stderr, "sizeup sweep: --progress-addr: %s\n", err);
+        live_stop(&lv);
+        return EXIT_USAGE;
+    }
     memset(&so, 0, sizeof(so));
     so.platform = &c->pl;
     so.profile = c->profile;
@@ -382,11 +429,14 @@ static int run_variants(struct sweep_cli *c)
     so.progress_ud = c;
     so.row_done = on_row_done;
     so.row_done_ud = c;
+    so.feed = lv.feed;
+    so.feed_name = "local";
     signal(SIGPIPE, SIG_IGN);
     c->tty = isatty(STDERR_FILENO);
     so.stop = cli_trap_signals(&sigs, 0);
     int rc = sweep_run(&so, &c->s, err);
     cli_restore_signals(&sigs);
+    live_stop(&lv);
     c->ran = true;
     if (c->tty)
         fputs("\r\033[K", stderr);

@@ -30,6 +30,7 @@
 
 #include "load/hist.h"
 #include "load/http.h"
+#include "load/series.h"
 
 #define RBUF_SIZE      65536
 #define EVENTS_MAX     256
@@ -103,6 +104,7 @@ struct worker {
     struct load_stats *by_name;
     struct load_stats *by_stage;
     struct hist phase_hist;
+    struct series_rec series; /* the measured window, one slot per interval */
     uint64_t phase_requests, phase_failed;
     uint64_t sent_measured;
     struct rusage ru0;
@@ -275,6 +277,14 @@ static void record(struct worker *w, struct conn *c, int64_t now, int status, in
         if (!w->measuring)
             start_measuring(w);
         stats_add(&w->by_name[c->req], status, errclass, failed, lat, with_lat, c->bytes_in, bout);
+        /* The slot of this second, by the loop's clock: one range test, then one histogram. */
+        struct series_slot *sl = series_slot(&w->series, now);
+        if (sl) {
+            sl->count++;
+            sl->failed += (uint64_t)failed;
+            if (with_lat)
+                hist_record(&sl->h, lat);
+        }
         if (c->stage >= 0)
             stats_add(&w->by_stage[c->stage], status, errclass, failed, lat, with_lat, c->bytes_in,
                       bout);
@@ -813,6 +823,7 @@ void engine_worker_free(struct worker *w)
     free(w->idle);
     free(w->by_name);
     free(w->by_stage);
+    series_rec_free(&w->series);
     free(w);
 }
 
@@ -835,6 +846,10 @@ int engine_worker_new(struct engine *e, unsigned idx, unsigned cap, struct worke
     if (e->plan.open_loop) {
         w->free_slots = calloc(cap ? cap : 1, sizeof(*w->free_slots));
         w->idle = calloc(cap ? cap : 1, sizeof(*w->idle));
+    }
+    if (series_rec_init(&w->series, e->plan.measure_start_ns) != 0) {
+        rc = err_set(err, -ENOMEM, "out of memory");
+        goto out;
     }
     if (w->epfd < 0) {
         char eb[64];
@@ -893,4 +908,5 @@ void engine_worker_totals(const struct worker *w, struct engine_totals *out)
     out->cpu_s = w->cpu_s;
     out->peak_busy = w->peak_busy;
     out->sent_measured = w->sent_measured;
+    out->series = &w->series;
 }

@@ -17,6 +17,7 @@
 #include "load/http.h"
 #include "load/load.h"
 #include "load/plan.h"
+#include "load/series.h"
 #include "load/sock.h"
 #include "load/url.h"
 
@@ -68,6 +69,7 @@ struct engine_totals {
     double cpu_s;           /* the thread's CPU time over the measured window */
     unsigned peak_busy;     /* most requests in flight at once while measuring */
     uint64_t sent_measured; /* open loop: requests due inside the measured window */
+    const struct series_rec *series; /* the measured window per interval */
 };
 
 /* Raises RLIMIT_NOFILE to at least need descriptors (up to the hard limit, or beyond it when

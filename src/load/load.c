@@ -259,16 +259,26 @@ int load_run(const struct load_opts *o, struct load_result *out, char *err)
 
     out->threads = e.nthreads;
     out->users = e.plan.open_loop ? 0 : e.peak_users;
+    out->series_rec = malloc(sizeof(*out->series_rec));
+    if (!out->series_rec || series_rec_init(out->series_rec, e.plan.measure_start_ns) != 0) {
+        rc = err_set(err, -ENOMEM, "out of memory");
+        goto out;
+    }
     uint64_t sent = 0;
     for (unsigned i = 0; i < e.nthreads; i++) {
         struct engine_totals t;
         engine_worker_totals(e.w[i], &t);
         load_result_add_thread(out, t.by_name, t.by_stage);
+        series_rec_merge(out->series_rec, t.series);
         out->tool_cpu_s += t.cpu_s;
         out->peak_concurrency += t.peak_busy;
         sent += t.sent_measured;
     }
     load_result_finish(out, &e.plan, e.p, quit_ns >= 0 ? quit_ns : e.plan.end_ns, sent);
+    if (load_result_render_series(out, NULL) != 0) {
+        rc = err_set(err, -ENOMEM, "out of memory");
+        goto out;
+    }
 out:
     if (sig_blocked)
         pthread_sigmask(SIG_SETMASK, &old, NULL);

@@ -23,6 +23,7 @@ struct load_progress {
     uint64_t failed;
     double rps;      /* over the last interval */
     uint64_t p95_us; /* over the phase so far */
+    uint64_t streams_open; /* a run with streams: open now */
 };
 
 /* Called on the thread that called load_run, about four times a second. Borrows p. */

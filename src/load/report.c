@@ -436,6 +436,7 @@ cJSON *report_json(const struct load_result *r)
                  scope_json(s, &r->by_stage[i], r->stage_duration_s[i]);
         }
     }
+    ok = ok && series_json_add(o, &r->series);
     ok = ok && (!r->streams || stream_report_json(o, r->streams));
     if (!ok) {
         cJSON_Delete(o);
@@ -653,6 +654,9 @@ int report_json_parse(const cJSON *j, struct load_result *r, char *err)
             goto out;
         i++;
     }
+
+    if ((rc = series_json_parse(j, &r->series, err)))
+        goto out;
 
     stages = member(j, "by_stage");
     if (stages) {

@@ -91,6 +91,9 @@ void load_result_free(struct load_result *r)
     free(r->stage_duration_s);
     free(r->by_stage);
     free(r->streams);
+    load_series_free(&r->series);
+    series_rec_free(r->series_rec);
+    free(r->series_rec);
     memset(r, 0, sizeof(*r));
 }
 
@@ -128,7 +131,24 @@ int load_result_append(struct load_result *dst, struct load_result *src)
     dst->threads += src->threads;
     dst->peak_concurrency += src->peak_concurrency;
     dst->interrupted = dst->interrupted || src->interrupted;
+    int rc = 0;
+    if (dst->series_rec && src->series_rec) {
+        series_rec_merge(dst->series_rec, src->series_rec);
+        rc = load_result_render_series(dst, NULL);
+    }
     load_result_free(src);
+    return rc;
+}
+
+int load_result_render_series(struct load_result *r, struct series_rec *delivery)
+{
+    struct load_series s;
+    int64_t dur = (int64_t)(r->duration_s * 1e9 + 0.5);
+    int rc = series_render(r->series_rec, delivery, dur, &s);
+    if (rc)
+        return rc;
+    load_series_free(&r->series);
+    r->series = s;
     return 0;
 }
 

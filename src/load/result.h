@@ -9,6 +9,7 @@
 
 #include "load/hist.h"
 #include "load/profile.h"
+#include "load/series.h"
 
 enum load_errclass {
     LOAD_ERR_CONNECT_REFUSED = 0,
@@ -61,6 +62,10 @@ struct load_result {
     struct load_stats *by_stage; /* owned array of nstages */
     enum verdict verdict;
     struct stream_result *streams; /* owned; NULL for a run without streams */
+    /* The measured window second by second (load/series.h): the rendered points, and the
+     * recorder they came from, kept for exact merging (NULL when read back from JSON). */
+    struct load_series series;
+    struct series_rec *series_rec; /* owned */
 };
 
 /* Zeroes s and empties its histogram. */
@@ -83,9 +88,10 @@ int load_result_init(struct load_result *r /* OUT */, const struct profile *p);
 void load_result_free(struct load_result *r);
 
 /* Moves src's requests into dst, for two request loads run side by side on one schedule:
- * src's names and per-name figures follow dst's, the totals, tool CPU, threads and peak
- * concurrency add up, and dst keeps its own stages, rates and duration. src is freed either
- * way. Returns 0 or -ENOMEM (dst unchanged). The caller sets the verdict. */
+ * src's names and per-name figures follow dst's, the totals, tool CPU, threads, peak
+ * concurrency and the series (exactly, when both kept their recorders) add up, and dst keeps
+ * its own stages, rates and duration. src is freed either way. Returns 0 or -ENOMEM (dst
+ * unchanged but for its series). The caller sets the verdict. */
 int load_result_append(struct load_result *dst, struct load_result *src);
 
 struct plan;
@@ -103,6 +109,10 @@ void load_result_add_thread(struct load_result *r, const struct load_stats *by_n
  * window), and the verdict against p's thresholds. Borrows pl and p. */
 void load_result_finish(struct load_result *r, const struct plan *pl, const struct profile *p,
                         int64_t end_ns, uint64_t sent);
+
+/* Renders r->series from r->series_rec (and the streams' delivery recorder, may be NULL) over
+ * r's measured duration. Returns 0 or -ENOMEM. */
+int load_result_render_series(struct load_result *r, struct series_rec *delivery);
 
 /* The reference load test's rules (docs/sweep.md, "Where the defaults come from"): HEALTHY when p95
  * < healthy_p95 and errors < healthy_errors; OVERLOADED when p95 > overloaded_p95, errors >

@@ -98,6 +98,7 @@ struct stream_thread {
     int has_cached;
     unsigned char *txbuf; /* LWS_PRE + the subscribe message: lws_write masks in place */
     struct stream_stats st;
+    struct series_rec dseries; /* delivery latency by the command's due time */
     struct rusage ru0;
     double cpu_s;
     char err[ERR_LEN];
@@ -162,7 +163,15 @@ static void on_frame(struct stream_thread *t, struct stream *s, int matched, uin
         return;
     s->win_frames++;
     int64_t now = stream_now_ns();
-    hist_record(&t->st.delivery, now > due ? (uint64_t)(now - due) / 1000 : 0);
+    uint64_t lat = now > due ? (uint64_t)(now - due) / 1000 : 0;
+    hist_record(&t->st.delivery, lat);
+    /* By due time, not arrival: a command due in second s counts in s even when its frame
+     * arrives in the drain, so the series adds up to the totals. */
+    struct series_slot *sl = series_slot(&t->dseries, due);
+    if (sl) {
+        sl->count++;
+        hist_record(&sl->h, lat);
+    }
 }
 
 /* A frame over STREAM_MAX_FRAME: the stream is closed from its next writable callback (with
@@ -547,6 +556,7 @@ static void tick(lws_sorted_usec_list_t *sul)
         if (l0) {
             t->load0_ns = l0;
             t->measure_ns = l0 + (su->plan ? su->plan->measure_start_ns : su->measure_ns);
+            series_rec_reset(&t->dseries, t->measure_ns);
             t->end_ns = l0 + (su->plan ? su->plan->end_ns : su->end_ns);
         }
     }
@@ -633,6 +643,10 @@ int stream_thread_start(struct stream_setup *su, unsigned first, unsigned n,
     t->n = n;
     t->tr = su->proto == PROFILE_STREAM_SSE ? &sse_transport : &ws_transport;
     stream_stats_init(&t->st);
+    if (series_rec_init(&t->dseries, 0) != 0) {
+        rc = err_set(err, -ENOMEM, "out of memory");
+        goto out;
+    }
     t->streams = calloc(n ? n : 1, sizeof(*t->streams));
     if (su->subscribe && su->proto == PROFILE_STREAM_WS)
         t->txbuf = malloc(LWS_PRE + su->subscribe_len + 1);
@@ -685,6 +699,7 @@ void stream_thread_free(struct stream_thread *t)
         pthread_join(t->tid, NULL);
     free(t->streams);
     free(t->txbuf);
+    series_rec_free(&t->dseries);
     free(t);
 }
 
@@ -692,4 +707,9 @@ const struct stream_stats *stream_thread_stats(const struct stream_thread *t, do
 {
     *cpu_s = t->cpu_s;
     return &t->st;
+}
+
+const struct series_rec *stream_thread_series(const struct stream_thread *t)
+{
+    return &t->dseries;
 }

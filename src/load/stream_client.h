@@ -14,6 +14,7 @@
 #include "core/err.h"
 #include "load/plan.h"
 #include "load/profile_streams.h"
+#include "load/series.h"
 #include "load/streams.h"
 #include "load/url.h"
 
@@ -81,5 +82,9 @@ void stream_thread_free(struct stream_thread *t);
 /* What the thread measured; valid once progress says done. Borrowed from t. */
 const struct stream_stats *stream_thread_stats(const struct stream_thread *t,
                                                double *cpu_s /* OUT */);
+
+/* The delivery latency per interval of the commands' due times (origin: the measured window's
+ * start); valid once progress says done. Borrowed from t. */
+const struct series_rec *stream_thread_series(const struct stream_thread *t);
 
 #endif

@@ -246,6 +246,24 @@ static int empty_result(struct run *r, struct load_result *out, char *err)
     return rc ? err_set(err, rc, "out of memory") : 0;
 }
 
+/* The caller's progress callback, seen through the streams: each snapshot also says how many
+ * streams are open. */
+struct progress_wrap {
+    struct run *r;
+    load_progress_fn fn;
+    void *ud;
+};
+
+static void on_progress(void *ud, const struct load_progress *p)
+{
+    struct progress_wrap *w = ud;
+    struct load_progress q = *p;
+    struct stream_progress sum;
+    progress_sum(w->r, &sum);
+    q.streams_open = sum.open_now;
+    w->fn(w->ud, &q);
+}
+
 struct side_run {
     struct load_opts o;
     struct load_result res;
@@ -267,6 +285,7 @@ static int run_load(struct run *r, struct timespec t0, struct load_result *out, 
     const struct load_opts *o = r->o;
     struct side_run side;
     struct profile beside;
+    struct progress_wrap wrap = {r, o->progress, o->progress_ud};
     pthread_t tid;
     bool have_side = false;
     int rc = 0;
@@ -280,6 +299,10 @@ static int run_load(struct run *r, struct timespec t0, struct load_result *out, 
         side.o.start = t0;
         if (r->ps->producers)
             side.o.progress = NULL; /* one progress line: the producers' */
+        else if (o->progress) {
+            side.o.progress = on_progress;
+            side.o.progress_ud = &wrap;
+        }
         sigset_t all, old;
         sigfillset(&all);
         pthread_sigmask(SIG_BLOCK, &all, &old);
@@ -297,6 +320,10 @@ static int run_load(struct run *r, struct timespec t0, struct load_result *out, 
         po.profile = &r->prod;
         po.max_connections = r->ps->producers;
         po.start = t0;
+        if (o->progress) {
+            po.progress = on_progress;
+            po.progress_ud = &wrap;
+        }
         rc = load_run(&po, out, err);
     } else if (!have_side) {
         /* Streams only: hold them through the warm-up and the window. */
@@ -361,10 +388,25 @@ static int finish(struct run *r, struct load_result *out, char *err)
     if (!sr)
         return err_set(err, -ENOMEM, "out of memory");
     stream_stats_init(&sr->s);
+    struct series_rec deliv;
+    if (series_rec_init(&deliv, 0) != 0) {
+        free(sr);
+        return err_set(err, -ENOMEM, "out of memory");
+    }
     for (unsigned i = 0; i < r->nthreads; i++) {
         double cpu = 0;
+        const struct series_rec *ts = stream_thread_series(r->threads[i]);
         stream_stats_merge(&sr->s, stream_thread_stats(r->threads[i], &cpu));
+        if (i == 0)
+            series_rec_reset(&deliv, ts->origin_ns);
+        series_rec_merge(&deliv, ts);
         sr->tool_cpu_s += cpu;
+    }
+    int rc = load_result_render_series(out, r->su.match ? &deliv : NULL);
+    series_rec_free(&deliv);
+    if (rc) {
+        free(sr);
+        return err_set(err, rc, "out of memory");
     }
     sr->protocol = profile_stream_proto_name(r->ps->protocol);
     sr->count = r->ps->count;

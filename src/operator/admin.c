@@ -18,7 +18,10 @@
 
 struct admin {
     struct lws_context *ctx;
-    struct metrics *m; /* borrowed */
+    struct metrics *m;   /* borrowed; NULL: no health or metrics paths */
+    progress_srv_t *ps;  /* borrowed; NULL: no progress page */
+    struct lws_protocols protocols[3];
+    struct lws_protocol_vhost_options pvo_default, pvo;
     pthread_t thread;
     atomic_int stop;
     int port;
@@ -38,16 +41,22 @@ static void session_reset(struct session *s)
 }
 
 /* Builds the body for path into s. Fills *code and *ctype. */
-static int build_response(struct admin *a, const char *path, struct session *s, int *code,
-                          const char **ctype)
+static int build_response(struct admin *a, struct lws *wsi, const char *path, struct session *s,
+                          int *code, const char **ctype)
 {
     char small[128], err[ERR_LEN] = "";
     char *text = NULL;
+    const char *page = NULL;
     size_t len = 0;
     int owned = 0;
 
     *ctype = "text/plain; charset=utf-8";
-    if (strcmp(path, "/metrics") == 0) {
+    if (progress_srv_http(a->ps, wsi, path, code, ctype, &page, &len, &owned)) {
+        text = (char *)page; /* static unless owned */
+    } else if (!a->m) {
+        *code = 404;
+        snprintf(small, sizeof(small), "not found: try / for the live progress\n");
+    } else if (strcmp(path, "/metrics") == 0) {
         if (metrics_render(a->m, &text, &len, err) == 0) {
             *code = 200;
             *ctype = "text/plain; version=0.0.4; charset=utf-8";
@@ -70,7 +79,7 @@ static int build_response(struct admin *a, const char *path, struct session *s, 
         *code = 404;
         snprintf(small, sizeof(small), "not found: try /healthz, /readyz or /metrics\n");
     }
-    if (!owned) {
+    if (!owned && !page) {
         text = small;
         len = strlen(small);
     }
@@ -102,7 +111,7 @@ static int callback_http(struct lws *wsi, enum lws_callback_reasons reason, void
         /* lws hands over the URI path without the query string. */
         snprintf(path, sizeof(path), "%.*s", (int)(len < 127 ? len : 127), (const char *)in);
         session_reset(s);
-        if (build_response(a, path, s, &code, &ctype) < 0)
+        if (build_response(a, wsi, path, s, &code, &ctype) < 0)
             return -1;
         if (lws_add_http_common_headers(wsi, (unsigned)code, ctype, s->len, &p, end) ||
             lws_finalize_write_http_header(wsi, start, &p, end))
@@ -132,11 +141,6 @@ static int callback_http(struct lws *wsi, enum lws_callback_reasons reason, void
     return lws_callback_http_dummy(wsi, reason, user, in, len);
 }
 
-/* A live-progress WebSocket protocol ("sizeup-progress") goes here when it is built. */
-static const struct lws_protocols protocols[] = {
-    {"http", callback_http, sizeof(struct session), 0, 0, NULL, 0},
-    {NULL, NULL, 0, 0, 0, NULL, 0},
-};
 
 static void lws_log_emit(int level, const char *line)
 {
@@ -246,7 +250,7 @@ static void *admin_thread(void *arg)
     return NULL;
 }
 
-int admin_start(const char *addr, struct metrics *m, admin_t **out, char *err)
+int admin_start(const char *addr, struct metrics *m, progress_srv_t *ps, admin_t **out, char *err)
 {
     struct lws_context_creation_info info;
     char host[64];
@@ -264,12 +268,27 @@ int admin_start(const char *addr, struct metrics *m, admin_t **out, char *err)
     if (!a)
         return err_set(err, -ENOMEM, "out of memory");
     a->m = m;
+    a->ps = ps;
     atomic_init(&a->stop, 0);
+    a->protocols[0] = (struct lws_protocols){"http", callback_http, sizeof(struct session), 0, 0,
+                                             NULL, 0};
+    if (ps) {
+        progress_srv_protocol(ps, &a->protocols[1]);
+        /* A WebSocket upgrade that names no subprotocol (a browser's, most clients') goes to
+         * the progress protocol, which accepts it only on /progress. */
+        a->pvo_default.name = "default";
+        a->pvo_default.value = "";
+        a->pvo.name = PROGRESS_PROTOCOL;
+        a->pvo.options = &a->pvo_default;
+        a->pvo.value = "";
+    }
     lws_set_log_level(LLL_ERR | LLL_WARN, lws_log_emit);
     memset(&info, 0, sizeof(info));
     info.port = port;
     info.iface = host[0] ? host : NULL;
-    info.protocols = protocols;
+    info.protocols = a->protocols;
+    if (ps)
+        info.pvo = &a->pvo;
     info.user = a;
     info.server_string = "sizeup";
     /* lws sizes its fd tables from the process limit unless told; the admin server holds a

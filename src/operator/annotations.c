@@ -17,7 +17,7 @@
 static const char *const user_keys[] = {
     "sweep",      "configs", "workers-env", "container",    "port",    "profile",
     "mode",       "target",  "resize",      "values-paths", "resweep", "resweep-min-interval",
-    "target-load"};
+    "generators", "target-load"};
 /* Annotations the operator (and its Kubernetes platform) writes: never a typo. */
 static const char *const own_keys[] = {
     "status",         "last-sweep",  "original-template", "original-resources",
@@ -153,19 +153,29 @@ static int check_url(const char *v, char *err)
     return 0;
 }
 
+/* A plain decimal of 1 to maxlen digits (no sign, no space) into *n; -1 for anything else. */
+static int digits_value(const char *v, size_t maxlen, long *n)
+{
+    size_t len = strlen(v);
+
+    *n = 0;
+    if (len == 0 || len > maxlen)
+        return -1;
+    for (size_t i = 0; i < len; i++) {
+        if (v[i] < '0' || v[i] > '9')
+            return -1;
+        *n = *n * 10 + (v[i] - '0');
+    }
+    return 0;
+}
+
 static int parse_port(const char *v, int *port, char *err)
 {
     char q[SHOW_LEN + 4];
     long n = 0;
-    size_t len = strlen(v);
 
-    if (len == 0 || len > 5)
+    if (digits_value(v, 5, &n) != 0)
         goto bad;
-    for (size_t i = 0; i < len; i++) {
-        if (v[i] < '0' || v[i] > '9')
-            goto bad;
-        n = n * 10 + (v[i] - '0');
-    }
     if (n < 1 || n > 65535)
         return err_set(err, -EINVAL, "port: %ld is out of range (1-65535)", n);
     *port = (int)n;
@@ -296,6 +306,19 @@ static int set_str(char **slot, const char *v, char *err)
     return 0;
 }
 
+static int parse_generators(const char *v, unsigned *out, char *err)
+{
+    char q[SHOW_LEN + 4];
+    long n = 0;
+
+    if (digits_value(v, 3, &n) != 0 || n < 1 || n > ANNOT_MAX_GENERATORS)
+        return err_set(err, -EINVAL,
+                       "generators: \"%s\" is not a number of load-generator pods (1-%d)",
+                       show(v, q), ANNOT_MAX_GENERATORS);
+    *out = (unsigned)n;
+    return 0;
+}
+
 /* Applies one known annotation to req. */
 static int apply_one(const char *name, const char *v, struct annot_request *req, char *err)
 {
@@ -386,6 +409,8 @@ static int apply_one(const char *name, const char *v, struct annot_request *req,
         int on = 0;
         return annot_parse_resweep(NULL, v, &on, &req->resweep_interval_s, err);
     }
+    if (strcmp(name, "generators") == 0)
+        return parse_generators(v, &req->generators, err);
     return 0;
 }
 
@@ -432,7 +457,7 @@ int annot_parse(const struct annot_kv *kv, size_t n, struct annot_request *req, 
             snprintf(warn, ERR_LEN,
                      "unknown annotation %s ignored (known: sweep, configs, "
                      "workers-env, container, port, profile, mode, target, resize, "
-                     "values-paths, resweep, resweep-min-interval, target-load)",
+                     "values-paths, resweep, resweep-min-interval, generators, target-load)",
                      show(kv[i].key, q));
     }
     if (!req->configs) {

@@ -32,10 +32,11 @@
 #define ANNOT_RESWEEP_MAX_S    (366LL * 24 * 3600)
 
 /* Caps on values taken from the API: anything longer is a bad value, not a truncation. */
-#define ANNOT_MAX_VALUE   4096 /* configs, target */
-#define ANNOT_MAX_SWEEP   253  /* the sweep request id (e.g. a date) */
-#define ANNOT_MAX_NAME    253  /* Kubernetes object names (DNS-1123 subdomain) */
-#define ANNOT_MAX_ENVNAME 256
+#define ANNOT_MAX_VALUE      4096 /* configs, target */
+#define ANNOT_MAX_SWEEP      253  /* the sweep request id (e.g. a date) */
+#define ANNOT_MAX_NAME       253  /* Kubernetes object names (DNS-1123 subdomain) */
+#define ANNOT_MAX_ENVNAME    256
+#define ANNOT_MAX_GENERATORS 100 /* load-generator pods of one sweep */
 
 #define ANNOT_DEFAULT_CONFIGS     VARIANT_DEFAULT_LIST
 #define ANNOT_DEFAULT_WORKERS_ENV "WORKERS"
@@ -75,6 +76,7 @@ struct annot_request {
     bool resize_off; /* sizeup.dev/resize: off: never resize in place (clone mode) */
     int resweep;     /* sizeup.dev/resweep: on-image-change */
     long long resweep_interval_s;
+    unsigned generators; /* load-generator pods (an Indexed Job); 0 when not annotated */
 };
 
 /* Parses the annotations kv[0..n) (any keys; only sizeup.dev/ ones are read) into *req.

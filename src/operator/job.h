@@ -42,6 +42,7 @@ struct job_env {
     struct metrics *m;                /* atomics */
     const char *identity;             /* reportingInstance of our Events */
     volatile sig_atomic_t *hard_stop; /* set at the shutdown deadline: abort API calls */
+    struct progress_feed *feed;       /* live progress (thread-safe); may be NULL */
 };
 
 struct job {

@@ -73,6 +73,7 @@ struct sweep_job {
     int significant;
     char images[RESWEEP_IMAGES_MAX]; /* the images swept, from the Deployment as read */
     char container[64];              /* the sized container's name */
+    char gen_for[64];                /* the generator Jobs' label naming the Deployment */
 };
 
 /* Frees what sj owns (not sj->x). */

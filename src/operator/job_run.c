@@ -14,7 +14,9 @@
 #include "kube/objects.h"
 #include "kube/platform.h"
 #include "operator/job_internal.h"
+#include "operator/loadjob.h"
 #include "sweep/output_set.h"
+#include "sweep/progress_feed.h"
 #include "sweep/runner.h"
 
 /* Runs the advisor over rows[0..n) and writes the ConfigMap: every output of the one output
@@ -190,6 +192,26 @@ static enum kube_sweep_mode req_mode(const struct jctx *x)
                                               : KUBE_MODE_CLONE;
 }
 
+/* A load source of n generator pods: an Indexed Job of n workers in the operator's namespace,
+ * under the chart's generator settings (env). Fills *out and returns 0, or -ENOTSUP when the
+ * generators are not configured (err says what is missing). */
+static int make_load_source(struct sweep_job *sj, unsigned n, struct loadjob_config *gen,
+                            struct load_source *out, char *err)
+{
+    struct jctx *x = sj->x;
+    int rc;
+
+    memset(gen, 0, sizeof(*gen));
+    rc = loadjob_config_from_env(gen, err);
+    if (rc)
+        return err_wrap(err, rc, "%s=%u", ANNOT_PREFIX "generators", n);
+    gen->client = x->c;
+    gen->generators = n;
+    kube_platform_clone_label(x->j->name, sj->gen_for);
+    gen->for_label = sj->gen_for;
+    return loadjob_source_new(gen, out, err);
+}
+
 int job_run_sweep(struct sweep_job *sj, char *err)
 {
     struct jctx *x = sj->x;
@@ -198,15 +220,33 @@ int job_run_sweep(struct sweep_job *sj, char *err)
     char status[ERR_LEN + 16], serr[ERR_LEN] = "";
     int rc;
 
+    struct loadjob_config gen;
+    struct load_source src = {0};
+
     rc = make_platform(sj, req_mode(x), &sj->plat, err);
     if (rc)
         goto failed;
+    if (x->req.generators > 1) {
+        rc = make_load_source(sj, x->req.generators, &gen, &src, err);
+        if (rc)
+            goto failed;
+        so.load_source = &src;
+    } else if (x->req.generators == 0 &&
+               make_load_source(sj, LOADJOB_AUTO_GENERATORS, &gen, &src, serr) == 0) {
+        /* Not annotated: the operator's own pod sends the load, and a capacity search whose
+         * step it cannot deliver goes on from generator pods (where they are configured). */
+        so.load_source_more = &src;
+    }
     so.platform = &sj->plat;
     so.profile = &sj->profile;
     so.variants = &sj->todo;
     so.stop = &x->j->stop;
     so.row_done = on_row_done;
     so.row_done_ud = sj;
+    char feed_name[PROGRESS_NAME_MAX];
+    snprintf(feed_name, sizeof(feed_name), "%s/%s", x->j->ns, x->j->name);
+    so.feed = x->env->feed;
+    so.feed_name = feed_name;
     if (sj->todo.n) {
         rc = sweep_run(&so, &s, err);
     } else {
@@ -220,6 +260,9 @@ int job_run_sweep(struct sweep_job *sj, char *err)
                      LOGQ(ferr));
     }
     sj->facts = s.facts;
+    if (src.ops)
+        src.ops->free(src.self);
+    src.ops = NULL;
     char drift[ERR_LEN] = "";
     if (kube_platform_drift(&sj->plat, drift))
         job_event(x, "Warning", "TemplateDrift", "%s", drift);
@@ -291,6 +334,8 @@ int job_run_sweep(struct sweep_job *sj, char *err)
     sweep_free(&s);
     return rc;
 failed:
+    if (src.ops)
+        src.ops->free(src.self);
     if (job_retryable(rc) && !x->j->stop) {
         int attempt = x->j->attempt > 0 ? x->j->attempt : 1;
         int delay = job_retry_delay_s(attempt);

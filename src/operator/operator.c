@@ -17,7 +17,10 @@
 #include "operator/annotations.h"
 #include "operator/cache.h"
 #include "operator/job.h"
+#include "operator/loadjob.h"
 #include "operator/metrics.h"
+#include "operator/progress.h"
+#include "operator/progress_auth.h"
 #include "operator/resweep.h"
 
 #define TICK_MS           200
@@ -49,6 +52,9 @@ struct op {
     kube_config_t *cfg;
     struct metrics m;
     admin_t *admin;
+    progress_feed_t *feed;  /* every running sweep's live numbers */
+    progress_srv_t *progress;
+    progress_auth_t *auth;  /* with progress_public */
     char identity[254];
     char lease_ns[64];
     const char *lease_name;
@@ -109,6 +115,29 @@ static int hard_should_stop(void *ctx)
     return op->hard_stop != 0;
 }
 
+/* The admin server with the progress page: loopback only, or (progress_public) anywhere for
+ * the readers a TokenReview and a SubjectAccessReview accept. */
+static int start_admin(struct op *op, const char *addr, char *err)
+{
+    struct progress_srv_opts po = {0};
+    int rc = progress_feed_new(&op->feed);
+    if (rc)
+        return err_set(err, rc, "out of memory");
+    po.feed = op->feed;
+    po.loopback_only = true;
+    if (op->o->progress_public) {
+        if ((rc = progress_auth_new(op->cfg, &op->auth, err)))
+            return rc;
+        po.public_ = true;
+        po.auth = progress_auth_check;
+        po.auth_ud = op->auth;
+    }
+    if ((rc = progress_srv_new(&po, &op->progress, err)))
+        return rc;
+    log_info("progress.serve", "public=%d", op->o->progress_public ? 1 : 0);
+    return admin_start(addr, &op->m, op->progress, &op->admin, err);
+}
+
 static int new_client(struct op *op, kube_stop_fn stop, long request_timeout_ms, int attempts,
                       kube_client_t **out, char *err)
 {
@@ -121,6 +150,25 @@ static int new_client(struct op *op, kube_stop_fn stop, long request_timeout_ms,
     co.on_request_ctx = op;
     co.user_agent = "sizeup-operator";
     return kube_client_new(op->cfg, &co, out, err);
+}
+
+/* Deletes the generator Jobs an earlier operator left in this namespace (killed mid-run: its
+ * sweeps could not delete theirs). Runs before this operator starts sweeps of its own, so none of
+ * its own Jobs can be taken for a leftover. Only where generators are configured (the chart's
+ * env): without them the operator holds no permission on Jobs. */
+static void delete_generator_leftovers(kube_client_t *c)
+{
+    struct loadjob_config gen = {0};
+    char err[ERR_LEN] = "";
+    unsigned n = 0;
+
+    if (loadjob_config_from_env(&gen, err) != 0)
+        return;
+    if (loadjob_delete_leftovers(c, gen.ns, &n, err) != 0)
+        log_warn("operator.generators", "namespace=%s event=leftovers-not-deleted error=\"%s\"",
+                 gen.ns, LOGQ(err));
+    else if (n)
+        log_info("operator.generators", "namespace=%s event=leftovers-deleted jobs=%u", gen.ns, n);
 }
 
 /* ---- the queue (callers hold op->mu) -------------------------------------------------------- */
@@ -474,7 +522,7 @@ static void *worker_thread(void *arg)
     struct worker_arg *wa = arg;
     struct op *op = wa->op;
     int slot = wa->slot;
-    struct job_env env = {op->cfg, &op->m, op->identity, &op->hard_stop};
+    struct job_env env = {op->cfg, &op->m, op->identity, &op->hard_stop, op->feed};
     char err[ERR_LEN];
 
     free(wa);
@@ -690,7 +738,7 @@ int operator_run(const struct operator_opts *o, char *err)
                                                        : kube_config_namespace(op->cfg));
     const char *addr = o->admin_addr ? o->admin_addr : ADMIN_DEFAULT_ADDR;
     if (*addr && strcmp(addr, "off") != 0) {
-        rc = admin_start(addr, &op->m, &op->admin, err);
+        rc = start_admin(op, addr, err);
         if (rc)
             goto out;
     }
@@ -703,6 +751,13 @@ int operator_run(const struct operator_opts *o, char *err)
              "identity=%s server=%s namespaces=%zu max_concurrent=%d leader_elect=%d", op->identity,
              kube_config_server(op->cfg), o->nnamespaces, op->nworkers, o->leader_elect ? 1 : 0);
 
+    if (!o->leader_elect) {
+        kube_client_t *c = NULL;
+        if (new_client(op, hard_should_stop, 3000, 2, &c, err) == 0) {
+            delete_generator_leftovers(c);
+            kube_client_free(c);
+        }
+    }
     rc = start_workers(op, err);
     if (rc)
         goto out;
@@ -750,6 +805,8 @@ int operator_run(const struct operator_opts *o, char *err)
                  * margin before another candidate may take the lease over. */
                 leader = op->leader && now - last_renew < (int64_t)(dur * 1000 * 2 / 3);
             }
+            if (leader && !op->leader)
+                delete_generator_leftovers(lease_client);
             set_leader(op, leader);
             next_lease = now + (leader ? renew : LEASE_RETRY_S) * 1000;
         }
@@ -779,6 +836,8 @@ out:;
     }
     kube_client_free(resweep_client);
     admin_stop(op->admin);
+    progress_srv_free(op->progress);
+    progress_auth_free(op->auth);
     while (op->resweeps) {
         struct resweep_item *it = op->resweeps;
         op->resweeps = it->next;
@@ -795,6 +854,7 @@ out:;
     free(op->running);
     free(op->inf);
     cache_free(op->cache);
+    progress_feed_free(op->feed);
     kube_config_free(op->cfg);
     if (rc == 0)
         log_info("operator.shutdown", "event=done");

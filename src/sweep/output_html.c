@@ -7,39 +7,16 @@
 #include <string.h>
 
 #include "core/quantity.h"
+#include "load/report_html.h"
 #include "sweep/output.h"
 #include "sweep/output_int.h"
+#include "sweep/output_series.h"
 #include "sweep/output_set.h"
 
 #define W       OUTPUT_HTML_W
 #define LABEL_W OUTPUT_HTML_LABEL_W
 #define VALUE_W 90 /* value column at the right */
 #define ROW_H   OUTPUT_HTML_ROW_H
-
-void output_html_esc(FILE *f, const char *s)
-{
-    for (; *s; s++) {
-        switch (*s) {
-        case '&':
-            fputs("&amp;", f);
-            break;
-        case '<':
-            fputs("&lt;", f);
-            break;
-        case '>':
-            fputs("&gt;", f);
-            break;
-        case '"':
-            fputs("&quot;", f);
-            break;
-        case '\'':
-            fputs("&#39;", f);
-            break;
-        default:
-            fputc(*s, f);
-        }
-    }
-}
 
 static const char *verdict_color(const struct output_doc *d, size_t i)
 {
@@ -61,7 +38,7 @@ void output_html_svg_open(FILE *f, const char *id, const char *cls, int w, int h
     fprintf(f, "<svg id=\"%s\" class=\"%s\" xmlns=\"http://www.w3.org/2000/svg\" ", id, cls);
     fprintf(f, "width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" role=\"img\" aria-label=\"", w, h,
             w, h);
-    output_html_esc(f, label);
+    report_html_esc(f, label);
     fputs("\">\n", f);
 }
 
@@ -71,7 +48,7 @@ void output_html_row_label(FILE *f, const struct output_doc *d, size_t i, int y)
             y + ROW_H / 2 + 4);
     if ((int)i == d->advice->recommended)
         fputs("* ", f);
-    output_html_esc(f, d->rows[i].variant.label);
+    report_html_esc(f, d->rows[i].variant.label);
     fputs("</text>\n", f);
 }
 
@@ -115,7 +92,7 @@ static void bar_chart(FILE *f, const struct output_doc *d, const char *title, co
                 "<title>",
                 LABEL_W, y + 3, bw, ROW_H - 6, verdict_color(d, i),
                 marked ? " fill-opacity=\"0.35\" stroke=\"#555\" stroke-dasharray=\"3 2\"" : "");
-        output_html_esc(f, r->variant.label);
+        report_html_esc(f, r->variant.label);
         fprintf(f, "</title></rect>\n");
         if (is_p95)
             output_fmt_latency(r->p95_us, b);
@@ -160,7 +137,7 @@ static void percentile_chart(FILE *f, const struct output_doc *d)
                 y + rowh / 2 + 2);
         if ((int)i == d->advice->recommended)
             fputs("* ", f);
-        output_html_esc(f, r->variant.label);
+        report_html_esc(f, r->variant.label);
         fputs("</text>\n", f);
         if (!r->measured)
             continue;
@@ -238,29 +215,29 @@ int output_report_html(FILE *f, const struct output_doc *d, char *err)
               f);
     if (d->facts && !d->facts->limits_enforced) {
         fputs("<p class=\"warn\"><b>LIMITS NOT ENFORCED:</b> ", f);
-        output_html_esc(f, d->facts->limits_note[0] ? d->facts->limits_note : "no writable cgroup");
+        report_html_esc(f, d->facts->limits_note[0] ? d->facts->limits_note : "no writable cgroup");
         fputs(". Every row ran without its CPU and memory limits.</p>\n", f);
     }
     fputs("<dl class=\"setup\">\n", f);
     fprintf(f, "<dt>Date</dt><dd>%s</dd>\n", output_fmt_time(d->started, t));
     if (d->facts && d->facts->machine[0]) {
         fputs("<dt>Machine</dt><dd>", f);
-        output_html_esc(f, d->facts->machine);
+        report_html_esc(f, d->facts->machine);
         fputs("</dd>\n", f);
     }
     output_fmt_profile(d->profile, line, sizeof(line));
     fputs("<dt>Profile</dt><dd>", f);
-    output_html_esc(f, line);
+    report_html_esc(f, line);
     fputs("</dd>\n", f);
     if (d->command) {
         fputs("<dt>Command</dt><dd><code>", f);
-        output_html_esc(f, d->command);
+        report_html_esc(f, d->command);
         fputs("</code></dd>\n", f);
     }
     fputs("</dl>\n", f);
     if (d->omit) {
         fputs("<p class=\"warn\"><b>Trimmed to fit:</b> ", f);
-        output_html_esc(f, output_omit_note(d->omit, line, sizeof(line)));
+        report_html_esc(f, output_omit_note(d->omit, line, sizeof(line)));
         fputs("</p>\n", f);
     }
     if (!(d->omit & OUTPUT_OMIT_HTML_CHARTS)) {
@@ -269,15 +246,17 @@ int output_report_html(FILE *f, const struct output_doc *d, char *err)
         bar_chart(f, d, "P95 latency per variant", "chart-p95", 1);
         percentile_chart(f, d);
         output_html_capacity(f, d);
+        if (output_html_series(f, d, err) != 0)
+            return -EIO;
     }
 
     fputs("<h2>Results</h2>\n<p>", f);
     if (a->recommended >= 0) {
         fputs("<b>*</b> marks the recommendation: ", f);
-        output_html_esc(f, a->why);
+        report_html_esc(f, a->why);
         fputc('.', f);
     } else {
-        output_html_esc(f, output_no_rec_sentence(d, line, sizeof(line)));
+        report_html_esc(f, output_no_rec_sentence(d, line, sizeof(line)));
         fputs(" No <code>values.yaml</code> is written.", f);
     }
     bool cap = output_has_capacity(d);
@@ -291,7 +270,7 @@ int output_report_html(FILE *f, const struct output_doc *d, char *err)
         bool rec = (int)i == a->recommended;
         output_state(d, i, st, sizeof(st));
         fprintf(f, "<tr%s><td>%s", rec ? " class=\"rec\"" : "", rec ? "* " : "");
-        output_html_esc(f, r->variant.label);
+        report_html_esc(f, r->variant.label);
         fprintf(f, "</td><td>%u</td><td>%s</td><td>%s</td>", r->variant.workers,
                 qty_format_cores(r->variant.cpu_millicores, b1),
                 qty_format_memory(r->variant.memory_bytes, b2));
@@ -304,14 +283,14 @@ int output_report_html(FILE *f, const struct output_doc *d, char *err)
                     r->error_rate * 100, verdict_name(a->rows[i].verdict));
         else
             fputs("<td>-</td><td>-</td><td>-</td><td>-</td><td>-</td><td class=\"FAILED\">", f);
-        output_html_esc(f, st);
+        report_html_esc(f, st);
         if (r->measured && a->rows[i].capacity)
             fprintf(f, "</td><td>~%.0f</td>", round(a->rows[i].est_users));
         else
             fprintf(f, "</td><td>-</td>");
         if (cap) {
             fputs("<td>", f);
-            output_html_esc(f, output_fmt_capacity(&r->cap, line, sizeof(line)));
+            report_html_esc(f, output_fmt_capacity(&r->cap, line, sizeof(line)));
             fprintf(f, "</td><td>%s</td>", output_fmt_per_core(&r->cap, l1, sizeof(l1)));
         }
         fputs("</tr>\n", f);
@@ -321,7 +300,7 @@ int output_report_html(FILE *f, const struct output_doc *d, char *err)
     fputs("<h2>What the shape tells you</h2>\n<ol id=\"findings\">\n", f);
     for (size_t i = 0; i < a->nfindings; i++) {
         fputs("<li>", f);
-        output_html_esc(f, a->findings[i]);
+        report_html_esc(f, a->findings[i]);
         fputs("</li>\n", f);
     }
     fputs("</ol>\n", f);
@@ -333,7 +312,7 @@ int output_report_html(FILE *f, const struct output_doc *d, char *err)
                 a->workers, (long long)a->limit_cpu_m, qty_format_memory(a->limit_memory, b1),
                 (long long)a->request_cpu_m, qty_format_memory(a->request_memory, b2));
         html_sizing_values(f, &a->sizing);
-        output_html_esc(f, a->requests_note);
+        report_html_esc(f, a->requests_note);
         fputs(".</p>\n", f);
     }
     fprintf(f,
@@ -341,11 +320,11 @@ int output_report_html(FILE *f, const struct output_doc *d, char *err)
             "floor(memory_mib / %g), %u)</code> (at least 1)</p>\n<ul>\n",
             a->rule.cores_per_worker, a->rule.memory_per_worker_mib, a->rule.max_workers);
     fprintf(f, "<li>cores_per_worker = %g: ", a->rule.cores_per_worker);
-    output_html_esc(f, a->cores_per_worker.text);
+    report_html_esc(f, a->cores_per_worker.text);
     fprintf(f, "</li>\n<li>memory_per_worker_mib = %g: ", a->rule.memory_per_worker_mib);
-    output_html_esc(f, a->memory_per_worker.text);
+    report_html_esc(f, a->memory_per_worker.text);
     fprintf(f, "</li>\n<li>max_workers = %u: ", a->rule.max_workers);
-    output_html_esc(f, a->max_workers.text);
+    report_html_esc(f, a->max_workers.text);
     fputs("</li>\n</ul>\n</body></html>\n", f);
     if (ferror(f))
         return err_set(err, -EIO, "write error");

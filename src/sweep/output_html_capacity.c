@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdio.h>
 
+#include "load/report_html.h"
 #include "sweep/output.h"
 #include "sweep/output_int.h"
 
@@ -79,7 +80,7 @@ static void capacity_bars(FILE *f, const struct output_doc *d)
                 "fill=\"#1e88e5\"%s><title>",
                 CLABEL, y + 3, bw < 1 ? 1 : bw, CROW - 6,
                 marked ? " fill-opacity=\"0.35\" stroke=\"#555\" stroke-dasharray=\"3 2\"" : "");
-        output_html_esc(f, d->rows[i].variant.label);
+        report_html_esc(f, d->rows[i].variant.label);
         fputs("</title></rect>\n", f);
         if (c->interval.n >= 2) {
             int x1 = CLABEL + (int)lround(fmax(c->interval.low, 0) / max * span);
@@ -91,7 +92,7 @@ static void capacity_bars(FILE *f, const struct output_doc *d)
         }
         int tx = CLABEL + (c->interval.n >= 2 ? (int)lround(c->interval.high / max * span) : bw);
         fprintf(f, "<text x=\"%d\" y=\"%d\" class=\"val\">", tx + 6, mid + 4);
-        output_html_esc(f, cap_text(c, b, sizeof(b)));
+        report_html_esc(f, cap_text(c, b, sizeof(b)));
         fprintf(f, "%s</text>\n", marked ? " (marked)" : "");
     }
     fputs("</svg></figure>\n", f);
@@ -134,7 +135,7 @@ static void knee_chart(FILE *f, const struct output_doc *d, size_t i)
     output_html_svg_open(f, id, "chart knee", KNEE_W, KNEE_H, label);
     fprintf(f, "<text x=\"%d\" y=\"14\" class=\"lbl\">%s", KNEE_PL,
             (int)i == d->advice->recommended ? "* " : "");
-    output_html_esc(f, d->rows[i].variant.label);
+    report_html_esc(f, d->rows[i].variant.label);
     fprintf(f,
             "</text>\n<path d=\"M%d %dV%dH%d\" stroke=\"#9e9e9e\" fill=\"none\"/>\n"
             "<text x=\"%d\" y=\"%d\" class=\"thrl\" text-anchor=\"end\">%.0f req/s</text>"

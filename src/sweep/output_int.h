@@ -36,9 +36,6 @@ void output_html_svg_open(FILE *f, const char *id, const char *cls, int w, int h
 /* A bar chart row's label at row top y: the variant, "* " before the recommended one. */
 void output_html_row_label(FILE *f, const struct output_doc *d, size_t i, int y);
 
-/* Writes s to f with &, <, >, " and ' escaped for HTML text and attributes. */
-void output_html_esc(FILE *f, const char *s);
-
 /* report.html's capacity charts (output_html_capacity.c): the capacity per variant with its
  * interval as a whisker, and per variant p95 and p99 against the offered rate with the SLO line
  * and the found capacity. Nothing when no row was searched. */

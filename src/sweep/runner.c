@@ -10,6 +10,7 @@
 #include "core/log.h"
 #include "core/quantity.h"
 #include "load/load.h"
+#include "sweep/progress_feed.h"
 #include "sweep/runner_int.h"
 
 #define MAX_PHASES 4
@@ -124,7 +125,7 @@ void sweep__progress(struct sweep__ctx *c, enum sweep_phase phase, const struct 
     struct sweep_progress p;
 
     c->phase = phase;
-    if (!c->o->progress)
+    if (!c->o->progress && c->feed_slot < 0)
         return;
     memset(&p, 0, sizeof(p));
     p.index = c->index;
@@ -141,8 +142,14 @@ void sweep__progress(struct sweep__ctx *c, enum sweep_phase phase, const struct 
         p.phase_s = lp->phase_s;
         p.rps = lp->rps;
         p.p95_us = lp->p95_us;
+        p.requests = lp->requests;
+        p.failed = lp->failed;
+        p.streams_open = lp->streams_open;
     }
-    c->o->progress(c->o->progress_ud, &p);
+    if (c->feed_slot >= 0)
+        progress_feed_update(c->o->feed, c->feed_slot, &p);
+    if (c->o->progress)
+        c->o->progress(c->o->progress_ud, &p);
 }
 
 void sweep__on_load_progress(void *ud, const struct load_progress *lp)
@@ -223,7 +230,7 @@ static int run_fixed(struct sweep__ctx *c, const char *url, struct phase *plan, 
                 log_warn("sweep.usage", "variant=%s phase=begin error=\"%s\"", row->variant.spec,
                          err);
         }
-        rc = load_run(&lo, &res, err);
+        rc = load_source_run(o->load_source, &lo, &res, err);
         if (rc)
             return rc;
         if (!plan[k].measured) {
@@ -358,7 +365,7 @@ int sweep_run(const struct sweep_opts *o, struct sweep *s, char *err)
     struct platform *pl = o->platform;
     struct sweep__ctx c;
     char e[ERR_LEN] = "";
-    int rc = 0;
+    int rc = 0, slot = -1;
 
     memset(s, 0, sizeof(*s));
     s->started = time(NULL);
@@ -394,6 +401,9 @@ int sweep_run(const struct sweep_opts *o, struct sweep *s, char *err)
     memset(&c, 0, sizeof(c));
     c.o = o;
     c.s = s;
+    /* Without a free slot the sweep runs as it would without a feed: only the page misses it. */
+    slot = o->feed ? progress_feed_open(o->feed, o->feed_name) : -1;
+    c.feed_slot = slot;
     if (o->profile->search.mode == PROFILE_SEARCH_CAPACITY) {
         c.deadline = sweep__now() + (double)o->profile->search.budget_us / 1e6;
         c.variant_estimate_s = sweep__capacity_estimate_s(o->profile);
@@ -410,6 +420,8 @@ int sweep_run(const struct sweep_opts *o, struct sweep *s, char *err)
             log_warn("sweep.row_done", "index=%zu error=\"%s\"", i + 1, e);
     }
 out:
+    if (slot >= 0)
+        progress_feed_close(o->feed, slot);
     if (pl->ops->restore(pl->self, e) != 0)
         log_error("sweep.restore", "error=\"%s\"", e);
     s->finished = time(NULL);
@@ -424,9 +436,12 @@ void sweep_free(struct sweep *s)
 {
     if (!s)
         return;
-    for (size_t i = 0; s->rows && i < s->n; i++)
+    for (size_t i = 0; s->rows && i < s->n; i++) {
         if (s->rows[i].have_load)
             load_result_free(&s->rows[i].load);
+        for (size_t k = 0; k < CAPACITY_MAX_STEPS; k++)
+            load_series_free(&s->rows[i].step_series[k]);
+    }
     free(s->rows);
     memset(s, 0, sizeof(*s));
 }

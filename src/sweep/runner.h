@@ -30,6 +30,7 @@
 #include "load/result.h"
 #include "sweep/advisor.h"
 #include "sweep/capacity.h" /* SWEEP_GEN_SATURATED_SHARE, struct capacity_result */
+#include "sweep/load_source.h"
 #include "sweep/platform.h"
 #include "sweep/variant.h"
 
@@ -68,6 +69,9 @@ struct sweep_row {
      * above then hold the representative step: the last repeat at capacity, or the measured
      * step closest to it, so every fixed-mode figure keeps its meaning. */
     struct capacity_result cap;
+    /* Capacity mode: each measured step's series, in the order of cap.steps (report.html draws
+     * them one after another); owned, freed by sweep_free. */
+    struct load_series step_series[CAPACITY_MAX_STEPS];
 };
 
 struct sweep {
@@ -90,6 +94,9 @@ struct sweep_progress {
     double phase_s;         /* in a load phase: its planned length */
     double rps;             /* live, in load phases */
     uint64_t p95_us;        /* live, in load phases */
+    uint64_t requests;      /* live: completed in the current load phase so far */
+    uint64_t failed;        /* ... of which failed */
+    uint64_t streams_open;  /* live: streams open now (a profile with streams) */
     /* Capacity mode (0 / NULL in fixed mode): the step of this variant (1 is the probe), what
      * it is ("probe", "search", "repeat") and the open-loop rate it offers (0 for the probe). */
     unsigned step;
@@ -107,6 +114,8 @@ typedef void (*sweep_progress_fn)(void *ud, const struct sweep_progress *p);
  * away the next measurement. */
 typedef int (*sweep_row_done_fn)(void *ud, const struct sweep *s, size_t index, char *err);
 
+struct progress_feed;
+
 struct sweep_opts {
     struct platform *platform;           /* borrowed */
     const struct profile *profile;       /* borrowed */
@@ -118,9 +127,18 @@ struct sweep_opts {
     void *progress_ud;
     sweep_row_done_fn row_done; /* may be NULL */
     void *row_done_ud;
+    /* Live progress for the page and WebSocket feed (sweep/progress_feed.h): the runner takes
+     * a slot named feed_name for the sweep's length and publishes every progress snapshot to
+     * it, whether or not progress is set. NULL: none. Both borrowed. */
+    struct progress_feed *feed;
+    const char *feed_name;
     /* Real users share the target (a URL through a Service or ingress, or in-place mode): a
      * capacity search is refused unless the profile sets search.max_rps. */
     bool shared_target;
+    const struct load_source *load_source; /* borrowed; NULL: load_run in this process */
+    /* Borrowed, may be NULL: the source a capacity search switches to for the rest of a variant
+     * once a step is generator-limited (several generator pods instead of one). */
+    const struct load_source *load_source_more;
 };
 
 /* Runs the sweep and fills *s (always, even on failure: the rows measured so far). Returns 0

@@ -58,6 +58,9 @@ struct cap_ctx {
     struct step_run keep; /* the representative step so far */
     bool have_keep;
     bool died; /* the variant died or was OOM-killed in a step: measure no more */
+    /* Where the load comes from: the sweep's source, until a step is generator-limited and a
+     * wider one (sweep_opts.load_source_more) takes over for the rest of the variant. */
+    const struct load_source *src;
 };
 
 double sweep__capacity_estimate_s(const struct profile *p)
@@ -122,7 +125,7 @@ static int load_once(struct cap_ctx *x, double rate, unsigned users, int64_t len
     lo.progress = sweep__on_load_progress;
     lo.progress_ud = x->c;
     lo.stop = o->stop;
-    return load_run(&lo, res, err);
+    return load_source_run(x->src, &lo, res, err);
 }
 
 /* Runs one step: its warm-up, then its measured window between usage_begin and usage_end, and
@@ -211,6 +214,16 @@ static int run_step(struct cap_ctx *x, enum capacity_step_kind kind, double rate
     enum search_outcome oc = search_judge(&m, &x->p->slo, &why);
     out->outcome = oc;
     out->why = why;
+    if (oc == SEARCH_GEN_LIMITED && c->o->load_source_more && x->src != c->o->load_source_more) {
+        /* The generator, not the app, set the limit: the step is measured again from the wider
+         * source (several generator pods), which the rest of this variant keeps using. */
+        log_info("sweep.generators", "variant=%s step=%u generators=%u", row->variant.spec, c->step,
+                 c->o->load_source_more->ops->generators(c->o->load_source_more->self));
+        x->src = c->o->load_source_more;
+        load_result_free(&out->res);
+        c->step--;
+        return run_step(x, kind, rate, users, out, err);
+    }
     st->pass = oc == SEARCH_PASS;
     st->gen_limited = oc == SEARCH_GEN_LIMITED;
     /* The requests a failed step left in flight were late, not on their way: only a step within
@@ -234,8 +247,15 @@ static void file_step(struct cap_ctx *x, struct step_run *r, bool representative
 {
     struct capacity_result *cap = x->cap;
 
-    if (cap->nsteps < CAPACITY_MAX_STEPS)
+    if (cap->nsteps < CAPACITY_MAX_STEPS) {
+        struct sweep_row *row = &x->c->s->rows[x->c->index];
+        /* A copy: the representative step's result keeps its own. Out of memory costs the
+         * chart this step, never the measurement. */
+        if (r->have_res && load_series_copy(&row->step_series[cap->nsteps], &r->res.series))
+            log_warn("sweep.series", "variant=%s step=%zu error=\"out of memory\"",
+                     row->variant.spec, cap->nsteps + 1);
         cap->steps[cap->nsteps++] = r->st;
+    }
     if (r->st.throttling.known) {
         cap->throttling.known = true;
         cap->throttling.periods += r->st.throttling.periods;
@@ -417,7 +437,7 @@ int sweep__capacity(struct sweep__ctx *c, const char *url, char *err)
     const struct profile *p = c->o->profile;
     struct sweep_row *row = &c->s->rows[c->index];
     struct capacity_result *cap = &row->cap;
-    struct cap_ctx x = {.c = c, .url = url, .p = p, .cap = cap};
+    struct cap_ctx x = {.c = c, .url = url, .p = p, .cap = cap, .src = c->o->load_source};
     struct search s;
     struct step_run probe;
     int rc;

@@ -182,6 +182,9 @@ def default_object(res, obj, api):
         if spec.get("clusterIP") and "clusterIPs" not in spec:
             spec["clusterIPs"] = [spec["clusterIP"]]
         obj.setdefault("status", {"loadBalancer": {}})
+    elif res.plural == "jobs" and isinstance(spec, dict):
+        import jobs  # jobs imports this module: a late import breaks the cycle
+        jobs.default_job(obj)
     elif res.plural == "namespaces":
         meta = obj["metadata"]
         meta.setdefault("labels", {})["kubernetes.io/metadata.name"] = meta["name"]
@@ -189,7 +192,7 @@ def default_object(res, obj, api):
         obj.setdefault("status", {})["phase"] = "Active"
 
 
-def validate(res, obj):
+def validate(res, obj, old=None):
     meta = obj.get("metadata") or {}
     name = meta.get("name", "")
     causes = []
@@ -226,6 +229,14 @@ def validate(res, obj):
                                      "spec.template.spec")
     if res.plural == "pods":
         causes += _validate_pod_spec(obj.get("spec"), "spec")
+    if res.plural == "jobs":
+        import jobs
+        spec = obj.get("spec") or {}
+        causes += _label_value_causes(((spec.get("template") or {}).get("metadata") or {}).get(
+            "labels"), "spec.template.metadata.labels")
+        causes += _validate_pod_spec((spec.get("template") or {}).get("spec"),
+                                     "spec.template.spec")
+        causes += jobs.validate_job(obj, old)
     if res.plural == "configmaps":
         for k, v in (obj.get("data") or {}).items():
             if not isinstance(v, str):
@@ -389,9 +400,9 @@ class Api:
             if self.store.get(res.key, ns if res.namespaced else None, name) is not None:
                 raise ApiError(409, "AlreadyExists", '%s "%s" already exists'
                                % (res.qualified, name), _details(res, name))
+            meta["uid"] = str(uuid.uuid4())  # before the defaults: a Job's selector names it
             default_object(res, obj, self)
             validate(res, obj)
-            meta["uid"] = str(uuid.uuid4())
             meta["creationTimestamp"] = now_ts()
             if res.generation:
                 meta["generation"] = 1
@@ -465,7 +476,7 @@ class Api:
                 if res.plural == "pods" and subresource is None:
                     resize.check_pod_update(old, new)
                 default_object(res, new, self)
-                validate(res, new)
+                validate(res, new, old)
                 if res.generation and new.get("spec") != old.get("spec"):
                     nmeta["generation"] = ometa.get("generation", 1) + 1
             return self._commit(res, ns, name, old, new, dry_run)
@@ -568,6 +579,10 @@ class Api:
             if dry_run:
                 return old
             policy = opts.get("propagationPolicy")
+            if not policy and res.group == "batch" and res.plural == "jobs":
+                # batch/v1 Jobs keep their old default: deleting one without a policy orphans
+                # its pods (kubectl asks for Background).
+                policy = "Orphan"
             if opts.get("orphanDependents") is True:
                 policy = "Orphan"
             if opts.get("orphanDependents") is False and not policy:

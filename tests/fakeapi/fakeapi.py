@@ -1118,6 +1118,8 @@ def main():
     if controllers is not None:
         st.controller = controllers.DeploymentController(st.api, st.stop)
         st.controller.start()
+        import jobs
+        jobs.JobController(st.api, st.stop, args).start()
         if not args.no_kubelet:
             images = load_json_or_yaml(args.images or os.path.join(
                 os.path.dirname(os.path.abspath(__file__)), "images.json"))

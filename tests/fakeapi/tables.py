@@ -89,7 +89,36 @@ def _event(e):
              e.get("message", "")], [])
 
 
+def _dur(a, b):
+    import calendar
+    import time
+    try:
+        t0 = calendar.timegm(time.strptime(a, "%Y-%m-%dT%H:%M:%SZ"))
+        t1 = calendar.timegm(time.strptime(b, "%Y-%m-%dT%H:%M:%SZ")) if b else time.time()
+    except (TypeError, ValueError):
+        return ""
+    s = max(0, int(t1 - t0))
+    return "%ds" % s if s < 120 else "%dm%ds" % (s // 60, s % 60) if s < 600 else \
+        "%dm" % (s // 60)
+
+
+def _job(j):
+    spec, st = j.get("spec") or {}, j.get("status") or {}
+    conds = {c.get("type"): c.get("status") for c in st.get("conditions") or []}
+    status = "Complete" if conds.get("Complete") == "True" else "Failed" if \
+        conds.get("Failed") == "True" else "Suspended" if spec.get("suspend") else "Running"
+    comp = "%d/%s" % (st.get("succeeded", 0), spec.get("completions")
+                      if spec.get("completions") is not None else "1 of %d"
+                      % spec.get("parallelism", 1))
+    cs = (((spec.get("template") or {}).get("spec") or {}).get("containers") or [])
+    return ([status, comp, _dur(st.get("startTime"), st.get("completionTime"))
+             if st.get("startTime") else ""],
+            [",".join(c.get("name", "") for c in cs), ",".join(c.get("image", "") for c in cs)])
+
+
 COLUMNS = {
+    "jobs": ([_col("Status"), _col("Completions"), _col("Duration")],
+             [_col("Containers", prio=1), _col("Images", prio=1)], _job),
     "pods": ([_col("Ready"), _col("Status"), _col("Restarts", "integer")],
              [_col("IP", prio=1), _col("Node", prio=1)], _pod),
     "deployments": ([_col("Ready"), _col("Up-to-date", "integer"),

@@ -53,7 +53,9 @@ else
     FAILED=$((FAILED + 1)); echo "FAIL kubectl apply -k manifests/:"; sed 's/^/     /' "$tmp/apply.out"
 fi
 "${admin[@]}" get -n sizeup deployment/sizeup serviceaccount/sizeup service/sizeup \
-    role/sizeup-leader-election rolebinding/sizeup-leader-election -o yaml >"$tmp/got-ns.yaml"
+    role/sizeup-leader-election rolebinding/sizeup-leader-election \
+    serviceaccount/sizeup-generator role/sizeup-generators rolebinding/sizeup-generators \
+    -o yaml >"$tmp/got-ns.yaml"
 "${admin[@]}" get clusterrole/sizeup clusterrolebinding/sizeup namespace/sizeup -o yaml \
     >"$tmp/got-cluster.yaml"
 kubectl kustomize "$ROOT/manifests" >"$tmp/want.yaml"
@@ -198,6 +200,26 @@ can "read its Lease" get lease sizeup-leader -n sizeup
 sed -i 's/holderIdentity: sizeup-0/holderIdentity: sizeup-1/' "$tmp/lease-cur.yaml"
 can "update (renew) its Lease" replace -f "$tmp/lease-cur.yaml"
 
+cat >"$tmp/genjob.yaml" <<'EOF'
+apiVersion: batch/v1
+kind: Job
+metadata: {name: sizeup-load-check, namespace: sizeup}
+spec:
+  completionMode: Indexed
+  completions: 1
+  template:
+    spec:
+      restartPolicy: Never
+      automountServiceAccountToken: false
+      containers: [{name: load, image: none/none:1}]
+EOF
+can "create a generator Job in its namespace" create -f "$tmp/genjob.yaml"
+can "list Jobs in its namespace (leftovers)" get jobs -n sizeup
+can "read its generator pods (IPs)" get pods -n sizeup
+cannot "patch a generator Job" label job sizeup-load-check -n sizeup x=y
+can "delete a generator Job" delete job sizeup-load-check -n sizeup --wait=false
+sed 's/namespace: sizeup/namespace: default/' "$tmp/genjob.yaml" >"$tmp/genjob-other.yaml"
+
 # Nodes: the fake serves none, so an authorized list gets 404 and an unauthorized one 403.
 sa_kubeconfig system:serviceaccount:default:default "$tmp/nobody.kubeconfig"
 code=$(http_code "$tmp/sa.kubeconfig.token" /api/v1/nodes)
@@ -248,6 +270,8 @@ metadata: {name: evil}
 roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: sizeup}
 subjects: [{kind: User, name: x}]')"
 cannot "read ServiceAccounts" get serviceaccounts -n sizeup
+cannot "create a Job outside its namespace" create -f "$tmp/genjob-other.yaml"
+cannot "create Pods in its namespace" run evil -n sizeup --image=none/none:1 --restart=Never
 
 # --- 3. namespaced mode: the same rules in "shop" only.
 "${admin[@]}" create -f "$(obj shop 'apiVersion: v1

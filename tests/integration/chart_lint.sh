@@ -31,18 +31,19 @@ lint_ok() {
     fi
 }
 lint_ok "(defaults)"
-lint_ok "(namespaced, 2 replicas, ServiceMonitor)" --set 'watchNamespaces={shop,blog}' \
+lint_ok "(namespaced, 2 replicas, ServiceMonitor, progress.public)" --set 'watchNamespaces={shop,blog}' \
+    --set operator.progress.public=true \
     --set replicaCount=2 --set serviceMonitor.enabled=true
 
 # --- defaults: cluster-wide, one replica, no leader election, no ServiceMonitor.
 render default
 f="$tmp/default.yaml"
-expect "default: one Deployment, ServiceAccount, Service" "$f" \
-    'len(of("Deployment")) == 1 and len(of("ServiceAccount")) == 1 and len(of("Service")) == 1'
+expect "default: one Deployment and Service; the operator's and the generators' ServiceAccounts" "$f" \
+    'len(of("Deployment")) == 1 and sorted(a["metadata"]["name"] for a in of("ServiceAccount")) == ["sizeup", "sizeup-generator"] and len(of("Service")) == 1'
 expect "default: cluster-wide RBAC" "$f" \
     'len(of("ClusterRole")) == 1 and len(of("ClusterRoleBinding")) == 1'
-expect "default: the only Role is the Lease one, in the release namespace" "$f" \
-    '[(r["metadata"]["name"], r["metadata"]["namespace"]) for r in of("Role")] == [("sizeup-leader-election", "sizeup")]'
+expect "default: the only Roles are the Lease one and the generators', in the release namespace" "$f" \
+    'sorted((r["metadata"]["name"], r["metadata"]["namespace"]) for r in of("Role")) == [("sizeup-generators", "sizeup"), ("sizeup-leader-election", "sizeup")]'
 expect "default: ClusterRoleBinding binds the chart ServiceAccount" "$f" \
     'one("ClusterRoleBinding")["subjects"] == [{"kind": "ServiceAccount", "name": "sizeup", "namespace": "sizeup"}]'
 expect "default: args are the operator with admin address, concurrency, log level" "$f" \
@@ -71,8 +72,8 @@ expect "namespaced: nothing cluster-wide but the read-only nodes grant" "$f" \
 render namespaced-nonodes --set 'watchNamespaces={shop,blog}' --set rbac.nodes=false
 expect "namespaced, rbac.nodes=false: no ClusterRole or ClusterRoleBinding at all" "$tmp/namespaced-nonodes.yaml" \
     'of("ClusterRole") == [] and of("ClusterRoleBinding") == []'
-expect "namespaced: one Role and RoleBinding per namespace, plus the Lease Role" "$f" \
-    'sorted((r["metadata"]["namespace"], r["metadata"]["name"]) for r in of("Role")) == [("blog", "sizeup"), ("shop", "sizeup"), ("sizeup", "sizeup-leader-election")] and sorted(b["metadata"]["namespace"] for b in of("RoleBinding")) == ["blog", "shop", "sizeup"]'
+expect "namespaced: one Role and RoleBinding per namespace, plus the Lease and generators' Roles" "$f" \
+    'sorted((r["metadata"]["namespace"], r["metadata"]["name"]) for r in of("Role")) == [("blog", "sizeup"), ("shop", "sizeup"), ("sizeup", "sizeup-generators"), ("sizeup", "sizeup-leader-election")] and sorted(b["metadata"]["namespace"] for b in of("RoleBinding")) == ["blog", "shop", "sizeup", "sizeup"]'
 expect "namespaced: RoleBindings bind the ServiceAccount of the release namespace" "$f" \
     'all(b["subjects"] == [{"kind": "ServiceAccount", "name": "sizeup", "namespace": "sizeup"}] for b in of("RoleBinding"))'
 expect "namespaced: --namespace shop,blog" "$f" \
@@ -97,6 +98,15 @@ f="$tmp/sm.yaml"
 expect "serviceMonitor.enabled: a monitoring.coreos.com/v1 ServiceMonitor on the admin port" "$f" \
     '(lambda s: s["apiVersion"] == "monitoring.coreos.com/v1" and s["spec"]["endpoints"][0]["port"] == "admin" and s["spec"]["endpoints"][0]["path"] == "/metrics" and s["metadata"]["labels"]["release"] == "prom" and all(one("Service")["metadata"]["labels"].get(k) == v for k, v in s["spec"]["selector"]["matchLabels"].items()))(one("ServiceMonitor"))'
 
+# --- the progress page off loopback: the flag and the one review rule, nothing else.
+render progress --set operator.progress.public=true
+f="$tmp/progress.yaml"
+expect "operator.progress.public: --progress-public" "$f" '"--progress-public" in args'
+expect "operator.progress.public: one rule, create tokenreviews and subjectaccessreviews" "$f" \
+    '[c["rules"] for c in of("ClusterRole") if c["metadata"]["name"] == "sizeup-progress-auth"] == [[{"apiGroups": ["authentication.k8s.io", "authorization.k8s.io"], "resources": ["tokenreviews", "subjectaccessreviews"], "verbs": ["create"]}]] and [b["subjects"] for b in of("ClusterRoleBinding") if b["metadata"]["name"] == "sizeup-progress-auth"] == [[{"kind": "ServiceAccount", "name": "sizeup", "namespace": "sizeup"}]]'
+expect "default: no --progress-public and no review rule" "$tmp/default.yaml" \
+    '"--progress-public" not in args and all("tokenreviews" not in r["resources"] for c in of("ClusterRole") for r in c["rules"])'
+
 # --- other values flow through.
 render custom --set image.repository=registry.example/sizeup --set image.tag=dev \
     --set operator.maxConcurrent=3 --set operator.logLevel=debug --set operator.adminPort=9090 \
@@ -106,7 +116,7 @@ f="$tmp/custom.yaml"
 expect "custom: image, admin port, concurrency, log level, extra args" "$f" \
     'one("Deployment")["spec"]["template"]["spec"]["containers"][0]["image"] == "registry.example/sizeup:dev" and args == ["operator", "--admin-addr", ":9090", "--max-concurrent", "3", "--log-level", "debug", "--max-concurrent", "4"]'
 expect "custom: names, ServiceAccount and no metrics.k8s.io rule" "$f" \
-    'one("Deployment")["metadata"]["name"] == "su" and one("ServiceAccount")["metadata"]["name"] == "ops" and one("Deployment")["spec"]["template"]["spec"]["serviceAccountName"] == "ops" and all("metrics.k8s.io" not in r["apiGroups"] for r in one("ClusterRole")["rules"])'
+    'one("Deployment")["metadata"]["name"] == "su" and sorted(a["metadata"]["name"] for a in of("ServiceAccount")) == ["ops", "su-generator"] and one("Deployment")["spec"]["template"]["spec"]["serviceAccountName"] == "ops" and all("metrics.k8s.io" not in r["apiGroups"] for r in one("ClusterRole")["rules"])'
 render norbac --set rbac.create=false --set serviceAccount.create=false --set serviceAccount.name=existing
 expect "rbac.create=false, serviceAccount.create=false: no RBAC, no ServiceAccount" "$tmp/norbac.yaml" \
     'of("ClusterRole") + of("Role") + of("ClusterRoleBinding") + of("RoleBinding") + of("ServiceAccount") == [] and one("Deployment")["spec"]["template"]["spec"]["serviceAccountName"] == "existing"'

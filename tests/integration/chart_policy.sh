@@ -40,6 +40,7 @@ done <<'EOT'
 (ServiceMonitor)|--set serviceMonitor.enabled=true
 (everything on)|--set watchNamespaces={shop} --set replicaCount=3 --set serviceMonitor.enabled=true --set operator.maxConcurrent=4
 (rbac.podMetrics=false)|--set rbac.podMetrics=false
+(generators.enabled=false)|--set generators.enabled=false
 EOT
 
 kubectl kustomize "$ROOT/manifests" >"$tmp/kustomize.yaml"
@@ -66,6 +67,12 @@ expect "RBAC (namespaced): the only cluster-wide grant is list on nodes" "$tmp/r
     "($norm)(one(\"ClusterRole\")[\"rules\"]) == $node_rule"
 expect "RBAC: the Lease Role may create Leases and get/update only its own one" "$tmp/r1.yaml" \
     '[r for r in of("Role") if r["metadata"]["name"] == "sizeup-leader-election"][0]["rules"] == [{"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["create"]}, {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "resourceNames": ["sizeup-leader"], "verbs": ["get", "update"]}]'
+expect "RBAC: the generators' Role creates, deletes and lists Jobs and reads pods, in its namespace only" "$tmp/r2.yaml" \
+    "[(r[\"metadata\"][\"namespace\"], ($norm)(r[\"rules\"])) for r in of(\"Role\") if r[\"metadata\"][\"name\"] == \"sizeup-generators\"] == [(\"sizeup\", sorted([((\"batch\",), (\"jobs\",), (\"create\", \"delete\", \"list\")), ((\"\",), (\"pods\",), (\"get\", \"list\"))]))]"
+expect "RBAC: the generators' ServiceAccount mounts no token and nothing binds it" "$tmp/r1.yaml" \
+    '[s.get("automountServiceAccountToken") for s in of("ServiceAccount") if s["metadata"]["name"] == "sizeup-generator"] == [False] and not any(x.get("name") == "sizeup-generator" for b in of("RoleBinding") + of("ClusterRoleBinding") for x in b.get("subjects", []))'
+expect "generators.enabled=false: no generator Role, ServiceAccount or Job settings" "$tmp/r8.yaml" \
+    'not [o for o in of("Role") + of("ServiceAccount") if "generator" in o["metadata"]["name"]] and "SIZEUP_GENERATOR_IMAGE" not in str(one("Deployment"))'
 expect "RBAC (podMetrics=false): no metrics.k8s.io rule" "$tmp/r7.yaml" \
     "($norm)(one(\"ClusterRole\")[\"rules\"]) == sorted(${watch_rules}[:-1] + $node_rule)"
 

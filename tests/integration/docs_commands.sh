@@ -104,7 +104,7 @@ while IFS=$'\t' read -r id kind where first; do
     fi
     echo "---- $where"
     sed 's/^/   $ /' "$tmp/run.sh"
-    if (cd "$work" && CGROUP_ROOT="$cg" timeout 120 sh -e "$tmp/run.sh") >"$tmp/out" 2>&1; then
+    if (cd "$work" && CGROUP_ROOT="$cg" timeout 240 sh -e "$tmp/run.sh") >"$tmp/out" 2>&1; then
         ran+=("$where: $first")
         sed 's/^/   | /' "$tmp/out" | head -n 15
         # The entrypoint snippet's output is cross-checked below.

@@ -25,6 +25,7 @@ cat >"$E2E_W/profile.yaml" <<'EOF'
 users: 4
 duration: 3s
 warmup: 1s
+search: { mode: fixed }
 thresholds:
   healthy:    { p95: 500ms, errors: 1% }
   overloaded: { p95: 2s, errors: 5% }
@@ -98,6 +99,7 @@ cat >"$E2E_W/long.yaml" <<'EOF'
 users: 2
 duration: 30s
 warmup: 1s
+search: { mode: fixed }
 requests:
   - { method: GET, path: "/work?ms=5" }
 EOF

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # report.html from a real (short) sweep, rendered in headless Chromium: the page must load, the
 # three inline SVG charts must be in the rendered DOM with a bar per measured variant, the table
-# must have a row per variant, the findings must be there, every SVG must be well-formed XML,
-# nothing may be fetched from outside, and a screenshot is kept in $BUILD/test-logs/.
+# must have a row per variant, the findings must be there, each variant's series (throughput and
+# latency over time) must be drawn and its points must add up to the variant's requests in
+# results.json, every SVG must be well-formed XML, nothing may be fetched from outside, and a
+# screenshot is kept in $BUILD/test-logs/.
 set -eu
 . "$ROOT/tests/integration/sweep_lib.bash"
 command -v python3 >/dev/null || { echo "python3 is missing (scripts/install-deps.sh test)"; exit 1; }
@@ -34,18 +36,19 @@ timeout 60 "$chrome" "${flags[@]}" --dump-dom "file://$html" >"$tmp/dom.html" 2>
     { cat "$tmp/dom.log"; exit 1; }
 [ -s "$shot" ] || { echo "no screenshot"; exit 1; }
 
-python3 - "$tmp/dom.html" "$html" "$shot" <<'PY'
-import os, re, sys
+python3 - "$tmp/dom.html" "$html" "$shot" "$tmp/out/results.json" <<'PY'
+import json, os, re, sys
 import xml.etree.ElementTree as ET
 from html.parser import HTMLParser
 
-dom, src, shot = sys.argv[1], sys.argv[2], sys.argv[3]
+dom, src, shot, results = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
 
 class Walk(HTMLParser):
     def __init__(self):
         super().__init__()
         self.stack, self.svgs, self.rows, self.findings, self.title = [], {}, 0, 0, ""
         self.in_title = False
+        self.table = None
     def handle_starttag(self, tag, attrs):
         a = dict(attrs)
         if tag == "svg":
@@ -53,7 +56,9 @@ class Walk(HTMLParser):
             self.stack.append(a.get("id"))
         elif tag == "rect" and self.stack and "bar" in (a.get("class") or ""):
             self.svgs[self.stack[-1]] += 1
-        elif tag == "tr":
+        elif tag == "table":
+            self.table = a.get("id")
+        elif tag == "tr" and self.table == "results":
             self.rows += 1
         elif tag == "li":
             self.findings += 1
@@ -83,9 +88,22 @@ assert w.findings >= 1, "no findings rendered"
 # Every inline SVG is well-formed XML on its own (a broken chart is a broken page).
 text = open(src, encoding="utf-8").read()
 svgs = re.findall(r"<svg.*?</svg>", text, re.S)
-assert len(svgs) == 3, len(svgs)
 for s in svgs:
     ET.fromstring(s)
+# Numbers over time: two charts per variant, and each variant's points add up to its requests.
+for i in range(n):
+    for part in ("rate", "latency"):
+        assert f"series-{i}-{part}" in w.svgs, f"series-{i}-{part} not in the rendered DOM"
+assert len(svgs) == 3 + 2 * n, len(svgs)
+res = json.load(open(results))
+for i in range(n):
+    table = re.search(r'<table class="series" id="series-%d-points">(.*?)</table>' % i, text, re.S)
+    assert table, f"no points table for variant {i}"
+    cells = [re.findall(r"<td>([^<]*)</td>", row) for row in re.findall(r"<tr>(.*?)</tr>", table.group(1))]
+    got = sum(int(c[2]) for c in cells if c)
+    rows = res.get("variants") or res.get("rows")
+    want = rows[i]["requests"] if "requests" in rows[i] else rows[i]["load"]["requests"]
+    assert got == want, f"variant {i}: points add up to {got} requests, results.json says {want}"
 # A rendered page, not a blank one: the PNG holds real content.
 size = os.path.getsize(shot)
 assert size > 30000, f"screenshot only {size} bytes: blank page?"

@@ -40,6 +40,7 @@ static void test_defaults(void **state)
     assert_string_equal(r.values_paths.replicas, "replicaCount");
     assert_string_equal(r.values_paths.autoscaling, "autoscaling");
     assert_true(r.target_rps == 0 && r.target_users == 0);
+    assert_int_equal(r.generators, 0);
     annot_request_free(&r);
     annot_request_free(&r); /* zeroed: a no-op */
 }
@@ -59,6 +60,7 @@ static void test_every_field(void **state)
         {"sizeup.dev/values-paths", "workers=app.gunicorn.workers,resources=app.resources,"
                                     "replicas=app.replicas,autoscaling=app.hpa"},
         {"sizeup.dev/target-load", "10000users"},
+        {"sizeup.dev/generators", "3"},
         {"sizeup.dev/status", "running 1/3"},
         {"sizeup.dev/last-sweep", "yesterday"},
     };
@@ -82,6 +84,7 @@ static void test_every_field(void **state)
     assert_string_equal(r.values_paths.replicas, "app.replicas");
     assert_string_equal(r.values_paths.autoscaling, "app.hpa");
     assert_true(r.target_users == 10000 && r.target_rps == 0);
+    assert_int_equal(r.generators, 3);
     annot_request_free(&r);
 }
 
@@ -123,6 +126,9 @@ static void test_good_values(void **state)
         {"target-load", "10000users"},
         {"target-load", "0.5rps"},
         {"target-load", "1000000000users"},
+        {"generators", "1"},
+        {"generators", "3"},
+        {"generators", "100"},
     };
     for (size_t i = 0; i < N(cases); i++) {
         char key[64];
@@ -223,6 +229,13 @@ static void test_bad_values(void **state)
         {"target-load", "1e12rps", "at most"},
         {"target-load", "nanrps", "expected a number"},
         {"target-load", "20000streams", "streams is not supported yet"},
+        {"generators", "", "not a number of load-generator pods (1-100)"},
+        {"generators", "0", "not a number of load-generator pods"},
+        {"generators", "101", "not a number of load-generator pods"},
+        {"generators", "1000", "not a number of load-generator pods"},
+        {"generators", "-1", "not a number of load-generator pods"},
+        {"generators", "2x", "not a number of load-generator pods"},
+        {"generators", " 3", "not a number of load-generator pods"},
     };
     for (size_t i = 0; i < N(cases); i++) {
         char key[64];

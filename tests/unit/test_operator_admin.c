@@ -14,6 +14,8 @@
 #include <cmocka.h>
 
 #include "operator/admin.h"
+#include "operator/progress.h"
+#include "sweep/progress_feed.h"
 
 struct body {
     char buf[65536];
@@ -32,15 +34,21 @@ static size_t on_data(char *p, size_t sz, size_t n, void *user)
     return k;
 }
 
-/* GETs path from the server on port; returns the status, fills b and ctype. */
-static long get(int port, const char *path, struct body *b, char *ctype, size_t ctlen)
+/* GETs path from host:port with an optional Authorization header; returns the status. */
+static long get_from(const char *host, int port, const char *path, const char *auth,
+                     struct body *b, char *ctype, size_t ctlen)
 {
     char url[128];
     long code = -1;
     char *ct = NULL;
+    struct curl_slist *h = NULL;
     CURL *c = curl_easy_init();
     assert_non_null(c);
-    snprintf(url, sizeof(url), "http://127.0.0.1:%d%s", port, path);
+    snprintf(url, sizeof(url), "http://%s:%d%s", host, port, path);
+    if (auth) {
+        h = curl_slist_append(NULL, auth);
+        curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
+    }
     b->len = 0;
     b->buf[0] = '\0';
     curl_easy_setopt(c, CURLOPT_URL, url);
@@ -54,7 +62,14 @@ static long get(int port, const char *path, struct body *b, char *ctype, size_t 
             snprintf(ctype, ctlen, "%s", ct ? ct : "");
     }
     curl_easy_cleanup(c);
+    curl_slist_free_all(h);
     return code;
+}
+
+/* GETs path from the server on port; returns the status, fills b and ctype. */
+static long get(int port, const char *path, struct body *b, char *ctype, size_t ctlen)
+{
+    return get_from("127.0.0.1", port, path, NULL, b, ctype, ctlen);
 }
 
 static void test_parse_addr(void **state)
@@ -89,7 +104,7 @@ static void test_serves_endpoints(void **state)
     static struct body b;
 
     metrics_init(&m);
-    assert_int_equal(admin_start("127.0.0.1:0", &m, &a, err), 0);
+    assert_int_equal(admin_start("127.0.0.1:0", &m, NULL, &a, err), 0);
     int port = admin_port(a);
     assert_true(port > 0);
 
@@ -130,12 +145,99 @@ static void test_port_in_use(void **state)
     char err[ERR_LEN] = "", addr[64];
 
     metrics_init(&m);
-    assert_int_equal(admin_start("127.0.0.1:0", &m, &a, err), 0);
+    assert_int_equal(admin_start("127.0.0.1:0", &m, NULL, &a, err), 0);
     snprintf(addr, sizeof(addr), "127.0.0.1:%d", admin_port(a));
-    assert_true(admin_start(addr, &m, &b, err) < 0);
+    assert_true(admin_start(addr, &m, NULL, &b, err) < 0);
     assert_null(b);
     assert_non_null(strstr(err, "cannot listen"));
     admin_stop(a);
+}
+
+/* Stands in for TokenReview + SubjectAccessReview: the server's decision on their answers. */
+static int fake_auth(void *ud, const char *token, char *err)
+{
+    int *calls = ud;
+    (*calls)++;
+    if (strcmp(token, "reader") == 0)
+        return 0;
+    if (strcmp(token, "stranger") == 0)
+        return err_set(err, -EACCES, "user stranger may not get /progress");
+    return err_set(err, -EPERM, "token not authenticated");
+}
+
+/* The page answers on loopback only; another local address of the same host (what a pod's own
+ * address is to a port-forward-less client) gets 403 while /healthz keeps answering there. */
+static void test_progress_loopback_only(void **state)
+{
+    (void)state;
+    static struct body b;
+    struct metrics m;
+    progress_feed_t *feed = NULL;
+    progress_srv_t *ps = NULL;
+    admin_t *a = NULL;
+    char err[ERR_LEN] = "", ct[64];
+    struct progress_srv_opts po = {0};
+
+    metrics_init(&m);
+    metrics_heartbeat(&m);
+    assert_int_equal(progress_feed_new(&feed), 0);
+    po.feed = feed;
+    po.loopback_only = true;
+    assert_int_equal(progress_srv_new(&po, &ps, err), 0);
+    assert_int_equal(admin_start("0.0.0.0:0", &m, ps, &a, err), 0);
+    int port = admin_port(a);
+    assert_int_equal(get(port, "/", &b, ct, sizeof(ct)), 200);
+    assert_non_null(strstr(ct, "text/html"));
+    assert_non_null(strstr(b.buf, "/progress"));
+    assert_int_equal(get_from("127.0.0.2", port, "/", NULL, &b, NULL, 0), 403);
+    assert_int_equal(get_from("127.0.0.2", port, "/", "Authorization: Bearer reader", &b, NULL, 0),
+                     403);
+    assert_int_equal(get_from("127.0.0.2", port, "/healthz", NULL, &b, NULL, 0), 200);
+    admin_stop(a);
+    progress_srv_free(ps);
+    progress_feed_free(feed);
+}
+
+/* With the opt-in, off loopback: no token 401, a token TokenReview rejects 401, one it accepts
+ * for a user the SubjectAccessReview refuses 403, an allowed reader 200; answers are the auth
+ * callback's, asked once per request. */
+static void test_progress_public_needs_token(void **state)
+{
+    (void)state;
+    static struct body b;
+    struct metrics m;
+    progress_feed_t *feed = NULL;
+    progress_srv_t *ps = NULL;
+    admin_t *a = NULL;
+    char err[ERR_LEN] = "";
+    int calls = 0;
+    struct progress_srv_opts po = {0};
+
+    metrics_init(&m);
+    assert_int_equal(progress_feed_new(&feed), 0);
+    po.feed = feed;
+    po.loopback_only = true;
+    po.public_ = true;
+    assert_int_equal(progress_srv_new(&po, &ps, err), -EINVAL); /* public needs a check */
+    po.auth = fake_auth;
+    po.auth_ud = &calls;
+    assert_int_equal(progress_srv_new(&po, &ps, err), 0);
+    assert_int_equal(admin_start("0.0.0.0:0", &m, ps, &a, err), 0);
+    int port = admin_port(a);
+    assert_int_equal(get_from("127.0.0.2", port, "/", NULL, &b, NULL, 0), 401);
+    assert_int_equal(calls, 0);
+    assert_int_equal(get_from("127.0.0.2", port, "/", "Authorization: Bearer nobody", &b, NULL, 0),
+                     401);
+    assert_int_equal(
+        get_from("127.0.0.2", port, "/", "Authorization: Bearer stranger", &b, NULL, 0), 403);
+    assert_int_equal(get_from("127.0.0.2", port, "/", "Authorization: Bearer reader", &b, NULL, 0),
+                     200);
+    assert_int_equal(calls, 3);
+    assert_int_equal(get(port, "/", &b, NULL, 0), 200); /* loopback: no token asked */
+    assert_int_equal(calls, 3);
+    admin_stop(a);
+    progress_srv_free(ps);
+    progress_feed_free(feed);
 }
 
 int main(void)
@@ -145,6 +247,8 @@ int main(void)
         cmocka_unit_test(test_parse_addr),
         cmocka_unit_test(test_serves_endpoints),
         cmocka_unit_test(test_port_in_use),
+        cmocka_unit_test(test_progress_loopback_only),
+        cmocka_unit_test(test_progress_public_needs_token),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     curl_global_cleanup();

@@ -106,3 +106,8 @@ is named, and docs/safety.md says why each one is there.
   resources: ["nodes"]
   verbs: ["list"]
 {{- end }}
+
+{{/* The generator pods' ServiceAccount: no token, no RBAC of its own. */}}
+{{- define "sizeup.generatorServiceAccount" -}}
+{{- printf "%s-generator" (include "sizeup.fullname" .) | trunc 63 | trimSuffix "-" }}
+{{- end }}

@@ -26,7 +26,7 @@ e2e_cleanup() {
     if [ -n "$OP_PID" ] && kill -0 "$OP_PID" 2>/dev/null; then
         kill -TERM "$OP_PID" 2>/dev/null
         for _ in $(seq 1 120); do kill -0 "$OP_PID" 2>/dev/null || break; sleep 0.1; done
-        kill -KILL "$OP_PID" 2>/dev/null
+        kill -KILL "$OP_PID" 2>/dev/null || true
     fi
     fake_stop
     if [ $rc -ne 0 ] && [ -n "$E2E_W" ]; then
