@@ -15,8 +15,8 @@
 
 /* Every annotation the operator reads from users, in the order reasons list them. */
 static const char *const user_keys[] = {
-    "sweep",      "configs", "workers-env", "container",    "port",    "profile",
-    "mode",       "target",  "resize",      "values-paths", "resweep", "resweep-min-interval",
+    "sweep",      "configs",    "workers-env", "container",    "port",    "profile",
+    "mode",       "target",     "resize",      "values-paths", "resweep", "resweep-min-interval",
     "generators", "target-load"};
 /* Annotations the operator (and its Kubernetes platform) writes: never a typo. */
 static const char *const own_keys[] = {
