@@ -114,7 +114,7 @@ int cli_set_duration(const struct cli_flag *f, const char *val, void *dst,
 
 #define CLI_THREADS_FLAG(type, member)                                                             \
     {                                                                                              \
-        "threads", "N", "one per CPU it may use", "load generator threads, one event loop each",    \
+        "threads", "N", "one per CPU it may use", "load generator threads, one event loop each",   \
             cli_set_uint, offsetof(type, member), 1, 1024                                          \
     }
 

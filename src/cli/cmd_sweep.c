@@ -46,7 +46,7 @@ struct sweep_cli {
     unsigned threads;
     int no_cgroup;
     const char *progress_addr; /* --progress-addr; NULL: no live page */
-    struct local_config lc; /* workers_env, port, ready_path from the flags; the rest below */
+    struct local_config lc;    /* workers_env, port, ready_path from the flags; the rest below */
     /* What the run builds from them. */
     char command[COMMAND_LEN];
     char logs[4096];
@@ -172,9 +172,8 @@ static void on_progress(void *ud, const struct sweep_progress *p)
     if (!c->tty) {
         /* Not a terminal: one line per phase change, no live redraws. */
         if (change && p->phase != SWEEP_PHASE_DONE)
-            fprintf(stderr, "sweep: variant %zu of %zu %s: %s%s, about %.0fs left\n",
-                    p->index + 1, p->n, p->variant->label, sweep_phase_name(p->phase), step,
-                    p->eta_s);
+            fprintf(stderr, "sweep: variant %zu of %zu %s: %s%s, about %.0fs left\n", p->index + 1,
+                    p->n, p->variant->label, sweep_phase_name(p->phase), step, p->eta_s);
     } else if (change || t - c->last_draw >= 0.25) {
         fprintf(stderr, "\r\033[K[%zu/%zu] %-20s %-8s%s %5.1fs  ~%.0fs left", p->index + 1, p->n,
                 p->variant->label, sweep_phase_name(p->phase), step, p->elapsed_s, p->eta_s);
@@ -317,8 +316,8 @@ static int load_inputs(struct sweep_cli *c)
     if (profile_override_apply(&c->ov, c->profile, err) != 0)
         return cli_usage_error(&cmd_sweep, err);
     if (c->load_mode)
-        c->profile->search.mode = strcmp(c->load_mode, "fixed") == 0 ? PROFILE_SEARCH_FIXED
-                                                                     : PROFILE_SEARCH_CAPACITY;
+        c->profile->search.mode =
+            strcmp(c->load_mode, "fixed") == 0 ? PROFILE_SEARCH_FIXED : PROFILE_SEARCH_CAPACITY;
     if (c->repeats)
         c->profile->search.repeats = c->repeats;
     if (c->max_rps > 0)

@@ -127,6 +127,7 @@ static int op_facts(void *self, struct platform_facts *out, char *err)
                 k->facts.host_memory_bytes = bytes;
         }
     }
+    k->facts.usage_window_us = kube__plat_usage_window_us(k);
     static const char *const modes[] = {"clone", "in-place", "resize"};
     snprintf(k->facts.machine, sizeof(k->facts.machine), "Kubernetes %s, Deployment %s/%s (%s)",
              gv ? gv : "(version unknown)", k->ns, k->name, modes[k->mode]);

@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include <cjson/cJSON.h>
 
@@ -60,6 +61,7 @@ struct kplat {
     char pod_ip[64];
 
     long long t_begin_ms;
+    struct timespec t_begin_wall; /* the same instant, for metrics.k8s.io's timestamps */
     int restarts_begin;
     double cores_begin;
     int64_t mem_begin;
@@ -122,6 +124,9 @@ int kube__plat_target_url(void *self, char *buf, size_t len, char *err);
 /* ---- platform_usage.c ---- */
 
 int kube__plat_usage_begin(void *self, char *err);
+/* The shortest measured window that holds a whole metrics.k8s.io window wherever the scrapes
+ * fall (struct platform_facts usage_window_us); 0 when metrics.k8s.io is not served. */
+int64_t kube__plat_usage_window_us(struct kplat *k);
 int kube__plat_usage_end(void *self, struct platform_usage *out, char *err);
 
 /* ---- platform_restore.c ---- */

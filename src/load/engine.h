@@ -66,9 +66,9 @@ struct engine_progress {
 struct engine_totals {
     const struct load_stats *by_name;
     const struct load_stats *by_stage;
-    double cpu_s;           /* the thread's CPU time over the measured window */
-    unsigned peak_busy;     /* most requests in flight at once while measuring */
-    uint64_t sent_measured; /* open loop: requests due inside the measured window */
+    double cpu_s;                    /* the thread's CPU time over the measured window */
+    unsigned peak_busy;              /* most requests in flight at once while measuring */
+    uint64_t sent_measured;          /* open loop: requests due inside the measured window */
     const struct series_rec *series; /* the measured window per interval */
 };
 

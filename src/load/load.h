@@ -21,8 +21,8 @@ struct load_progress {
     double phase_s;   /* the phase's planned length */
     uint64_t requests;
     uint64_t failed;
-    double rps;      /* over the last interval */
-    uint64_t p95_us; /* over the phase so far */
+    double rps;            /* over the last interval */
+    uint64_t p95_us;       /* over the phase so far */
     uint64_t streams_open; /* a run with streams: open now */
 };
 

@@ -114,7 +114,7 @@ struct profile {
     size_t nstages;
     struct profile_request *requests; /* owned array, at least one */
     size_t nrequests;
-    unsigned given; /* PROFILE_GIVEN_* bits; 0 for the built-in default */
+    unsigned given;                  /* PROFILE_GIVEN_* bits; 0 for the built-in default */
     struct profile_streams *streams; /* owned: streams: and producers:, NULL when absent */
 };
 

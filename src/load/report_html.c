@@ -13,12 +13,12 @@
 
 #include "load/report_fmt.h"
 
-#define CW 760 /* chart width */
-#define CH 220 /* chart height */
-#define ML 64  /* left margin: the y axis' labels */
-#define MR 16
-#define MT 26 /* top margin: the legend */
-#define MB 32 /* bottom margin: the time axis */
+#define CW        760 /* chart width */
+#define CH        220 /* chart height */
+#define ML        64  /* left margin: the y axis' labels */
+#define MR        16
+#define MT        26 /* top margin: the legend */
+#define MB        32 /* bottom margin: the time axis */
 #define LABEL_GAP 56 /* the least room between two segment labels */
 
 void report_html_esc(FILE *f, const char *s)
@@ -116,12 +116,21 @@ struct chart {
 };
 
 static const struct chart charts[] = {
-    {"-rate", "Throughput and errors per second", "/s",
-     {{"requests/s", "#1e88e5", v_rps}, {"errors/s", "#c62828", v_eps}}, 2},
-    {"-latency", "Latency per interval", "ms",
-     {{"p50", "#90caf9", v_p50}, {"p95", "#1e88e5", v_p95}, {"p99", "#0d47a1", v_p99}}, 3},
-    {"-delivery", "Stream delivery latency per interval (by the command's due time)", "ms",
-     {{"p50", "#a5d6a7", v_d50}, {"p95", "#43a047", v_d95}, {"p99", "#1b5e20", v_d99}}, 3},
+    {"-rate",
+     "Throughput and errors per second",
+     "/s",
+     {{"requests/s", "#1e88e5", v_rps}, {"errors/s", "#c62828", v_eps}},
+     2},
+    {"-latency",
+     "Latency per interval",
+     "ms",
+     {{"p50", "#90caf9", v_p50}, {"p95", "#1e88e5", v_p95}, {"p99", "#0d47a1", v_p99}},
+     3},
+    {"-delivery",
+     "Stream delivery latency per interval (by the command's due time)",
+     "ms",
+     {{"p50", "#a5d6a7", v_d50}, {"p95", "#43a047", v_d95}, {"p99", "#1b5e20", v_d99}},
+     3},
 };
 
 /* ---- geometry ---------------------------------------------------------------------------- */
@@ -199,8 +208,8 @@ static void separators(FILE *f, const struct frame *fr, const struct report_html
     for (size_t i = 0; i < nseg; i++) {
         double x = px_x(fr, off);
         if (i > 0)
-            fprintf(f, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" class=\"sep\"/>\n", x,
-                    MT, x, CH - MB);
+            fprintf(f, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" class=\"sep\"/>\n", x, MT,
+                    x, CH - MB);
         if (seg[i].label && x - last_label >= LABEL_GAP) {
             fprintf(f, "<text x=\"%.1f\" y=\"%d\" class=\"segl\">", x + 2, MT + 10);
             report_html_esc(f, seg[i].label);
@@ -280,8 +289,8 @@ static void chart(FILE *f, const struct chart *c, const struct report_html_segme
     fputs("</svg></figure>\n", f);
 }
 
-static void points_table(FILE *f, const struct report_html_segment *seg, size_t nseg,
-                         bool delivery, const char *id)
+static void points_table(FILE *f, const struct report_html_segment *seg, size_t nseg, bool delivery,
+                         const char *id)
 {
     char l[6][REPORT_FMT_LEN];
     fprintf(f,
@@ -318,8 +327,8 @@ static void points_table(FILE *f, const struct report_html_segment *seg, size_t 
     fputs("</tbody></table></details>\n", f);
 }
 
-int report_html_series(FILE *f, const struct report_html_segment *seg, size_t nseg,
-                       const char *id, char *err)
+int report_html_series(FILE *f, const struct report_html_segment *seg, size_t nseg, const char *id,
+                       char *err)
 {
     double total = 0;
     bool delivery = false, any = false;
@@ -378,15 +387,14 @@ int report_html(FILE *f, const struct load_result *r, const struct profile *p, c
             r->interrupted ? " (interrupted: what ran before the signal)" : "");
     fprintf(f, "<dt>Requests</dt><dd id=\"total-requests\">%" PRIu64 "</dd>\n", t->requests);
     fprintf(f, "<dt>Failed</dt><dd id=\"total-failed\">%" PRIu64 "</dd>\n", t->failed);
-    fprintf(f, "<dt>Throughput</dt><dd>%.1f req/s</dd>\n",
-            load_stats_throughput(t, r->duration_s));
+    fprintf(f, "<dt>Throughput</dt><dd>%.1f req/s</dd>\n", load_stats_throughput(t, r->duration_s));
     fprintf(f, "<dt>Latency</dt><dd>p50 %s, p95 %s, p99 %s</dd>\n",
             report_fmt_lat(hist_percentile(&t->latency, 50), a),
             report_fmt_lat(hist_percentile(&t->latency, 95), b),
             report_fmt_lat(hist_percentile(&t->latency, 99), c));
     fprintf(f, "<dt>Verdict</dt><dd class=\"%s\">%s</dd>\n</dl>\n", verdict_name(r->verdict),
             verdict_name(r->verdict));
-    fprintf(f, "<h2>Over time</h2>\n<p>One point per %g s of the measured window", 
+    fprintf(f, "<h2>Over time</h2>\n<p>One point per %g s of the measured window",
             r->series.interval_s);
     fprintf(f, " (at most %d points: a longer window doubles the interval).</p>\n",
             SERIES_MAX_POINTS);

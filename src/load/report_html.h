@@ -26,8 +26,8 @@ void report_html_esc(FILE *f, const char *s);
 /* Writes the charts of the segments, one timeline, as <figure> elements whose ids start with
  * id (an HTML id; not escaped), then a table of the points (class "series"). Nothing when no
  * segment has a point. Returns 0 or -EIO. Borrows everything. */
-int report_html_series(FILE *f, const struct report_html_segment *seg, size_t nseg,
-                       const char *id, char *err);
+int report_html_series(FILE *f, const struct report_html_segment *seg, size_t nseg, const char *id,
+                       char *err);
 
 /* Writes a whole self-contained page for one run: what ran, the totals, the charts and the
  * table of points. p may be NULL. Returns 0 or -EIO with err. Borrows everything. */

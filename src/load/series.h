@@ -34,9 +34,9 @@ struct series_slot {
 };
 
 struct series_rec {
-    int64_t origin_ns;   /* the window's start, in the recording thread's clock */
-    int64_t interval_ns; /* SERIES_BASE_NS x 2^k */
-    size_t n;            /* slots in use: every slot below n is initialised */
+    int64_t origin_ns;         /* the window's start, in the recording thread's clock */
+    int64_t interval_ns;       /* SERIES_BASE_NS x 2^k */
+    size_t n;                  /* slots in use: every slot below n is initialised */
     struct series_slot *slots; /* owned: SERIES_MAX_POINTS */
     struct series_slot *cur;   /* the slot of [cur_lo, cur_hi): the hot path's only test */
     int64_t cur_lo, cur_hi;

@@ -87,8 +87,7 @@ static int latency(const cJSON *o, const char *k, size_t i, uint64_t *out, char 
     return rc;
 }
 
-static int point_parse(const cJSON *pt, size_t i, bool delivery, struct series_point *p,
-                       char *err)
+static int point_parse(const cJSON *pt, size_t i, bool delivery, struct series_point *p, char *err)
 {
     int rc;
     if (!cJSON_IsObject(pt))
@@ -146,8 +145,8 @@ int series_json_parse(const cJSON *o, struct load_series *out, char *err)
         if ((rc = point_parse(pt, i, out->delivery, p, err)))
             goto out;
         if (fabs(p->t_s - (double)i * out->interval_s) > 1e-3) {
-            rc = err_set(err, -EINVAL, "series[%zu].t: expected %g", i,
-                         (double)i * out->interval_s);
+            rc =
+                err_set(err, -EINVAL, "series[%zu].t: expected %g", i, (double)i * out->interval_s);
             goto out;
         }
         /* The last point may be shorter than the interval: its rate says by how much. */

@@ -18,8 +18,8 @@
 
 struct admin {
     struct lws_context *ctx;
-    struct metrics *m;   /* borrowed; NULL: no health or metrics paths */
-    progress_srv_t *ps;  /* borrowed; NULL: no progress page */
+    struct metrics *m;  /* borrowed; NULL: no health or metrics paths */
+    progress_srv_t *ps; /* borrowed; NULL: no progress page */
     struct lws_protocols protocols[3];
     struct lws_protocol_vhost_options pvo_default, pvo;
     pthread_t thread;
@@ -140,7 +140,6 @@ static int callback_http(struct lws *wsi, enum lws_callback_reasons reason, void
     }
     return lws_callback_http_dummy(wsi, reason, user, in, len);
 }
-
 
 static void lws_log_emit(int level, const char *line)
 {
@@ -270,8 +269,8 @@ int admin_start(const char *addr, struct metrics *m, progress_srv_t *ps, admin_t
     a->m = m;
     a->ps = ps;
     atomic_init(&a->stop, 0);
-    a->protocols[0] = (struct lws_protocols){"http", callback_http, sizeof(struct session), 0, 0,
-                                             NULL, 0};
+    a->protocols[0] =
+        (struct lws_protocols){"http", callback_http, sizeof(struct session), 0, 0, NULL, 0};
     if (ps) {
         progress_srv_protocol(ps, &a->protocols[1]);
         /* A WebSocket upgrade that names no subprotocol (a browser's, most clients') goes to

@@ -493,14 +493,18 @@ void annot_request_free(struct annot_request *req)
     memset(req, 0, sizeof(*req));
 }
 
+bool annot_shared_target(const struct annot_request *req)
+{
+    return req->mode == ANNOT_MODE_IN_PLACE || req->mode == ANNOT_MODE_RESIZE ||
+           req->target == ANNOT_TARGET_URL;
+}
+
 int annot_check_load_ceiling(const struct annot_request *req, const struct profile_search *search,
                              char *err)
 {
     char q[SHOW_LEN + 4], where[SHOW_LEN + 64];
 
-    if (search->mode != PROFILE_SEARCH_CAPACITY || search->max_rps > 0 ||
-        (req->mode != ANNOT_MODE_IN_PLACE && req->mode != ANNOT_MODE_RESIZE &&
-         req->target != ANNOT_TARGET_URL))
+    if (search->mode != PROFILE_SEARCH_CAPACITY || search->max_rps > 0 || !annot_shared_target(req))
         return 0;
     if (req->profile)
         snprintf(where, sizeof(where), "the profile (ConfigMap %s, key profile.yaml)",

@@ -107,6 +107,10 @@ int annot_parse_resweep(const char *mode, const char *interval, int *on /* OUT *
  * variants; the reason ("configs: bad variant '2@x/1Gi': ...") names the bad token. Borrows s. */
 int annot_check_configs(const char *s, size_t *nvariants /* OUT */, char *err);
 
+/* Whether real users share what a sweep of req loads: a URL target (a Service or ingress), or
+ * in-place and resize modes (the Deployment's own pods). The one place the operator decides it. */
+bool annot_shared_target(const struct annot_request *req);
+
 /* The load ceiling rule: a capacity search against a URL target (a Service or ingress that real
  * users share) or in in-place mode (the Deployment real users reach) must not search upwards
  * without a ceiling, so it needs the profile's search.max_rps. Returns 0, or -EINVAL with a

@@ -1,7 +1,8 @@
 #ifndef SIZEUP_OPERATOR_JOB_INTERNAL_H
 #define SIZEUP_OPERATOR_JOB_INTERNAL_H
 
-/* Shared between job.c (the job's life cycle and its writes to the API) and job_sweep.c (the
+/* Shared between job.c (the job's life cycle and its writes to the API), job_request.c (the
+ * request's checks, START and RECOVER), job_state.c (the progress document) and job_run.c (the
  * sweep itself, through the sweep runner and the Kubernetes platform). Not for other modules. */
 
 #include <cjson/cJSON.h>
@@ -11,6 +12,8 @@
 #include "sweep/advisor.h"
 #include "sweep/output.h"
 #include "sweep/platform.h"
+#include "sweep/progress_feed.h"
+#include "sweep/runner.h"
 #include "sweep/variant.h"
 #include "operator/annotations.h"
 #include "operator/job.h"
@@ -50,6 +53,14 @@ int job_sweep(struct jctx *x, char *err);
  * ConfigMap's progress, or restores the original and marks it failed. */
 int job_recover(struct jctx *x, char *err);
 
+#define JOB_STATUS_LEN 64 /* "running 12/64, about 1h20m left" */
+
+/* The status of a running sweep into out: "running k/n" (k variants finished of n), then, when
+ * an estimate is known (eta_s > 0), ", about X left" with X rounded for people: 10 s steps below
+ * a minute, minutes below an hour, then hours and minutes. Scripts match the "running k/n"
+ * prefix. Returns out. */
+const char *job_status_running(size_t k, size_t n, double eta_s, char out[JOB_STATUS_LEN]);
+
 /* Everything one sweep carries between the runner's callbacks. */
 struct sweep_job {
     struct jctx *x;
@@ -71,26 +82,43 @@ struct sweep_job {
     char *previous;
     char comparison[RESWEEP_IMAGES_MAX + 512];
     int significant;
-    char images[RESWEEP_IMAGES_MAX]; /* the images swept, from the Deployment as read */
-    char container[64];              /* the sized container's name */
-    char gen_for[64];                /* the generator Jobs' label naming the Deployment */
+    char images[RESWEEP_IMAGES_MAX];   /* the images swept, from the Deployment as read */
+    char container[64];                /* the sized container's name */
+    char gen_for[64];                  /* the generator Jobs' label naming the Deployment */
+    char feed_name[PROGRESS_NAME_MAX]; /* "namespace/name" in the live progress feed */
+    /* The status while it runs: the runner's last estimate of the time left (eta_s < 0: none
+     * yet) and when it came (monotonic s), and the last status written and when. */
+    double eta_s, eta_at;
+    char status[JOB_STATUS_LEN];
+    double status_at;
 };
+
+/* Status writes while a sweep runs are at most one every this many seconds (a variant's end is
+ * always written): each is a write to the Deployment every watcher of it sees. */
+#define JOB_STATUS_MIN_INTERVAL_S 5.0
 
 /* Frees what sj owns (not sj->x). */
 void job_sweep_job_free(struct sweep_job *sj);
 
-/* The progress document (state.json) for rows[0..n) of sj, phase "running", "done", ... Owned
+/* The progress document (state.json) for rows[0..n) of sj, phase "running", "done", ...: each
+ * row's figures and, after a capacity search, its capacity result in compact form (the step
+ * tables left out when the document would pass the room the output path keeps for it). Owned
  * string (free()), NULL when out of memory. */
 char *job_state_json(const struct sweep_job *sj, const struct advisor_row *rows, size_t n,
                      const char *phase);
 
 /* Parses the progress document text (borrowed, may be NULL) of a sweep: when it belongs to
  * this sweep value, Deployment uid and variant list, and its rows match the first variants of
- * all, returns 0 with *prior an owned array (free()) of *nprior measured rows. -ENOENT when
- * the document is missing, malformed or not this sweep's; -ENOMEM. */
+ * all, returns 0 with *prior an owned array (free()) of *nprior measured rows, capacity results
+ * included. -ENOENT when the document is missing, malformed or not this sweep's; -ENOMEM. */
 int job_progress_parse(const char *text, const char *sweep, const char *uid, const char *configs,
                        const struct variant_list *all, struct advisor_row **prior /* OUT */,
                        size_t *nprior /* OUT */);
+
+/* The sweep runner's options for sj (sj->todo on sj->plat, the job's stop flag, the progress and
+ * row callbacks). shared_target is set for a URL target, in-place and resize modes, so the runner
+ * refuses a capacity search there without search.max_rps even if validation let one through. */
+void job_sweep_opts(struct sweep_job *sj, struct sweep_opts *so /* OUT */);
 
 /* Runs sj->todo (validated, status already "running 0/n" or resumed) through the sweep runner
  * on the Kubernetes platform and reports the end: ConfigMap, status, Events, metrics. */

@@ -1,13 +1,12 @@
 /* A sweep request checked against the cluster before anything is changed (profile ConfigMap,
- * variant list, values paths, container and port), the progress document in the ConfigMap, and
- * the START and RECOVER entry points. The sweep itself is in job_run.c. */
+ * variant list, values paths, container and port), and the START and RECOVER entry points. The
+ * progress document is in job_state.c, the sweep itself in job_run.c. */
 
 #include <errno.h>
 #include <netdb.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,119 +17,7 @@
 #include "load/profile_override.h"
 #include "operator/job_internal.h"
 
-#define PROFILE_KEY   "profile.yaml"
-#define STATE_VERSION 1
-
-/* ---- progress state in the ConfigMap ---------------------------------------------------- */
-
-static cJSON *row_to_json(const struct advisor_row *r)
-{
-    cJSON *o = cJSON_CreateObject();
-    if (!o)
-        return NULL;
-    cJSON_AddStringToObject(o, "spec", r->variant.spec);
-    cJSON_AddBoolToObject(o, "measured", r->measured);
-    cJSON_AddStringToObject(o, "note", r->note);
-    cJSON_AddStringToObject(o, "fail", platform_fail_name(r->fail));
-    cJSON_AddNumberToObject(o, "throughput_rps", r->throughput_rps);
-    cJSON_AddNumberToObject(o, "p50_us", (double)r->p50_us);
-    cJSON_AddNumberToObject(o, "p95_us", (double)r->p95_us);
-    cJSON_AddNumberToObject(o, "p99_us", (double)r->p99_us);
-    cJSON_AddNumberToObject(o, "error_rate", r->error_rate);
-    cJSON_AddNumberToObject(o, "requests", (double)r->requests);
-    cJSON_AddNumberToObject(o, "cpu_cores_used", r->cpu_cores_used);
-    cJSON_AddNumberToObject(o, "peak_memory_bytes", (double)r->peak_memory_bytes);
-    cJSON_AddNumberToObject(o, "gen_cores", r->gen_cores);
-    cJSON_AddNumberToObject(o, "host_other_cores", r->host_other_cores);
-    cJSON_AddNumberToObject(o, "flags", r->flags);
-    if (r->applied_by[0])
-        cJSON_AddStringToObject(o, "applied_by", r->applied_by);
-    return o;
-}
-
-static double num(const cJSON *o, const char *k, double dflt)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-    return cJSON_IsNumber(v) && isfinite(v->valuedouble) ? v->valuedouble : dflt;
-}
-
-/* num() clamped to [lo, hi] before conversion: a hand-edited state must not make a float to
- * integer conversion overflow (undefined behaviour) or a nonsense figure. */
-static double clamped(const cJSON *o, const char *k, double dflt, double lo, double hi)
-{
-    double v = num(o, k, dflt);
-    return v < lo ? lo : v > hi ? hi : v;
-}
-
-#define U64_CAP 9.0e18 /* below UINT64_MAX and INT64_MAX, exactly representable */
-
-/* Reads a row written by row_to_json; the spec must parse and match want. */
-static int row_from_json(const cJSON *o, const struct variant *want, struct advisor_row *r)
-{
-    const cJSON *spec = cJSON_GetObjectItemCaseSensitive(o, "spec");
-    const cJSON *note = cJSON_GetObjectItemCaseSensitive(o, "note");
-
-    memset(r, 0, sizeof(*r));
-    if (!cJSON_IsString(spec) || variant_parse(spec->valuestring, &r->variant, NULL) != 0 ||
-        strcmp(r->variant.spec, want->spec) != 0)
-        return -EINVAL;
-    r->measured = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "measured"));
-    if (cJSON_IsString(note))
-        snprintf(r->note, sizeof(r->note), "%s", note->valuestring);
-    /* The failure kind by its name (the advisor reads OOM kills from it); unknown: NONE. */
-    const cJSON *fail = cJSON_GetObjectItemCaseSensitive(o, "fail");
-    for (int k = PLATFORM_FAIL_NONE; cJSON_IsString(fail) && k <= PLATFORM_FAIL_CANCELLED; k++)
-        if (strcmp(fail->valuestring, platform_fail_name((enum platform_fail)k)) == 0)
-            r->fail = (enum platform_fail)k;
-    r->throughput_rps = clamped(o, "throughput_rps", 0, 0, 1e12);
-    r->p50_us = (uint64_t)clamped(o, "p50_us", 0, 0, U64_CAP);
-    r->p95_us = (uint64_t)clamped(o, "p95_us", 0, 0, U64_CAP);
-    r->p99_us = (uint64_t)clamped(o, "p99_us", 0, 0, U64_CAP);
-    r->error_rate = clamped(o, "error_rate", 0, 0, 1);
-    r->requests = (uint64_t)clamped(o, "requests", 0, 0, U64_CAP);
-    r->cpu_cores_used = clamped(o, "cpu_cores_used", -1, -1, 1e6);
-    r->peak_memory_bytes = (int64_t)clamped(o, "peak_memory_bytes", -1, -1, U64_CAP);
-    r->gen_cores = clamped(o, "gen_cores", -1, -1, 1e6);
-    r->host_other_cores = clamped(o, "host_other_cores", -1, -1, 1e6);
-    r->flags = (unsigned)clamped(o, "flags", 0, 0, 0xffffffffu);
-    /* Only the values a platform writes: a hand-edited state cannot put text in results.json. */
-    const char *by = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "applied_by"));
-    if (by && (strcmp(by, "rollout") == 0 || strcmp(by, "resize") == 0))
-        snprintf(r->applied_by, sizeof(r->applied_by), "%s", by);
-    return 0;
-}
-
-char *job_state_json(const struct sweep_job *sj, const struct advisor_row *rows, size_t n,
-                     const char *phase)
-{
-    cJSON *o = cJSON_CreateObject(), *arr;
-    char ts[40] = "";
-    struct timespec now;
-    char *text = NULL;
-
-    if (!o)
-        return NULL;
-    clock_gettime(CLOCK_REALTIME, &now);
-    kube_time_format(&now, 0, ts, sizeof(ts));
-    cJSON_AddNumberToObject(o, "version", STATE_VERSION);
-    cJSON_AddStringToObject(o, "sweep", sj->x->j->handled);
-    cJSON_AddStringToObject(o, "uid", sj->x->j->uid);
-    cJSON_AddStringToObject(o, "mode", annot_mode_name(sj->x->req.mode));
-    cJSON_AddStringToObject(o, "configs", sj->configs);
-    cJSON_AddNumberToObject(o, "total", (double)sj->all.n);
-    cJSON_AddNumberToObject(o, "done", (double)n);
-    cJSON_AddStringToObject(o, "phase", phase);
-    cJSON_AddStringToObject(o, "updated", ts);
-    arr = cJSON_AddArrayToObject(o, "rows");
-    for (size_t i = 0; arr && i < n; i++) {
-        cJSON *r = row_to_json(&rows[i]);
-        if (r)
-            cJSON_AddItemToArray(arr, r);
-    }
-    text = cJSON_Print(o);
-    cJSON_Delete(o);
-    return text;
-}
+#define PROFILE_KEY "profile.yaml"
 
 /* Loads the profile named by the request (or the built-in default). A missing ConfigMap, key
  * or malformed YAML is the user's: -EINVAL with the reason. */
@@ -368,50 +255,6 @@ int job_sweep(struct jctx *x, char *err)
     rc = job_run_sweep(&sj, err);
 out:
     job_sweep_job_free(&sj);
-    return rc;
-}
-
-int job_progress_parse(const char *text, const char *sweep, const char *uid, const char *configs,
-                       const struct variant_list *all, struct advisor_row **prior, size_t *nprior)
-{
-    cJSON *st = NULL;
-    struct advisor_row *rows_out = NULL;
-    int rc = -ENOENT;
-
-    *prior = NULL;
-    *nprior = 0;
-    if (!text || !(st = cJSON_Parse(text)))
-        goto out;
-    const cJSON *ver = cJSON_GetObjectItemCaseSensitive(st, "version");
-    const cJSON *sw = cJSON_GetObjectItemCaseSensitive(st, "sweep");
-    const cJSON *id = cJSON_GetObjectItemCaseSensitive(st, "uid");
-    const cJSON *cfg = cJSON_GetObjectItemCaseSensitive(st, "configs");
-    const cJSON *rows = cJSON_GetObjectItemCaseSensitive(st, "rows");
-    /* Progress of another sweep, another Deployment of the same name, or another variant list
-     * is not this sweep's: start over rather than mix results. */
-    if (!cJSON_IsNumber(ver) || ver->valueint != STATE_VERSION || !cJSON_IsString(sw) ||
-        strcmp(sw->valuestring, sweep) != 0 || !cJSON_IsString(id) ||
-        strcmp(id->valuestring, uid) != 0 || !cJSON_IsString(cfg) ||
-        strcmp(cfg->valuestring, configs) != 0 || !cJSON_IsArray(rows))
-        goto out;
-    size_t k = (size_t)cJSON_GetArraySize(rows);
-    if (k > all->n)
-        goto out;
-    rows_out = calloc(k ? k : 1, sizeof(*rows_out));
-    if (!rows_out) {
-        rc = -ENOMEM;
-        goto out;
-    }
-    for (size_t i = 0; i < k; i++)
-        if (row_from_json(cJSON_GetArrayItem(rows, (int)i), &all->items[i], &rows_out[i]))
-            goto out;
-    *prior = rows_out;
-    *nprior = k;
-    rows_out = NULL;
-    rc = 0;
-out:
-    free(rows_out);
-    cJSON_Delete(st);
     return rc;
 }
 

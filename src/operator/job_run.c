@@ -58,8 +58,15 @@ static int write_outputs(struct sweep_job *sj, const struct sweep *s,
     d.workload.images = sj->images[0] ? sj->images : NULL;
     d.previous_results = sj->previous;
     if (sj->previous) {
-        resweep_compare(sj->previous, rows, n, sj->comparison, sizeof(sj->comparison),
-                        &sj->significant);
+        /* Capacity against capacity by sizeup compare's test; else throughput and p95. */
+        cJSON *cur = output_results_json(&d);
+        char *cur_text = cur ? cJSON_PrintUnformatted(cur) : NULL;
+        if (resweep_compare_capacity(sj->previous, cur_text, sj->comparison, sizeof(sj->comparison),
+                                     &sj->significant) != 0)
+            resweep_compare(sj->previous, rows, n, sj->comparison, sizeof(sj->comparison),
+                            &sj->significant);
+        free(cur_text);
+        cJSON_Delete(cur);
         d.comparison = sj->comparison;
     }
     output_no_rec_sentence(&d, sj->no_rec, sizeof(sj->no_rec));
@@ -98,6 +105,69 @@ static struct advisor_row *all_rows(const struct sweep_job *sj, const struct swe
     return rows;
 }
 
+static double mono_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+const char *job_status_running(size_t k, size_t n, double eta_s, char out[JOB_STATUS_LEN])
+{
+    long s = eta_s > 0 && eta_s < 1e7 ? (long)ceil(eta_s) : 0;
+    if (s <= 0)
+        snprintf(out, JOB_STATUS_LEN, "running %zu/%zu", k, n);
+    else if (s < 60)
+        snprintf(out, JOB_STATUS_LEN, "running %zu/%zu, about %lds left", k, n,
+                 s < 10 ? 10 : (s + 5) / 10 * 10);
+    else if (s < 3600)
+        snprintf(out, JOB_STATUS_LEN, "running %zu/%zu, about %ldm left", k, n, (s + 30) / 60);
+    else
+        snprintf(out, JOB_STATUS_LEN, "running %zu/%zu, about %ldh%02ldm left", k, n, s / 3600,
+                 (s % 3600 + 30) / 60 > 59 ? 59 : (s % 3600 + 30) / 60);
+    return out;
+}
+
+/* The runner's estimate of the time left, aged by the time since it came; < 0 when none. */
+static double eta_now(const struct sweep_job *sj)
+{
+    if (sj->eta_s < 0)
+        return -1;
+    double left = sj->eta_s - (mono_s() - sj->eta_at);
+    return left > 0 ? left : 0;
+}
+
+/* Writes the running status of k finished variants, at most once every
+ * JOB_STATUS_MIN_INTERVAL_S unless forced (a variant's end), and never the same text twice. A
+ * failed write is logged: progress is not worth stopping a sweep for. */
+static void put_running_status(struct sweep_job *sj, size_t k, bool force)
+{
+    struct jctx *x = sj->x;
+    char status[JOB_STATUS_LEN], serr[ERR_LEN] = "";
+    double now = mono_s();
+
+    job_status_running(k, sj->all.n, eta_now(sj), status);
+    if (strcmp(status, sj->status) == 0 ||
+        (!force && now - sj->status_at < JOB_STATUS_MIN_INTERVAL_S))
+        return;
+    if (job_set_status(x, status, NULL, serr) != 0) {
+        log_warn("sweep.status", "namespace=%s deployment=%s error=\"%s\"", x->j->ns, x->j->name,
+                 LOGQ(serr));
+        return;
+    }
+    snprintf(sj->status, sizeof(sj->status), "%s", status);
+    sj->status_at = now;
+}
+
+static void on_progress(void *ud, const struct sweep_progress *p)
+{
+    struct sweep_job *sj = ud;
+
+    sj->eta_s = p->eta_s;
+    sj->eta_at = mono_s();
+    put_running_status(sj, sj->nprior + p->index, false);
+}
+
 static enum metrics_verdict to_metric(const struct advisor_row *r, const struct advice *a, size_t i)
 {
     if (!r->measured)
@@ -127,7 +197,7 @@ static int on_row_done(void *ud, const struct sweep *s, size_t index, char *err)
     struct sweep_job *sj = ud;
     struct jctx *x = sj->x;
     size_t n = 0;
-    char status[64], lat[32];
+    char lat[32], left[JOB_STATUS_LEN] = "";
     int rc;
 
     if (!row_complete(&s->rows[index]))
@@ -143,14 +213,20 @@ static int on_row_done(void *ud, const struct sweep *s, size_t index, char *err)
     const struct advisor_row *r = &rows[n - 1];
     if (sj->have_advice)
         metrics_variant(x->env->m, to_metric(r, &sj->advice, n - 1));
+    /* The Events say what the status says: the time left, while variants are left. */
+    if (n < sj->all.n && eta_now(sj) > 0) {
+        char st[JOB_STATUS_LEN];
+        const char *about = strstr(job_status_running(n, sj->all.n, eta_now(sj), st), ", about");
+        snprintf(left, sizeof(left), "%s", about ? about : "");
+    }
     if (!r->measured)
-        job_event(x, "Warning", "VariantFailed", "variant %zu/%zu %s FAILED: %s", n, sj->all.n,
-                  r->variant.spec, r->note);
+        job_event(x, "Warning", "VariantFailed", "variant %zu/%zu %s FAILED: %s%s", n, sj->all.n,
+                  r->variant.spec, r->note, left);
     else if (sj->have_advice)
         job_event(x, "Normal", "VariantMeasured",
-                  "variant %zu/%zu %s: %s, %.1f req/s, p95 %s, errors %.2f%%", n, sj->all.n,
+                  "variant %zu/%zu %s: %s, %.1f req/s, p95 %s, errors %.2f%%%s", n, sj->all.n,
                   r->variant.spec, verdict_name(sj->advice.rows[n - 1].verdict), r->throughput_rps,
-                  output_fmt_latency(r->p95_us, lat), r->error_rate * 100);
+                  output_fmt_latency(r->p95_us, lat), r->error_rate * 100, left);
     log_info("sweep.result",
              "namespace=%s deployment=%s index=%zu total=%zu spec=%s measured=%d "
              "rps=%.1f p95_us=%llu",
@@ -158,11 +234,7 @@ static int on_row_done(void *ud, const struct sweep *s, size_t index, char *err)
              r->throughput_rps, (unsigned long long)r->p95_us);
     /* A variant finished is progress even when the status write fails: do not
      * stop for it. */
-    snprintf(status, sizeof(status), "running %zu/%zu", n, sj->all.n);
-    char serr[ERR_LEN] = "";
-    if (job_set_status(x, status, NULL, serr) != 0)
-        log_warn("sweep.status", "namespace=%s deployment=%s error=\"%s\"", x->j->ns, x->j->name,
-                 LOGQ(serr));
+    put_running_status(sj, n, true);
     free(rows);
     return rc;
 }
@@ -212,6 +284,27 @@ static int make_load_source(struct sweep_job *sj, unsigned n, struct loadjob_con
     return loadjob_source_new(gen, out, err);
 }
 
+void job_sweep_opts(struct sweep_job *sj, struct sweep_opts *so)
+{
+    struct jctx *x = sj->x;
+
+    memset(so, 0, sizeof(*so));
+    so->platform = &sj->plat;
+    so->profile = &sj->profile;
+    so->variants = &sj->todo;
+    so->stop = &x->j->stop;
+    so->progress = on_progress;
+    so->progress_ud = sj;
+    so->row_done = on_row_done;
+    so->row_done_ud = sj;
+    /* Validation refused such a capacity search without a ceiling already; the runner checks
+     * again, so no later change of the validation can let one overload production. */
+    so->shared_target = annot_shared_target(&x->req);
+    snprintf(sj->feed_name, sizeof(sj->feed_name), "%s/%s", x->j->ns, x->j->name);
+    so->feed = x->env ? x->env->feed : NULL; /* no feed without the operator (tests) */
+    so->feed_name = sj->feed_name;
+}
+
 int job_run_sweep(struct sweep_job *sj, char *err)
 {
     struct jctx *x = sj->x;
@@ -226,6 +319,8 @@ int job_run_sweep(struct sweep_job *sj, char *err)
     rc = make_platform(sj, req_mode(x), &sj->plat, err);
     if (rc)
         goto failed;
+    job_sweep_opts(sj, &so);
+    sj->eta_s = -1;
     if (x->req.generators > 1) {
         rc = make_load_source(sj, x->req.generators, &gen, &src, err);
         if (rc)
@@ -237,16 +332,6 @@ int job_run_sweep(struct sweep_job *sj, char *err)
          * step it cannot deliver goes on from generator pods (where they are configured). */
         so.load_source_more = &src;
     }
-    so.platform = &sj->plat;
-    so.profile = &sj->profile;
-    so.variants = &sj->todo;
-    so.stop = &x->j->stop;
-    so.row_done = on_row_done;
-    so.row_done_ud = sj;
-    char feed_name[PROGRESS_NAME_MAX];
-    snprintf(feed_name, sizeof(feed_name), "%s/%s", x->j->ns, x->j->name);
-    so.feed = x->env->feed;
-    so.feed_name = feed_name;
     if (sj->todo.n) {
         rc = sweep_run(&so, &s, err);
     } else {

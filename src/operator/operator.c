@@ -52,9 +52,9 @@ struct op {
     kube_config_t *cfg;
     struct metrics m;
     admin_t *admin;
-    progress_feed_t *feed;  /* every running sweep's live numbers */
+    progress_feed_t *feed; /* every running sweep's live numbers */
     progress_srv_t *progress;
-    progress_auth_t *auth;  /* with progress_public */
+    progress_auth_t *auth; /* with progress_public */
     char identity[254];
     char lease_ns[64];
     const char *lease_name;

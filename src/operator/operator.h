@@ -24,11 +24,11 @@ struct operator_opts {
     const char *kubeconfig;        /* NULL: $KUBECONFIG, in-cluster, ~/.kube/config */
     const char *const *namespaces; /* borrowed; nnamespaces == 0: every namespace */
     size_t nnamespaces;
-    const char *admin_addr;      /* NULL: ":8081"; "" or "off": no admin server */
-    int progress_public; /* serve the progress page off loopback, to TokenReview'd readers */
-    int max_concurrent;          /* sweeps at once, >= 1 */
-    int leader_elect;            /* act only while holding the Lease */
-    const char *lease_name;      /* NULL: OPERATOR_DEFAULT_LEASE */
+    const char *admin_addr; /* NULL: ":8081"; "" or "off": no admin server */
+    int progress_public;    /* serve the progress page off loopback, to TokenReview'd readers */
+    int max_concurrent;     /* sweeps at once, >= 1 */
+    int leader_elect;       /* act only while holding the Lease */
+    const char *lease_name; /* NULL: OPERATOR_DEFAULT_LEASE */
     const char *lease_namespace; /* NULL: the kubeconfig's / service account's namespace */
     const char *identity;        /* NULL: $POD_NAME, else hostname-pid */
     int lease_duration_s;        /* 0: OPERATOR_LEASE_DURATION_S */

@@ -61,7 +61,8 @@ static bool on_loopback(struct lws *wsi)
     }
     if (ss.ss_family == AF_INET6) {
         const struct in6_addr *a = &((const struct sockaddr_in6 *)&ss)->sin6_addr;
-        static const unsigned char v4l[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 127, 0, 0, 1};
+        static const unsigned char v4l[16] = {0, 0, 0,    0,    0,   0, 0, 0,
+                                              0, 0, 0xff, 0xff, 127, 0, 0, 1};
         return IN6_IS_ADDR_LOOPBACK(a) || memcmp(a->s6_addr, v4l, 16) == 0;
     }
     return false;

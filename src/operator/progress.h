@@ -11,7 +11,8 @@
  * address, but then every request off loopback needs `Authorization: Bearer <token>` that the
  * auth callback accepts (the operator: TokenReview and SubjectAccessReview). Bounded per client:
  * one message queued at a time behind a PROGRESS_SNDBUF kernel buffer, a client that has not
- * taken a message for PROGRESS_SLOW_S is dropped, at most PROGRESS_MAX_CLIENTS at once. Nothing a client sends is read but the close. */
+ * taken a message for PROGRESS_SLOW_S is dropped, at most PROGRESS_MAX_CLIENTS at once. Nothing a
+ * client sends is read but the close. */
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -34,10 +35,10 @@ struct lws_protocols;
 typedef int (*progress_auth_fn)(void *ud, const char *token, char *err);
 
 struct progress_srv_opts {
-    progress_feed_t *feed;  /* borrowed; must outlive the server */
-    bool loopback_only;     /* refuse connections that did not arrive on loopback ... */
-    bool public_;           /* ... unless this is set: then they need a token auth accepts */
-    progress_auth_fn auth;  /* required with public_ */
+    progress_feed_t *feed; /* borrowed; must outlive the server */
+    bool loopback_only;    /* refuse connections that did not arrive on loopback ... */
+    bool public_;          /* ... unless this is set: then they need a token auth accepts */
+    progress_auth_fn auth; /* required with public_ */
     void *auth_ud;
 };
 
@@ -45,8 +46,7 @@ typedef struct progress_srv progress_srv_t;
 
 /* A server's state for its protocols (not yet listening). Returns 0, -EINVAL (public_ without
  * auth) or -ENOMEM. Free with progress_srv_free after the lws context that used it. */
-int progress_srv_new(const struct progress_srv_opts *o, progress_srv_t **out /* OUT */,
-                     char *err);
+int progress_srv_new(const struct progress_srv_opts *o, progress_srv_t **out /* OUT */, char *err);
 void progress_srv_free(progress_srv_t *ps);
 
 /* The WebSocket protocol's table entry, for a context's protocol list (its user is ps). */

@@ -9,11 +9,11 @@
 #include <cJSON.h>
 #include <openssl/evp.h>
 
-#define CACHE_SLOTS    32
-#define TOKEN_MAX      8192
-#define PROGRESS_URL   "/progress"
-#define TOKENREVIEWS   "/apis/authentication.k8s.io/v1/tokenreviews"
-#define ACCESSREVIEWS  "/apis/authorization.k8s.io/v1/subjectaccessreviews"
+#define CACHE_SLOTS   32
+#define TOKEN_MAX     8192
+#define PROGRESS_URL  "/progress"
+#define TOKENREVIEWS  "/apis/authentication.k8s.io/v1/tokenreviews"
+#define ACCESSREVIEWS "/apis/authorization.k8s.io/v1/subjectaccessreviews"
 
 struct cache_entry {
     unsigned char hash[32];
@@ -120,8 +120,7 @@ static int review_access(progress_auth_t *a, cJSON *review, cJSON *spec, char *e
         !cJSON_AddStringToObject(review, "kind", "SubjectAccessReview") ||
         !(nr = cJSON_AddObjectToObject(spec, "nonResourceAttributes")) ||
         !cJSON_AddStringToObject(nr, "path", PROGRESS_URL) ||
-        !cJSON_AddStringToObject(nr, "verb", "get") ||
-        !(body = cJSON_PrintUnformatted(review)))
+        !cJSON_AddStringToObject(nr, "verb", "get") || !(body = cJSON_PrintUnformatted(review)))
         return err_set(err, rc, "out of memory");
     rc = kube_request(a->client, "POST", ACCESSREVIEWS, body, NULL, 0, &resp, err);
     free(body);

@@ -11,6 +11,7 @@
 
 #include "kube/objects.h"
 #include "operator/annotations.h"
+#include "sweep/compare.h"
 #include "sweep/output.h"
 
 void resweep_images(const cJSON *deploy, char *out, size_t len)
@@ -215,4 +216,82 @@ int resweep_compare(const char *previous, const struct advisor_row *rows, size_t
 out:
     cJSON_Delete(prev);
     return rc;
+}
+
+/* "since image web=app:1" or "since the previous sweep", from the previous results' images. */
+static void since_words(const char *previous, char *out, size_t len)
+{
+    cJSON *prev = cJSON_Parse(previous);
+    const cJSON *images = prev ? cJSON_GetObjectItemCaseSensitive(prev, "images") : NULL;
+    if (cJSON_IsString(images) && images->valuestring[0])
+        snprintf(out, len, "since image %s", images->valuestring);
+    else
+        snprintf(out, len, "since the previous sweep");
+    cJSON_Delete(prev);
+}
+
+int resweep_compare_capacity(const char *previous, const char *current, char *out, size_t len,
+                             int *significant)
+{
+    struct compare_file a = {0}, b = {0};
+    struct compare_report r = {0};
+    char err[ERR_LEN], since[RESWEEP_IMAGES_MAX + 16];
+    int rc;
+
+    if (significant)
+        *significant = 0;
+    if (!previous || !current)
+        return -ENOENT;
+    rc = compare_parse(previous, strlen(previous), "previous-results.json", &a, err);
+    if (rc == 0)
+        rc = compare_parse(current, strlen(current), "results.json", &b, err);
+    if (rc == 0)
+        rc = compare_run(&a, &b, -1, &r);
+    if (rc)
+        goto out;
+    /* The variant whose capacity moved most, among those with a capacity on both sides. */
+    const struct compare_row *best = NULL;
+    size_t compared = 0, sig = 0;
+    for (size_t i = 0; i < r.n; i++) {
+        const struct compare_cell *c = &r.rows[i].cell[COMPARE_CAPACITY];
+        if (!c->have_a || !c->have_b || isnan(c->change_pct))
+            continue;
+        compared++;
+        sig += c->significant;
+        const struct compare_cell *bc = best ? &best->cell[COMPARE_CAPACITY] : NULL;
+        /* A significant change outranks a larger one the test could not confirm. */
+        if (!bc || (c->significant && !bc->significant) ||
+            (c->significant == bc->significant && fabs(c->change_pct) > fabs(bc->change_pct)))
+            best = &r.rows[i];
+    }
+    if (!best) {
+        rc = -ENOENT;
+        goto out;
+    }
+    const struct compare_cell *c = &best->cell[COMPARE_CAPACITY];
+    since_words(previous, since, sizeof(since));
+    char test[96];
+    if (c->why == COMPARE_WHY_TESTED || c->why == COMPARE_WHY_RESOLUTION)
+        snprintf(test, sizeof(test), "Welch's t-test p = %.3g%s", c->welch.p,
+                 c->why == COMPARE_WHY_RESOLUTION ? ", within the searches' resolution" : "");
+    else
+        snprintf(test, sizeof(test), "not testable: %s",
+                 c->why == COMPARE_WHY_FEW_REPEATS ? "too few repeats"
+                 : c->why == COMPARE_WHY_INVALID   ? "a capacity marked not valid"
+                                                   : "one measurement");
+    snprintf(out, len,
+             "%s, %zu variant%s compared by capacity; the largest change: capacity of %s %s "
+             "%.0f%% (%.1f -> %.1f req/s, %s): %s.",
+             since, compared, compared == 1 ? "" : "s", best->spec,
+             c->change_pct < 0 ? "fell" : "rose", fabs(c->change_pct), c->a.mean, c->b.mean, test,
+             c->significant ? "significant"
+                            : (sig ? "not significant (another variant's change is)"
+                                   : "no significant change"));
+    if (significant)
+        *significant = sig > 0;
+out:
+    compare_report_free(&r);
+    compare_file_free(&a);
+    compare_file_free(&b);
+    return rc ? -ENOENT : 0;
 }

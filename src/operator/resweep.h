@@ -68,4 +68,12 @@ char *resweep_patch(const cJSON *deploy, const struct resweep_decision *d, time_
 int resweep_compare(const char *previous, const struct advisor_row *rows, size_t n, char *out,
                     size_t len, int *significant /* OUT */);
 
+/* The same comparison where both sweeps searched capacity: previous and current are results.json
+ * texts (borrowed), compared as `sizeup compare` does (Welch's test on the repeats, src/sweep/
+ * compare.c). One sentence into out naming the variant whose capacity moved most and whether any
+ * capacity changed significantly (*significant, may be NULL). Returns 0, or -ENOENT when no
+ * variant has a capacity on both sides (then resweep_compare's throughput/p95 rule applies). */
+int resweep_compare_capacity(const char *previous, const char *current, char *out, size_t len,
+                             int *significant /* OUT */);
+
 #endif

@@ -70,6 +70,11 @@ struct platform_facts {
      * its CPU use competes with the app's and is checked per variant for contention. */
     bool load_shares_host;
     char machine[PLATFORM_MACHINE_LEN]; /* for results.md: "Linux 6.1.0 x86_64, 2 CPUs, ..." */
+    /* The shortest measured window over which usage_end can give the variant's CPU; 0 when any
+     * window can (local: the cgroup's counters). In a cluster CPU comes from metrics.k8s.io,
+     * which averages over windows of its own: a shorter window reports CPU unknown, and the
+     * capacity search holds a boundary repeat this long so CPU at capacity is known. */
+    int64_t usage_window_us;
 };
 
 /* Resource use of the running variant over the window between usage_begin and usage_end. */
@@ -90,9 +95,9 @@ struct platform_usage {
     uint64_t cpu_throttled_periods; /* periods in which the variant was throttled */
     double cpu_throttled_s;         /* time its processes waited throttled */
     unsigned restarts;              /* processes / containers restarted during the window */
-    bool oom_killed;    /* the OOM killer fired in the variant during the window */
-    bool died;          /* the variant stopped running during the window */
-    char note[ERR_LEN]; /* what could not be read, if anything; "" when all was read */
+    bool oom_killed;                /* the OOM killer fired in the variant during the window */
+    bool died;                      /* the variant stopped running during the window */
+    char note[ERR_LEN];             /* what could not be read, if anything; "" when all was read */
 };
 
 struct platform_ops {

@@ -61,6 +61,7 @@ struct cap_ctx {
     /* Where the load comes from: the sweep's source, until a step is generator-limited and a
      * wider one (sweep_opts.load_source_more) takes over for the rest of the variant. */
     const struct load_source *src;
+    int64_t repeat_window_us; /* the next repeat's measured window; 0: search.window */
 };
 
 double sweep__capacity_estimate_s(const struct profile *p)
@@ -140,6 +141,10 @@ static int run_step(struct cap_ctx *x, enum capacity_step_kind kind, double rate
     struct load_result warm;
     int rc;
 
+    int64_t window_us = kind == CAPACITY_STEP_REPEAT && x->repeat_window_us > 0
+                            ? x->repeat_window_us
+                            : se->window_us;
+
     memset(out, 0, sizeof(*out));
     c->step++;
     c->step_what = kind == CAPACITY_STEP_PROBE    ? "probe"
@@ -160,11 +165,11 @@ static int run_step(struct cap_ctx *x, enum capacity_step_kind kind, double rate
     sweep__progress(c, SWEEP_PHASE_MEASURE, NULL);
     if (pl->ops->usage_begin(pl->self, err) != 0)
         log_warn("sweep.usage", "variant=%s phase=begin error=\"%s\"", row->variant.spec, err);
-    rc = load_once(x, rate, users, se->window_us, &out->res, err);
+    rc = load_once(x, rate, users, window_us, &out->res, err);
     if (rc)
         return rc;
     out->have_res = true;
-    c->load_s += (double)se->window_us / 1e6;
+    c->load_s += (double)window_us / 1e6;
     if (pl->ops->usage_end(pl->self, &out->usage, err) == 0)
         out->have_usage = true;
     else
@@ -294,10 +299,10 @@ static void settle(struct cap_ctx *x)
     }
 }
 
-static bool time_for_step(const struct cap_ctx *x)
+static bool time_for_step(const struct cap_ctx *x, int64_t window_us)
 {
     const struct profile_search *se = &x->p->search;
-    double need = (double)(se->warmup_us + se->window_us) / 1e6;
+    double need = (double)(se->warmup_us + window_us) / 1e6;
     return x->c->variant_deadline <= 0 || sweep__now() + need <= x->c->variant_deadline;
 }
 
@@ -307,7 +312,7 @@ static int search_steps(struct cap_ctx *x, struct search *s, char *err)
     double rate;
 
     while (!sweep__stopped(x->c->o) && search_next(s, &rate)) {
-        if (!time_for_step(x)) {
+        if (!time_for_step(x, x->p->search.window_us)) {
             search_out_of_time(s);
             break;
         }
@@ -347,7 +352,12 @@ static int measure_repeats(struct cap_ctx *x, double rate, unsigned *failed_n,
     *failed_n = 0;
     memset(&cap->interval, 0, sizeof(cap->interval));
     for (unsigned i = 0; i < x->p->search.repeats && i < CAPACITY_MAX_REPEATS; i++) {
-        if (sweep__stopped(x->c->o) || x->died || !time_for_step(x))
+        /* Until a repeat gave the CPU at capacity, a repeat is held as long as the platform
+         * needs to report CPU at all (a cluster's metrics window): one long repeat, not all. */
+        int64_t need = x->c->s->facts.usage_window_us;
+        x->repeat_window_us = ncpu == 0 && need > x->p->search.window_us ? need : 0;
+        if (sweep__stopped(x->c->o) || x->died ||
+            !time_for_step(x, x->repeat_window_us ? x->repeat_window_us : x->p->search.window_us))
             break;
         struct step_run r;
         int rc = run_step(x, CAPACITY_STEP_REPEAT, rate, 0, &r, err);
@@ -494,7 +504,7 @@ int sweep__capacity(struct sweep__ctx *c, const char *url, char *err)
         }
         bool holds = failed * 2 <= cap->interval.n;
         if (!holds && refuted == 0 && why != CAPACITY_LIMIT_GENERATOR && !x.died &&
-            !sweep__stopped(c->o) && time_for_step(&x)) {
+            !sweep__stopped(c->o) && time_for_step(&x, p->search.window_us)) {
             log_info("sweep.refuted", "variant=%s rps=%.1f failed=%u of=%zu action=search-below",
                      row->variant.spec, s.low, failed, cap->interval.n);
             refuted++;

@@ -7,9 +7,11 @@ processes, each pod on its own loopback address, each container in its own cgrou
 container's CPU and memory limits, and reports readiness, restarts and OOMKilled.
 """
 
+import datetime
 import hashlib
 import http.client
 import json
+import math
 import os
 import random
 import re
@@ -543,6 +545,7 @@ class Cgroups:
                     os.makedirs(base, exist_ok=True)
                     self.bases[ctrl] = base
                 self.mode = "v1"
+                self._v1_cpuacct(v1, tag)
                 return
             except OSError as e:
                 self._remove_bases()
@@ -570,6 +573,23 @@ class Cgroups:
                     "cgroup v2 not writable: %s" % e
         if not self.reason:
             self.reason = "no cpu and memory cgroup controllers found"
+
+    def _v1_cpuacct(self, v1, tag):
+        """CPU accounting for metrics.k8s.io: cpuacct, where it is not mounted with cpu, gets a
+        base of its own (best effort: without it, CPU comes from the processes' times)."""
+        if "cpuacct" not in v1:
+            return
+        try:
+            mount = self._v1_mount("cpuacct")
+            parent = mount + v1["cpuacct"].rstrip("/")
+            if os.path.realpath(parent) == os.path.realpath(os.path.dirname(self.bases["cpu"])):
+                return  # co-mounted with cpu: cpuacct.usage is in the cpu directory
+            self._reap_stale(parent)
+            base = os.path.join(parent, tag)
+            os.makedirs(base, exist_ok=True)
+            self.bases["cpuacct"] = base
+        except OSError as e:
+            log("no cpuacct cgroup, CPU usage from the processes' times: %s" % e)
 
     @staticmethod
     def _reap_stale(parent):
@@ -632,6 +652,12 @@ class Cgroups:
                     except OSError:
                         pass
                 info["cpuDir"], info["memoryDir"] = cpu, mem
+                info["cpuacctDir"] = cpu
+                if "cpuacct" in self.bases:
+                    acct = os.path.join(self.bases["cpuacct"], name)
+                    os.makedirs(acct, exist_ok=True)
+                    dirs.append(acct)
+                    info["cpuacctDir"] = acct
             else:
                 dd = os.path.join(self.bases["unified"], name)
                 os.makedirs(dd, exist_ok=True)
@@ -666,6 +692,23 @@ class Cgroups:
         except OSError:
             pass
         return 0
+
+    def cpu_seconds(self, info):
+        """CPU time of everything that ran in the container's cgroup, in seconds (cpu.stat's
+        usage_usec on v2, cpuacct.usage on v1), as cAdvisor reads it; None when unreadable."""
+        try:
+            if self.mode == "v2" and info.get("cpuDir"):
+                with open(os.path.join(info["cpuDir"], "cpu.stat")) as f:
+                    for line in f:
+                        k, _, v = line.partition(" ")
+                        if k == "usage_usec":
+                            return int(v) / 1e6
+            elif self.mode == "v1" and info.get("cpuacctDir"):
+                with open(os.path.join(info["cpuacctDir"], "cpuacct.usage")) as f:
+                    return int(f.read()) / 1e9
+        except (OSError, ValueError):
+            pass
+        return None
 
     def working_set(self, info):
         """Memory usage minus inactive file cache, as metrics-server reports it."""
@@ -822,6 +865,8 @@ class Kubelet:
         self.apps_dir = os.path.join(os.path.dirname(os.path.abspath(__file__)), "apps")
         self.sandbox = Sandbox(args.dir, log)
         self.resize_cfg = None  # resize.Config: node capacity for resize admission
+        # metrics-server's --metric-resolution: how often pods are scraped for PodMetrics.
+        self.metrics_window = max(0.5, float(getattr(args, "metrics_window", 15.0) or 15.0))
         if self.cg.mode is None:
             log("cgroups unavailable, pods run without limits: %s" % self.cg.reason)
         else:
@@ -850,7 +895,10 @@ class Kubelet:
 
     def run(self):
         while not self.stop.is_set():
-            self.wake.wait(0.25)
+            # Woken at the next scrape too, so a PodMetrics window ends where it is due.
+            now = time.time()
+            scrape = (math.floor(now / self.metrics_window) + 1) * self.metrics_window
+            self.wake.wait(min(0.25, max(0.01, scrape - now + 0.005)))
             self.wake.clear()
             try:
                 self.sync()
@@ -1402,36 +1450,49 @@ class Kubelet:
         return [cr.proc.pid] if cr.proc else []
 
     def _sample(self, cr, now):
+        """A scrape, as metrics-server makes one every --metric-resolution: all pods together at
+        multiples of the window (and once when a container starts), the cgroup's cumulative CPU
+        time and working set. Only the last two scrapes are kept: a PodMetrics is the rate
+        between them."""
+        window = self.metrics_window
         if getattr(cr, "next_sample", 0) > now:
             return
-        cr.next_sample = now + 1.0
-        tick = os.sysconf("SC_CLK_TCK")
-        cpu = 0.0
+        cr.next_sample = (math.floor(now / window) + 1) * window
+        cpu = self.cg.cpu_seconds(cr.cg_info)
         rss = 0
-        for pid in self._pids(cr):
-            try:
-                with open("/proc/%d/stat" % pid) as f:
-                    parts = f.read().rsplit(")", 1)[1].split()
-                cpu += sum(int(x) for x in parts[11:15]) / tick
-                with open("/proc/%d/statm" % pid) as f:
-                    rss += int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-            except (OSError, ValueError, IndexError):
-                pass
+        if cpu is None:
+            tick = os.sysconf("SC_CLK_TCK")
+            cpu = 0.0
+            for pid in self._pids(cr):
+                try:
+                    with open("/proc/%d/stat" % pid) as f:
+                        parts = f.read().rsplit(")", 1)[1].split()
+                    cpu += sum(int(x) for x in parts[11:15]) / tick
+                except (OSError, ValueError, IndexError):
+                    pass
         mem = self.cg.working_set(cr.cg_info)
-        samples = getattr(cr, "samples", None)
-        if samples is None:
-            import collections
-            samples = cr.samples = collections.deque(maxlen=11)
-        samples.append((now, cpu, mem if mem is not None else rss))
+        if mem is None:
+            for pid in self._pids(cr):
+                try:
+                    with open("/proc/%d/statm" % pid) as f:
+                        rss += int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+                except (OSError, ValueError, IndexError):
+                    pass
+        cr.samples = (list(getattr(cr, "samples", None) or [])[-1:]) + \
+            [(now, cpu, mem if mem is not None else rss)]
 
     def metrics(self, ns, name):
-        """PodMetrics for the pods the kubelet runs (CPU over the last ~10 s, working set)."""
+        """PodMetrics for the pods the kubelet runs, as metrics-server serves them: CPU as the
+        rate between the last two scrapes, `timestamp` the last scrape's time (whole seconds,
+        as metav1.Time marshals it) and `window` the time between the two; memory the working
+        set at the last scrape. A container scraped once has no metrics yet."""
         out = []
         with self.lock:
             runs = [r for r in self.runs.values()
                     if (ns is None or r.ns == ns) and (name is None or r.name == name)]
         for run in runs:
             cs = []
+            t0 = t1 = None
             for cr in run.containers:
                 smp = list(getattr(cr, "samples", []) or [])
                 if len(smp) < 2:
@@ -1442,10 +1503,11 @@ class Kubelet:
                                                       "memory": "%dKi" % (m1 // 1024)}})
             if not cs:
                 continue
-            window = "%ds" % max(1, int(smp[-1][0] - smp[0][0]))
+            ts = datetime.datetime.fromtimestamp(t1, datetime.timezone.utc)
             out.append({"metadata": {"name": run.name, "namespace": run.ns,
                                      "creationTimestamp": now_ts()},
-                        "timestamp": now_ts(), "window": window, "containers": cs})
+                        "timestamp": ts.strftime("%Y-%m-%dT%H:%M:%SZ"),
+                        "window": "%.3fs" % (t1 - t0), "containers": cs})
         return out
 
     # --- inspection -----------------------------------------------------------------------------

@@ -1056,6 +1056,9 @@ def main():
                     help="run pods without cgroup limits (as when no cgroup is writable)")
     ap.add_argument("--no-metrics", action="store_true",
                     help="do not serve metrics.k8s.io (it is served when pods run)")
+    ap.add_argument("--metrics-window", type=float, default=15.0,
+                    help="seconds between two scrapes of a pod's CPU and memory, the window a "
+                    "PodMetrics averages over (metrics-server's --metric-resolution, default 15)")
     ap.add_argument("--restart-backoff", type=float, default=1.0,
                     help="first crash-restart delay in seconds (doubles, max 30x)")
     ap.add_argument("--max-grace", type=float, default=5.0,

@@ -23,7 +23,7 @@ MERGE = "application/merge-patch+json"
 class Pods(PodChecks, unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.f = Fake("--restart-backoff", "0.3", "--max-grace", "1")
+        cls.f = Fake("--restart-backoff", "0.3", "--max-grace", "1", "--metrics-window", "1")
         _, _, pods = cls.f.control("GET", "/fake/pods")
         cls.cgroups = pods["cgroups"]
 
@@ -190,26 +190,31 @@ class Pods(PodChecks, unittest.TestCase):
         self.assertEqual(cg["cpuMillis"], 4000 * (os.cpu_count() or 1))
         self.assertNotIn("unlimited", cg)
 
-        def timed(ip):
+        def timed(ip, n=3):
             t0 = time.time()
-            for _ in range(3):
+            for _ in range(n):
                 http_get("http://%s:8080/work?ms=60" % ip, timeout=20)
             return time.time() - t0
-        t_small = timed(ps["status"]["podIP"])
-        t_big = timed(pb["status"]["podIP"])
-        # 180 ms of CPU at 0.1 CPU takes at least ~1.2 s of wall time (quota periods).
-        self.assertGreater(t_small, 0.9)
-        self.assertLess(t_big, t_small)
-        # metrics.k8s.io reports the usage, never above the limit (plus sampling slack).
-        time.sleep(1.2)
+        # 300 ms of CPU at 0.1 CPU takes at least ~2.5 s of wall time (quota periods): longer
+        # than two metrics windows (--metrics-window 1), so the last scrape's window was busy.
+        t_small = timed(ps["status"]["podIP"], 5)
         code, _, m = self.req("GET", "/apis/metrics.k8s.io/v1beta1/namespaces/default/pods/"
                               + ps["metadata"]["name"])
+        t_big = timed(pb["status"]["podIP"], 5)
+        self.assertGreater(t_small, 2.0)
+        self.assertLess(t_big, t_small)
+        # metrics.k8s.io reports the usage, never above the limit (plus sampling slack).
         self.assertEqual((code, m["kind"]), (200, "PodMetrics"))
         usage = m["containers"][0]["usage"]
         nano = int(usage["cpu"].rstrip("n"))
-        self.assertGreater(nano, 0)
+        self.assertGreater(nano, 30 * 10**6)
         self.assertLess(nano, 150 * 10**6)
         self.assertGreater(int(usage["memory"].rstrip("Ki")), 1024)
+        # As metrics-server reports it: the last scrape's time in whole seconds, the window
+        # between the last two scrapes (the configured resolution once a pod ran a while).
+        self.assertRegex(m["timestamp"], r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
+        self.assertRegex(m["window"], r"^[0-9.]+s$")
+        self.assertAlmostEqual(float(m["window"][:-1]), 1.0, delta=0.3)
 
     def test_scale_subresource_and_pod_replacement(self):
         self.deploy("scaled", replicas=1)

@@ -1,6 +1,6 @@
 /* libFuzzer target: the progress document (state.json) a restarted operator reads back from a
  * ConfigMap anyone with access could have edited. Whatever is accepted must name only the
- * sweep's own variants, in order, with sane numbers. */
+ * sweep's own variants, in order, with sane numbers, capacity results included. */
 
 #include <math.h>
 #include <stdint.h>
@@ -40,6 +40,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 abort();
             if (!isfinite(prior[i].throughput_rps) || !isfinite(prior[i].error_rate))
                 abort();
+            const struct capacity_result *c = &prior[i].cap;
+            if (c->nsteps > CAPACITY_MAX_STEPS || c->interval.n > CAPACITY_MAX_REPEATS ||
+                !isfinite(c->rps) || !isfinite(c->interval.low) || !isfinite(c->interval.high))
+                abort();
+            /* A marked figure is never valid, whatever the document claims. */
+            if (c->valid && (c->flags & ~CAPACITY_FLAG_TOO_FEW_REPEATS))
+                abort();
+            for (size_t k = 0; k < c->nsteps; k++)
+                if (!isfinite(c->steps[k].offered_rps) || c->steps[k].error_rate > 1 ||
+                    c->steps[k].kind > CAPACITY_STEP_REPEAT)
+                    abort();
         }
     } else if (prior || n) {
         abort();

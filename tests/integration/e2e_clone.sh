@@ -14,7 +14,7 @@ k annotate deployment web sizeup.dev/profile=web-load \
     "sizeup.dev/configs=1@0.2/128Mi 1@0.8/128Mi" sizeup.dev/sweep=e2e-clone-1 >/dev/null
 
 # While it runs, the clone exists: one replica, owned by the original, selected by no Service.
-wait_status web '^running [01]/2$' 30
+wait_status web '^running [01]/2(,|$)' 30
 for _ in $(seq 1 40); do k get deployment web-sizeup -o json >"$E2E_W/clone.json" 2>/dev/null && break; sleep 0.5; done
 [ -s "$E2E_W/clone.json" ] || fail "no clone web-sizeup while the sweep runs"
 python3 - "$E2E_W/clone.json" "$uid" <<'PY' || fail "clone is not isolated"

@@ -11,7 +11,7 @@ k annotate deployment web sizeup.dev/profile=web-load sizeup.dev/mode=in-place \
     "sizeup.dev/configs=1@0.2/128Mi 1@0.8/128Mi" sizeup.dev/sweep=e2e-inplace-1 >/dev/null
 
 # While it runs, the Deployment itself carries a variant's limits.
-wait_status web '^running [01]/2$' 30
+wait_status web '^running [01]/2(,|$)' 30
 seen=0
 for _ in $(seq 1 40); do
     cpu=$(k get deployment web -o jsonpath='{.spec.template.spec.containers[0].resources.limits.cpu}')

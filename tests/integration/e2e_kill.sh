@@ -19,7 +19,7 @@ deploy_fingerprint web template >"$E2E_W/before.json"
 op_start op1
 k annotate deployment web sizeup.dev/profile=web-load sizeup.dev/mode=in-place \
     "sizeup.dev/configs=1@0.2/128Mi 1@0.8/128Mi" sizeup.dev/sweep=kill-1 >/dev/null
-wait_status web '^running 1/2$' 60
+wait_status web '^running 1/2(,|$)' 60
 sleep 2 # into the second variant's rollout or load
 kill -KILL "$OP_PID"
 wait "$OP_PID" 2>/dev/null
@@ -54,7 +54,7 @@ k annotate --overwrite deployment web sizeup.dev/mode=clone \
     "sizeup.dev/configs=1@0.2/128Mi 1@0.8/128Mi" sizeup.dev/sweep=kill-2 >/dev/null
 deploy_fingerprint web >"$E2E_W/before2.json"
 op_start op3
-wait_status web '^running [01]/2$' 60
+wait_status web '^running [01]/2(,|$)' 60
 for _ in $(seq 1 40); do k get deployment web-sizeup >/dev/null 2>&1 && break; sleep 0.25; done
 k get deployment web-sizeup >/dev/null 2>&1 || fail "no clone to kill the operator over"
 kill -KILL "$OP_PID"

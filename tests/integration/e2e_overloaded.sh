@@ -96,7 +96,7 @@ echo "  all-overloaded sweep done in $((SECONDS - start)) s"
 # ---- 2. killed after the first variant: its row is already in the ConfigMap; a new operator
 # resumes and ends done
 k annotate --overwrite deployment web sizeup.dev/sweep=over-2 >/dev/null
-wait_status web '^running 1/2$' 60
+wait_status web '^running 1/2(,|$)' 60
 kill -KILL "$OP_PID"
 wait "$OP_PID" 2>/dev/null
 OP_PID=

@@ -18,7 +18,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-python3 "$ROOT/tests/fakeapi/fakeapi.py" --dir "$work" --restart-backoff 0.2 >"$work/fake.log" 2>&1 &
+python3 "$ROOT/tests/fakeapi/fakeapi.py" --dir "$work" --restart-backoff 0.2 --metrics-window 2 >"$work/fake.log" 2>&1 &
 pid=$!
 for _ in $(seq 100); do [ -s "$work/ready" ] && break; sleep 0.1; done
 [ -s "$work/ready" ] || { echo "fake API server did not start:"; cat "$work/fake.log"; exit 1; }

@@ -23,7 +23,7 @@ B_PID=$OP_PID B_ADMIN=$OP_ADMIN B_LOG=$OP_LOG
 OP_PID=$A_PID
 k annotate deployment web sizeup.dev/profile=web-load sizeup.dev/mode=in-place \
     "sizeup.dev/configs=1@0.2/128Mi 1@0.8/128Mi" sizeup.dev/sweep=failover-1 >/dev/null
-wait_status web '^running 1/2$' 60
+wait_status web '^running 1/2(,|$)' 60
 sleep 1
 kill -KILL "$A_PID"
 wait "$A_PID" 2>/dev/null

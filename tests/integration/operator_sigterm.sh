@@ -9,7 +9,7 @@ deploy_fingerprint web template >"$E2E_W/before.json"
 op_start op1
 k annotate deployment web sizeup.dev/profile=web-load sizeup.dev/mode=in-place \
     "sizeup.dev/configs=1@0.2/128Mi 1@0.8/128Mi" sizeup.dev/sweep=term-1 >/dev/null
-wait_status web '^running 1/2$' 60
+wait_status web '^running 1/2(,|$)' 60
 sleep 1
 t0=$(date +%s.%N)
 op_stop

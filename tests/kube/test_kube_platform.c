@@ -3,7 +3,8 @@
  * without the fake it fails. Clone mode (labels, ownerReference, emptyDir,
  * requests = limits, the variant's env reaching the process, the original untouched, the clone
  * gone), in-place mode (exact restore), drift, OOM-kill, crash-loop and unschedulable
- * failures, cancellation. */
+ * failures, cancellation, CPU from metrics.k8s.io only over a whole metrics window (the fake
+ * runs with --metrics-window 2). */
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -29,13 +30,13 @@
 
 static kube_config_t *cfg;
 static kube_client_t *cl;
+static struct fk fake;
 
 /* The fake must be running: without it this program tests nothing, which is a failure. */
 static int group_setup(void **state)
 {
     (void)state;
     char err[ERR_LEN] = "", path[600];
-    struct fk fake;
     if (fk_open(&fake, "FAKEAPI_DIR", err)) {
         fprintf(stderr, "test_kube_platform: %s\n", err);
         return -1;
@@ -649,6 +650,122 @@ static void test_sweep_runner(void **state)
     kube_delete(cl, &KUBE_DEPLOYMENTS, "default", "swept", NULL, err);
 }
 
+/* ---- CPU from metrics.k8s.io ---------------------------------------------------------------- */
+
+/* The CPU time in seconds the fake's kubelet's cgroup counted for the running pod of Deployment
+ * `deploy` (the pod's name begins with it), read from the cgroup itself. */
+static double pod_cgroup_cpu_s(const char *deploy)
+{
+    cJSON *pods = NULL;
+    char err[ERR_LEN] = "", path[700], line[256];
+    double cpu = -1;
+    const cJSON *p;
+
+    if (fk_control(&fake, "GET", "/fake/pods", NULL, &pods, err))
+        fail_msg("/fake/pods: %s", err);
+    const char *mode = cJSON_GetStringValue(cJSON_GetObjectItem(pods, "cgroups"));
+    cJSON_ArrayForEach(p, cJSON_GetObjectItem(pods, "pods"))
+    {
+        const char *name = cJSON_GetStringValue(cJSON_GetObjectItem(p, "name"));
+        if (!name || strncmp(name, deploy, strlen(deploy)) != 0 ||
+            cJSON_IsTrue(cJSON_GetObjectItem(p, "stopping")))
+            continue;
+        const cJSON *cg =
+            kube_path_get(cJSON_GetArrayItem(cJSON_GetObjectItem(p, "containers"), 0), "cgroup");
+        bool v2 = mode && strcmp(mode, "v2") == 0;
+        const char *dir =
+            cJSON_GetStringValue(cJSON_GetObjectItem(cg, v2 ? "cpuDir" : "cpuacctDir"));
+        if (!dir)
+            continue;
+        snprintf(path, sizeof(path), "%s/%s", dir, v2 ? "cpu.stat" : "cpuacct.usage");
+        FILE *f = fopen(path, "r");
+        while (f && fgets(line, sizeof(line), f)) {
+            unsigned long long v;
+            if (v2 && sscanf(line, "usage_usec %llu", &v) == 1)
+                cpu = (double)v / 1e6;
+            else if (!v2 && sscanf(line, "%llu", &v) == 1)
+                cpu = (double)v / 1e9;
+        }
+        if (f)
+            fclose(f);
+    }
+    cJSON_Delete(pods);
+    if (cpu < 0)
+        fail_msg("no cgroup CPU counter for a pod of %s (cgroups: %s)", deploy, mode ? mode : "?");
+    return cpu;
+}
+
+static double now_s(void)
+{
+    return (double)kube__now_ms() / 1e3;
+}
+
+/* Keeps the pod busy for secs: one request after another, each burning CPU. */
+static void busy(const char *url, double secs)
+{
+    char body[16384];
+    for (double until = now_s() + secs; now_s() < until;)
+        http_get(url, "/work?ms=40", body);
+}
+
+/* metrics.k8s.io averages CPU over its own window (here 2 s): a shorter measured window has no
+ * whole sample inside it and reports CPU unknown, never a number made of other load; one held
+ * as long as the platform's facts say reports the pod's CPU within 20% of its cgroup's. */
+static void test_metrics_window(void **state)
+{
+    (void)state;
+    char err[ERR_LEN] = "", url[PLATFORM_URL_LEN];
+    struct platform p;
+    struct platform_failure f;
+    struct platform_facts facts;
+    struct platform_usage u;
+
+    create_app("metered", "example/web:1", NULL, NULL);
+    wait_rollout("metered");
+    struct kube_platform_config kc = {
+        .client = cl, .ns = "default", .deployment = "metered", .poll_interval_us = 200000};
+    assert_int_equal(kube_platform_new(&kc, &p, err), 0);
+    assert_int_equal(p.ops->facts(p.self, &facts, err), 0);
+    /* Two windows of 2 s, the second of a whole-seconds timestamp and a second of lag. */
+    if (facts.usage_window_us < 5900000 || facts.usage_window_us > 7500000)
+        fail_msg("usage window %lld us, want about 6 s", (long long)facts.usage_window_us);
+    assert_int_equal(p.ops->prepare(p.self, err), 0);
+    struct variant v = var("1@500m/128Mi");
+    if (run_variant(&p, &v, &f, 60000000))
+        fail_msg("not ready: %s", f.reason);
+    assert_int_equal(p.ops->target_url(p.self, url, sizeof(url), err), 0);
+
+    /* A short step: busy for 1 s, within whatever windows the scrapes make. */
+    busy(url, 1.0);
+    assert_int_equal(p.ops->usage_begin(p.self, err), 0);
+    busy(url, 1.0);
+    assert_int_equal(p.ops->usage_end(p.self, &u, err), 0);
+    if (u.cpu_s >= 0)
+        fail_msg("a 1 s window reported %.3f CPU s: %s", u.cpu_s, u.note);
+    assert_non_null(strstr(u.note, "CPU unknown"));
+    assert_true(u.peak_memory_bytes > 0); /* memory is a level, taken from any sample */
+
+    /* A step held as long as the facts say. */
+    double c0 = pod_cgroup_cpu_s("metered-sizeup"), t0 = now_s();
+    assert_int_equal(p.ops->usage_begin(p.self, err), 0);
+    busy(url, (double)facts.usage_window_us / 1e6);
+    assert_int_equal(p.ops->usage_end(p.self, &u, err), 0);
+    double c1 = pod_cgroup_cpu_s("metered-sizeup"), t1 = now_s();
+    if (u.cpu_s < 0)
+        fail_msg("a %.1f s window reported no CPU: %s", u.window_s, u.note);
+    double metrics = u.cpu_s / u.window_s, cgroup = (c1 - c0) / (t1 - t0);
+    fprintf(stderr, "metrics.k8s.io %.3f cores, cgroup %.3f cores over %.1f s\n", metrics, cgroup,
+            u.window_s);
+    assert_true(cgroup > 0.1);
+    if (metrics < cgroup * 0.8 || metrics > cgroup * 1.2)
+        fail_msg("metrics.k8s.io %.3f cores, the cgroup %.3f: more than 20%% apart", metrics,
+                 cgroup);
+    assert_int_equal(p.ops->stop_variant(p.self, err), 0);
+    assert_int_equal(p.ops->restore(p.self, err), 0);
+    p.ops->free(p.self);
+    kube_delete(cl, &KUBE_DEPLOYMENTS, "default", "metered", NULL, err);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -656,7 +773,7 @@ int main(void)
         cmocka_unit_test(test_clone_long_name),     cmocka_unit_test(test_in_place_exact_restore),
         cmocka_unit_test(test_in_place_drift),      cmocka_unit_test(test_crash_and_unschedulable),
         cmocka_unit_test(test_recover_after_crash), cmocka_unit_test(test_failures),
-        cmocka_unit_test(test_sweep_runner),
+        cmocka_unit_test(test_sweep_runner),        cmocka_unit_test(test_metrics_window),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -35,8 +35,8 @@ static size_t on_data(char *p, size_t sz, size_t n, void *user)
 }
 
 /* GETs path from host:port with an optional Authorization header; returns the status. */
-static long get_from(const char *host, int port, const char *path, const char *auth,
-                     struct body *b, char *ctype, size_t ctlen)
+static long get_from(const char *host, int port, const char *path, const char *auth, struct body *b,
+                     char *ctype, size_t ctlen)
 {
     char url[128];
     long code = -1;

@@ -1,10 +1,12 @@
-/* Tests for src/operator/job.c and job_request.c: the progress document a sweep leaves in its
- * ConfigMap and what a restarted operator accepts from it, and log-field quoting. */
+/* Tests for src/operator/job.c and job_state.c: the progress document a sweep leaves in its
+ * ConfigMap (capacity results included) and what a restarted operator accepts from it, and
+ * log-field quoting. */
 
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +15,7 @@
 #include <cmocka.h>
 
 #include "operator/job_internal.h"
+#include "sweep/output_set.h"
 
 #define CONFIGS "1@0.5/256Mi 2@1/512Mi 4@2/1Gi"
 
@@ -67,8 +70,8 @@ static void test_round_trip(void **state)
     setup_fixture(&f);
     char *text = job_state_json(&f.sj, f.rows, 2, "running");
     assert_non_null(text);
-    assert_non_null(strstr(text, "\"phase\":\t\"running\""));
-    assert_non_null(strstr(text, "\"mode\":\t\"in-place\""));
+    assert_non_null(strstr(text, "\"phase\":\"running\""));
+    assert_non_null(strstr(text, "\"mode\":\"in-place\""));
     assert_int_equal(job_progress_parse(text, "sweep-7", "uid-1", CONFIGS, &f.sj.all, &prior, &n),
                      0);
     assert_int_equal(n, 2);
@@ -191,6 +194,310 @@ static void test_sanitises_numbers(void **state)
     free(prior);
 }
 
+/* Within the STATE_DIGITS significant digits the document keeps of a measured figure. */
+static void assert_close(double got, double want)
+{
+    if (fabs(got - want) > 1e-5 * fmax(1.0, fabs(want))) {
+        fail_msg("%.9g is not %.9g", got, want);
+    }
+}
+
+static void fill_step(struct capacity_step *st, enum capacity_step_kind kind, double rate,
+                      bool pass, bool cpu_known)
+{
+    memset(st, 0, sizeof(*st));
+    st->kind = kind;
+    st->offered_rps = rate;
+    st->achieved_rps = rate * 0.987654321;
+    st->sustained_rps = rate * 0.993;
+    st->p50_us = 1234;
+    st->p95_us = pass ? 45678 : 345678;
+    st->p99_us = 99999;
+    st->error_rate = pass ? 0 : 0.0312345;
+    st->cpu_cores = cpu_known ? 0.4321987 : -1;
+    st->peak_memory_bytes = cpu_known ? 123456789 : -1;
+    st->gen_cores = 0.123456789;
+    st->pass = pass;
+    st->gen_limited = false;
+    st->throttling.known = cpu_known;
+    st->throttling.periods = cpu_known ? 1000 : 0;
+    st->throttling.throttled_periods = cpu_known ? 250 : 0;
+    st->throttling.throttled_s = cpu_known ? 1.5 : 0;
+}
+
+/* A capacity search's result, as the runner leaves it: probe, search steps, three repeats. */
+static void fill_capacity(struct advisor_row *r)
+{
+    struct capacity_result *cap = &r->cap;
+    static const double reps[3] = {100.5, 102.25, 98.75};
+
+    memset(cap, 0, sizeof(*cap));
+    cap->searched = true;
+    fill_step(&cap->steps[cap->nsteps++], CAPACITY_STEP_PROBE, 80.123, true, false);
+    fill_step(&cap->steps[cap->nsteps++], CAPACITY_STEP_SEARCH, 160.25, false, false);
+    fill_step(&cap->steps[cap->nsteps++], CAPACITY_STEP_SEARCH, 100.5, true, true);
+    for (int i = 0; i < 3; i++) {
+        fill_step(&cap->steps[cap->nsteps++], CAPACITY_STEP_REPEAT, 100.5, true, true);
+        cap->repeat_rps[i] = reps[i];
+    }
+    cap->steps[1].gen_limited = true;
+    assert_int_equal(stats_summarize(cap->repeat_rps, 3, &cap->interval), 0);
+    cap->rps = cap->interval.mean;
+    cap->per_core = cap->rps / 0.5;
+    cap->limited_by = CAPACITY_LIMIT_SLO_P95;
+    cap->valid = true;
+    cap->cpu_cores = 0.4321987;
+    cap->peak_memory_bytes = 123456789;
+    cap->throttling = (struct capacity_throttling){true, 3000, 750, 4.5};
+}
+
+static void assert_capacity_equal(const struct capacity_result *got,
+                                  const struct capacity_result *want)
+{
+    assert_true(got->searched);
+    assert_close(got->rps, want->rps);
+    assert_int_equal(got->interval.n, want->interval.n);
+    assert_close(got->interval.low, want->interval.low);
+    assert_close(got->interval.high, want->interval.high);
+    for (size_t i = 0; i < want->interval.n; i++)
+        assert_close(got->repeat_rps[i], want->repeat_rps[i]);
+    assert_close(got->per_core, want->per_core);
+    assert_int_equal(got->limited_by, want->limited_by);
+    assert_int_equal(got->valid, want->valid);
+    assert_int_equal(got->flags, want->flags);
+    assert_close(got->cpu_cores, want->cpu_cores);
+    assert_int_equal(got->peak_memory_bytes, want->peak_memory_bytes);
+    assert_int_equal(got->throttling.known, want->throttling.known);
+    assert_int_equal(got->throttling.throttled_periods, want->throttling.throttled_periods);
+    assert_close(got->throttling.throttled_s, want->throttling.throttled_s);
+    assert_int_equal(got->nsteps, want->nsteps);
+    for (size_t i = 0; i < want->nsteps; i++) {
+        const struct capacity_step *a = &got->steps[i], *b = &want->steps[i];
+        assert_int_equal(a->kind, b->kind);
+        assert_close(a->offered_rps, b->offered_rps);
+        assert_close(a->achieved_rps, b->achieved_rps);
+        assert_close(a->sustained_rps, b->sustained_rps);
+        assert_int_equal(a->p50_us, b->p50_us);
+        assert_int_equal(a->p95_us, b->p95_us);
+        assert_int_equal(a->p99_us, b->p99_us);
+        assert_close(a->error_rate, b->error_rate);
+        assert_close(a->cpu_cores, b->cpu_cores);
+        assert_int_equal(a->peak_memory_bytes, b->peak_memory_bytes);
+        assert_close(a->gen_cores, b->gen_cores);
+        assert_int_equal(a->pass, b->pass);
+        assert_int_equal(a->gen_limited, b->gen_limited);
+        assert_int_equal(a->throttling.known, b->throttling.known);
+        assert_int_equal(a->throttling.periods, b->throttling.periods);
+        assert_close(a->throttling.throttled_s, b->throttling.throttled_s);
+    }
+}
+
+/* What a capacity search found survives an operator restart: steps, repeats, interval, what
+ * ended it and its marks, so the resumed sweep's results.json still has slo_capacity. */
+static void test_capacity_round_trip(void **state)
+{
+    (void)state;
+    struct fixture f;
+    struct advisor_row *prior = NULL;
+    size_t n = 0;
+
+    setup_fixture(&f);
+    fill_capacity(&f.rows[0]);
+    /* A search that ran out of budget: one figure from its best step, no repeat, no interval. */
+    struct capacity_result *c2 = &f.rows[2].cap;
+    memset(c2, 0, sizeof(*c2));
+    c2->searched = true;
+    fill_step(&c2->steps[c2->nsteps++], CAPACITY_STEP_PROBE, 50, true, false);
+    fill_step(&c2->steps[c2->nsteps++], CAPACITY_STEP_SEARCH, 77.5, true, false);
+    c2->rps = 77.5;
+    assert_int_equal(stats_summarize(&c2->rps, 1, &c2->interval), 0);
+    c2->per_core = c2->rps / 2;
+    c2->limited_by = CAPACITY_LIMIT_BUDGET;
+    c2->flags = CAPACITY_FLAG_BUDGET | CAPACITY_FLAG_TOO_FEW_REPEATS;
+    c2->valid = false;
+    c2->cpu_cores = -1;
+    c2->peak_memory_bytes = -1;
+
+    char *text = job_state_json(&f.sj, f.rows, 3, "running");
+    assert_non_null(text);
+    assert_int_equal(job_progress_parse(text, "sweep-7", "uid-1", CONFIGS, &f.sj.all, &prior, &n),
+                     0);
+    assert_int_equal(n, 3);
+    assert_capacity_equal(&prior[0].cap, &f.rows[0].cap);
+    assert_false(prior[1].cap.searched); /* the failed row had no search */
+    assert_capacity_equal(&prior[2].cap, c2);
+    assert_close(prior[2].cap.interval.mean, 77.5);
+    free(prior);
+    free(text);
+}
+
+/* Step tables of a long sweep are left out before state.json passes the room the output path
+ * keeps for it; the capacity figures stay. */
+static void test_capacity_state_size(void **state)
+{
+    (void)state;
+    struct fixture f;
+    char configs[VARIANT_LIST_MAX + 1] = "";
+    size_t len = 0;
+    struct advisor_row *rows = calloc(VARIANT_MAX, sizeof(*rows)), *prior = NULL;
+    size_t n = 0;
+
+    assert_non_null(rows);
+    setup_fixture(&f);
+    for (int i = 0; i < VARIANT_MAX; i++)
+        len += (size_t)snprintf(configs + len, sizeof(configs) - len, "%s1@%dm/256Mi", i ? " " : "",
+                                100 + 10 * i);
+    snprintf(f.sj.configs, sizeof(f.sj.configs), "%s", configs);
+    assert_int_equal(variant_parse_list(configs, &f.sj.all, NULL), 0);
+    for (int i = 0; i < VARIANT_MAX; i++) {
+        rows[i].variant = f.sj.all.items[i];
+        rows[i].measured = true;
+        fill_capacity(&rows[i]);
+        while (rows[i].cap.nsteps < CAPACITY_MAX_STEPS)
+            fill_step(&rows[i].cap.steps[rows[i].cap.nsteps++], CAPACITY_STEP_SEARCH, 123.456 + i,
+                      true, true);
+    }
+    char *text = job_state_json(&f.sj, rows, VARIANT_MAX, "running");
+    assert_non_null(text);
+    assert_true(strlen(text) <= OUTPUT_RESERVE);
+    assert_int_equal(job_progress_parse(text, "sweep-7", "uid-1", configs, &f.sj.all, &prior, &n),
+                     0);
+    assert_int_equal(n, VARIANT_MAX);
+    for (size_t i = 0; i < n; i++) {
+        assert_true(prior[i].cap.searched);
+        assert_int_equal(prior[i].cap.nsteps, 0);
+        assert_int_equal(prior[i].cap.interval.n, 3);
+        assert_close(prior[i].cap.rps, rows[i].cap.rps);
+    }
+    free(prior);
+    free(text);
+
+    /* A few rows keep their steps. */
+    text = job_state_json(&f.sj, rows, 4, "running");
+    assert_int_equal(job_progress_parse(text, "sweep-7", "uid-1", configs, &f.sj.all, &prior, &n),
+                     0);
+    assert_int_equal(prior[3].cap.nsteps, CAPACITY_MAX_STEPS);
+    free(prior);
+    free(text);
+    free(rows);
+}
+
+/* A hand-edited capacity: malformed shapes refuse the document, hostile numbers are clamped and
+ * what the figure's validity follows from is derived, not read. */
+static void test_capacity_hostile(void **state)
+{
+    (void)state;
+    struct fixture f;
+    struct advisor_row *prior = NULL;
+    size_t n = 0;
+#define ROW0(cap)                                                                                  \
+    "{\"version\":1,\"sweep\":\"sweep-7\",\"uid\":\"uid-1\",\"configs\":\"" CONFIGS                \
+    "\",\"rows\":[{\"spec\":\"1@0.5/256Mi\",\"measured\":true,\"capacity\":" cap "}]}"
+
+    setup_fixture(&f);
+    static const char *const bad[] = {
+        ROW0("7"),
+        ROW0("{\"rps\":5}"),                                /* no repeat_rps */
+        ROW0("{\"repeat_rps\":[1,2,3,4,5,6,7,8,9,10,11]}"), /* more repeats than kept */
+        ROW0("{\"repeat_rps\":[],\"steps\":{}}"),           /* steps not an array */
+        ROW0("{\"repeat_rps\":[],\"steps\":[[0,1,2]]}"),    /* a step too short */
+        ROW0("{\"repeat_rps\":[],\"steps\":[\"x\"]}"),      /* a step not an array */
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        assert_int_equal(
+            job_progress_parse(bad[i], "sweep-7", "uid-1", CONFIGS, &f.sj.all, &prior, &n),
+            -ENOENT);
+
+    const char *text =
+        ROW0("{\"rps\":1e400,\"repeat_rps\":[1e999,-4,\"x\"],\"flags\":4294967295,"
+             "\"valid\":true,\"per_core\":-9,\"limited_by\":\"bogus\",\"cpu_cores\":-50,"
+             "\"steps\":[[9,-1,1e300,1,-1,1e30,2,9,1e9,-7,1,255,1e40,-1,1e400]]}");
+    assert_int_equal(job_progress_parse(text, "sweep-7", "uid-1", CONFIGS, &f.sj.all, &prior, &n),
+                     0);
+    const struct capacity_result *c = &prior[0].cap;
+    assert_true(c->searched);
+    assert_true(c->rps == 0); /* not a finite number: unknown */
+    assert_int_equal(c->interval.n, 3);
+    assert_true(isfinite(c->interval.low) && isfinite(c->interval.high));
+    assert_true(c->repeat_rps[1] == 0);
+    assert_int_equal(c->flags & ~(CAPACITY_FLAG_GENERATOR | CAPACITY_FLAG_NOISY |
+                                  CAPACITY_FLAG_CONTENDED | CAPACITY_FLAG_TOO_FEW_REPEATS |
+                                  CAPACITY_FLAG_BUDGET | CAPACITY_FLAG_NONE_PASSED),
+                     0);
+    assert_false(c->valid); /* marked: never valid, whatever the document says */
+    assert_int_equal(c->limited_by, CAPACITY_LIMIT_NONE);
+    assert_true(c->cpu_cores == -1);
+    assert_int_equal(c->nsteps, 1);
+    assert_int_equal(c->steps[0].kind, CAPACITY_STEP_REPEAT);
+    assert_true(c->steps[0].offered_rps == 0);
+    assert_true(c->steps[0].achieved_rps <= 1e12);
+    assert_true(c->steps[0].error_rate == 1);
+    assert_true(c->steps[0].peak_memory_bytes == -1);
+    assert_true(c->steps[0].pass && c->steps[0].gen_limited && c->steps[0].throttling.known);
+    assert_true(c->steps[0].throttling.throttled_s == 0);
+    free(prior);
+#undef ROW0
+}
+
+/* The running status: "running k/n" first (scripts and kubectl sizeup match it), then the time
+ * left, rounded for people. */
+static void test_status_running(void **state)
+{
+    (void)state;
+    char out[JOB_STATUS_LEN];
+    static const struct {
+        size_t k, n;
+        double eta;
+        const char *want;
+    } cases[] = {
+        {0, 2, -1, "running 0/2"},
+        {1, 2, 0, "running 1/2"},
+        {1, 2, 3, "running 1/2, about 10s left"},
+        {1, 2, 44, "running 1/2, about 40s left"},
+        {2, 4, 59.5, "running 2/4, about 1m left"},
+        {2, 4, 170, "running 2/4, about 3m left"},
+        {2, 4, 3599, "running 2/4, about 60m left"},
+        {12, 64, 4800, "running 12/64, about 1h20m left"},
+        {63, 64, 1e30, "running 63/64"}, /* no sensible estimate: none shown */
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        assert_string_equal(job_status_running(cases[i].k, cases[i].n, cases[i].eta, out),
+                            cases[i].want);
+        assert_true(strncmp(out, "running ", 8) == 0);
+    }
+}
+
+/* Defence in depth: the runner is told when real users share the target, so it refuses a
+ * capacity search without a ceiling there whatever the validation let through. */
+static void test_sweep_opts_shared_target(void **state)
+{
+    (void)state;
+    struct fixture f;
+    struct sweep_opts so;
+    static const struct {
+        enum annot_mode mode;
+        enum annot_target target;
+        bool shared;
+    } cases[] = {
+        {ANNOT_MODE_CLONE, ANNOT_TARGET_POD, false},
+        {ANNOT_MODE_CLONE, ANNOT_TARGET_URL, true},
+        {ANNOT_MODE_IN_PLACE, ANNOT_TARGET_POD, true},
+        {ANNOT_MODE_RESIZE, ANNOT_TARGET_POD, true},
+    };
+
+    setup_fixture(&f);
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        f.x.req.mode = cases[i].mode;
+        f.x.req.target = cases[i].target;
+        job_sweep_opts(&f.sj, &so);
+        assert_int_equal(so.shared_target, cases[i].shared);
+        assert_ptr_equal(so.variants, &f.sj.todo);
+        assert_ptr_equal(so.stop, &f.j.stop);
+        assert_non_null(so.progress);
+        assert_non_null(so.row_done);
+    }
+}
+
 static void test_log_safe(void **state)
 {
     (void)state;
@@ -254,9 +561,17 @@ static void test_sizing_name(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_round_trip),        cmocka_unit_test(test_refuses_foreign_progress),
-        cmocka_unit_test(test_sanitises_numbers), cmocka_unit_test(test_log_safe),
-        cmocka_unit_test(test_retry_backoff),     cmocka_unit_test(test_sizing_name),
+        cmocka_unit_test(test_round_trip),
+        cmocka_unit_test(test_refuses_foreign_progress),
+        cmocka_unit_test(test_sanitises_numbers),
+        cmocka_unit_test(test_log_safe),
+        cmocka_unit_test(test_retry_backoff),
+        cmocka_unit_test(test_sizing_name),
+        cmocka_unit_test(test_capacity_round_trip),
+        cmocka_unit_test(test_capacity_state_size),
+        cmocka_unit_test(test_capacity_hostile),
+        cmocka_unit_test(test_status_running),
+        cmocka_unit_test(test_sweep_opts_shared_target),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -263,12 +263,54 @@ static void test_compare(void **state)
     assert_int_equal(sig, 0);
 }
 
+/* A results.json text with one variant whose capacity search repeated reps[0..3). */
+static void capacity_json(char *out, size_t len, const char *images, const double reps[3])
+{
+    double mean = (reps[0] + reps[1] + reps[2]) / 3;
+    snprintf(out, len,
+             "{\"tool\":\"sizeup 0.1.0\",\"images\":\"%s\",\"variants\":[{\"spec\":\"2@1/1Gi\","
+             "\"state\":\"measured\",\"throughput_rps\":%.1f,\"latency_ms\":{\"p95\":20,"
+             "\"p99\":40},\"slo_capacity\":{\"rps\":%.3f,\"repeats\":3,\"repeat_rps\":[%.1f,"
+             "%.1f,%.1f],\"valid\":true,\"flags\":[],\"limited_by\":\"slo-p95\",\"steps\":[]}}]}",
+             images, mean, mean, reps[0], reps[1], reps[2]);
+}
+
+/* Both sweeps searched capacity: the comparison is sizeup compare's Welch test on the repeats. */
+static void test_compare_capacity(void **state)
+{
+    (void)state;
+    char prev[1024], cur[1024], out[ERR_LEN];
+    int sig = -1;
+    const double before[3] = {1000, 1010, 990}, same[3] = {1004, 995, 1001},
+                 fell[3] = {770, 775, 765};
+
+    capacity_json(prev, sizeof(prev), "web=app:1.4.2", before);
+    capacity_json(cur, sizeof(cur), "web=app:1.4.3", fell);
+    assert_int_equal(resweep_compare_capacity(prev, cur, out, sizeof(out), &sig), 0);
+    assert_int_equal(sig, 1);
+    assert_non_null(strstr(out, "since image web=app:1.4.2, 1 variant compared by capacity"));
+    assert_non_null(strstr(out, "capacity of 2@1/1Gi fell 23% (1000.0 -> 770.0 req/s"));
+    assert_non_null(strstr(out, "): significant."));
+
+    capacity_json(cur, sizeof(cur), "web=app:1.4.3", same);
+    assert_int_equal(resweep_compare_capacity(prev, cur, out, sizeof(out), &sig), 0);
+    assert_int_equal(sig, 0);
+    assert_non_null(strstr(out, "no significant change"));
+
+    /* A fixed-load sweep on either side: not this comparison. */
+    assert_int_equal(resweep_compare_capacity(prev, "{\"tool\":\"sizeup 0.1.0\",\"variants\":[]}",
+                                              out, sizeof(out), &sig),
+                     -ENOENT);
+    assert_int_equal(resweep_compare_capacity(prev, "not json", out, sizeof(out), &sig), -ENOENT);
+    assert_int_equal(resweep_compare_capacity(NULL, cur, out, sizeof(out), &sig), -ENOENT);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_images),          cmocka_unit_test(test_decide),
         cmocka_unit_test(test_bad_annotations), cmocka_unit_test(test_patch),
-        cmocka_unit_test(test_compare),
+        cmocka_unit_test(test_compare),         cmocka_unit_test(test_compare_capacity),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -195,3 +195,50 @@ PY
 metric() {
     curl -s "http://$OP_ADMIN/metrics" | awk -v s="$1" '$1 == s {print $2}'
 }
+
+# Applies ConfigMap cap-load: a capacity search with short windows (the operator's capacity
+# tests; the fake is started with a short --metrics-window to match).
+cap_profile_apply() {
+    k apply -f - >/dev/null <<'YAML' || fail "cap-load profile not applied"
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: cap-load
+data:
+  profile.yaml: |
+    users: 8
+    timeout: 5s
+    search: { window: 1s, warmup: 500ms, repeats: 3, max_steps: 5 }
+    slo: { p95: 300ms, errors: 1% }
+    requests:
+      - { name: work, method: GET, path: "/work?ms=20" }
+YAML
+}
+
+# check_capacity DEPLOYMENT N: results.json in the ConfigMap has slo_capacity for all N rows
+# (rps, repeats, steps), no search step of 1 s reports a CPU figure (shorter than a metrics
+# window), and CPU at capacity is known wherever a repeat ran (held over a metrics window).
+check_capacity() {
+    k get configmap "$1-sizing" -o jsonpath='{.data.results\.json}' >"$E2E_W/results.json" ||
+        fail "no results.json in $1-sizing"
+    python3 - "$E2E_W/results.json" "$2" <<'PY' || fail "slo_capacity check failed"
+import json, sys
+r = json.load(open(sys.argv[1]))
+rows = r["variants"]
+assert len(rows) == int(sys.argv[2]), "rows: %d" % len(rows)
+for v in rows:
+    c = v.get("slo_capacity")
+    assert isinstance(c, dict), "%s: slo_capacity %r" % (v["spec"], c)
+    assert c["rps"] > 0 and c["steps"], "%s: rps %r, %d steps" % (v["spec"], c["rps"], len(c["steps"]))
+    assert c["limited_by"] != "none", v["spec"]
+    short = [s for s in c["steps"] if s["kind"] == "search" and s["cpu_cores"] is not None]
+    assert not short, "%s: a 1 s step reported CPU %r" % (v["spec"], short[0]["cpu_cores"])
+    reps = [s for s in c["steps"] if s["kind"] == "repeat"]
+    if reps:
+        assert c["cpu_cores"] is not None, "%s: repeats ran, CPU at capacity unknown" % v["spec"]
+    print("  %s: capacity %.1f req/s [%.1f, %.1f], %d repeats, limited by %s, %d steps, "
+          "CPU at capacity %s" % (v["spec"], c["rps"], c["interval"][0], c["interval"][1],
+                                  c["repeats"], c["limited_by"], len(c["steps"]),
+                                  "unknown" if c["cpu_cores"] is None else "%.2f" % c["cpu_cores"]))
+PY
+}

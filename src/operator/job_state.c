@@ -1,0 +1,371 @@
+/* The progress document (state.json) a sweep keeps in its ConfigMap: the rows measured so far,
+ * each with what its capacity search found, so that a restarted operator resumes where the last
+ * one stopped. Anyone who may edit the ConfigMap may edit this document: reading it back is
+ * parsing outside input (tests/fuzz/fuzz_operator_state.c). */
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/stats.h"
+#include "kube/objects.h"
+#include "operator/job_internal.h"
+#include "sweep/output_set.h"
+#include "sweep/search.h"
+
+#define STATE_VERSION 1
+
+/* The share of a ConfigMap state.json may take before the capacity searches' step tables are
+ * left out of it: the output path keeps OUTPUT_RESERVE free for it, and the outputs are trimmed
+ * to make room for anything beyond. Without its steps a resumed row keeps its capacity, its
+ * interval and its marks; only results.json's `steps` of that row come back empty. */
+#define STATE_STEPS_MAX OUTPUT_RESERVE
+
+/* Significant digits kept of a measured figure: far below the noise of any measurement, and a
+ * step table stays about 80 bytes a step. */
+#define STATE_DIGITS 6
+
+#define U64_CAP 9.0e18 /* below UINT64_MAX and INT64_MAX, exactly representable */
+
+/* ---- writing --------------------------------------------------------------------------- */
+
+/* v rounded to STATE_DIGITS significant digits, so that cJSON prints it short. */
+static double rounded(double v)
+{
+    char buf[32];
+    if (!isfinite(v) || v == 0)
+        return isfinite(v) ? v : 0;
+    snprintf(buf, sizeof(buf), "%.*g", STATE_DIGITS, v);
+    return strtod(buf, NULL);
+}
+
+static void add_nums(cJSON *arr, const double *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        cJSON_AddItemToArray(arr, cJSON_CreateNumber(v[i]));
+}
+
+/* Bits of a step's third-to-last element. */
+#define STEP_PASS      1u
+#define STEP_GEN       2u
+#define STEP_THROTTLED 4u /* the throttling figures after it are known */
+
+/* One step as an array: kind, offered, achieved, sustained rps, p50, p95, p99 (us), error rate,
+ * cpu cores, peak memory bytes, generator cores, bits, periods, throttled periods, throttled s. */
+#define STEP_FIELDS 15
+
+static cJSON *step_to_json(const struct capacity_step *st)
+{
+    unsigned bits = (st->pass ? STEP_PASS : 0) | (st->gen_limited ? STEP_GEN : 0) |
+                    (st->throttling.known ? STEP_THROTTLED : 0);
+    double v[STEP_FIELDS] = {
+        (double)st->kind,
+        rounded(st->offered_rps),
+        rounded(st->achieved_rps),
+        rounded(st->sustained_rps),
+        (double)st->p50_us,
+        (double)st->p95_us,
+        (double)st->p99_us,
+        rounded(st->error_rate),
+        st->cpu_cores < 0 ? -1 : rounded(st->cpu_cores),
+        (double)st->peak_memory_bytes,
+        st->gen_cores < 0 ? -1 : rounded(st->gen_cores),
+        (double)bits,
+        (double)st->throttling.periods,
+        (double)st->throttling.throttled_periods,
+        rounded(st->throttling.throttled_s),
+    };
+    cJSON *a = cJSON_CreateArray();
+    if (a)
+        add_nums(a, v, STEP_FIELDS);
+    return a;
+}
+
+/* A capacity result in compact form (the field names of results.json's slo_capacity where they
+ * exist). The interval is not stored: it is recomputed from the repeats it was made of. */
+static cJSON *cap_to_json(const struct capacity_result *cap, bool with_steps)
+{
+    cJSON *o = cJSON_CreateObject(), *a;
+    if (!o)
+        return NULL;
+    cJSON_AddNumberToObject(o, "rps", rounded(cap->rps));
+    cJSON_AddNumberToObject(o, "per_core", rounded(cap->per_core));
+    cJSON_AddStringToObject(o, "limited_by", search_limit_name(cap->limited_by));
+    cJSON_AddNumberToObject(o, "flags", cap->flags);
+    cJSON_AddNumberToObject(o, "cpu_cores", cap->cpu_cores < 0 ? -1 : rounded(cap->cpu_cores));
+    cJSON_AddNumberToObject(o, "peak_memory_bytes", (double)cap->peak_memory_bytes);
+    if ((a = cJSON_AddArrayToObject(o, "repeat_rps")))
+        for (size_t i = 0; i < cap->interval.n && i < CAPACITY_MAX_REPEATS; i++)
+            cJSON_AddItemToArray(a, cJSON_CreateNumber(rounded(cap->repeat_rps[i])));
+    if (cap->throttling.known && (a = cJSON_AddArrayToObject(o, "throttling"))) {
+        double t[3] = {(double)cap->throttling.periods, (double)cap->throttling.throttled_periods,
+                       rounded(cap->throttling.throttled_s)};
+        add_nums(a, t, 3);
+    }
+    if (with_steps && (a = cJSON_AddArrayToObject(o, "steps")))
+        for (size_t i = 0; i < cap->nsteps && i < CAPACITY_MAX_STEPS; i++)
+            cJSON_AddItemToArray(a, step_to_json(&cap->steps[i]));
+    return o;
+}
+
+static cJSON *row_to_json(const struct advisor_row *r, bool with_steps)
+{
+    cJSON *o = cJSON_CreateObject();
+    if (!o)
+        return NULL;
+    cJSON_AddStringToObject(o, "spec", r->variant.spec);
+    cJSON_AddBoolToObject(o, "measured", r->measured);
+    cJSON_AddStringToObject(o, "note", r->note);
+    cJSON_AddStringToObject(o, "fail", platform_fail_name(r->fail));
+    cJSON_AddNumberToObject(o, "throughput_rps", r->throughput_rps);
+    cJSON_AddNumberToObject(o, "p50_us", (double)r->p50_us);
+    cJSON_AddNumberToObject(o, "p95_us", (double)r->p95_us);
+    cJSON_AddNumberToObject(o, "p99_us", (double)r->p99_us);
+    cJSON_AddNumberToObject(o, "error_rate", r->error_rate);
+    cJSON_AddNumberToObject(o, "requests", (double)r->requests);
+    cJSON_AddNumberToObject(o, "cpu_cores_used", r->cpu_cores_used);
+    cJSON_AddNumberToObject(o, "peak_memory_bytes", (double)r->peak_memory_bytes);
+    cJSON_AddNumberToObject(o, "gen_cores", r->gen_cores);
+    cJSON_AddNumberToObject(o, "host_other_cores", r->host_other_cores);
+    cJSON_AddNumberToObject(o, "flags", r->flags);
+    if (r->applied_by[0])
+        cJSON_AddStringToObject(o, "applied_by", r->applied_by);
+    if (r->cap.searched)
+        cJSON_AddItemToObject(o, "capacity", cap_to_json(&r->cap, with_steps));
+    return o;
+}
+
+static char *state_text(const struct sweep_job *sj, const struct advisor_row *rows, size_t n,
+                        const char *phase, bool with_steps)
+{
+    cJSON *o = cJSON_CreateObject(), *arr;
+    char ts[40] = "";
+    struct timespec now;
+    char *text = NULL;
+
+    if (!o)
+        return NULL;
+    clock_gettime(CLOCK_REALTIME, &now);
+    kube_time_format(&now, 0, ts, sizeof(ts));
+    cJSON_AddNumberToObject(o, "version", STATE_VERSION);
+    cJSON_AddStringToObject(o, "sweep", sj->x->j->handled);
+    cJSON_AddStringToObject(o, "uid", sj->x->j->uid);
+    cJSON_AddStringToObject(o, "mode", annot_mode_name(sj->x->req.mode));
+    cJSON_AddStringToObject(o, "configs", sj->configs);
+    cJSON_AddNumberToObject(o, "total", (double)sj->all.n);
+    cJSON_AddNumberToObject(o, "done", (double)n);
+    cJSON_AddStringToObject(o, "phase", phase);
+    cJSON_AddStringToObject(o, "updated", ts);
+    arr = cJSON_AddArrayToObject(o, "rows");
+    for (size_t i = 0; arr && i < n; i++) {
+        cJSON *r = row_to_json(&rows[i], with_steps);
+        if (r)
+            cJSON_AddItemToArray(arr, r);
+    }
+    text = cJSON_PrintUnformatted(o);
+    cJSON_Delete(o);
+    return text;
+}
+
+char *job_state_json(const struct sweep_job *sj, const struct advisor_row *rows, size_t n,
+                     const char *phase)
+{
+    char *text = state_text(sj, rows, n, phase, true);
+    if (text && strlen(text) > STATE_STEPS_MAX) {
+        free(text);
+        text = state_text(sj, rows, n, phase, false);
+    }
+    return text;
+}
+
+/* ---- reading --------------------------------------------------------------------------- */
+
+static double num(const cJSON *o, const char *k, double dflt)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    return cJSON_IsNumber(v) && isfinite(v->valuedouble) ? v->valuedouble : dflt;
+}
+
+static double clamp(double v, double lo, double hi)
+{
+    return v < lo ? lo : v > hi ? hi : v;
+}
+
+/* num() clamped to [lo, hi] before conversion: a hand-edited state must not make a float to
+ * integer conversion overflow (undefined behaviour) or a nonsense figure. */
+static double clamped(const cJSON *o, const char *k, double dflt, double lo, double hi)
+{
+    return clamp(num(o, k, dflt), lo, hi);
+}
+
+/* Element i of a number array, clamped; dflt when missing or not a finite number. */
+static double item(const cJSON *a, int i, double dflt, double lo, double hi)
+{
+    const cJSON *v = cJSON_GetArrayItem(a, i);
+    return clamp(cJSON_IsNumber(v) && isfinite(v->valuedouble) ? v->valuedouble : dflt, lo, hi);
+}
+
+#define RATE_CAP  1e12
+#define CORES_CAP 1e6
+
+static int step_from_json(const cJSON *a, struct capacity_step *st)
+{
+    if (!cJSON_IsArray(a) || cJSON_GetArraySize(a) != STEP_FIELDS)
+        return -EINVAL;
+    memset(st, 0, sizeof(*st));
+    st->kind = (enum capacity_step_kind)item(a, 0, 0, CAPACITY_STEP_PROBE, CAPACITY_STEP_REPEAT);
+    st->offered_rps = item(a, 1, 0, 0, RATE_CAP);
+    st->achieved_rps = item(a, 2, 0, 0, RATE_CAP);
+    st->sustained_rps = item(a, 3, 0, 0, RATE_CAP);
+    st->p50_us = (uint64_t)item(a, 4, 0, 0, U64_CAP);
+    st->p95_us = (uint64_t)item(a, 5, 0, 0, U64_CAP);
+    st->p99_us = (uint64_t)item(a, 6, 0, 0, U64_CAP);
+    st->error_rate = item(a, 7, 0, 0, 1);
+    st->cpu_cores = item(a, 8, -1, -1, CORES_CAP);
+    st->peak_memory_bytes = (int64_t)item(a, 9, -1, -1, U64_CAP);
+    st->gen_cores = item(a, 10, -1, -1, CORES_CAP);
+    unsigned bits = (unsigned)item(a, 11, 0, 0, 7);
+    st->pass = bits & STEP_PASS;
+    st->gen_limited = bits & STEP_GEN;
+    st->throttling.known = bits & STEP_THROTTLED;
+    if (st->throttling.known) {
+        st->throttling.periods = (uint64_t)item(a, 12, 0, 0, U64_CAP);
+        st->throttling.throttled_periods = (uint64_t)item(a, 13, 0, 0, U64_CAP);
+        st->throttling.throttled_s = item(a, 14, 0, 0, U64_CAP);
+    }
+    return 0;
+}
+
+/* Reads a capacity result written by cap_to_json; -EINVAL for one that is not. */
+static int cap_from_json(const cJSON *o, const struct variant *v, struct capacity_result *cap)
+{
+    const cJSON *rep = cJSON_GetObjectItemCaseSensitive(o, "repeat_rps");
+    const cJSON *thr = cJSON_GetObjectItemCaseSensitive(o, "throttling");
+    const cJSON *steps = cJSON_GetObjectItemCaseSensitive(o, "steps");
+    const char *lim = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "limited_by"));
+    const unsigned known = CAPACITY_FLAG_GENERATOR | CAPACITY_FLAG_NOISY | CAPACITY_FLAG_CONTENDED |
+                           CAPACITY_FLAG_TOO_FEW_REPEATS | CAPACITY_FLAG_BUDGET |
+                           CAPACITY_FLAG_NONE_PASSED;
+
+    memset(cap, 0, sizeof(*cap));
+    if (!cJSON_IsObject(o) || !cJSON_IsArray(rep) ||
+        cJSON_GetArraySize(rep) > CAPACITY_MAX_REPEATS || (steps && !cJSON_IsArray(steps)) ||
+        (steps && cJSON_GetArraySize(steps) > CAPACITY_MAX_STEPS))
+        return -EINVAL;
+    cap->searched = true;
+    cap->rps = clamped(o, "rps", 0, 0, RATE_CAP);
+    cap->flags = (unsigned)clamped(o, "flags", 0, 0, 0xffffffffu) & known;
+    cap->cpu_cores = clamped(o, "cpu_cores", -1, -1, CORES_CAP);
+    cap->peak_memory_bytes = (int64_t)clamped(o, "peak_memory_bytes", -1, -1, U64_CAP);
+    for (int k = CAPACITY_LIMIT_NONE; lim && k <= CAPACITY_LIMIT_MAX_RPS; k++)
+        if (strcmp(lim, search_limit_name((enum capacity_limit)k)) == 0)
+            cap->limited_by = (enum capacity_limit)k;
+    size_t nrep = (size_t)cJSON_GetArraySize(rep);
+    for (size_t i = 0; i < nrep; i++)
+        cap->repeat_rps[i] = item(rep, (int)i, 0, 0, RATE_CAP);
+    /* As the runner made it: from the repeats; one figure (a single repeat, or the best step
+     * when none ran) has no interval, only its mean. */
+    if (stats_summarize(nrep >= 2 ? cap->repeat_rps : &cap->rps, nrep, &cap->interval) != 0)
+        return -EINVAL;
+    /* Derived, not trusted: per core from the variant's limit, valid from the marks. */
+    if (v->cpu_millicores > 0)
+        cap->per_core = cap->rps / ((double)v->cpu_millicores / 1000.0);
+    cap->valid = (cap->flags & ~CAPACITY_FLAG_TOO_FEW_REPEATS) == 0 && cap->rps > 0;
+    if (cJSON_IsArray(thr)) {
+        cap->throttling.known = true;
+        cap->throttling.periods = (uint64_t)item(thr, 0, 0, 0, U64_CAP);
+        cap->throttling.throttled_periods = (uint64_t)item(thr, 1, 0, 0, U64_CAP);
+        cap->throttling.throttled_s = item(thr, 2, 0, 0, U64_CAP);
+    }
+    for (int i = 0; i < cJSON_GetArraySize(steps); i++)
+        if (step_from_json(cJSON_GetArrayItem(steps, i), &cap->steps[cap->nsteps++]) != 0)
+            return -EINVAL;
+    return 0;
+}
+
+/* Reads a row written by row_to_json; the spec must parse and match want. */
+static int row_from_json(const cJSON *o, const struct variant *want, struct advisor_row *r)
+{
+    const cJSON *spec = cJSON_GetObjectItemCaseSensitive(o, "spec");
+    const cJSON *note = cJSON_GetObjectItemCaseSensitive(o, "note");
+    const cJSON *cap = cJSON_GetObjectItemCaseSensitive(o, "capacity");
+
+    memset(r, 0, sizeof(*r));
+    if (!cJSON_IsString(spec) || variant_parse(spec->valuestring, &r->variant, NULL) != 0 ||
+        strcmp(r->variant.spec, want->spec) != 0)
+        return -EINVAL;
+    r->measured = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "measured"));
+    if (cJSON_IsString(note))
+        snprintf(r->note, sizeof(r->note), "%s", note->valuestring);
+    /* The failure kind by its name (the advisor reads OOM kills from it); unknown: NONE. */
+    const cJSON *fail = cJSON_GetObjectItemCaseSensitive(o, "fail");
+    for (int k = PLATFORM_FAIL_NONE; cJSON_IsString(fail) && k <= PLATFORM_FAIL_CANCELLED; k++)
+        if (strcmp(fail->valuestring, platform_fail_name((enum platform_fail)k)) == 0)
+            r->fail = (enum platform_fail)k;
+    r->throughput_rps = clamped(o, "throughput_rps", 0, 0, RATE_CAP);
+    r->p50_us = (uint64_t)clamped(o, "p50_us", 0, 0, U64_CAP);
+    r->p95_us = (uint64_t)clamped(o, "p95_us", 0, 0, U64_CAP);
+    r->p99_us = (uint64_t)clamped(o, "p99_us", 0, 0, U64_CAP);
+    r->error_rate = clamped(o, "error_rate", 0, 0, 1);
+    r->requests = (uint64_t)clamped(o, "requests", 0, 0, U64_CAP);
+    r->cpu_cores_used = clamped(o, "cpu_cores_used", -1, -1, CORES_CAP);
+    r->peak_memory_bytes = (int64_t)clamped(o, "peak_memory_bytes", -1, -1, U64_CAP);
+    r->gen_cores = clamped(o, "gen_cores", -1, -1, CORES_CAP);
+    r->host_other_cores = clamped(o, "host_other_cores", -1, -1, CORES_CAP);
+    r->flags = (unsigned)clamped(o, "flags", 0, 0, 0xffffffffu);
+    /* Only the values a platform writes: a hand-edited state cannot put text in results.json. */
+    const char *by = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "applied_by"));
+    if (by && (strcmp(by, "rollout") == 0 || strcmp(by, "resize") == 0))
+        snprintf(r->applied_by, sizeof(r->applied_by), "%s", by);
+    /* A row of a fixed-load sweep (or one that failed before its search) has none. */
+    if (cap && !cJSON_IsNull(cap) && cap_from_json(cap, &r->variant, &r->cap) != 0)
+        return -EINVAL;
+    return 0;
+}
+
+int job_progress_parse(const char *text, const char *sweep, const char *uid, const char *configs,
+                       const struct variant_list *all, struct advisor_row **prior, size_t *nprior)
+{
+    cJSON *st = NULL;
+    struct advisor_row *rows_out = NULL;
+    int rc = -ENOENT;
+
+    *prior = NULL;
+    *nprior = 0;
+    if (!text || !(st = cJSON_Parse(text)))
+        goto out;
+    const cJSON *ver = cJSON_GetObjectItemCaseSensitive(st, "version");
+    const cJSON *sw = cJSON_GetObjectItemCaseSensitive(st, "sweep");
+    const cJSON *id = cJSON_GetObjectItemCaseSensitive(st, "uid");
+    const cJSON *cfg = cJSON_GetObjectItemCaseSensitive(st, "configs");
+    const cJSON *rows = cJSON_GetObjectItemCaseSensitive(st, "rows");
+    /* Progress of another sweep, another Deployment of the same name, or another variant list
+     * is not this sweep's: start over rather than mix results. */
+    if (!cJSON_IsNumber(ver) || ver->valueint != STATE_VERSION || !cJSON_IsString(sw) ||
+        strcmp(sw->valuestring, sweep) != 0 || !cJSON_IsString(id) ||
+        strcmp(id->valuestring, uid) != 0 || !cJSON_IsString(cfg) ||
+        strcmp(cfg->valuestring, configs) != 0 || !cJSON_IsArray(rows))
+        goto out;
+    size_t k = (size_t)cJSON_GetArraySize(rows);
+    if (k > all->n)
+        goto out;
+    rows_out = calloc(k ? k : 1, sizeof(*rows_out));
+    if (!rows_out) {
+        rc = -ENOMEM;
+        goto out;
+    }
+    for (size_t i = 0; i < k; i++)
+        if (row_from_json(cJSON_GetArrayItem(rows, (int)i), &all->items[i], &rows_out[i]))
+            goto out;
+    *prior = rows_out;
+    *nprior = k;
+    rows_out = NULL;
+    rc = 0;
+out:
+    free(rows_out);
+    cJSON_Delete(st);
+    return rc;
+}
