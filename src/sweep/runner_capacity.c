@@ -129,6 +129,14 @@ static int load_once(struct cap_ctx *x, double rate, unsigned users, int64_t len
     return load_source_run(x->src, &lo, res, err);
 }
 
+/* A load step is there for its CPU: it is held at least as long as the platform needs to report
+ * CPU at all (a cluster's metrics window). */
+static int64_t load_window_us(const struct cap_ctx *x)
+{
+    int64_t need = x->c->s->facts.usage_window_us;
+    return need > x->p->search.window_us ? need : x->p->search.window_us;
+}
+
 /* Runs one step: its warm-up, then its measured window between usage_begin and usage_end, and
  * judges it against the SLO. */
 static int run_step(struct cap_ctx *x, enum capacity_step_kind kind, double rate, unsigned users,
@@ -143,7 +151,8 @@ static int run_step(struct cap_ctx *x, enum capacity_step_kind kind, double rate
 
     int64_t window_us = kind == CAPACITY_STEP_REPEAT && x->repeat_window_us > 0
                             ? x->repeat_window_us
-                            : se->window_us;
+                        : kind == CAPACITY_STEP_LOAD ? load_window_us(x)
+                                                     : se->window_us;
 
     memset(out, 0, sizeof(*out));
     c->step++;
@@ -429,7 +438,8 @@ static int sizing_steps(struct cap_ctx *x, char *err)
                        cap->rps / SIZING_CPU_GROWTH_LOAD};
 
     for (int i = 0; i < 2; i++) {
-        if (!(rates[i] > 0) || sweep__stopped(x->c->o) || x->died || !time_for_step(x))
+        if (!(rates[i] > 0) || sweep__stopped(x->c->o) || x->died ||
+            !time_for_step(x, load_window_us(x)))
             break;
         struct step_run r;
         int rc = run_step(x, CAPACITY_STEP_LOAD, rates[i], 0, &r, err);
