@@ -100,9 +100,16 @@ static const struct cli_flag flags[] = {
      ARG(max_rps), 0, PROFILE_MAX_RATE},
     {"out", "DIR", "sizing", "output directory (the app's output goes to DIR/logs/)",
      cli_set_string, ARG(out), 1, 0},
-    {"values-paths", "MAP", "workers=workers.count,resources=resources",
-     "where values.yaml puts the worker count and the resources block", cli_set_string,
-     ARG(values_paths), 1, 0},
+    {"values-paths", "MAP",
+     "workers=workers.count,resources=resources,replicas=replicaCount,autoscaling=autoscaling",
+     "where values.yaml puts the worker count, the resources block and, with a target load, the "
+     "replica count and the autoscaling block (any key may be left out)",
+     cli_set_string, ARG(values_paths), 1, 0},
+    {"target-rps", "R", "the profile's target", "the load the recommendation must hold, in req/s",
+     cli_set_number, ARG(ov.target_rps), 0.001, PROFILE_MAX_RATE},
+    {"target-users", "N", "the profile's target",
+     "the same in active users (x the profile's per_user_rps)", cli_set_number,
+     ARG(ov.target_users), 0.001, PROFILE_MAX_USERS},
     {"deployment", "NAME", NULL, "the Deployment deployment-patch.yaml patches (none: no patch)",
      cli_set_string, ARG(workload.deployment), 1, 0},
     {"container", "NAME", "the Deployment's name", "its container that runs COMMAND",
@@ -187,9 +194,16 @@ static void print_table(const struct sweep *s, const struct profile *p)
     static struct advice a;
     char l1[32], l2[32], l3[32], b1[QTY_LEN], b2[QTY_LEN];
     size_t k = advise(s, p, rows, &a);
+    /* A capacity search adds its two columns after the reference table's. */
+    bool cap = false;
+    for (size_t i = 0; i < k; i++)
+        cap = cap || rows[i].cap.searched;
 
-    printf("\n  %-22s %7s %5s %7s %11s %7s %7s %7s %6s  %-12s %s\n", "Config", "Workers", "CPU",
+    printf("\n  %-22s %7s %5s %7s %11s %7s %7s %7s %6s  %-12s %-10s", "Config", "Workers", "CPU",
            "Memory", "Throughput", "P50", "P95", "P99", "Errors", "State", "Est. users");
+    if (cap)
+        printf(" %-26s %8s", "Capacity @SLO", "per core");
+    putchar('\n');
     for (size_t i = 0; i < k; i++) {
         const struct advisor_row *r = &rows[i];
         char label[40];
@@ -221,10 +235,16 @@ static void print_table(const struct sweep *s, const struct profile *p)
             snprintf(users, sizeof(users), "~%.0f", round(a.rows[i].est_users));
         else
             snprintf(users, sizeof(users), "-");
-        printf("%5.0f req/s %7s %7s %7s %5.1f%%  %-12s %s%s\n", r->throughput_rps,
+        printf("%5.0f req/s %7s %7s %7s %5.1f%%  %-12s %-10s", r->throughput_rps,
                output_fmt_latency(r->p50_us, l1), output_fmt_latency(r->p95_us, l2),
                output_fmt_latency(r->p99_us, l3), r->error_rate * 100,
-               verdict_name(a.rows[i].verdict), users, marks);
+               verdict_name(a.rows[i].verdict), users);
+        if (cap) {
+            char c1[96], c2[32];
+            printf(" %-26s %8s", output_fmt_capacity(&r->cap, c1, sizeof(c1)),
+                   output_fmt_per_core(&r->cap, c2, sizeof(c2)));
+        }
+        printf("%s\n", marks);
     }
     if (a.recommended >= 0)
         printf("\n  * recommended: %s (%s)\n", rows[a.recommended].variant.label, a.why);

@@ -26,6 +26,8 @@ int profile_override_apply(const struct profile_override *o, struct profile *p, 
 
     if (o->users > 0 && o->rate > 0)
         return err_set(err, -EINVAL, "give --users or --rate, not both");
+    if (o->target_rps > 0 && o->target_users > 0)
+        return err_set(err, -EINVAL, "give --target-rps or --target-users, not both");
     if (flag && p->nstages > 0)
         return err_set(err, -EINVAL,
                        "%s conflicts with the stages in %s (the stages set the load and, added "
@@ -55,5 +57,10 @@ int profile_override_apply(const struct profile_override *o, struct profile *p, 
         p->warmup_us = o->warmup_us;
     if (o->timeout_us >= 0)
         p->timeout_us = o->timeout_us;
+    /* A target given here replaces the profile's, in whichever unit the profile gave it. */
+    if (o->target_rps > 0 || o->target_users > 0) {
+        p->target_rps = o->target_rps;
+        p->target_users = o->target_users;
+    }
     return 0;
 }

@@ -15,9 +15,9 @@
 
 /* Every annotation the operator reads from users, in the order reasons list them. */
 static const char *const user_keys[] = {
-    "sweep",     "configs", "workers-env", "container",    "port",    "profile",
-    "mode",      "target",  "resize",      "values-paths", "resweep", "resweep-min-interval",
-    "generators"};
+    "sweep",      "configs",    "workers-env", "container",    "port",    "profile",
+    "mode",       "target",     "resize",      "values-paths", "resweep", "resweep-min-interval",
+    "generators", "target-load"};
 /* Annotations the operator (and its Kubernetes platform) writes: never a typo. */
 static const char *const own_keys[] = {
     "status",         "last-sweep",  "original-template", "original-resources",
@@ -97,22 +97,6 @@ static int valid_subdomain(const char *s)
             return 1;
         p = dot + 1;
     }
-}
-
-/* A dotted values path: segments of letters, digits, '_' and '-', none empty. */
-static int valid_values_path(const char *s, size_t len)
-{
-    if (len == 0 || len > 256 || s[0] == '.' || s[len - 1] == '.')
-        return 0;
-    for (size_t i = 0; i < len; i++) {
-        char c = s[i];
-        if (c == '.' && i + 1 < len && s[i + 1] == '.')
-            return 0;
-        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-              c == '_' || c == '-' || c == '.'))
-            return 0;
-    }
-    return 1;
 }
 
 /* An http(s) URL with a host: the scheme, then host[:port], then an optional path. Only its
@@ -254,12 +238,12 @@ int annot_parse_resweep(const char *mode, const char *interval, int *on, long lo
     return 0;
 }
 
-/* Parses "workers=workers.count,resources=resources" (either key may be left out). */
+/* values-paths: the sweep layer's parser decides (the CLI's --values-paths reads the same
+ * syntax); a value with an unprintable byte is refused first, so every reason stays one
+ * printable line. */
 static int parse_values_paths(const char *v, struct annot_request *req, char *err)
 {
-    char q[SHOW_LEN + 4];
-    int seen_w = 0, seen_r = 0;
-    const char *p = v;
+    char q[SHOW_LEN + 4], sub[ERR_LEN] = "";
 
     if (strlen(v) > 1024)
         return err_set(err, -EINVAL, "values-paths: longer than 1024 bytes");
@@ -267,51 +251,49 @@ static int parse_values_paths(const char *v, struct annot_request *req, char *er
         return err_set(err, -EINVAL,
                        "values-paths: empty (expected e.g. "
                        "workers=workers.count,resources=resources)");
-    while (*p) {
-        size_t len = strcspn(p, ",");
-        const char *eq = memchr(p, '=', len);
-        char **slot;
-        int *seen;
-        if (!eq)
-            goto bad;
-        size_t klen = (size_t)(eq - p);
-        if (klen == 7 && strncmp(p, "workers", 7) == 0) {
-            slot = &req->values_workers;
-            seen = &seen_w;
-        } else if (klen == 9 && strncmp(p, "resources", 9) == 0) {
-            slot = &req->values_resources;
-            seen = &seen_r;
-        } else {
-            goto bad;
-        }
-        if (*seen)
-            return err_set(err, -EINVAL, "values-paths: \"%s\" names a key twice", show(v, q));
-        *seen = 1;
-        const char *path = eq + 1;
-        size_t plen = len - klen - 1;
-        if (!valid_values_path(path, plen))
+    for (const char *c = v; *c; c++)
+        if ((unsigned char)*c < 0x20 || (unsigned char)*c >= 0x7f)
             return err_set(err, -EINVAL,
                            "values-paths: \"%s\": a path is dot-separated names of letters, "
                            "digits, '_' and '-'",
                            show(v, q));
-        char *dup = strndup(path, plen);
-        if (!dup)
-            return err_set(err, -ENOMEM, "out of memory");
-        free(*slot);
-        *slot = dup;
-        p += len;
-        if (*p == ',') {
-            p++;
-            if (!*p)
-                goto bad;
-        }
-    }
+    if (output_paths_parse(v, &req->values_paths, sub) != 0)
+        return err_set(err, -EINVAL, "values-paths: %s", sub);
     return 0;
+}
+
+/* target-load: "5000rps" or "10000users" (a positive number, a unit). "streams" is part of the
+ * syntax but not measured yet: it gets its own reason rather than "unknown unit". */
+static int parse_target_load(const char *v, struct annot_request *req, char *err)
+{
+    char q[SHOW_LEN + 4], *end = NULL;
+    double x;
+
+    if (!(*v >= '0' && *v <= '9'))
+        goto bad;
+    x = strtod(v, &end);
+    if (end == v || !(x > 0) || x > ANNOT_MAX_TARGET)
+        goto bad;
+    if (strcmp(end, "rps") == 0) {
+        req->target_rps = x;
+        req->target_users = 0;
+        return 0;
+    }
+    if (strcmp(end, "users") == 0) {
+        req->target_users = x;
+        req->target_rps = 0;
+        return 0;
+    }
+    if (strcmp(end, "streams") == 0)
+        return err_set(err, -EINVAL,
+                       "target-load: \"%s\": a target in streams is not supported yet (give "
+                       "req/s or users, e.g. 5000rps or 10000users)",
+                       show(v, q));
 bad:
     return err_set(err, -EINVAL,
-                   "values-paths: \"%s\": expected workers=PATH,resources=PATH, e.g. "
-                   "workers=workers.count,resources=resources",
-                   show(v, q));
+                   "target-load: \"%s\": expected a number above 0 and at most %g followed by "
+                   "rps or users, e.g. 5000rps or 10000users",
+                   show(v, q), ANNOT_MAX_TARGET);
 }
 
 static int set_str(char **slot, const char *v, char *err)
@@ -419,6 +401,8 @@ static int apply_one(const char *name, const char *v, struct annot_request *req,
     }
     if (strcmp(name, "values-paths") == 0)
         return parse_values_paths(v, req, err);
+    if (strcmp(name, "target-load") == 0)
+        return parse_target_load(v, req, err);
     if (strcmp(name, "resweep") == 0)
         return annot_parse_resweep(v, NULL, &req->resweep, &req->resweep_interval_s, err);
     if (strcmp(name, "resweep-min-interval") == 0) {
@@ -438,6 +422,7 @@ int annot_parse(const struct annot_kv *kv, size_t n, struct annot_request *req, 
     char q[SHOW_LEN + 4];
 
     memset(req, 0, sizeof(*req));
+    output_paths_default(&req->values_paths);
     if (warn)
         warn[0] = '\0';
     /* Keys are applied in the table's order, not the API's, so a request with several bad
@@ -472,7 +457,7 @@ int annot_parse(const struct annot_kv *kv, size_t n, struct annot_request *req, 
             snprintf(warn, ERR_LEN,
                      "unknown annotation %s ignored (known: sweep, configs, "
                      "workers-env, container, port, profile, mode, target, resize, "
-                     "values-paths, resweep, resweep-min-interval, generators)",
+                     "values-paths, resweep, resweep-min-interval, generators, target-load)",
                      show(kv[i].key, q));
     }
     if (!req->configs) {
@@ -484,12 +469,6 @@ int annot_parse(const struct annot_kv *kv, size_t n, struct annot_request *req, 
             goto out;
     }
     if (!req->workers_env && (rc = set_str(&req->workers_env, ANNOT_DEFAULT_WORKERS_ENV, err)))
-        goto out;
-    if (!req->values_workers &&
-        (rc = set_str(&req->values_workers, ANNOT_DEFAULT_VAL_WORKERS, err)))
-        goto out;
-    if (!req->values_resources &&
-        (rc = set_str(&req->values_resources, ANNOT_DEFAULT_VAL_RES, err)))
         goto out;
     if (!req->resweep_interval_s) {
         int on = 0;
@@ -511,8 +490,6 @@ void annot_request_free(struct annot_request *req)
     free(req->container);
     free(req->profile);
     free(req->target_url);
-    free(req->values_workers);
-    free(req->values_resources);
     memset(req, 0, sizeof(*req));
 }
 

@@ -11,6 +11,7 @@
 
 #include "core/err.h"
 #include "load/profile.h"
+#include "sweep/output.h"
 #include "sweep/variant.h"
 
 #define ANNOT_PREFIX "sizeup.dev/"
@@ -39,8 +40,8 @@
 
 #define ANNOT_DEFAULT_CONFIGS     VARIANT_DEFAULT_LIST
 #define ANNOT_DEFAULT_WORKERS_ENV "WORKERS"
-#define ANNOT_DEFAULT_VAL_WORKERS "workers.count"
-#define ANNOT_DEFAULT_VAL_RES     "resources"
+/* target-load: a number of req/s or users (streams are not measured yet) up to this. */
+#define ANNOT_MAX_TARGET 1e9
 
 /* clone: sweep a temporary copy; in-place: roll the Deployment itself; resize: change CPU and
  * memory of one of its pods through the pods/resize subresource (a rollout when it cannot). */
@@ -69,10 +70,11 @@ struct annot_request {
     enum annot_mode mode;
     enum annot_target target;
     char *target_url;
-    char *values_workers;   /* dotted path in values.yaml for the worker count */
-    char *values_resources; /* dotted path in values.yaml for resources */
-    bool resize_off;        /* sizeup.dev/resize: off: never resize in place (clone mode) */
-    int resweep;            /* sizeup.dev/resweep: on-image-change */
+    struct output_paths values_paths; /* where values.yaml puts each value (defaults filled) */
+    double target_rps;                /* target-load "5000rps"; 0 when absent */
+    double target_users;              /* target-load "10000users"; 0 when absent */
+    bool resize_off; /* sizeup.dev/resize: off: never resize in place (clone mode) */
+    int resweep;     /* sizeup.dev/resweep: on-image-change */
     long long resweep_interval_s;
     unsigned generators; /* load-generator pods (an Indexed Job); 0 when not annotated */
 };

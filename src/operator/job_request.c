@@ -14,6 +14,7 @@
 
 #include "core/log.h"
 #include "kube/objects.h"
+#include "load/profile_override.h"
 #include "operator/job_internal.h"
 
 #define PROFILE_KEY "profile.yaml"
@@ -160,18 +161,14 @@ static int check_sizing_owner(struct sweep_job *sj, char *reason)
 static int check_request(struct sweep_job *sj, char *reason)
 {
     struct jctx *x = sj->x;
-    char sub[ERR_LEN] = "", vp[2 * ANNOT_MAX_NAME + 32];
+    char sub[ERR_LEN] = "";
     int rc;
 
     snprintf(sj->configs, sizeof(sj->configs), "%s", x->req.configs);
     rc = variant_parse_list(x->req.configs, &sj->all, sub);
     if (rc)
         return err_set(reason, -EINVAL, "configs: %s", sub);
-    snprintf(vp, sizeof(vp), "workers=%s,resources=%s", x->req.values_workers,
-             x->req.values_resources);
-    rc = output_paths_parse(vp, &sj->paths, sub);
-    if (rc)
-        return err_set(reason, -EINVAL, "values-paths: %s", sub);
+    sj->paths = x->req.values_paths;
     const cJSON *ctr = kube_deploy_container(x->deploy, x->req.container);
     if (!ctr)
         return x->req.container
@@ -188,6 +185,13 @@ static int check_request(struct sweep_job *sj, char *reason)
     rc = load_profile(sj, reason);
     if (rc)
         return rc;
+    /* The target-load annotation overrides the profile as --target-rps / --target-users do. */
+    struct profile_override ov = PROFILE_OVERRIDE_NONE;
+    ov.target_rps = x->req.target_rps;
+    ov.target_users = x->req.target_users;
+    rc = profile_override_apply(&ov, &sj->profile, sub);
+    if (rc)
+        return err_set(reason, rc, "target-load: %s", sub);
     rc = annot_check_load_ceiling(&x->req, &sj->profile.search, reason);
     if (rc)
         return rc;

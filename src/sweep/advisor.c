@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "sweep/advisor_internal.h"
+#include "sweep/sizing.h"
 
 enum verdict advisor_classify(const struct advisor_row *r, const struct profile_thresholds *t)
 {
@@ -38,19 +39,6 @@ __attribute__((format(printf, 2, 3))) void advisor__finding(struct advice *a, co
     if (len >= ADVISOR_TEXT_LEN)
         memcpy(f + ADVISOR_TEXT_LEN - 4, "...", 4);
     a->nfindings++;
-}
-
-/* Appends to a fixed buffer, keeping it NUL-terminated when it fills. */
-__attribute__((format(printf, 3, 4))) void advisor__cat(char *buf, size_t len, const char *fmt, ...)
-{
-    size_t used = strnlen(buf, len);
-    va_list ap;
-
-    if (used + 1 >= len)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(buf + used, len - used, fmt, ap);
-    va_end(ap);
 }
 
 /* ---- recommendation ------------------------------------------------------------------------ */
@@ -162,54 +150,124 @@ static void values(const struct advisor_row *rows, struct advice *a)
     a->limit_cpu_m = r->variant.cpu_millicores;
     a->limit_memory = r->variant.memory_bytes;
 
-    if (r->cpu_cores_used >= 0) {
-        /* Measured cores plus headroom, rounded up to the step, within [step, limit]. */
-        int64_t m = (int64_t)ceil(r->cpu_cores_used * (1.0 + ADVISOR_HEADROOM) * 1000.0 /
-                                  ADVISOR_REQ_CPU_STEP_M) *
-                    ADVISOR_REQ_CPU_STEP_M;
-        a->request_cpu_m = m < ADVISOR_REQ_CPU_STEP_M ? ADVISOR_REQ_CPU_STEP_M
-                                                      : (m > a->limit_cpu_m ? a->limit_cpu_m : m);
-        a->cpu_request_measured = true;
-    } else {
-        a->request_cpu_m = (int64_t)((double)a->limit_cpu_m * ADVISOR_REQ_CPU_FRACTION);
-        a->request_cpu_m -= a->request_cpu_m % ADVISOR_REQ_CPU_STEP_M;
-        if (a->request_cpu_m < ADVISOR_REQ_CPU_STEP_M)
-            a->request_cpu_m = ADVISOR_REQ_CPU_STEP_M;
-    }
-    if (r->peak_memory_bytes >= 0) {
-        /* Measured peak plus headroom, rounded up to a whole MiB, at most the limit. */
-        int64_t mib = (int64_t)ceil((double)r->peak_memory_bytes * (1.0 + ADVISOR_HEADROOM) / MIB);
-        int64_t b = mib * (1 << 20);
-        a->request_memory = b > a->limit_memory ? a->limit_memory : b;
-        a->memory_request_measured = true;
-    } else {
-        int64_t mib = (int64_t)((double)a->limit_memory * ADVISOR_REQ_MEM_FRACTION / MIB);
-        a->request_memory = (mib < 1 ? 1 : mib) * (1 << 20);
-    }
+    /* Measured cores and peak memory plus headroom, within the limits. */
+    struct sizing_requests req;
+    sizing_requests(r->cpu_cores_used, 1.0 + ADVISOR_HEADROOM, r->peak_memory_bytes, a->limit_cpu_m,
+                    a->limit_memory, &req);
+    a->request_cpu_m = req.cpu_m;
+    a->request_memory = req.memory;
+    a->cpu_request_measured = req.cpu_measured;
+    a->memory_request_measured = req.memory_measured;
     snprintf(a->requests_note, sizeof(a->requests_note),
              "cpu %s: ", qty_format_cpu(a->request_cpu_m, b1));
     if (a->cpu_request_measured)
-        advisor__cat(a->requests_note, sizeof(a->requests_note),
-                     "measured mean CPU during the measured window + %.0f%% headroom",
-                     PCT(ADVISOR_HEADROOM));
+        text_catf(a->requests_note, sizeof(a->requests_note),
+                  "measured mean CPU during the measured window + %.0f%% headroom",
+                  PCT(ADVISOR_HEADROOM));
     else
-        advisor__cat(a->requests_note, sizeof(a->requests_note),
-                     "%.0f%% of the limit (CPU use was not measured)",
-                     PCT(ADVISOR_REQ_CPU_FRACTION));
-    advisor__cat(a->requests_note, sizeof(a->requests_note),
-                 "; memory %s: ", mem_txt(a->request_memory, b2));
+        text_catf(a->requests_note, sizeof(a->requests_note),
+                  "%.0f%% of the limit (CPU use was not measured)", PCT(ADVISOR_REQ_CPU_FRACTION));
+    text_catf(a->requests_note, sizeof(a->requests_note),
+              "; memory %s: ", mem_txt(a->request_memory, b2));
     if (a->memory_request_measured)
-        advisor__cat(a->requests_note, sizeof(a->requests_note),
-                     "measured peak memory + %.0f%% headroom", PCT(ADVISOR_HEADROOM));
+        text_catf(a->requests_note, sizeof(a->requests_note),
+                  "measured peak memory + %.0f%% headroom", PCT(ADVISOR_HEADROOM));
     else
-        advisor__cat(a->requests_note, sizeof(a->requests_note),
-                     "%.0f%% of the limit (peak memory was not measured)",
-                     PCT(ADVISOR_REQ_MEM_FRACTION));
+        text_catf(a->requests_note, sizeof(a->requests_note),
+                  "%.0f%% of the limit (peak memory was not measured)",
+                  PCT(ADVISOR_REQ_MEM_FRACTION));
+}
+
+/* A fixed-load sweep measures each variant at one load, not its capacity: the sizing answer is the
+ * target's replicas from the rule above, and no HPA (no capacity interval, no CPU against load). */
+static void fixed_sizing(const struct advisor_opts *o, struct advice *a)
+{
+    struct sizing *s = &a->sizing;
+
+    s->n = a->n;
+    s->recommended = a->recommended;
+    s->target_rps = o->target_rps;
+    s->target_users = o->target_users;
+    s->by_target = o->target_rps > 0;
+    s->replicas = a->replicas;
+    s->limit_cpu_m = a->limit_cpu_m;
+    s->limit_memory = a->limit_memory;
+    s->request_cpu_m = a->request_cpu_m;
+    s->request_memory = a->request_memory;
+    s->hpa.cpu_at_planned = -1;
+    snprintf(s->hpa.note, sizeof(s->hpa.note),
+             "a fixed-load sweep measures no capacity per pod, so no HPA is derived (the capacity "
+             "search, the default, derives one)");
+}
+
+/* A capacity search ran when any row carries one (fixed mode searches none). */
+static bool capacity_mode(const struct advisor_row *rows, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (rows[i].cap.searched)
+            return true;
+    return false;
+}
+
+/* Capacity mode: the recommendation, the replicas and the requests are the sizing answer's
+ * (sizing.c): the cheapest total for the target at each pod's planned load, or the most capacity
+ * per unit of cost. Returns 0 or sizing_run's error (bad cost or planning options). */
+static int recommend_capacity(const struct advisor_row *rows, size_t n,
+                              const struct advisor_opts *o, struct advice *a, char *err)
+{
+    struct sizing_row sr[VARIANT_MAX];
+    struct sizing_opts so = {0};
+    struct sizing *s = &a->sizing;
+    int rc;
+
+    for (size_t i = 0; i < n; i++)
+        sr[i] = (struct sizing_row){&rows[i].variant, &rows[i].cap, usable(rows, a, i)};
+    /* The target as the user gave it: users keep their unit, so the sentences can say so. */
+    so.target_users = o->target_users;
+    so.target_rps = o->target_users > 0 ? 0 : o->target_rps;
+    so.per_user_rps = o->per_user_rps;
+    so.cost = o->cost;
+    so.planning = o->planning;
+    rc = sizing_run(sr, n, &so, s, err);
+    if (rc)
+        return rc;
+    a->recommended = s->recommended;
+    a->by_target = s->by_target;
+    a->target_rps = s->target_rps;
+    a->replicas = s->replicas;
+    snprintf(a->why, sizeof(a->why), "%s", s->why);
+    if (a->recommended < 0)
+        return 0;
+    a->workers = rows[a->recommended].variant.workers;
+    a->limit_cpu_m = s->limit_cpu_m;
+    a->limit_memory = s->limit_memory;
+    a->request_cpu_m = s->request_cpu_m;
+    a->request_memory = s->request_memory;
+    a->cpu_request_measured = s->cpu_request_measured;
+    a->memory_request_measured = s->memory_request_measured;
+    snprintf(a->requests_note, sizeof(a->requests_note), "%s", s->requests_note);
+    return 0;
+}
+
+/* The sizing answer's own sentences: what replicas assume, and why there is or is not an HPA. */
+static void sizing_findings(struct advice *a)
+{
+    const struct sizing *s = &a->sizing;
+
+    if (s->recommended < 0)
+        return;
+    if (s->assumption[0])
+        advisor__finding(a, "%s", s->assumption);
+    if (s->hpa.note[0])
+        advisor__finding(a, "Autoscaling: %s.", s->hpa.note);
 }
 
 int advisor_run(const struct advisor_row *rows, size_t n, const struct advisor_opts *o,
                 struct advice *out, char *err)
 {
+    bool capacity = capacity_mode(rows, n);
+    int rc;
+
     memset(out, 0, sizeof(*out));
     out->recommended = -1;
     if (n > VARIANT_MAX)
@@ -220,13 +278,25 @@ int advisor_run(const struct advisor_row *rows, size_t n, const struct advisor_o
     for (size_t i = 0; i < n; i++) {
         out->rows[i].verdict =
             rows[i].measured ? advisor_classify(&rows[i], &o->thresholds) : VERDICT_OVERLOADED;
-        out->rows[i].est_users = rows[i].measured ? rows[i].throughput_rps / o->per_user_rps : 0;
+        /* Users from what the variant sustains within the SLO where that was searched, else
+         * from what it served at the profile's load. */
+        double rps = rows[i].cap.searched ? rows[i].cap.rps : rows[i].throughput_rps;
+        out->rows[i].est_users = rows[i].measured ? rps / o->per_user_rps : 0;
         out->rows[i].capacity = rows[i].measured && !(rows[i].flags & ADVISOR_ROW_NOT_CAPACITY);
     }
-    recommend(rows, n, o, out);
-    values(rows, out);
+    if (capacity) {
+        rc = recommend_capacity(rows, n, o, out, err);
+        if (rc)
+            return rc;
+    } else {
+        recommend(rows, n, o, out);
+        values(rows, out);
+        fixed_sizing(o, out);
+    }
     rule_default(&out->rule);
     advisor__fit_rule(rows, n, out);
     advisor__find(rows, n, o, out);
+    if (capacity)
+        sizing_findings(out);
     return 0;
 }

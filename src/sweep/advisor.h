@@ -16,6 +16,7 @@
 #include "sweep/capacity.h"
 #include "sweep/platform.h"
 #include "sweep/rule.h"
+#include "sweep/sizing.h"
 #include "sweep/variant.h"
 
 #define ADVISOR_MAX_FINDINGS 16
@@ -96,6 +97,9 @@ struct advisor_opts {
     struct profile_thresholds thresholds;
     double per_user_rps;     /* > 0 */
     double target_rps;       /* 0: no target; else the load the recommendation must hold */
+    double target_users;     /* the target as given in users (target_rps = users x per-user rate) */
+    struct profile_cost cost;         /* capacity mode: the price of a core and of a GiB */
+    struct profile_planning planning; /* capacity mode: buffer and growth on each pod's capacity */
     double host_cores;       /* for caveats; 0 unknown */
     const char *limits_note; /* why limits are not enforced, or NULL */
 };
@@ -128,6 +132,11 @@ struct advice {
     int64_t request_cpu_m, request_memory;
     bool cpu_request_measured, memory_request_measured;
     char requests_note[ADVISOR_TEXT_LEN];
+
+    /* The sizing answer: in capacity mode what sizing_run decided (the recommendation above is
+     * its); in fixed mode the target's replicas and no HPA. values.yaml's replica count and
+     * autoscaling block and hpa.yaml come from here. */
+    struct sizing sizing;
 
     /* auto-sizing.yaml */
     struct rule rule;

@@ -42,9 +42,9 @@ static void find_oversubscription(const struct advisor_row *rows, size_t n, stru
             worst = d;
         if (d > best)
             best = d;
-        advisor__cat(text, sizeof(text), "%s%s did %.0f req/s against %.0f for %s (%+.0f%%)",
-                     text[0] ? "; " : "", o->variant.label, o->throughput_rps, b->throughput_rps,
-                     b->variant.label, d);
+        text_catf(text, sizeof(text), "%s%s did %.0f req/s against %.0f for %s (%+.0f%%)",
+                  text[0] ? "; " : "", o->variant.label, o->throughput_rps, b->throughput_rps,
+                  b->variant.label, d);
     }
     int total = worse + better + same;
     if (total == 0)
@@ -111,11 +111,11 @@ static void find_cpu_memory(const struct advisor_row *rows, size_t n, struct adv
             mem_pairs++;
             if (fabs(d) > fabs(max_mem_effect))
                 max_mem_effect = d;
-            advisor__cat(mem_text, sizeof(mem_text),
-                         "%s%s -> %s at %uw / %sc: %.0f -> %.0f req/s (%+.0f%%)",
-                         mem_text[0] ? "; " : "", mem_txt(x->variant.memory_bytes, b1),
-                         mem_txt(y->variant.memory_bytes, b2), x->variant.workers, cores_txt(x, b3),
-                         x->throughput_rps, y->throughput_rps, d);
+            text_catf(mem_text, sizeof(mem_text),
+                      "%s%s -> %s at %uw / %sc: %.0f -> %.0f req/s (%+.0f%%)",
+                      mem_text[0] ? "; " : "", mem_txt(x->variant.memory_bytes, b1),
+                      mem_txt(y->variant.memory_bytes, b2), x->variant.workers, cores_txt(x, b3),
+                      x->throughput_rps, y->throughput_rps, d);
         }
     /* Without pure pairs: at the same CPU, did any variant with more memory do better? */
     char level_text[ADVISOR_TEXT_LEN] = "";
@@ -130,9 +130,9 @@ static void find_cpu_memory(const struct advisor_row *rows, size_t n, struct adv
                 level_pairs++;
                 if (shown_pct(x->throughput_rps, y->throughput_rps) > PCT(ADVISOR_NOISE))
                     mem_better++;
-                advisor__cat(level_text, sizeof(level_text), "%s%s %.0f req/s, %s %.0f req/s",
-                             level_text[0] ? "; " : "", x->variant.label, x->throughput_rps,
-                             y->variant.label, y->throughput_rps);
+                text_catf(level_text, sizeof(level_text), "%s%s %.0f req/s, %s %.0f req/s",
+                          level_text[0] ? "; " : "", x->variant.label, x->throughput_rps,
+                          y->variant.label, y->throughput_rps);
             }
     }
     /* Pure CPU pairs: same workers and memory, more CPU. */
@@ -163,12 +163,11 @@ static void find_cpu_memory(const struct advisor_row *rows, size_t n, struct adv
                  "going from %s to %s cores at the same memory (%uw / %s) ", cores_txt(x, b1),
                  cores_txt(y, b2), x->variant.workers, mem_txt(x->variant.memory_bytes, b4));
         if (cpu_flat)
-            advisor__cat(cpu_text, sizeof(cpu_text), "changed throughput by %+.0f%%", cpu_gain);
+            text_catf(cpu_text, sizeof(cpu_text), "changed throughput by %+.0f%%", cpu_gain);
         else
-            advisor__cat(cpu_text, sizeof(cpu_text), "multiplied throughput by %.1fx",
-                         best_cpu_ratio);
-        advisor__cat(cpu_text, sizeof(cpu_text), " (%.0f -> %.0f req/s)", x->throughput_rps,
-                     y->throughput_rps);
+            text_catf(cpu_text, sizeof(cpu_text), "multiplied throughput by %.1fx", best_cpu_ratio);
+        text_catf(cpu_text, sizeof(cpu_text), " (%.0f -> %.0f req/s)", x->throughput_rps,
+                  y->throughput_rps);
     }
     /* Peak memory against the limits, where measured. */
     double max_share = -1;
@@ -217,7 +216,7 @@ static void find_cpu_memory(const struct advisor_row *rows, size_t n, struct adv
                  mem_txt(rows[max_share_i].variant.memory_bytes, b2),
                  rows[max_share_i].variant.label, spare ? "under the" : "not under the",
                  PCT(ADVISOR_MEM_SPARE_SHARE));
-        advisor__cat(mem_sentence, sizeof(mem_sentence), "%s", extra);
+        text_catf(mem_sentence, sizeof(mem_sentence), "%s", extra);
     }
 
     if (cpu_flat)
@@ -324,9 +323,9 @@ static const char *scaling_word(enum scaling_band b)
 static void cat_step(char *buf, size_t len, const struct advisor_row *from,
                      const struct advisor_row *to)
 {
-    advisor__cat(buf, len, "%.1fx for %.1fx the CPU, %.0f%% of linear",
-                 to->throughput_rps / from->throughput_rps, cores_of(to) / cores_of(from),
-                 linear_pct(from, to));
+    text_catf(buf, len, "%.1fx for %.1fx the CPU, %.0f%% of linear",
+              to->throughput_rps / from->throughput_rps, cores_of(to) / cores_of(from),
+              linear_pct(from, to));
 }
 
 /* Appends why a smallest row is the odd one when a larger row did more per core than it
@@ -337,7 +336,7 @@ static void cat_throttled(char *buf, size_t len, const struct advisor_row *rows,
 {
     const struct advisor_row *base = &rows[idx[0]], *next = &rows[idx[1]], *top = &rows[idx[m - 1]];
 
-    advisor__cat(
+    text_catf(
         buf, len,
         " %s did %.0f%% of linear against %s: more cores cannot make each core do more work, so "
         "the smallest variant was likely throttled below its share of CPU (on cgroup limits: its "
@@ -348,12 +347,12 @@ static void cat_throttled(char *buf, size_t len, const struct advisor_row *rows,
     if (m < 3 || !(next->throughput_rps > 0))
         return;
     enum scaling_band rb = scaling_band(next, top);
-    advisor__cat(buf, len, " Without it, %s -> %s is ", next->variant.label, top->variant.label);
+    text_catf(buf, len, " Without it, %s -> %s is ", next->variant.label, top->variant.label);
     cat_step(buf, len, next, top);
-    advisor__cat(buf, len, " (%s)", scaling_word(rb));
+    text_catf(buf, len, " (%s)", scaling_word(rb));
     if (rb == SCALING_SUPER)
-        advisor__cat(buf, len, ", so %s was likely throttled as well", next->variant.label);
-    advisor__cat(buf, len, ".");
+        text_catf(buf, len, ", so %s was likely throttled as well", next->variant.label);
+    text_catf(buf, len, ".");
 }
 
 /* The scaling finding for rows idx[0..m) (m >= 2, sorted by CPU, the first throughput > 0). Its
@@ -450,13 +449,13 @@ static void find_scaling(const struct advisor_row *rows, size_t n, struct advice
         return;
     for (size_t k = 0; k < m; k++) {
         const struct advisor_row *r = &rows[idx[k]];
-        advisor__cat(text, sizeof(text), "%s%uw/%sc -> %.0f req/s", k ? ", " : "",
-                     r->variant.workers, cores_txt(r, b1), r->throughput_rps);
+        text_catf(text, sizeof(text), "%s%uw/%sc -> %.0f req/s", k ? ", " : "", r->variant.workers,
+                  cores_txt(r, b1), r->throughput_rps);
         if (k == 0)
             continue;
-        advisor__cat(text, sizeof(text), " (");
+        text_catf(text, sizeof(text), " (");
         cat_step(text, sizeof(text), base, r);
-        advisor__cat(text, sizeof(text), ")");
+        text_catf(text, sizeof(text), ")");
     }
     say_scaling(rows, idx, m, matched, text, a);
 }
@@ -469,7 +468,7 @@ static void find_caveats(const struct advisor_row *rows, size_t n, const struct 
 
     for (size_t i = 0; i < n; i++)
         if (rows[i].flags & ADVISOR_ROW_CPU_EXCEEDS_HOST) {
-            advisor__cat(list, sizeof(list), "%s%s", k++ ? ", " : "", rows[i].variant.label);
+            text_catf(list, sizeof(list), "%s%s", k++ ? ", " : "", rows[i].variant.label);
         }
     if (k)
         advisor__finding(a,
@@ -486,9 +485,9 @@ static void find_caveats(const struct advisor_row *rows, size_t n, const struct 
             char other[64] = "";
             if (rows[i].host_other_cores >= 0)
                 snprintf(other, sizeof(other), ", everything else %.2f", rows[i].host_other_cores);
-            advisor__cat(list, sizeof(list), "%s%s (load generator %.2f cores%s%s)",
-                         k++ ? "; " : "", rows[i].variant.label, rows[i].gen_cores, other,
-                         rows[i].flags & ADVISOR_ROW_GEN_SATURATED ? ", generator saturated" : "");
+            text_catf(list, sizeof(list), "%s%s (load generator %.2f cores%s%s)", k++ ? "; " : "",
+                      rows[i].variant.label, rows[i].gen_cores, other,
+                      rows[i].flags & ADVISOR_ROW_GEN_SATURATED ? ", generator saturated" : "");
         }
     if (k)
         advisor__finding(
@@ -513,8 +512,8 @@ static void find_caveats(const struct advisor_row *rows, size_t n, const struct 
     k = 0;
     for (size_t i = 0; i < n; i++)
         if (!rows[i].measured && rows[i].note[0])
-            advisor__cat(list, sizeof(list), "%s%s: %s", k++ ? "; " : "", rows[i].variant.label,
-                         rows[i].note);
+            text_catf(list, sizeof(list), "%s%s: %s", k++ ? "; " : "", rows[i].variant.label,
+                      rows[i].note);
     if (k)
         advisor__finding(a, "%d variant%s FAILED: %s.", k, k == 1 ? "" : "s", list);
 }

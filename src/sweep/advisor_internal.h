@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "core/quantity.h"
+#include "core/text.h"
 #include "sweep/advisor.h"
 
 #define MIB (1024.0 * 1024.0)
@@ -21,10 +22,6 @@
 
 /* Appends a formatted finding to a (dropped when the list is full; cut with "..." when long). */
 __attribute__((format(printf, 2, 3))) void advisor__finding(struct advice *a, const char *fmt, ...);
-
-/* Appends to buf (len bytes), keeping it NUL-terminated when it fills. */
-__attribute__((format(printf, 3, 4))) void advisor__cat(char *buf, size_t len, const char *fmt,
-                                                        ...);
 
 /* Fits a->rule's three constants and their derivations from rows[0..n). a->rows and a->rule (the
  * default rule) must be filled. */

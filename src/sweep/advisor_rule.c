@@ -51,16 +51,15 @@ static void fit_cores_per_worker(const struct advisor_row *rows, size_t n, struc
             continue;
         ratios[nratios++] = cores_of(&rows[best]) / rows[best].variant.workers;
         d->variants += (unsigned)count;
-        advisor__cat(d->text, sizeof(d->text), "%sat %s cores %u worker%s did best (%.0f req/s",
-                     nratios > 1 ? "; " : "", cores_txt(&rows[best], b1),
-                     rows[best].variant.workers, rows[best].variant.workers == 1 ? "" : "s",
-                     rows[best].throughput_rps);
+        text_catf(d->text, sizeof(d->text), "%sat %s cores %u worker%s did best (%.0f req/s",
+                  nratios > 1 ? "; " : "", cores_txt(&rows[best], b1), rows[best].variant.workers,
+                  rows[best].variant.workers == 1 ? "" : "s", rows[best].throughput_rps);
         for (size_t j = i; j < n; j++)
             if ((int)j != best && usable(rows, a, j) &&
                 rows[j].variant.cpu_millicores == rows[i].variant.cpu_millicores)
-                advisor__cat(d->text, sizeof(d->text), ", against %.0f with %u",
-                             rows[j].throughput_rps, rows[j].variant.workers);
-        advisor__cat(d->text, sizeof(d->text), ")");
+                text_catf(d->text, sizeof(d->text), ", against %.0f with %u",
+                          rows[j].throughput_rps, rows[j].variant.workers);
+        text_catf(d->text, sizeof(d->text), ")");
     }
     if (nratios == 0) {
         struct rule def;

@@ -36,7 +36,14 @@ enum capacity_limit {
     CAPACITY_LIMIT_MAX_RPS,   /* the profile's ceiling was reached while still within the SLO */
 };
 
-enum capacity_step_kind { CAPACITY_STEP_PROBE = 0, CAPACITY_STEP_SEARCH, CAPACITY_STEP_REPEAT };
+/* LOAD: with a target, after the repeats, steps well below capacity that measure the CPU the
+ * sizing needs (at the planned load per pod, and at a quarter of capacity). */
+enum capacity_step_kind {
+    CAPACITY_STEP_PROBE = 0,
+    CAPACITY_STEP_SEARCH,
+    CAPACITY_STEP_REPEAT,
+    CAPACITY_STEP_LOAD
+};
 
 /* Marks on a capacity figure. Any of them but TOO_FEW_REPEATS makes it invalid: shown, never
  * the recommendation. */

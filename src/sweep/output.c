@@ -24,6 +24,23 @@ void output_paths_default(struct output_paths *p)
 {
     snprintf(p->workers, sizeof(p->workers), "workers.count");
     snprintf(p->resources, sizeof(p->resources), "resources");
+    snprintf(p->replicas, sizeof(p->replicas), "replicaCount");
+    snprintf(p->autoscaling, sizeof(p->autoscaling), "autoscaling");
+}
+
+/* The keys of values-paths and where each lands, in one table for parsing and checking. */
+struct path_key {
+    const char *key;
+    char *path;
+};
+
+static size_t path_keys(struct output_paths *p, struct path_key k[4])
+{
+    k[0] = (struct path_key){"workers", p->workers};
+    k[1] = (struct path_key){"resources", p->resources};
+    k[2] = (struct path_key){"replicas", p->replicas};
+    k[3] = (struct path_key){"autoscaling", p->autoscaling};
+    return 4;
 }
 
 static int check_path(const char *key, const char *path, char *err)
@@ -63,7 +80,9 @@ static bool is_prefix_path(const char *a, const char *b)
 
 int output_paths_parse(const char *s, struct output_paths *p, char *err)
 {
-    char buf[2 * OUTPUT_PATH_MAX + 32];
+    char buf[4 * OUTPUT_PATH_MAX + 64];
+    struct path_key keys[4];
+    size_t nkeys = path_keys(p, keys);
     int rc = 0;
 
     output_paths_default(p);
@@ -72,10 +91,16 @@ int output_paths_parse(const char *s, struct output_paths *p, char *err)
     if (strlen(s) >= sizeof(buf))
         return err_set(err, -EINVAL, "values-paths is longer than %zu characters", sizeof(buf) - 1);
     snprintf(buf, sizeof(buf), "%s", s);
-    char *save = NULL;
-    for (char *item = strtok_r(buf, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+    bool seen[4] = {false};
+    /* strtok_r would skip the empty items of "a=b,,c=d" or "a=b,": walk the commas instead. */
+    for (char *item = buf, *next; item; item = next) {
+        next = strchr(item, ',');
+        if (next)
+            *next++ = '\0';
         while (*item == ' ')
             item++;
+        if (!*item)
+            return err_set(err, -EINVAL, "values-paths has an empty item (expected key=path)");
         char *eq = strchr(item, '=');
         if (!eq)
             return err_set(err, -EINVAL,
@@ -89,24 +114,61 @@ int output_paths_parse(const char *s, struct output_paths *p, char *err)
             val[--vl] = '\0';
         if (vl >= OUTPUT_PATH_MAX)
             return err_set(err, -EINVAL, "values path '%.32s...' is too long", val);
-        if (strcmp(item, "workers") == 0)
-            snprintf(p->workers, sizeof(p->workers), "%s", val);
-        else if (strcmp(item, "resources") == 0)
-            snprintf(p->resources, sizeof(p->resources), "%s", val);
-        else
+        size_t k;
+        for (k = 0; k < nkeys && strcmp(item, keys[k].key) != 0; k++)
+            ;
+        if (k == nkeys)
             return err_set(err, -EINVAL,
-                           "bad values-paths key '%s': expected 'workers' or 'resources'", item);
+                           "bad values-paths key '%s': expected 'workers', 'resources', "
+                           "'replicas' or 'autoscaling'",
+                           item);
+        if (seen[k])
+            return err_set(err, -EINVAL, "values-paths names '%s' twice", item);
+        seen[k] = true;
+        snprintf(keys[k].path, OUTPUT_PATH_MAX, "%s", val);
     }
-    rc = check_path("workers", p->workers, err);
-    if (rc)
-        return rc;
-    rc = check_path("resources", p->resources, err);
-    if (rc)
-        return rc;
-    if (is_prefix_path(p->workers, p->resources) || is_prefix_path(p->resources, p->workers))
-        return err_set(err, -EINVAL, "values paths '%s' and '%s' overlap", p->workers,
-                       p->resources);
+    for (size_t k = 0; k < nkeys; k++) {
+        rc = check_path(keys[k].key, keys[k].path, err);
+        if (rc)
+            return rc;
+    }
+    for (size_t a = 0; a < nkeys; a++)
+        for (size_t b = a + 1; b < nkeys; b++)
+            if (is_prefix_path(keys[a].path, keys[b].path) ||
+                is_prefix_path(keys[b].path, keys[a].path))
+                return err_set(err, -EINVAL, "values paths '%s' and '%s' overlap", keys[a].path,
+                               keys[b].path);
     return 0;
+}
+
+const char *output_fmt_capacity(const struct capacity_result *c, char *buf, size_t len)
+{
+    if (!c->searched)
+        snprintf(buf, len, "-");
+    else if (c->flags & CAPACITY_FLAG_GENERATOR)
+        snprintf(buf, len, ">= %.0f req/s (generator-limited)", c->rps);
+    else if (c->interval.n >= 2)
+        snprintf(buf, len, "%.0f req/s [%.0f-%.0f]", c->rps, c->interval.low, c->interval.high);
+    else
+        snprintf(buf, len, "%.0f req/s", c->rps);
+    return buf;
+}
+
+const char *output_fmt_per_core(const struct capacity_result *c, char *buf, size_t len)
+{
+    if (c->searched)
+        snprintf(buf, len, "%.0f", c->per_core);
+    else
+        snprintf(buf, len, "-");
+    return buf;
+}
+
+bool output_has_capacity(const struct output_doc *d)
+{
+    for (size_t i = 0; i < d->n; i++)
+        if (d->rows[i].cap.searched)
+            return true;
+    return false;
 }
 
 const char *output_fmt_latency(uint64_t us, char buf[32])
@@ -263,9 +325,13 @@ int output_results_md(FILE *f, const struct output_doc *d, char *err)
     else
         fprintf(f, "%s No `values.yaml` is written.\n\n",
                 output_no_rec_sentence(d, line, sizeof(line)));
-    fprintf(f, "| Config | Workers | CPU | Memory | Throughput | P50 | P95 | P99 | Errors | State "
-               "| Est. active users |\n");
-    fprintf(f, "|---|---|---|---|---|---|---|---|---|---|---|\n");
+    /* A capacity search adds its two columns; a fixed-load sweep keeps the reference table. */
+    bool cap = output_has_capacity(d);
+    fprintf(f,
+            "| Config | Workers | CPU | Memory | Throughput | P50 | P95 | P99 | Errors | State "
+            "| Est. active users |%s\n",
+            cap ? " Capacity @SLO | per core |" : "");
+    fprintf(f, "|---|---|---|---|---|---|---|---|---|---|---|%s\n", cap ? "---|---|" : "");
     for (size_t i = 0; i < d->n; i++) {
         const struct advisor_row *r = &d->rows[i];
         output_state(d, i, st, sizeof(st));
@@ -280,11 +346,15 @@ int output_results_md(FILE *f, const struct output_doc *d, char *err)
         else
             fprintf(f, "- | - | - | - | - | %s | ", st);
         if (r->measured && a->rows[i].capacity)
-            fprintf(f, "~%.0f |\n", round(a->rows[i].est_users));
+            fprintf(f, "~%.0f |", round(a->rows[i].est_users));
         else if (r->measured)
-            fprintf(f, "(not capacity) |\n");
+            fprintf(f, "(not capacity) |");
         else
-            fprintf(f, "- |\n");
+            fprintf(f, "- |");
+        if (cap)
+            fprintf(f, " %s | %s |", output_fmt_capacity(&r->cap, line, sizeof(line)),
+                    output_fmt_per_core(&r->cap, l1, sizeof(l1)));
+        fputc('\n', f);
     }
     fmt_threshold_line(d, line, sizeof(line));
     fprintf(f, "\n%s\n", line);
@@ -537,6 +607,26 @@ static void json_derivation(cJSON *parent, const char *name, double value,
     cJSON_AddStringToObject(o, "from", dv->text);
 }
 
+/* recommendation.hpa ({min_replicas, max_replicas, target_cpu_utilization} or null) and
+ * recommendation.planned_rps_per_pod (null without a capacity search). */
+static void json_sizing(cJSON *x, const struct sizing *s)
+{
+    if (s->planned_rps_per_pod > 0)
+        cJSON_AddNumberToObject(x, "planned_rps_per_pod", s->planned_rps_per_pod);
+    else
+        cJSON_AddNullToObject(x, "planned_rps_per_pod");
+    if (!s->hpa.enabled) {
+        cJSON_AddNullToObject(x, "hpa");
+        return;
+    }
+    cJSON *h = cJSON_AddObjectToObject(x, "hpa");
+    if (!h)
+        return;
+    cJSON_AddNumberToObject(h, "min_replicas", s->hpa.min_replicas);
+    cJSON_AddNumberToObject(h, "max_replicas", s->hpa.max_replicas);
+    cJSON_AddNumberToObject(h, "target_cpu_utilization", s->hpa.target_cpu_utilization);
+}
+
 cJSON *output_results_json(const struct output_doc *d)
 {
     const struct advice *a = d->advice;
@@ -592,6 +682,7 @@ cJSON *output_results_json(const struct output_doc *d)
         if (a->target_rps > 0)
             cJSON_AddNumberToObject(x, "target_rps", a->target_rps);
         cJSON_AddNumberToObject(x, "replicas", a->replicas);
+        json_sizing(x, &a->sizing);
     }
     if (a->recommended >= 0) {
         x = cJSON_AddObjectToObject(root, "values");

@@ -7,6 +7,7 @@
  *                     run's fields exactly as `sizeup loadtest --json` names them) + advice
  *   values.yaml       the chart values (libyaml), at configurable paths
  *   auto-sizing.yaml  the fitted rule: expression, constants, each constant's derivation
+ *   hpa.yaml          an autoscaling/v2 HPA, when the sizing recommends one (output_hpa.h)
  *   report.html       one self-contained page: inline SVG charts, the table, the findings
  *   deployment-patch.yaml  a strategic-merge patch of the swept Deployment (output_patch.c)
  *   previous-results.json  the results.json of the sweep before (automatic re-sweeps)
@@ -28,10 +29,13 @@
 #define OUTPUT_PATH_MAX  128 /* a values path ("workers.count") */
 #define OUTPUT_PATH_SEGS 8
 
-/* Where values.yaml puts the worker count and the resources block. */
+/* Where values.yaml puts the worker count, the resources block and, with a target load, the
+ * replica count and the autoscaling block (the keys of a chart made by `helm create`). */
 struct output_paths {
-    char workers[OUTPUT_PATH_MAX];   /* default "workers.count" */
-    char resources[OUTPUT_PATH_MAX]; /* default "resources" */
+    char workers[OUTPUT_PATH_MAX];     /* default "workers.count" */
+    char resources[OUTPUT_PATH_MAX];   /* default "resources" */
+    char replicas[OUTPUT_PATH_MAX];    /* default "replicaCount" */
+    char autoscaling[OUTPUT_PATH_MAX]; /* default "autoscaling" */
 };
 
 struct sweep; /* runner.h */
@@ -81,9 +85,10 @@ struct output_doc {
 /* Fills p with the defaults. */
 void output_paths_default(struct output_paths *p /* OUT */);
 
-/* Parses "workers=workers.count,resources=resources" (either key may be omitted; the other
- * keeps its default). Paths are dotted names of [A-Za-z0-9_-] segments, at most
- * OUTPUT_PATH_SEGS deep, and neither may be a prefix of the other. Returns 0 or -EINVAL. */
+/* Parses "workers=workers.count,resources=resources,replicas=replicaCount,
+ * autoscaling=autoscaling" (any key may be omitted and keeps its default; none twice). Paths are
+ * dotted names of [A-Za-z0-9_-] segments, at most OUTPUT_PATH_SEGS deep, and none may be a prefix
+ * of another. NULL or "" gives the defaults. Returns 0 or -EINVAL. */
 int output_paths_parse(const char *s, struct output_paths *p /* OUT */, char *err);
 
 int output_results_md(FILE *f, const struct output_doc *d, char *err);
@@ -121,5 +126,15 @@ int output_mkdir_p(const char *dir, char *err);
 
 /* Latency for tables: "114ms", "0.8ms", "1.25s". Returns buf. */
 const char *output_fmt_latency(uint64_t us, char buf[32]);
+
+/* The Capacity @SLO column: "1111 req/s [1078-1145]" (the 95% interval of the repeats), "1111
+ * req/s" without one, ">= 900 req/s (generator-limited)", "-" when not searched. Returns buf. */
+const char *output_fmt_capacity(const struct capacity_result *c, char *buf, size_t len);
+
+/* The per core column: capacity / CPU limit, "-" when not searched. Returns buf. */
+const char *output_fmt_per_core(const struct capacity_result *c, char *buf, size_t len);
+
+/* True when any row of d carries a capacity search: the tables then add the two columns. */
+bool output_has_capacity(const struct output_doc *d);
 
 #endif

@@ -33,7 +33,10 @@ static void add_num_or_null(cJSON *o, const char *k, double v, bool known)
 
 static const char *kind_name(enum capacity_step_kind k)
 {
-    return k == CAPACITY_STEP_PROBE ? "probe" : k == CAPACITY_STEP_SEARCH ? "search" : "repeat";
+    return k == CAPACITY_STEP_PROBE    ? "probe"
+           : k == CAPACITY_STEP_SEARCH ? "search"
+           : k == CAPACITY_STEP_LOAD   ? "load"
+                                       : "repeat";
 }
 
 static void add_steps(cJSON *o, const struct capacity_result *cap)

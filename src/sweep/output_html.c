@@ -13,15 +13,10 @@
 #include "sweep/output_series.h"
 #include "sweep/output_set.h"
 
-#define W       760 /* chart width */
-#define LABEL_W 190 /* label column */
-#define VALUE_W 90  /* value column at the right */
-#define ROW_H   26
-
-static void esc(FILE *f, const char *s)
-{
-    report_html_esc(f, s);
-}
+#define W       OUTPUT_HTML_W
+#define LABEL_W OUTPUT_HTML_LABEL_W
+#define VALUE_W 90 /* value column at the right */
+#define ROW_H   OUTPUT_HTML_ROW_H
 
 static const char *verdict_color(const struct output_doc *d, size_t i)
 {
@@ -38,13 +33,22 @@ static const char *verdict_color(const struct output_doc *d, size_t i)
     return "#9e9e9e";
 }
 
-static void row_label(FILE *f, const struct output_doc *d, size_t i, int y)
+void output_html_svg_open(FILE *f, const char *id, const char *cls, int w, int h, const char *label)
+{
+    fprintf(f, "<svg id=\"%s\" class=\"%s\" xmlns=\"http://www.w3.org/2000/svg\" ", id, cls);
+    fprintf(f, "width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" role=\"img\" aria-label=\"", w, h,
+            w, h);
+    report_html_esc(f, label);
+    fputs("\">\n", f);
+}
+
+void output_html_row_label(FILE *f, const struct output_doc *d, size_t i, int y)
 {
     fprintf(f, "<text x=\"%d\" y=\"%d\" class=\"lbl\" text-anchor=\"end\">", LABEL_W - 8,
             y + ROW_H / 2 + 4);
     if ((int)i == d->advice->recommended)
         fputs("* ", f);
-    esc(f, d->rows[i].variant.label);
+    report_html_esc(f, d->rows[i].variant.label);
     fputs("</text>\n", f);
 }
 
@@ -68,14 +72,11 @@ static void bar_chart(FILE *f, const struct output_doc *d, const char *title, co
     if (max <= 0)
         max = 1;
     fprintf(f, "<figure><figcaption>%s</figcaption>\n", title);
-    fprintf(f,
-            "<svg id=\"%s\" class=\"chart\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" "
-            "height=\"%d\" viewBox=\"0 0 %d %d\" role=\"img\" aria-label=\"%s\">\n",
-            id, W, h, W, h, title);
+    output_html_svg_open(f, id, "chart", W, h, title);
     for (size_t i = 0; i < d->n; i++) {
         int y = 10 + (int)i * ROW_H;
         const struct advisor_row *r = &d->rows[i];
-        row_label(f, d, i, y);
+        output_html_row_label(f, d, i, y);
         if (!r->measured) {
             fprintf(f, "<text x=\"%d\" y=\"%d\" class=\"val\">FAILED</text>\n", LABEL_W + 4,
                     y + ROW_H / 2 + 4);
@@ -91,7 +92,7 @@ static void bar_chart(FILE *f, const struct output_doc *d, const char *title, co
                 "<title>",
                 LABEL_W, y + 3, bw, ROW_H - 6, verdict_color(d, i),
                 marked ? " fill-opacity=\"0.35\" stroke=\"#555\" stroke-dasharray=\"3 2\"" : "");
-        esc(f, r->variant.label);
+        report_html_esc(f, r->variant.label);
         fprintf(f, "</title></rect>\n");
         if (is_p95)
             output_fmt_latency(r->p95_us, b);
@@ -128,11 +129,7 @@ static void percentile_chart(FILE *f, const struct output_doc *d)
     if (max <= 0)
         max = 1;
     fprintf(f, "<figure><figcaption>Latency percentiles per variant (ms)</figcaption>\n");
-    fprintf(f,
-            "<svg id=\"chart-latency\" class=\"chart\" xmlns=\"http://www.w3.org/2000/svg\" "
-            "width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" role=\"img\" "
-            "aria-label=\"Latency percentiles\">\n",
-            W, h, W, h);
+    output_html_svg_open(f, "chart-latency", "chart", W, h, "Latency percentiles");
     for (size_t i = 0; i < d->n; i++) {
         const struct advisor_row *r = &d->rows[i];
         int y = 10 + (int)i * rowh;
@@ -140,7 +137,7 @@ static void percentile_chart(FILE *f, const struct output_doc *d)
                 y + rowh / 2 + 2);
         if ((int)i == d->advice->recommended)
             fputs("* ", f);
-        esc(f, r->variant.label);
+        report_html_esc(f, r->variant.label);
         fputs("</text>\n", f);
         if (!r->measured)
             continue;
@@ -168,6 +165,22 @@ static void percentile_chart(FILE *f, const struct output_doc *d)
     fputs("</svg></figure>\n", f);
 }
 
+/* Ends the values block: the replica count and autoscaling keys values.yaml carries with a
+ * target (output_yaml.c's sizing_leaves), then the paragraph the requests note goes in. */
+static void html_sizing_values(FILE *f, const struct sizing *s)
+{
+    if (s->target_rps > 0) {
+        fprintf(f, "\nreplicaCount: %u\nautoscaling:\n  enabled: %s", s->replicas,
+                s->hpa.enabled ? "true" : "false");
+        if (s->hpa.enabled)
+            fprintf(f,
+                    "\n  minReplicas: %u\n  maxReplicas: %u\n  targetCPUUtilizationPercentage: "
+                    "%u",
+                    s->hpa.min_replicas, s->hpa.max_replicas, s->hpa.target_cpu_utilization);
+    }
+    fputs("</pre>\n<p>", f);
+}
+
 int output_report_html(FILE *f, const struct output_doc *d, char *err)
 {
     const struct advice *a = d->advice;
@@ -188,7 +201,8 @@ int output_report_html(FILE *f, const struct output_doc *d, char *err)
         ".warn{background:#fff3e0;border-left:4px solid #ef6c00;padding:.5em 1em}\n"
         "figure{margin:1em 0}figcaption{font-weight:600;margin-bottom:.3em}\n"
         ".chart{max-width:100%;height:auto;font-size:12px}.lbl{fill:#212121}"
-        ".val{fill:#424242}\n.thr{stroke:#616161;stroke-dasharray:4 3}.thrl{fill:#616161;"
+        ".val{fill:#424242}\n.knees{display:flex;flex-wrap:wrap;gap:.5em}\n.thr{stroke:#616161;"
+        "stroke-dasharray:4 3}.thrl{fill:#616161;"
         "font-size:11px}\n"
         "code,pre{background:#f5f5f5;font-size:.9em}pre{padding:.6em;overflow:auto}\n"
         "dl.setup{display:grid;grid-template-columns:max-content auto;gap:.2em 1em}"
@@ -201,29 +215,29 @@ int output_report_html(FILE *f, const struct output_doc *d, char *err)
               f);
     if (d->facts && !d->facts->limits_enforced) {
         fputs("<p class=\"warn\"><b>LIMITS NOT ENFORCED:</b> ", f);
-        esc(f, d->facts->limits_note[0] ? d->facts->limits_note : "no writable cgroup");
+        report_html_esc(f, d->facts->limits_note[0] ? d->facts->limits_note : "no writable cgroup");
         fputs(". Every row ran without its CPU and memory limits.</p>\n", f);
     }
     fputs("<dl class=\"setup\">\n", f);
     fprintf(f, "<dt>Date</dt><dd>%s</dd>\n", output_fmt_time(d->started, t));
     if (d->facts && d->facts->machine[0]) {
         fputs("<dt>Machine</dt><dd>", f);
-        esc(f, d->facts->machine);
+        report_html_esc(f, d->facts->machine);
         fputs("</dd>\n", f);
     }
     output_fmt_profile(d->profile, line, sizeof(line));
     fputs("<dt>Profile</dt><dd>", f);
-    esc(f, line);
+    report_html_esc(f, line);
     fputs("</dd>\n", f);
     if (d->command) {
         fputs("<dt>Command</dt><dd><code>", f);
-        esc(f, d->command);
+        report_html_esc(f, d->command);
         fputs("</code></dd>\n", f);
     }
     fputs("</dl>\n", f);
     if (d->omit) {
         fputs("<p class=\"warn\"><b>Trimmed to fit:</b> ", f);
-        esc(f, output_omit_note(d->omit, line, sizeof(line)));
+        report_html_esc(f, output_omit_note(d->omit, line, sizeof(line)));
         fputs("</p>\n", f);
     }
     if (!(d->omit & OUTPUT_OMIT_HTML_CHARTS)) {
@@ -231,6 +245,7 @@ int output_report_html(FILE *f, const struct output_doc *d, char *err)
         bar_chart(f, d, "Throughput per variant (req/s)", "chart-throughput", 0);
         bar_chart(f, d, "P95 latency per variant", "chart-p95", 1);
         percentile_chart(f, d);
+        output_html_capacity(f, d);
         if (output_html_series(f, d, err) != 0)
             return -EIO;
     }
@@ -238,22 +253,24 @@ int output_report_html(FILE *f, const struct output_doc *d, char *err)
     fputs("<h2>Results</h2>\n<p>", f);
     if (a->recommended >= 0) {
         fputs("<b>*</b> marks the recommendation: ", f);
-        esc(f, a->why);
+        report_html_esc(f, a->why);
         fputc('.', f);
     } else {
-        esc(f, output_no_rec_sentence(d, line, sizeof(line)));
+        report_html_esc(f, output_no_rec_sentence(d, line, sizeof(line)));
         fputs(" No <code>values.yaml</code> is written.", f);
     }
-    fputs("</p>\n<table id=\"results\"><thead><tr><th>Config</th><th>Workers</th><th>CPU</th>"
-          "<th>Memory</th><th>Throughput</th><th>P50</th><th>P95</th><th>P99</th><th>Errors</th>"
-          "<th>State</th><th>Est. active users</th></tr></thead><tbody>\n",
-          f);
+    bool cap = output_has_capacity(d);
+    fprintf(f,
+            "</p>\n<table id=\"results\"><thead><tr><th>Config</th><th>Workers</th><th>CPU</th>"
+            "<th>Memory</th><th>Throughput</th><th>P50</th><th>P95</th><th>P99</th><th>Errors</th>"
+            "<th>State</th><th>Est. active users</th>%s</tr></thead><tbody>\n",
+            cap ? "<th>Capacity @SLO</th><th>per core</th>" : "");
     for (size_t i = 0; i < d->n; i++) {
         const struct advisor_row *r = &d->rows[i];
         bool rec = (int)i == a->recommended;
         output_state(d, i, st, sizeof(st));
         fprintf(f, "<tr%s><td>%s", rec ? " class=\"rec\"" : "", rec ? "* " : "");
-        esc(f, r->variant.label);
+        report_html_esc(f, r->variant.label);
         fprintf(f, "</td><td>%u</td><td>%s</td><td>%s</td>", r->variant.workers,
                 qty_format_cores(r->variant.cpu_millicores, b1),
                 qty_format_memory(r->variant.memory_bytes, b2));
@@ -266,18 +283,24 @@ int output_report_html(FILE *f, const struct output_doc *d, char *err)
                     r->error_rate * 100, verdict_name(a->rows[i].verdict));
         else
             fputs("<td>-</td><td>-</td><td>-</td><td>-</td><td>-</td><td class=\"FAILED\">", f);
-        esc(f, st);
+        report_html_esc(f, st);
         if (r->measured && a->rows[i].capacity)
-            fprintf(f, "</td><td>~%.0f</td></tr>\n", round(a->rows[i].est_users));
+            fprintf(f, "</td><td>~%.0f</td>", round(a->rows[i].est_users));
         else
-            fprintf(f, "</td><td>-</td></tr>\n");
+            fprintf(f, "</td><td>-</td>");
+        if (cap) {
+            fputs("<td>", f);
+            report_html_esc(f, output_fmt_capacity(&r->cap, line, sizeof(line)));
+            fprintf(f, "</td><td>%s</td>", output_fmt_per_core(&r->cap, l1, sizeof(l1)));
+        }
+        fputs("</tr>\n", f);
     }
     fputs("</tbody></table>\n", f);
 
     fputs("<h2>What the shape tells you</h2>\n<ol id=\"findings\">\n", f);
     for (size_t i = 0; i < a->nfindings; i++) {
         fputs("<li>", f);
-        esc(f, a->findings[i]);
+        report_html_esc(f, a->findings[i]);
         fputs("</li>\n", f);
     }
     fputs("</ol>\n", f);
@@ -285,10 +308,11 @@ int output_report_html(FILE *f, const struct output_doc *d, char *err)
         fprintf(f,
                 "<h2>Recommended values</h2>\n<pre>workers:\n  count: \"%u\"\nresources:\n  "
                 "limits:   { cpu: %lldm, memory: %s }\n  requests: { cpu: %lldm, memory: %s "
-                "}</pre>\n<p>",
+                "}",
                 a->workers, (long long)a->limit_cpu_m, qty_format_memory(a->limit_memory, b1),
                 (long long)a->request_cpu_m, qty_format_memory(a->request_memory, b2));
-        esc(f, a->requests_note);
+        html_sizing_values(f, &a->sizing);
+        report_html_esc(f, a->requests_note);
         fputs(".</p>\n", f);
     }
     fprintf(f,
@@ -296,11 +320,11 @@ int output_report_html(FILE *f, const struct output_doc *d, char *err)
             "floor(memory_mib / %g), %u)</code> (at least 1)</p>\n<ul>\n",
             a->rule.cores_per_worker, a->rule.memory_per_worker_mib, a->rule.max_workers);
     fprintf(f, "<li>cores_per_worker = %g: ", a->rule.cores_per_worker);
-    esc(f, a->cores_per_worker.text);
+    report_html_esc(f, a->cores_per_worker.text);
     fprintf(f, "</li>\n<li>memory_per_worker_mib = %g: ", a->rule.memory_per_worker_mib);
-    esc(f, a->memory_per_worker.text);
+    report_html_esc(f, a->memory_per_worker.text);
     fprintf(f, "</li>\n<li>max_workers = %u: ", a->rule.max_workers);
-    esc(f, a->max_workers.text);
+    report_html_esc(f, a->max_workers.text);
     fputs("</li>\n</ul>\n</body></html>\n", f);
     if (ferror(f))
         return err_set(err, -EIO, "write error");

@@ -20,6 +20,27 @@ const char *output_marks(unsigned flags, char *buf, size_t len);
 /* The State column: "HEALTHY", "STRESSED (contended)", "FAILED (OOM-killed)". Returns buf. */
 const char *output_state(const struct output_doc *d, size_t i, char *buf, size_t len);
 
+/* libyaml's write handler for a FILE * (data). Returns 1 when every byte was written. */
+int output_yaml_write(void *data, unsigned char *buf, size_t size);
+
+/* report.html's bar charts: width, label column, row height (output_html.c and
+ * output_html_capacity.c draw rows that line up). */
+#define OUTPUT_HTML_W       760
+#define OUTPUT_HTML_LABEL_W 190
+#define OUTPUT_HTML_ROW_H   26
+
+/* Opens an inline <svg> w x h with its id, class and aria-label (escaped). */
+void output_html_svg_open(FILE *f, const char *id, const char *cls, int w, int h,
+                          const char *label);
+
+/* A bar chart row's label at row top y: the variant, "* " before the recommended one. */
+void output_html_row_label(FILE *f, const struct output_doc *d, size_t i, int y);
+
+/* report.html's capacity charts (output_html_capacity.c): the capacity per variant with its
+ * interval as a whisker, and per variant p95 and p99 against the offered rate with the SLO line
+ * and the found capacity. Nothing when no row was searched. */
+void output_html_capacity(FILE *f, const struct output_doc *d);
+
 /* One line describing the profile: source, load, duration, mix. */
 void output_fmt_profile(const struct profile *p, char *buf, size_t len);
 

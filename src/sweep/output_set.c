@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "core/log.h"
+#include "sweep/output_hpa.h"
 #include "sweep/output_int.h"
 #include "sweep/runner.h"
 
@@ -22,6 +23,7 @@ typedef int (*render_fn)(FILE *f, const struct output_doc *d, char *err);
 
 #define NEEDS_WORKLOAD (1u << 0) /* the Deployment's name (d->workload.deployment) */
 #define NEEDS_PREVIOUS (1u << 1) /* an earlier sweep's results (d->previous_results) */
+#define NEEDS_HPA      (1u << 2) /* the sizing recommends an HPA (d->advice->sizing.hpa) */
 
 /* The outputs, in the order they are listed and written. */
 static const struct output_def {
@@ -35,6 +37,7 @@ static const struct output_def {
     {"results.json", output_results_json_print, false, 0, 0},
     {"values.yaml", output_values_yaml, true, 0, 0},
     {"auto-sizing.yaml", output_rule_yaml, false, 0, 0},
+    {"hpa.yaml", output_hpa_doc, true, 0, NEEDS_HPA},
     {"report.html", output_report_html, false, OUTPUT_OMIT_HTML, 0},
     {"deployment-patch.yaml", output_deployment_patch, true, 0, NEEDS_WORKLOAD},
     {"previous-results.json", output_previous_results, false, OUTPUT_OMIT_PREVIOUS, NEEDS_PREVIOUS},
@@ -109,6 +112,9 @@ void output_advisor_opts(const struct profile *p, const struct platform_facts *f
     out->thresholds = p->thresholds;
     out->per_user_rps = p->per_user_rps > 0 ? p->per_user_rps : PER_USER_RPS_DEFAULT;
     out->target_rps = p->target_rps > 0 ? p->target_rps : p->target_users * out->per_user_rps;
+    out->target_users = p->target_rps > 0 ? 0 : p->target_users;
+    out->cost = p->cost;
+    out->planning = p->planning;
     out->host_cores = f ? (double)f->host_millicores / 1000.0 : 0;
     out->limits_note = f && !f->limits_enforced ? f->limits_note : NULL;
 }
@@ -160,7 +166,8 @@ static bool applies(const struct output_def *def, const struct output_doc *d)
     if (def->needs_recommendation && d->advice->recommended < 0)
         return false;
     if (((def->needs & NEEDS_WORKLOAD) && !d->workload.deployment) ||
-        ((def->needs & NEEDS_PREVIOUS) && !d->previous_results))
+        ((def->needs & NEEDS_PREVIOUS) && !d->previous_results) ||
+        ((def->needs & NEEDS_HPA) && !d->advice->sizing.hpa.enabled))
         return false;
     return !(def->omit_whole && (d->omit & def->omit_whole));
 }

@@ -49,8 +49,9 @@ struct output_extra {
 };
 
 /* The advisor's options for a profile and the platform's facts (f may be NULL): thresholds,
- * per-user rate (default 0.5 req/s), the target in req/s (from rps, or users x per-user rate),
- * host cores, and why limits are not enforced. The one place both front-ends get them. */
+ * per-user rate (default 0.5 req/s), the target in req/s (from rps, or users x per-user rate)
+ * and in users as given, the cost weights and planning margins, host cores, and why limits are
+ * not enforced. The one place both front-ends get them. */
 void output_advisor_opts(const struct profile *p, const struct platform_facts *f,
                          struct advisor_opts *out /* OUT */);
 

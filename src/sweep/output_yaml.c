@@ -10,6 +10,7 @@
 #include "core/quantity.h"
 #include "sweep/output.h"
 #include "sweep/output_int.h"
+#include "sweep/sizing.h"
 
 #ifndef SIZEUP_VERSION
 #define SIZEUP_VERSION "0.1.0"
@@ -20,7 +21,7 @@ struct em {
     int failed;
 };
 
-static int write_handler(void *data, unsigned char *buf, size_t size)
+int output_yaml_write(void *data, unsigned char *buf, size_t size)
 {
     FILE *f = data;
     return fwrite(buf, 1, size, f) == size;
@@ -80,7 +81,7 @@ static int doc_begin(struct em *m, FILE *f)
     memset(m, 0, sizeof(*m));
     if (!yaml_emitter_initialize(&m->e))
         return -ENOMEM;
-    yaml_emitter_set_output(&m->e, write_handler, f);
+    yaml_emitter_set_output(&m->e, output_yaml_write, f);
     yaml_emitter_set_width(&m->e, 100);
     yaml_emitter_set_unicode(&m->e, 1);
     yaml_stream_start_event_initialize(&ev, YAML_UTF8_ENCODING);
@@ -163,7 +164,7 @@ static void emit_leaves(struct em *m, const struct leaf *leaves, size_t lo, size
             continue;
         }
         /* Gather every later leaf with the same segment here into one sub-mapping. The leaves
-         * are few (at most 5), so a copy per group is simplest. */
+         * are few (at most 10), so a copy per group is simplest. */
         struct leaf group[16];
         size_t ng = 0;
         for (size_t j = i; j < hi; j++) {
@@ -187,10 +188,47 @@ static void emit_leaves(struct em *m, const struct leaf *leaves, size_t lo, size
     ev_map_end(m);
 }
 
+/* Sets a leaf at base (+ "." + key when key is not NULL) to the text v. */
+static void leaf_set(struct leaf *l, const char *base, const char *key, const char *v)
+{
+    if (key)
+        snprintf(l->path, sizeof(l->path), "%s.%s", base, key);
+    else
+        snprintf(l->path, sizeof(l->path), "%s", base);
+    snprintf(l->value, sizeof(l->value), "%s", v);
+}
+
+/* With a target load, the replica count and the autoscaling block of a chart made by `helm
+ * create`. Without one they are left out: a `replicaCount: 1` applied with `helm upgrade -f`
+ * would scale a ten-replica app down to one. Returns the number of leaves written (at most 5). */
+static size_t sizing_leaves(const struct output_doc *d, struct leaf *l)
+{
+    const struct sizing *s = &d->advice->sizing;
+    const char *as = d->paths.autoscaling;
+    char b[16];
+    size_t n = 0;
+
+    if (!(s->target_rps > 0) || s->recommended < 0)
+        return 0;
+    snprintf(b, sizeof(b), "%u", s->replicas);
+    leaf_set(&l[n++], d->paths.replicas, NULL, b);
+    /* enabled: false is written too: the chart's replicaCount only counts with its HPA off. */
+    leaf_set(&l[n++], as, "enabled", s->hpa.enabled ? "true" : "false");
+    if (!s->hpa.enabled)
+        return n;
+    snprintf(b, sizeof(b), "%u", s->hpa.min_replicas);
+    leaf_set(&l[n++], as, "minReplicas", b);
+    snprintf(b, sizeof(b), "%u", s->hpa.max_replicas);
+    leaf_set(&l[n++], as, "maxReplicas", b);
+    snprintf(b, sizeof(b), "%u", s->hpa.target_cpu_utilization);
+    leaf_set(&l[n++], as, "targetCPUUtilizationPercentage", b);
+    return n;
+}
+
 int output_values_yaml(FILE *f, const struct output_doc *d, char *err)
 {
     const struct advice *a = d->advice;
-    struct leaf leaves[5];
+    struct leaf leaves[10];
     struct em m;
     int rc;
 
@@ -208,11 +246,12 @@ int output_values_yaml(FILE *f, const struct output_doc *d, char *err)
     snprintf(leaves[3].value, sizeof(leaves[3].value), "%lldm", (long long)a->request_cpu_m);
     snprintf(leaves[4].path, sizeof(leaves[4].path), "%s.requests.memory", d->paths.resources);
     qty_format_memory(a->request_memory, leaves[4].value);
+    size_t n = 5 + sizing_leaves(d, leaves + 5);
 
     rc = doc_begin(&m, f);
     if (rc)
         return err_set(err, rc, "out of memory");
-    emit_leaves(&m, leaves, 0, 5, 0, 0);
+    emit_leaves(&m, leaves, 0, n, 0, 0);
     return doc_end(&m, err);
 }
 

@@ -14,6 +14,7 @@
 #include "core/stats.h"
 #include "sweep/runner_int.h"
 #include "sweep/search.h"
+#include "sweep/sizing.h"
 
 _Static_assert(PROFILE_MAX_REPEATS <= CAPACITY_MAX_REPEATS, "repeats must fit in repeat_rps");
 
@@ -128,6 +129,14 @@ static int load_once(struct cap_ctx *x, double rate, unsigned users, int64_t len
     return load_source_run(x->src, &lo, res, err);
 }
 
+/* A load step is there for its CPU: it is held at least as long as the platform needs to report
+ * CPU at all (a cluster's metrics window). */
+static int64_t load_window_us(const struct cap_ctx *x)
+{
+    int64_t need = x->c->s->facts.usage_window_us;
+    return need > x->p->search.window_us ? need : x->p->search.window_us;
+}
+
 /* Runs one step: its warm-up, then its measured window between usage_begin and usage_end, and
  * judges it against the SLO. */
 static int run_step(struct cap_ctx *x, enum capacity_step_kind kind, double rate, unsigned users,
@@ -142,12 +151,14 @@ static int run_step(struct cap_ctx *x, enum capacity_step_kind kind, double rate
 
     int64_t window_us = kind == CAPACITY_STEP_REPEAT && x->repeat_window_us > 0
                             ? x->repeat_window_us
-                            : se->window_us;
+                        : kind == CAPACITY_STEP_LOAD ? load_window_us(x)
+                                                     : se->window_us;
 
     memset(out, 0, sizeof(*out));
     c->step++;
     c->step_what = kind == CAPACITY_STEP_PROBE    ? "probe"
                    : kind == CAPACITY_STEP_SEARCH ? "search"
+                   : kind == CAPACITY_STEP_LOAD   ? "load"
                                                   : "repeat";
     c->offered_rps = rate;
     if (se->warmup_us > 0) {
@@ -416,6 +427,31 @@ static void from_best_step(struct capacity_result *cap, double low)
     }
 }
 
+/* With a target, the sizing wants CPU measured well below capacity: at the load each pod is
+ * planned at (what the HPA's utilization target is computed from) and at 1/SIZING_CPU_GROWTH_LOAD
+ * of capacity (does CPU grow with load?). The search's own steps start near capacity (from the
+ * probe) and rarely go that low. Returns 0 or a load run's error. */
+static int sizing_steps(struct cap_ctx *x, char *err)
+{
+    const struct capacity_result *cap = x->cap;
+    double rates[2] = {sizing_capacity_low(cap) * sizing_planned_fraction(&x->p->planning),
+                       cap->rps / SIZING_CPU_GROWTH_LOAD};
+
+    for (int i = 0; i < 2; i++) {
+        if (!(rates[i] > 0) || sweep__stopped(x->c->o) || x->died ||
+            !time_for_step(x, load_window_us(x)))
+            break;
+        struct step_run r;
+        int rc = run_step(x, CAPACITY_STEP_LOAD, rates[i], 0, &r, err);
+        if (rc) {
+            step_free(&r);
+            return rc;
+        }
+        file_step(x, &r, false);
+    }
+    return 0;
+}
+
 int sweep__capacity(struct sweep__ctx *c, const char *url, char *err)
 {
     const struct profile *p = c->o->profile;
@@ -504,6 +540,11 @@ int sweep__capacity(struct sweep__ctx *c, const char *url, char *err)
     if (row->variant.cpu_millicores > 0)
         cap->per_core = cap->rps / ((double)row->variant.cpu_millicores / 1000.0);
     cap->valid = (cap->flags & ~CAPACITY_FLAG_TOO_FEW_REPEATS) == 0 && cap->rps > 0;
+    if (cap->valid && (p->target_rps > 0 || p->target_users > 0)) {
+        rc = sizing_steps(&x, err);
+        if (rc)
+            goto out;
+    }
     log_info("sweep.capacity",
              "variant=%s rps=%.1f low=%.1f high=%.1f repeats=%zu limited_by=%s "
              "valid=%d steps=%zu",

@@ -56,7 +56,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int rc = annot_parse(kv, n, &r, warn, err);
     if (rc == 0) {
         if (!r.sweep || !*r.sweep || !r.configs || r.nvariants < 1 || !r.workers_env ||
-            !*r.workers_env || !r.values_workers || !r.values_resources)
+            !*r.workers_env || !r.values_paths.workers[0] || !r.values_paths.resources[0] ||
+            !r.values_paths.replicas[0] || !r.values_paths.autoscaling[0])
+            abort();
+        /* At most one target, and a usable one. */
+        if (r.target_rps < 0 || r.target_users < 0 || (r.target_rps > 0 && r.target_users > 0) ||
+            r.target_rps > ANNOT_MAX_TARGET || r.target_users > ANNOT_MAX_TARGET)
             abort();
         if (r.port < 0 || r.port > 65535)
             abort();

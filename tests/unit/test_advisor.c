@@ -665,6 +665,79 @@ static void test_oom_by_failure_kind(void **state)
     assert_non_null(strstr(a.memory_per_worker.text, "; above the 512 MiB per worker"));
 }
 
+/* Capacity mode: the reference sweep's throughputs as capacities (interval 3% below), CPU that
+ * grows with load on the 1-core variant. The recommendation, the replicas, the requests and the
+ * HPA are the sizing answer's; estimated users come from capacity; a marked row is never chosen
+ * (1@1/512Mi, the cheapest, is marked contended below and the next cheapest wins). */
+static void test_capacity_mode_uses_the_sizing(void **state)
+{
+    (void)state;
+    struct advisor_row rows[NSEED];
+    struct advisor_opts o;
+    static struct advice a;
+    char err[ERR_LEN];
+
+    seed_opts(&o);
+    o.cost.cpu = 1;
+    o.cost.memory_gib = 0.13;
+    o.planning.buffer = 0.10;
+    o.planning.growth = 0.30;
+    o.target_rps = 5000;
+    seed_rows(rows);
+    for (size_t i = 0; i < NSEED; i++) {
+        struct capacity_result *c = &rows[i].cap;
+        c->searched = c->valid = true;
+        c->rps = seed000[i].rps;
+        c->interval =
+            (struct stats_summary){3, c->rps, 0, 0.03 * c->rps, 0.97 * c->rps, 1.03 * c->rps};
+        c->cpu_cores = (double)rows[i].variant.cpu_millicores / 1000.0 * 0.9;
+        c->peak_memory_bytes = 100LL << 20;
+        c->steps[0] = (struct capacity_step){.kind = CAPACITY_STEP_SEARCH,
+                                             .offered_rps = c->rps / 4,
+                                             .achieved_rps = c->rps / 4,
+                                             .cpu_cores = c->cpu_cores / 4,
+                                             .peak_memory_bytes = -1,
+                                             .gen_cores = -1,
+                                             .pass = true};
+        c->nsteps = 1;
+    }
+    assert_int_equal(advisor_run(rows, NSEED, &o, &a, err), 0);
+    /* 1@1/512Mi: 7 x 1.065 = 7.455, the cheapest total (test_sizing.c works the table). */
+    assert_int_equal(a.recommended, 1);
+    assert_true(a.by_target);
+    assert_int_equal(a.replicas, 7);
+    assert_string_equal(a.why, a.sizing.why);
+    assert_int_equal(a.request_cpu_m, 900); /* 0.9 cores at capacity, no headroom */
+    assert_int_equal(a.request_memory, 125LL << 20);
+    assert_true(a.sizing.hpa.enabled);
+    assert_int_equal(a.sizing.hpa.min_replicas, 7);
+    assert_true(fabs(a.rows[1].est_users - 1111.4 / 0.5) < 1e-9);
+    assert_true(has(&a, "the sweep measured one pod of 1w / 1.0c / 512Mi"));
+    assert_true(has(&a, "Autoscaling: CPU grows with load"));
+
+    /* The same row marked: never the recommendation, whatever it costs. */
+    rows[1].flags = ADVISOR_ROW_CONTENDED;
+    assert_int_equal(advisor_run(rows, NSEED, &o, &a, err), 0);
+    assert_int_equal(a.recommended, 3); /* 2@2/1Gi: 5 x 2.13 = 10.65 */
+    assert_int_equal(a.replicas, 5);
+
+    /* No target: no replicas, no HPA, the best capacity per unit of cost. */
+    rows[1].flags = 0;
+    o.target_rps = 0;
+    assert_int_equal(advisor_run(rows, NSEED, &o, &a, err), 0);
+    assert_int_equal(a.recommended, 1);
+    assert_false(a.by_target);
+    assert_int_equal(a.replicas, 1);
+    assert_false(a.sizing.hpa.enabled);
+
+    /* Fixed mode (nothing searched) keeps the reference rule. */
+    for (size_t i = 0; i < NSEED; i++)
+        rows[i].cap.searched = false;
+    assert_int_equal(advisor_run(rows, NSEED, &o, &a, err), 0);
+    assert_int_equal(a.recommended, 5);
+    assert_false(a.sizing.hpa.enabled);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -683,6 +756,7 @@ int main(void)
         cmocka_unit_test(test_memory_and_cpu_bands),
         cmocka_unit_test(test_sentences_from_constants),
         cmocka_unit_test(test_oom_by_failure_kind),
+        cmocka_unit_test(test_capacity_mode_uses_the_sizing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

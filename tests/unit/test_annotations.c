@@ -35,8 +35,11 @@ static void test_defaults(void **state)
     assert_int_equal(r.mode, ANNOT_MODE_CLONE);
     assert_int_equal(r.target, ANNOT_TARGET_POD);
     assert_null(r.target_url);
-    assert_string_equal(r.values_workers, "workers.count");
-    assert_string_equal(r.values_resources, "resources");
+    assert_string_equal(r.values_paths.workers, "workers.count");
+    assert_string_equal(r.values_paths.resources, "resources");
+    assert_string_equal(r.values_paths.replicas, "replicaCount");
+    assert_string_equal(r.values_paths.autoscaling, "autoscaling");
+    assert_true(r.target_rps == 0 && r.target_users == 0);
     assert_int_equal(r.generators, 0);
     annot_request_free(&r);
     annot_request_free(&r); /* zeroed: a no-op */
@@ -54,7 +57,9 @@ static void test_every_field(void **state)
         {"sizeup.dev/profile", "web-load"},
         {"sizeup.dev/mode", "in-place"},
         {"sizeup.dev/target", "http://web.default.svc:8080/healthz"},
-        {"sizeup.dev/values-paths", "workers=app.gunicorn.workers,resources=app.resources"},
+        {"sizeup.dev/values-paths", "workers=app.gunicorn.workers,resources=app.resources,"
+                                    "replicas=app.replicas,autoscaling=app.hpa"},
+        {"sizeup.dev/target-load", "10000users"},
         {"sizeup.dev/generators", "3"},
         {"sizeup.dev/status", "running 1/3"},
         {"sizeup.dev/last-sweep", "yesterday"},
@@ -74,8 +79,11 @@ static void test_every_field(void **state)
     assert_string_equal(annot_mode_name(r.mode), "in-place");
     assert_int_equal(r.target, ANNOT_TARGET_URL);
     assert_string_equal(r.target_url, "http://web.default.svc:8080/healthz");
-    assert_string_equal(r.values_workers, "app.gunicorn.workers");
-    assert_string_equal(r.values_resources, "app.resources");
+    assert_string_equal(r.values_paths.workers, "app.gunicorn.workers");
+    assert_string_equal(r.values_paths.resources, "app.resources");
+    assert_string_equal(r.values_paths.replicas, "app.replicas");
+    assert_string_equal(r.values_paths.autoscaling, "app.hpa");
+    assert_true(r.target_users == 10000 && r.target_rps == 0);
     assert_int_equal(r.generators, 3);
     annot_request_free(&r);
 }
@@ -113,6 +121,11 @@ static void test_good_values(void **state)
         {"values-paths", "workers=w"},
         {"values-paths", "resources=r.s"},
         {"values-paths", "resources=a,workers=b_c.d-e"},
+        {"values-paths", "replicas=replicaCount,autoscaling=hpa"},
+        {"target-load", "5000rps"},
+        {"target-load", "10000users"},
+        {"target-load", "0.5rps"},
+        {"target-load", "1000000000users"},
         {"generators", "1"},
         {"generators", "3"},
         {"generators", "100"},
@@ -196,14 +209,26 @@ static void test_bad_values(void **state)
         {"target", "http://[::1/", "IPv6"},
         {"target", "http://[::1]x/", "IPv6"},
         {"values-paths", "", "empty"},
-        {"values-paths", "workers", "expected workers=PATH"},
-        {"values-paths", "cpu=x", "expected workers=PATH"},
-        {"values-paths", "workers=", "dot-separated"},
-        {"values-paths", "workers=a..b", "dot-separated"},
-        {"values-paths", "workers=.a", "dot-separated"},
-        {"values-paths", "workers=a b", "dot-separated"},
+        {"values-paths", "workers", "expected key=path"},
+        {"values-paths", "cpu=x", "expected 'workers', 'resources', 'replicas' or 'autoscaling'"},
+        {"values-paths", "workers=", "empty"},
+        {"values-paths", "workers=a..b", "empty segment"},
+        {"values-paths", "workers=.a", "empty segment"},
+        {"values-paths", "workers=a b", "not allowed"},
+        {"values-paths", "workers=a\nb", "dot-separated"},
         {"values-paths", "workers=a,workers=b", "twice"},
-        {"values-paths", "workers=a,", "expected workers=PATH"},
+        {"values-paths", "workers=a,", "empty item"},
+        {"values-paths", "replicas=resources.n", "overlap"},
+        {"target-load", "", "expected a number"},
+        {"target-load", "5000", "followed by rps or users"},
+        {"target-load", "rps", "expected a number"},
+        {"target-load", "0rps", "above 0"},
+        {"target-load", "-5rps", "expected a number"},
+        {"target-load", "5000 rps", "e.g. 5000rps"},
+        {"target-load", "5000RPS", "e.g. 5000rps"},
+        {"target-load", "1e12rps", "at most"},
+        {"target-load", "nanrps", "expected a number"},
+        {"target-load", "20000streams", "streams is not supported yet"},
         {"generators", "", "not a number of load-generator pods (1-100)"},
         {"generators", "0", "not a number of load-generator pods"},
         {"generators", "101", "not a number of load-generator pods"},

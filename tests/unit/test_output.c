@@ -26,6 +26,7 @@
 #include "sweep/output_set.h"
 #include "sweep/rule.h"
 #include "sweep/runner.h"
+#include "sweep/sizing.h"
 
 #define NV 3
 
@@ -242,13 +243,103 @@ static void test_paths_bad(void **state)
                                 "cpu=x",
                                 "workers=res.x,resources=res",
                                 "justtext",
-                                "workers=a.b.c.d.e.f.g.h.i"};
+                                "workers=a.b.c.d.e.f.g.h.i",
+                                "replicas=",
+                                "replicas=workers.count.x",
+                                "autoscaling=resources.hpa",
+                                "replicas=app.hpa.n,autoscaling=app.hpa",
+                                "autoscaling=a=b",
+                                "workers=a,,resources=b",
+                                "workers=a,",
+                                "workers=a,workers=b"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
         if (output_paths_parse(bad[i], &p, err) == 0)
             fail_msg("values-paths '%s' accepted", bad[i]);
     assert_int_equal(output_paths_parse("resources=r", &p, err), 0);
     assert_string_equal(p.workers, "workers.count");
     assert_string_equal(p.resources, "r");
+    assert_string_equal(p.replicas, "replicaCount");
+    assert_string_equal(p.autoscaling, "autoscaling");
+    assert_int_equal(output_paths_parse("replicas=app.replicas , autoscaling=app.hpa", &p, err), 0);
+    assert_string_equal(p.replicas, "app.replicas");
+    assert_string_equal(p.autoscaling, "app.hpa");
+    assert_string_equal(p.workers, "workers.count");
+}
+
+/* A sizing with a target for the recommended row: 8 replicas, an HPA from 8 to 10 at 69%. */
+static void target_sizing(struct sizing *s, bool hpa)
+{
+    memset(s, 0, sizeof(*s));
+    s->recommended = 2;
+    s->by_target = true;
+    s->target_rps = 5000;
+    s->replicas = 8;
+    s->hpa.enabled = hpa;
+    s->hpa.min_replicas = 8;
+    s->hpa.max_replicas = 10;
+    s->hpa.target_cpu_utilization = 69;
+}
+
+static void test_values_sizing(void **state)
+{
+    struct fixture *f = *state;
+    struct sizing *s = &f->advice.sizing;
+    yaml_document_t doc;
+    char err[ERR_LEN] = "";
+
+    /* No target: no replica or autoscaling keys at all. */
+    char *text = render(output_values_yaml, &f->doc);
+    assert_null(strstr(text, "replicaCount"));
+    assert_null(strstr(text, "autoscaling"));
+    free(text);
+    target_sizing(s, true);
+    s->by_target = false;
+    s->target_rps = 0;
+    text = render(output_values_yaml, &f->doc);
+    assert_null(strstr(text, "replicaCount"));
+    assert_null(strstr(text, "autoscaling"));
+    free(text);
+
+    /* A target and an HPA: the keys a chart made by `helm create` reads, as YAML numbers and a
+     * boolean, beside the existing values. */
+    target_sizing(s, true);
+    text = render(output_values_yaml, &f->doc);
+    parse_yaml(text, &doc);
+    assert_string_equal(yaml_get(&doc, "workers.count"), "2");
+    assert_string_equal(yaml_get(&doc, "replicaCount"), "8");
+    assert_string_equal(yaml_get(&doc, "autoscaling.enabled"), "true");
+    assert_string_equal(yaml_get(&doc, "autoscaling.minReplicas"), "8");
+    assert_string_equal(yaml_get(&doc, "autoscaling.maxReplicas"), "10");
+    assert_string_equal(yaml_get(&doc, "autoscaling.targetCPUUtilizationPercentage"), "69");
+    assert_non_null(strstr(text, "replicaCount: 8\n"));
+    assert_non_null(strstr(text, "enabled: true\n"));
+    yaml_document_delete(&doc);
+    free(text);
+
+    /* A target without an HPA: the replica count, and the chart's HPA switched off (its
+     * replicaCount only applies then). */
+    target_sizing(s, false);
+    text = render(output_values_yaml, &f->doc);
+    parse_yaml(text, &doc);
+    assert_string_equal(yaml_get(&doc, "replicaCount"), "8");
+    assert_string_equal(yaml_get(&doc, "autoscaling.enabled"), "false");
+    assert_null(yaml_get(&doc, "autoscaling.minReplicas"));
+    yaml_document_delete(&doc);
+    free(text);
+
+    /* Custom paths. */
+    target_sizing(s, true);
+    assert_int_equal(
+        output_paths_parse("replicas=app.replicas,autoscaling=app.hpa", &f->doc.paths, err), 0);
+    text = render(output_values_yaml, &f->doc);
+    parse_yaml(text, &doc);
+    assert_string_equal(yaml_get(&doc, "app.replicas"), "8");
+    assert_string_equal(yaml_get(&doc, "app.hpa.maxReplicas"), "10");
+    assert_string_equal(yaml_get(&doc, "workers.count"), "2");
+    assert_null(yaml_get(&doc, "replicaCount"));
+    yaml_document_delete(&doc);
+    free(text);
+    output_paths_default(&f->doc.paths);
 }
 
 static void test_rule_parse_back(void **state)
@@ -349,6 +440,55 @@ static void test_md_and_html(void **state)
     assert_null(strstr(html, "src=\""));
     assert_null(strstr(html, "href=\""));
     free(html);
+}
+
+/* A capacity search adds two columns to the tables (a fixed-load table stays as it was, above)
+ * and two charts to report.html: the capacity bars with their interval whisker, and per variant
+ * p95/p99 against the offered rate with the SLO line and the capacity. Every SVG stays well-formed
+ * XML (libyaml cannot say so; the integration test parses them): here, the elements are there. */
+static void test_capacity_columns_and_charts(void **state)
+{
+    struct fixture *f = *state;
+    static const double rps[NV] = {200, 420, 800};
+
+    for (size_t i = 0; i < NV; i++) {
+        struct capacity_result *c = &f->rows[i].cap;
+        memset(c, 0, sizeof(*c));
+        c->searched = c->valid = true;
+        c->rps = rps[i];
+        c->interval =
+            (struct stats_summary){3, rps[i], 0, 0.05 * rps[i], 0.95 * rps[i], 1.05 * rps[i]};
+        c->per_core = rps[i] / ((double)f->rows[i].variant.cpu_millicores / 1000.0);
+        for (int k = 0; k < 3; k++)
+            c->steps[c->nsteps++] = (struct capacity_step){.kind = CAPACITY_STEP_SEARCH,
+                                                           .offered_rps = rps[i] * (0.5 + 0.5 * k),
+                                                           .achieved_rps = rps[i] * (0.5 + 0.5 * k),
+                                                           .p95_us = 20000 + 200000 * (uint64_t)k,
+                                                           .p99_us = 30000 + 300000 * (uint64_t)k,
+                                                           .cpu_cores = -1,
+                                                           .pass = k < 2};
+    }
+    f->rows[0].cap.flags = CAPACITY_FLAG_GENERATOR;
+    char *md = render(output_results_md, &f->doc);
+    assert_non_null(strstr(md, "| Est. active users | Capacity @SLO | per core |"));
+    assert_non_null(strstr(md, "| 420 req/s [399-441] | 420 |"));
+    assert_non_null(strstr(md, "| >= 200 req/s (generator-limited) | 400 |"));
+    free(md);
+    char *html = render(output_report_html, &f->doc);
+    assert_non_null(strstr(html, "<th>Capacity @SLO</th><th>per core</th>"));
+    assert_non_null(strstr(html, "<svg id=\"chart-capacity\""));
+    assert_non_null(strstr(html, "class=\"whisker\""));
+    for (size_t i = 0; i < NV; i++) {
+        char id[40];
+        snprintf(id, sizeof(id), "<svg id=\"chart-knee-%zu\"", i);
+        assert_non_null(strstr(html, id));
+    }
+    assert_non_null(strstr(html, "SLO p95 100ms"));
+    assert_non_null(strstr(html, "capacity 800"));
+    assert_non_null(strstr(html, "class=\"p99\""));
+    free(html);
+    for (size_t i = 0; i < NV; i++)
+        memset(&f->rows[i].cap, 0, sizeof(f->rows[i].cap));
 }
 
 static void test_html_escapes(void **state)
@@ -868,9 +1008,11 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_values_parse_back, setup, teardown),
         cmocka_unit_test_setup_teardown(test_values_custom_paths, setup, teardown),
         cmocka_unit_test(test_paths_bad),
+        cmocka_unit_test_setup_teardown(test_values_sizing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_rule_parse_back, setup, teardown),
         cmocka_unit_test_setup_teardown(test_results_json, setup, teardown),
         cmocka_unit_test_setup_teardown(test_md_and_html, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_capacity_columns_and_charts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_html_escapes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_write_all_atomic, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sinks_identical, setup, teardown),

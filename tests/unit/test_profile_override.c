@@ -94,6 +94,32 @@ static void test_either_loop_on_a_profile_that_chose_none(void **state)
     }
 }
 
+/* A target flag replaces the profile's whole target, in whichever unit it was given; both flags
+ * at once are refused and change nothing. */
+static void test_target_replaces_the_profiles(void **state)
+{
+    (void)state;
+    struct profile p;
+    struct profile_override o = PROFILE_OVERRIDE_NONE;
+    char err[ERR_LEN] = "";
+
+    load("target: { users: 2000 }\n" REQ, &p);
+    assert_int_equal(profile_override_apply(&o, &p, err), 0);
+    assert_true(p.target_users == 2000 && p.target_rps == 0);
+    o.target_rps = 5000;
+    assert_int_equal(profile_override_apply(&o, &p, err), 0);
+    assert_true(p.target_rps == 5000 && p.target_users == 0);
+    o = (struct profile_override)PROFILE_OVERRIDE_NONE;
+    o.target_users = 10000;
+    assert_int_equal(profile_override_apply(&o, &p, err), 0);
+    assert_true(p.target_users == 10000 && p.target_rps == 0);
+    o.target_rps = 1;
+    assert_int_equal(profile_override_apply(&o, &p, err), -EINVAL);
+    assert_non_null(strstr(err, "--target-rps or --target-users"));
+    assert_true(p.target_users == 10000 && p.target_rps == 0);
+    profile_free(&p);
+}
+
 struct conflict {
     const char *yaml; /* NULL: the built-in default */
     struct profile_override o;
@@ -107,16 +133,19 @@ static void test_conflicts_are_refused_and_change_nothing(void **state)
 {
     (void)state;
     static const struct conflict cases[] = {
-        {NULL, {3, 5, -1, -1, -1}, {"--users or --rate, not both"}},
-        {"users: 2\n" REQ, {3, 5, -1, -1, -1}, {"not both"}},
-        {"users: 2\n" REQ, {0, 5, -1, -1, -1}, {"--rate conflicts with 'users'", "p.yaml"}},
-        {"rate: 9\n" REQ, {3, 0, -1, -1, -1}, {"--users conflicts with 'rate'", "p.yaml"}},
-        {USER_STAGES, {0, 0, 1000000, -1, -1}, {"--duration conflicts with the stages", "p.yaml"}},
-        {RATE_STAGES, {0, 0, 1000000, -1, -1}, {"--duration conflicts with the stages"}},
-        {USER_STAGES, {3, 0, -1, -1, -1}, {"--users conflicts with the stages"}},
-        {RATE_STAGES, {3, 0, -1, -1, -1}, {"--users conflicts with the stages"}},
-        {USER_STAGES, {0, 5, -1, -1, -1}, {"--rate conflicts with the stages"}},
-        {RATE_STAGES, {0, 5, -1, -1, -1}, {"--rate conflicts with the stages"}},
+        {NULL, {3, 5, -1, -1, -1, 0, 0}, {"--users or --rate, not both"}},
+        {"users: 2\n" REQ, {3, 5, -1, -1, -1, 0, 0}, {"not both"}},
+        {"users: 2\n" REQ, {0, 5, -1, -1, -1, 0, 0}, {"--rate conflicts with 'users'", "p.yaml"}},
+        {"rate: 9\n" REQ, {3, 0, -1, -1, -1, 0, 0}, {"--users conflicts with 'rate'", "p.yaml"}},
+        {USER_STAGES,
+         {0, 0, 1000000, -1, -1, 0, 0},
+         {"--duration conflicts with the stages", "p.yaml"}},
+        {RATE_STAGES, {0, 0, 1000000, -1, -1, 0, 0}, {"--duration conflicts with the stages"}},
+        {USER_STAGES, {3, 0, -1, -1, -1, 0, 0}, {"--users conflicts with the stages"}},
+        {RATE_STAGES, {3, 0, -1, -1, -1, 0, 0}, {"--users conflicts with the stages"}},
+        {USER_STAGES, {0, 5, -1, -1, -1, 0, 0}, {"--rate conflicts with the stages"}},
+        {RATE_STAGES, {0, 5, -1, -1, -1, 0, 0}, {"--rate conflicts with the stages"}},
+        {NULL, {0, 0, -1, -1, -1, 100, 200}, {"--target-rps or --target-users, not both"}},
     };
 
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -162,6 +191,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_nothing_changes_nothing),
+        cmocka_unit_test(test_target_replaces_the_profiles),
         cmocka_unit_test(test_each_flag_sets_its_field),
         cmocka_unit_test(test_either_loop_on_a_profile_that_chose_none),
         cmocka_unit_test(test_conflicts_are_refused_and_change_nothing),

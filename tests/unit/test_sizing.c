@@ -1,0 +1,478 @@
+/* Tests for src/sweep/sizing.c: the planned load, replicas, cost and the cheapest total on the
+ * published reference sweep's numbers (the advisor's fixture; capacities taken as its
+ * throughputs with a 3% interval) and on synthetic rows
+ * made to isolate one rule each: cost ties, invalid and marked rows, an app whose CPU does not
+ * grow with load, no target. Expected figures are worked by hand in the comments. */
+
+#include <errno.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "sweep/sizing.h"
+
+#define MIB (1024LL * 1024LL)
+
+static void near(double got, double want, double tol)
+{
+    if (fabs(got - want) > tol)
+        fail_msg("got %.6f, want %.6f (tolerance %g)", got, want, tol);
+}
+
+static void contains(const char *text, const char *needle)
+{
+    if (!strstr(text, needle))
+        fail_msg("\"%s\" not found in: %s", needle, text);
+}
+
+struct fixture {
+    size_t n;
+    struct variant var[VARIANT_MAX];
+    struct capacity_result cap[VARIANT_MAX];
+    struct sizing_row rows[VARIANT_MAX];
+    struct sizing_opts opts;
+    struct sizing out;
+};
+
+static void default_opts(struct sizing_opts *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->per_user_rps = 0.5;
+    o->cost.cpu = 1;
+    o->cost.memory_gib = 0.13;
+    o->planning.buffer = 0.10;
+    o->planning.growth = 0.30;
+}
+
+/* A searched, valid row whose capacity is `rps` with three repeats and an interval of
+ * [low, 2 x rps - low]; CPU and memory unknown unless set afterwards. */
+static size_t add(struct fixture *f, const char *spec, double rps, double low)
+{
+    char err[ERR_LEN];
+    size_t i = f->n++;
+    struct capacity_result *c = &f->cap[i];
+
+    assert_int_equal(variant_parse(spec, &f->var[i], err), 0);
+    memset(c, 0, sizeof(*c));
+    c->searched = true;
+    c->valid = true;
+    c->rps = rps;
+    c->interval.n = 3;
+    c->interval.mean = rps;
+    c->interval.low = low;
+    c->interval.high = 2 * rps - low;
+    c->interval.half = rps - low;
+    c->cpu_cores = -1;
+    c->peak_memory_bytes = -1;
+    f->rows[i] = (struct sizing_row){&f->var[i], c, true};
+    return i;
+}
+
+/* A passing search step at `rps` using `cores`. */
+static void step(struct capacity_result *c, double rps, double cores)
+{
+    struct capacity_step *s = &c->steps[c->nsteps++];
+    memset(s, 0, sizeof(*s));
+    s->kind = CAPACITY_STEP_SEARCH;
+    s->offered_rps = rps;
+    s->achieved_rps = rps;
+    s->cpu_cores = cores;
+    s->peak_memory_bytes = -1;
+    s->gen_cores = -1;
+    s->pass = true;
+}
+
+static int run(struct fixture *f)
+{
+    char err[ERR_LEN] = "";
+    int rc = sizing_run(f->rows, f->n, &f->opts, &f->out, err);
+    if (rc)
+        print_message("sizing_run: %s\n", err);
+    return rc;
+}
+
+static int setup(void **state)
+{
+    struct fixture *f = test_calloc(1, sizeof(*f));
+    if (!f)
+        return -1;
+    default_opts(&f->opts);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    test_free(*state);
+    return 0;
+}
+
+/* The published reference sweep's six shapes (the advisor's fixture), each with its throughput as
+ * capacity and a lower bound 3% below. */
+static void reference_sweep(struct fixture *f)
+{
+    static const struct {
+        const char *spec;
+        double rps;
+    } s[] = {{"1@0.5/512Mi", 300.6}, {"1@1/512Mi", 1111.4}, {"2@1/1Gi", 481.0},
+             {"2@2/1Gi", 1637.0},    {"4@2/1Gi", 1011.6},   {"4@4/2Gi", 2995.3}};
+    for (size_t i = 0; i < sizeof(s) / sizeof(s[0]); i++)
+        add(f, s[i].spec, s[i].rps, s[i].rps * 0.97);
+}
+
+static void test_reference_target(void **state)
+{
+    struct fixture *f = *state;
+
+    reference_sweep(f);
+    f->opts.target_rps = 5000;
+    assert_int_equal(run(f), 0);
+    /* planned = low x 0.9 / 1.3; replicas = ceil(5000 / planned); cost = replicas x
+     * (cores + 0.13 x GiB):
+     *   1@0.5/512Mi  291.58 -> 201.86 -> 25 x 0.565 = 14.125
+     *   1@1/512Mi   1078.06 -> 746.35 ->  7 x 1.065 =  7.455   <- cheapest
+     *   2@1/1Gi      466.57 -> 323.01 -> 16 x 1.13  = 18.08
+     *   2@2/1Gi     1587.89 -> 1099.31 -> 5 x 2.13  = 10.65
+     *   4@2/1Gi      981.25 -> 679.33 ->  8 x 2.13  = 17.04
+     *   4@4/2Gi     2905.44 -> 2011.46 -> 3 x 4.26  = 12.78 */
+    static const unsigned reps[] = {25, 7, 16, 5, 8, 3};
+    static const double cost[] = {14.125, 7.455, 18.08, 10.65, 17.04, 12.78};
+    for (size_t i = 0; i < 6; i++) {
+        assert_true(f->out.rows[i].candidate);
+        assert_int_equal(f->out.rows[i].replicas, reps[i]);
+        near(f->out.rows[i].total_cost, cost[i], 1e-9);
+    }
+    near(f->out.planned_fraction, 0.9 / 1.3, 1e-12);
+    assert_int_equal(f->out.recommended, 1);
+    assert_true(f->out.by_target);
+    assert_int_equal(f->out.replicas, 7);
+    near(f->out.planned_rps_per_pod, 1111.4 * 0.97 * 0.9 / 1.3, 1e-9);
+    contains(f->out.why, "7 x 1w / 1.0c / 512Mi at 1.065 each = 7.455");
+    contains(f->out.why, "next: 5 x 2w / 2.0c / 1Gi = 10.650");
+    contains(f->out.why, "69% of the capacity interval's lower bound (1078 req/s)");
+    contains(f->out.why, "keeping 10% in reserve and room for 30% growth");
+    contains(f->out.assumption, "the sweep measured one pod of 1w / 1.0c / 512Mi");
+    contains(f->out.assumption, "nothing they share");
+    /* Neither CPU nor memory measured: requests fall back to fractions of the limits, and no
+     * CPU HPA is possible. */
+    assert_false(f->out.cpu_request_measured);
+    assert_int_equal(f->out.request_cpu_m, 200);
+    assert_int_equal(f->out.request_memory, 256 * MIB);
+    assert_false(f->out.hpa.enabled);
+    contains(f->out.hpa.note, "CPU was not measured");
+}
+
+static void test_reference_users_target(void **state)
+{
+    struct fixture *f = *state;
+
+    reference_sweep(f);
+    f->opts.target_users = 10000; /* x 0.5 req/s each = 5000 req/s, as above */
+    assert_int_equal(run(f), 0);
+    near(f->out.target_rps, 5000, 1e-9);
+    assert_int_equal(f->out.recommended, 1);
+    assert_int_equal(f->out.replicas, 7);
+    contains(f->out.why, "10000 users at 0.5 req/s each = 5000 req/s");
+}
+
+static void test_reference_no_target(void **state)
+{
+    struct fixture *f = *state;
+
+    reference_sweep(f);
+    assert_int_equal(run(f), 0);
+    /* planned per cost: 1@1/512Mi 746.35 / 1.065 = 700.8 beats 2@2/1Gi 516.1, 4@4/2Gi 472.2,
+     * 1@0.5/512Mi 357.3, 2@1/1Gi 285.9, 4@2/1Gi 318.9. */
+    assert_int_equal(f->out.recommended, 1);
+    assert_false(f->out.by_target);
+    assert_int_equal(f->out.replicas, 1);
+    near(f->out.rows[1].rps_per_cost, 1111.4 * 0.97 * 0.9 / 1.3 / 1.065, 1e-9);
+    assert_int_equal(f->out.rows[1].replicas, 0);
+    contains(f->out.why, "the most capacity per unit of cost: 701 planned req/s per unit");
+    contains(f->out.why, "next: 2w / 2.0c / 1Gi with 516");
+    contains(f->out.why, "No target load was given, so no replica count");
+    assert_string_equal(f->out.assumption, "");
+    assert_false(f->out.hpa.enabled);
+}
+
+static void test_cost_tie_fewer_replicas(void **state)
+{
+    struct fixture *f = *state;
+
+    /* CPU-only cost. 1 core planned at 100 req/s needs 4 pods (cost 4); 2 cores planned at 200
+     * need 2 (cost 4): a tie, and the fewer replicas win although the 1-core row comes first.
+     * planned = low x 0.9 / 1.3, so low = planned x 1.3 / 0.9. */
+    f->opts.cost.memory_gib = 0;
+    f->opts.target_rps = 400;
+    add(f, "1@1/512Mi", 150, 100 * 1.3 / 0.9);
+    add(f, "2@2/512Mi", 300, 200 * 1.3 / 0.9);
+    assert_int_equal(run(f), 0);
+    assert_int_equal(f->out.rows[0].replicas, 4);
+    assert_int_equal(f->out.rows[1].replicas, 2);
+    near(f->out.rows[0].total_cost, f->out.rows[1].total_cost, 1e-9);
+    assert_int_equal(f->out.recommended, 1);
+    assert_int_equal(f->out.replicas, 2);
+}
+
+static void test_marked_rows_never_recommended(void **state)
+{
+    struct fixture *f = *state;
+
+    f->opts.target_rps = 1000;
+    size_t noisy = add(f, "1@0.5/256Mi", 900, 880);
+    f->cap[noisy].valid = false;
+    f->cap[noisy].flags = CAPACITY_FLAG_NOISY;
+    size_t contended = add(f, "1@1/256Mi", 2000, 1950);
+    f->rows[contended].usable = false;
+    size_t unsearched = add(f, "1@0.25/256Mi", 0, 0);
+    f->cap[unsearched].searched = false;
+    size_t ok = add(f, "4@4/1Gi", 1500, 1400);
+    assert_int_equal(run(f), 0);
+    assert_false(f->out.rows[noisy].candidate);
+    assert_false(f->out.rows[contended].candidate);
+    assert_false(f->out.rows[unsearched].candidate);
+    /* The marked rows are cheaper for the target, and still the only valid row wins. */
+    assert_true(f->out.rows[noisy].total_cost < f->out.rows[ok].total_cost);
+    assert_true(f->out.rows[contended].total_cost < f->out.rows[ok].total_cost);
+    assert_int_equal(f->out.recommended, (int)ok);
+
+    /* With only marked rows there is no recommendation, and it says why. */
+    f->cap[ok].valid = false;
+    assert_int_equal(run(f), 0);
+    assert_int_equal(f->out.recommended, -1);
+    contains(f->out.why, "no variant qualifies");
+    assert_false(f->out.hpa.enabled);
+    assert_int_equal(f->out.request_cpu_m, 0);
+}
+
+/* A CPU-bound app: CPU nearly proportional to load. Capacity 1000 req/s at 0.9 cores, interval
+ * low 970; steps at 250, 500 and 1000. */
+static size_t cpu_bound_row(struct fixture *f)
+{
+    size_t i = add(f, "1@1/512Mi", 1000, 970);
+    step(&f->cap[i], 250, 0.25);
+    step(&f->cap[i], 500, 0.47);
+    step(&f->cap[i], 1000, 0.90);
+    f->cap[i].cpu_cores = 0.9;
+    f->cap[i].peak_memory_bytes = 100 * MIB;
+    return i;
+}
+
+static void test_hpa_cpu_bound(void **state)
+{
+    struct fixture *f = *state;
+
+    f->opts.target_rps = 5000;
+    cpu_bound_row(f);
+    assert_int_equal(run(f), 0);
+    assert_int_equal(f->out.recommended, 0);
+    /* planned = 970 x 0.9 / 1.3 = 671.54; replicas ceil(5000 / 671.54) = 8; max = ceil(5000 x
+     * 1.3 / 671.54) = ceil(9.68) = 10. CPU at 671.54: 0.47 + (171.54 / 500) x 0.43 = 0.6175;
+     * requests.cpu = 900m; utilization 100 x 0.6175 / 0.9 = 68.6 -> 69. */
+    assert_int_equal(f->out.replicas, 8);
+    assert_int_equal(f->out.request_cpu_m, 900);
+    assert_true(f->out.cpu_request_measured);
+    /* memory: 100 MiB x 1.25 = 125 MiB */
+    assert_int_equal(f->out.request_memory, 125 * MIB);
+    assert_true(f->out.memory_request_measured);
+    contains(f->out.requests_note, "the mean CPU measured at capacity (0.900 cores at 1000 req/s)");
+    contains(f->out.requests_note, "+ 25% headroom");
+    const struct sizing_hpa *h = &f->out.hpa;
+    assert_true(h->cpu_bound);
+    assert_true(h->enabled);
+    assert_int_equal(h->min_replicas, 8);
+    assert_int_equal(h->max_replicas, 10);
+    near(h->cpu_at_planned, 0.47 + (970 * 0.9 / 1.3 - 500) / 500 * 0.43, 1e-9);
+    assert_int_equal(h->target_cpu_utilization, 69);
+    contains(h->note, "CPU grows with load: 0.250 cores at 250 req/s and 0.900 at capacity");
+    contains(h->note, "3.60x for 4.0x the load (load-driven CPU shows at least 1.50x)");
+    contains(h->note, "The HPA targets 69% CPU");
+    contains(h->note, "from 8 replicas (the target of 5000 req/s) to 10 (the target + 30% growth)");
+}
+
+static void test_no_hpa_when_cpu_flat(void **state)
+{
+    struct fixture *f = *state;
+
+    /* An app that waits: 0.30 cores at a quarter of capacity, 0.38 at capacity (1.27x for 4x). */
+    f->opts.target_rps = 2000;
+    size_t i = add(f, "2@1/512Mi", 800, 780);
+    step(&f->cap[i], 200, 0.30);
+    step(&f->cap[i], 400, 0.33);
+    step(&f->cap[i], 800, 0.38);
+    f->cap[i].cpu_cores = 0.38;
+    assert_int_equal(run(f), 0);
+    assert_int_equal(f->out.recommended, 0);
+    assert_int_equal(f->out.replicas, 4); /* ceil(2000 / (780 x 0.9 / 1.3 = 540)) */
+    assert_false(f->out.hpa.cpu_bound);
+    assert_false(f->out.hpa.enabled);
+    assert_int_equal(f->out.hpa.min_replicas, 0);
+    contains(f->out.hpa.note, "CPU does not grow with load: 0.300 cores at 200 req/s and 0.380");
+    contains(f->out.hpa.note, "1.27x for 4.0x the load where load-driven CPU shows at least 1.50x");
+    contains(f->out.hpa.note, "CPU does not follow its load, so a CPU HPA would not either");
+}
+
+static void test_hpa_growth_span(void **state)
+{
+    struct fixture *f = *state;
+
+    /* Lowest step at 500 of 1000: the required growth is 2^(ln 1.5 / ln 4) = 1.22x; 0.5 -> 0.9
+     * cores is 1.80x: CPU-bound. */
+    f->opts.target_rps = 3000;
+    size_t i = add(f, "1@1/512Mi", 1000, 970);
+    step(&f->cap[i], 500, 0.5);
+    f->cap[i].cpu_cores = 0.9;
+    assert_int_equal(run(f), 0);
+    assert_true(f->out.hpa.cpu_bound);
+    contains(f->out.hpa.note, "1.80x for 2.0x the load (load-driven CPU shows at least 1.22x)");
+
+    /* Lowest step at 510: above half of capacity, too close to tell: no HPA. */
+    f->cap[i].steps[0].offered_rps = 510;
+    assert_int_equal(run(f), 0);
+    assert_false(f->out.hpa.cpu_bound);
+    assert_false(f->out.hpa.enabled);
+    contains(f->out.hpa.note, "too close to it to tell");
+
+    /* A step over the SLO or limited by the generator is no evidence either. */
+    f->cap[i].steps[0].offered_rps = 250;
+    f->cap[i].steps[0].pass = false;
+    assert_int_equal(run(f), 0);
+    assert_false(f->out.hpa.enabled);
+    f->cap[i].steps[0].pass = true;
+    f->cap[i].steps[0].gen_limited = true;
+    assert_int_equal(run(f), 0);
+    assert_false(f->out.hpa.enabled);
+    f->cap[i].steps[0].gen_limited = false;
+    assert_int_equal(run(f), 0);
+    assert_true(f->out.hpa.enabled);
+}
+
+static void test_hpa_needs_target(void **state)
+{
+    struct fixture *f = *state;
+
+    cpu_bound_row(f);
+    assert_int_equal(run(f), 0);
+    assert_int_equal(f->out.recommended, 0);
+    assert_true(f->out.hpa.cpu_bound);
+    assert_false(f->out.hpa.enabled);
+    contains(f->out.hpa.note, "no target load was given, so no replica bounds and no HPA");
+}
+
+static void test_cpu_at(void **state)
+{
+    struct fixture *f = *state;
+    bool ex;
+
+    size_t i = cpu_bound_row(f);
+    /* Repeats at capacity are averaged with the capacity point: (0.90 + 0.94 + 0.86) / 3 ... */
+    struct capacity_result *c = &f->cap[i];
+    step(c, 1000, 0.94);
+    step(c, 1000, 0.86);
+    near(sizing_cpu_at(c, 1000, &ex), 0.9, 1e-9);
+    assert_false(ex);
+    near(sizing_cpu_at(c, 375, &ex), 0.36, 1e-9); /* halfway between 0.25 and 0.47 */
+    assert_false(ex);
+    near(sizing_cpu_at(c, 125, &ex), 0.125, 1e-9); /* proportional below the lowest step */
+    assert_true(ex);
+    near(sizing_cpu_at(c, 2000, &ex), 0.9, 1e-9); /* the highest above it */
+    assert_true(ex);
+    /* Nothing measured: unknown. */
+    c->nsteps = 0;
+    c->cpu_cores = -1;
+    assert_true(sizing_cpu_at(c, 500, NULL) < 0);
+}
+
+static void test_planning_overrides(void **state)
+{
+    struct fixture *f = *state;
+
+    /* No buffer, no growth: planned = low, replicas = ceil(target / low) and max = min. */
+    f->opts.planning.buffer = 0;
+    f->opts.planning.growth = 0;
+    f->opts.target_rps = 2000;
+    cpu_bound_row(f);
+    assert_int_equal(run(f), 0);
+    near(f->out.planned_rps_per_pod, 970, 1e-9);
+    assert_int_equal(f->out.replicas, 3);
+    assert_int_equal(f->out.hpa.min_replicas, 3);
+    assert_int_equal(f->out.hpa.max_replicas, 3);
+    contains(f->out.why, "100% of the capacity interval's lower bound");
+}
+
+static void test_bad_options(void **state)
+{
+    struct fixture *f = *state;
+    char err[ERR_LEN];
+
+    add(f, "1@1/512Mi", 1000, 970);
+    struct sizing_opts o = f->opts;
+    o.target_rps = 100;
+    o.target_users = 100;
+    assert_int_equal(sizing_run(f->rows, f->n, &o, &f->out, err), -EINVAL);
+    contains(err, "give one");
+    o = f->opts;
+    o.planning.buffer = 1;
+    assert_int_equal(sizing_run(f->rows, f->n, &o, &f->out, err), -EINVAL);
+    o = f->opts;
+    o.planning.growth = -0.1;
+    assert_int_equal(sizing_run(f->rows, f->n, &o, &f->out, err), -EINVAL);
+    o = f->opts;
+    o.cost.cpu = 0;
+    o.cost.memory_gib = 0;
+    assert_int_equal(sizing_run(f->rows, f->n, &o, &f->out, err), -EINVAL);
+    o = f->opts;
+    o.cost.cpu = -1;
+    assert_int_equal(sizing_run(f->rows, f->n, &o, &f->out, err), -EINVAL);
+    o = f->opts;
+    o.target_rps = NAN;
+    assert_int_equal(sizing_run(f->rows, f->n, &o, &f->out, err), -EINVAL);
+    o = f->opts;
+    o.per_user_rps = 0;
+    assert_int_equal(sizing_run(f->rows, f->n, &o, &f->out, err), -EINVAL);
+    assert_int_equal(f->out.recommended, -1);
+}
+
+static void test_too_few_repeats_still_valid(void **state)
+{
+    struct fixture *f = *state;
+
+    /* One repeat: no interval, so the mean is the lower bound; "too few repeats" alone does not
+     * invalidate a row. */
+    f->opts.target_rps = 1000;
+    size_t i = add(f, "1@1/512Mi", 1300, 1300);
+    f->cap[i].interval.n = 1;
+    f->cap[i].interval.low = 0;
+    f->cap[i].flags = CAPACITY_FLAG_TOO_FEW_REPEATS;
+    assert_int_equal(run(f), 0);
+    assert_int_equal(f->out.recommended, 0);
+    near(f->out.rows[0].capacity_low, 1300, 1e-9);
+    near(f->out.planned_rps_per_pod, 900, 1e-9); /* 1300 x 0.9 / 1.3 */
+    assert_int_equal(f->out.replicas, 2);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_reference_target, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reference_users_target, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reference_no_target, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cost_tie_fewer_replicas, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_marked_rows_never_recommended, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_hpa_cpu_bound, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_no_hpa_when_cpu_flat, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_hpa_growth_span, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_hpa_needs_target, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cpu_at, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_planning_overrides, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_bad_options, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_too_few_repeats_still_valid, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
