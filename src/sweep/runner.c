@@ -462,6 +462,7 @@ void sweep_row_to_advisor(const struct sweep *s, size_t i, struct advisor_row *o
     snprintf(out->applied_by, sizeof(out->applied_by), "%s", r->applied_by);
     out->measured = r->state == SWEEP_ROW_MEASURED && r->have_load;
     out->cap = r->cap;
+    out->scap = r->scap;
     if (r->state == SWEEP_ROW_FAILED) {
         out->fail = r->failure.kind;
         snprintf(out->note, sizeof(out->note), "%s", r->failure.reason);
