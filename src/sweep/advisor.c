@@ -230,8 +230,8 @@ static int recommend_capacity(const struct advisor_row *rows, size_t n,
     int rc;
 
     for (size_t i = 0; i < n; i++)
-        sr[i] = (struct sizing_row){&rows[i].variant, &rows[i].cap, &rows[i].scap,
-                                    usable(rows, a, i)};
+        sr[i] =
+            (struct sizing_row){&rows[i].variant, &rows[i].cap, &rows[i].scap, usable(rows, a, i)};
     so.streams = stream_mode(rows, n);
     so.target_streams = o->target_streams;
     /* The target as the user gave it: users keep their unit, so the sentences can say so. */

@@ -92,14 +92,14 @@ struct advisor_row {
     unsigned flags;             /* ADVISOR_ROW_* */
     struct capacity_result cap; /* capacity mode: what the search found (cap.searched false else) */
     struct stream_capacity scap; /* stream-capacity mode (scap.searched), instead of cap */
-    char applied_by[16];        /* how the platform applied it ("rollout", "resize"), or "" */
+    char applied_by[16];         /* how the platform applied it ("rollout", "resize"), or "" */
 };
 
 struct advisor_opts {
     struct profile_thresholds thresholds;
-    double per_user_rps; /* > 0 */
-    double target_rps;   /* 0: no target; else the load the recommendation must hold */
-    double target_users; /* the target as given in users (target_rps = users x per-user rate) */
+    double per_user_rps;   /* > 0 */
+    double target_rps;     /* 0: no target; else the load the recommendation must hold */
+    double target_users;   /* the target as given in users (target_rps = users x per-user rate) */
     double target_streams; /* a stream-capacity sweep's target in open streams; 0: none */
     struct profile_cost cost;         /* capacity mode: the price of a core and of a GiB */
     struct profile_planning planning; /* capacity mode: buffer and growth on each pod's capacity */

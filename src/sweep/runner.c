@@ -136,6 +136,8 @@ void sweep__progress(struct sweep__ctx *c, enum sweep_phase phase, const struct 
     p.step = c->step;
     p.step_what = c->step_what;
     p.offered_rps = c->offered_rps;
+    p.stream_step = c->stream_step;
+    p.step_streams = c->step_streams;
     p.eta_s = eta_s(c);
     if (lp) {
         p.phase_elapsed_s = lp->elapsed_s;
@@ -269,6 +271,8 @@ static void run_variant(struct sweep__ctx *c)
     c->step = 0;
     c->step_what = NULL;
     c->offered_rps = 0;
+    c->stream_step = false;
+    c->step_streams = 0;
     c->load_s = 0;
     row->gen_cores = -1;
     row->host_other_cores = -1;

@@ -318,8 +318,8 @@ static void stream_requests(const struct sizing_row *rows, struct sizing *s)
                  "%u pod%s x %s streams x %s + %s base + %.0f%% = %s each", s->replicas,
                  s->replicas == 1 ? "" : "s", report_fmt_count(s->streams_per_pod, n),
                  report_fmt_bytes((uint64_t)scap->memory_per_stream_bytes, per),
-                 report_fmt_bytes((uint64_t)scap->base_memory_bytes, base),
-                 ADVISOR_HEADROOM * 100, report_fmt_bytes((uint64_t)mem, each));
+                 report_fmt_bytes((uint64_t)scap->base_memory_bytes, base), ADVISOR_HEADROOM * 100,
+                 report_fmt_bytes((uint64_t)mem, each));
         if (mem == s->limit_memory)
             text_catf(s->memory_note, sizeof(s->memory_note),
                       " (capped at the %s limit the streams were measured under)",

@@ -59,11 +59,11 @@ struct sizing_row {
 };
 
 struct sizing_variant {
-    bool candidate;      /* searched, valid, usable and planned_rps > 0: may be recommended */
+    bool candidate; /* searched, valid, usable and planned_rps > 0: may be recommended */
     /* The capacity interval's lower bound (the mean without repeats); in stream mode the
      * stream capacity, and planned_rps (and rps_per_cost) count streams instead of req/s. */
     double capacity_low;
-    double planned_rps; /* capacity_low x (1 - buffer) / (1 + growth) */
+    double planned_rps;  /* capacity_low x (1 - buffer) / (1 + growth) */
     double pod_cost;     /* cores x cost.cpu + GiB x cost.memory_gib */
     unsigned replicas;   /* for the target; 0 without one */
     double total_cost;   /* replicas x pod_cost; 0 without a target */

@@ -464,8 +464,8 @@ static void test_too_few_repeats_still_valid(void **state)
 
 /* A stream-searched, valid row holding `streams` within the SLO, its memory line `per_stream`
  * bytes per stream above `base`; CPU 0.5 cores at capacity. */
-static size_t add_streams(struct fixture *f, const char *spec, unsigned streams,
-                          int64_t per_stream, int64_t base)
+static size_t add_streams(struct fixture *f, const char *spec, unsigned streams, int64_t per_stream,
+                          int64_t base)
 {
     char err[ERR_LEN];
     size_t i = f->n++;
