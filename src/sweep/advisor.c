@@ -313,5 +313,7 @@ int advisor_run(const struct advisor_row *rows, size_t n, const struct advisor_o
     advisor__find(rows, n, o, out);
     if (capacity)
         sizing_findings(out);
+    if (stream_mode(rows, n))
+        advisor__find_streams(rows, n, o, out);
     return 0;
 }

@@ -97,10 +97,11 @@ struct advisor_row {
 
 struct advisor_opts {
     struct profile_thresholds thresholds;
-    double per_user_rps;   /* > 0 */
-    double target_rps;     /* 0: no target; else the load the recommendation must hold */
-    double target_users;   /* the target as given in users (target_rps = users x per-user rate) */
-    double target_streams; /* a stream-capacity sweep's target in open streams; 0: none */
+    double per_user_rps;     /* > 0 */
+    double target_rps;       /* 0: no target; else the load the recommendation must hold */
+    double target_users;     /* the target as given in users (target_rps = users x per-user rate) */
+    double target_streams;   /* a stream-capacity sweep's target in open streams; 0: none */
+    int64_t delivery_slo_us; /* streams: the delivery p95 objective */
     struct profile_cost cost;         /* capacity mode: the price of a core and of a GiB */
     struct profile_planning planning; /* capacity mode: buffer and growth on each pod's capacity */
     double host_cores;                /* for caveats; 0 unknown */

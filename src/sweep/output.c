@@ -654,10 +654,17 @@ static void json_derivation(cJSON *parent, const char *name, double value,
  * recommendation.planned_rps_per_pod (null without a capacity search). */
 static void json_sizing(cJSON *x, const struct sizing *s)
 {
-    if (s->planned_rps_per_pod > 0)
+    /* The sizing's per-pod plan counts streams in a stream sweep, req/s otherwise. */
+    if (s->planned_rps_per_pod > 0 && !s->streams)
         cJSON_AddNumberToObject(x, "planned_rps_per_pod", s->planned_rps_per_pod);
     else
         cJSON_AddNullToObject(x, "planned_rps_per_pod");
+    if (s->streams && s->recommended >= 0) {
+        cJSON_AddNumberToObject(x, "planned_streams_per_pod", floor(s->planned_rps_per_pod));
+        cJSON_AddNumberToObject(x, "streams_per_pod", s->streams_per_pod);
+        if (s->target_streams > 0)
+            cJSON_AddNumberToObject(x, "target_streams", s->target_streams);
+    }
     if (!s->hpa.enabled) {
         cJSON_AddNullToObject(x, "hpa");
         return;
