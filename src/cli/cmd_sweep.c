@@ -4,6 +4,7 @@
  * hold every variant measured until then. */
 
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <signal.h>
 #include <stddef.h>
@@ -110,6 +111,9 @@ static const struct cli_flag flags[] = {
     {"target-users", "N", "the profile's target",
      "the same in active users (x the profile's per_user_rps)", cli_set_number,
      ARG(ov.target_users), 0.001, PROFILE_MAX_USERS},
+    {"target-streams", "N", "the profile's target",
+     "the same in open streams, for a profile with streams: (replicas and memory per pod)",
+     cli_set_number, ARG(ov.target_streams), 1, 1e9},
     {"deployment", "NAME", NULL, "the Deployment deployment-patch.yaml patches (none: no patch)",
      cli_set_string, ARG(workload.deployment), 1, 0},
     {"container", "NAME", "the Deployment's name", "its container that runs COMMAND",
@@ -164,8 +168,11 @@ static void on_progress(void *ud, const struct sweep_progress *p)
                   p->step != c->last_step;
     char step[64] = "";
 
-    /* In a capacity search: which step, at what offered rate (the probe is closed loop). */
-    if (p->step_what && p->offered_rps > 0)
+    /* In a capacity search: which step, at what offered rate (the probe is closed loop); in a
+     * stream search, how many streams the step holds. */
+    if (p->stream_step)
+        snprintf(step, sizeof(step), " step %u: streams %u", p->step, p->step_streams);
+    else if (p->step_what && p->offered_rps > 0)
         snprintf(step, sizeof(step), " %s %u @ %.0f req/s", p->step_what, p->step, p->offered_rps);
     else if (p->step_what)
         snprintf(step, sizeof(step), " %s %u (closed loop)", p->step_what, p->step);
@@ -177,7 +184,10 @@ static void on_progress(void *ud, const struct sweep_progress *p)
     } else if (change || t - c->last_draw >= 0.25) {
         fprintf(stderr, "\r\033[K[%zu/%zu] %-20s %-8s%s %5.1fs  ~%.0fs left", p->index + 1, p->n,
                 p->variant->label, sweep_phase_name(p->phase), step, p->elapsed_s, p->eta_s);
-        if (p->phase == SWEEP_PHASE_WARMUP || p->phase == SWEEP_PHASE_MEASURE)
+        if (p->stream_step && p->phase == SWEEP_PHASE_MEASURE)
+            fprintf(stderr, "  %5.1f/%.0fs  %" PRIu64 " open", p->phase_elapsed_s, p->phase_s,
+                    p->streams_open);
+        else if (p->phase == SWEEP_PHASE_WARMUP || p->phase == SWEEP_PHASE_MEASURE)
             fprintf(stderr, "  %5.1f/%.0fs  %7.0f req/s  p95 %s", p->phase_elapsed_s, p->phase_s,
                     p->rps, output_fmt_latency(p->p95_us, lat));
         c->last_draw = t;
@@ -195,14 +205,18 @@ static void print_table(const struct sweep *s, const struct profile *p)
     char l1[32], l2[32], l3[32], b1[QTY_LEN], b2[QTY_LEN];
     size_t k = advise(s, p, rows, &a);
     /* A capacity search adds its two columns after the reference table's. */
-    bool cap = false;
-    for (size_t i = 0; i < k; i++)
+    bool cap = false, streams = false;
+    for (size_t i = 0; i < k; i++) {
         cap = cap || rows[i].cap.searched;
+        streams = streams || rows[i].scap.searched;
+    }
 
     printf("\n  %-22s %7s %5s %7s %11s %7s %7s %7s %6s  %-12s %-10s", "Config", "Workers", "CPU",
            "Memory", "Throughput", "P50", "P95", "P99", "Errors", "State", "Est. users");
     if (cap)
         printf(" %-26s %8s", "Capacity @SLO", "per core");
+    if (streams)
+        printf(" %-30s %13s", "Streams @SLO", "Memory/stream");
     putchar('\n');
     for (size_t i = 0; i < k; i++) {
         const struct advisor_row *r = &rows[i];
@@ -243,6 +257,11 @@ static void print_table(const struct sweep *s, const struct profile *p)
             char c1[96], c2[32];
             printf(" %-26s %8s", output_fmt_capacity(&r->cap, c1, sizeof(c1)),
                    output_fmt_per_core(&r->cap, c2, sizeof(c2)));
+        }
+        if (streams) {
+            char c1[96], c2[32];
+            printf(" %-30s %13s", output_fmt_streams(&r->scap, c1, sizeof(c1)),
+                   output_fmt_memory_per_stream(&r->scap, c2, sizeof(c2)));
         }
         printf("%s\n", marks);
     }

@@ -26,8 +26,14 @@ int profile_override_apply(const struct profile_override *o, struct profile *p, 
 
     if (o->users > 0 && o->rate > 0)
         return err_set(err, -EINVAL, "give --users or --rate, not both");
-    if (o->target_rps > 0 && o->target_users > 0)
-        return err_set(err, -EINVAL, "give --target-rps or --target-users, not both");
+    if ((o->target_rps > 0) + (o->target_users > 0) + (o->target_streams > 0) > 1)
+        return err_set(err, -EINVAL,
+                       "give one of --target-rps, --target-users or --target-streams");
+    if (o->target_streams > 0 && !p->streams)
+        return err_set(err, -EINVAL,
+                       "--target-streams needs a profile with streams: (%s has none): give "
+                       "--target-rps or --target-users",
+                       src);
     if (flag && p->nstages > 0)
         return err_set(err, -EINVAL,
                        "%s conflicts with the stages in %s (the stages set the load and, added "
@@ -58,9 +64,10 @@ int profile_override_apply(const struct profile_override *o, struct profile *p, 
     if (o->timeout_us >= 0)
         p->timeout_us = o->timeout_us;
     /* A target given here replaces the profile's, in whichever unit the profile gave it. */
-    if (o->target_rps > 0 || o->target_users > 0) {
+    if (o->target_rps > 0 || o->target_users > 0 || o->target_streams > 0) {
         p->target_rps = o->target_rps;
         p->target_users = o->target_users;
+        p->target_streams = o->target_streams;
     }
     return 0;
 }

@@ -18,14 +18,15 @@ struct profile_override {
     int64_t duration_us; /* -1: not given (and the two below) */
     int64_t warmup_us;
     int64_t timeout_us;
-    double target_rps;   /* 0: not given; either target replaces the profile's whole target */
-    double target_users; /* 0: not given */
+    double target_rps;     /* 0: not given; either target replaces the profile's whole target */
+    double target_users;   /* 0: not given */
+    double target_streams; /* 0: not given; open streams, for a profile with streams */
 };
 
 /* Nothing overridden. */
 #define PROFILE_OVERRIDE_NONE                                                                      \
     {                                                                                              \
-        0, 0, -1, -1, -1, 0, 0                                                                     \
+        0, 0, -1, -1, -1, 0, 0, 0                                                                  \
     }
 
 /* Applies o over p, or changes nothing and returns -EINVAL with a message in err naming the

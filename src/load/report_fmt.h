@@ -1,8 +1,9 @@
 #ifndef SIZEUP_LOAD_REPORT_FMT_H
 #define SIZEUP_LOAD_REPORT_FMT_H
 
-/* Private to src/load: the text report's number formats, shared by the parts of the report
- * rendered in other files (the streams' block), so every figure reads the same way. */
+/* The text report's number formats, shared by the parts of the report rendered in other files
+ * (the streams' block) and by the sweep's sentences on streams, so every figure reads the same
+ * way. */
 
 #include <stdint.h>
 

@@ -262,8 +262,8 @@ static int parse_values_paths(const char *v, struct annot_request *req, char *er
     return 0;
 }
 
-/* target-load: "5000rps" or "10000users" (a positive number, a unit). "streams" is part of the
- * syntax but not measured yet: it gets its own reason rather than "unknown unit". */
+/* target-load: "5000rps", "10000users" or "20000streams" (a positive number, a unit). Whether a
+ * target in streams suits the profile (one with streams:) is profile_override_apply's check. */
 static int parse_target_load(const char *v, struct annot_request *req, char *err)
 {
     char q[SHOW_LEN + 4], *end = NULL;
@@ -274,25 +274,23 @@ static int parse_target_load(const char *v, struct annot_request *req, char *err
     x = strtod(v, &end);
     if (end == v || !(x > 0) || x > ANNOT_MAX_TARGET)
         goto bad;
+    req->target_rps = req->target_users = req->target_streams = 0;
     if (strcmp(end, "rps") == 0) {
         req->target_rps = x;
-        req->target_users = 0;
         return 0;
     }
     if (strcmp(end, "users") == 0) {
         req->target_users = x;
-        req->target_rps = 0;
         return 0;
     }
-    if (strcmp(end, "streams") == 0)
-        return err_set(err, -EINVAL,
-                       "target-load: \"%s\": a target in streams is not supported yet (give "
-                       "req/s or users, e.g. 5000rps or 10000users)",
-                       show(v, q));
+    if (strcmp(end, "streams") == 0) {
+        req->target_streams = x;
+        return 0;
+    }
 bad:
     return err_set(err, -EINVAL,
                    "target-load: \"%s\": expected a number above 0 and at most %g followed by "
-                   "rps or users, e.g. 5000rps or 10000users",
+                   "rps, users or streams, e.g. 5000rps, 10000users or 20000streams",
                    show(v, q), ANNOT_MAX_TARGET);
 }
 

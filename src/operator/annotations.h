@@ -40,7 +40,7 @@
 
 #define ANNOT_DEFAULT_CONFIGS     VARIANT_DEFAULT_LIST
 #define ANNOT_DEFAULT_WORKERS_ENV "WORKERS"
-/* target-load: a number of req/s or users (streams are not measured yet) up to this. */
+/* target-load: a number of req/s, users or streams up to this. */
 #define ANNOT_MAX_TARGET 1e9
 
 /* clone: sweep a temporary copy; in-place: roll the Deployment itself; resize: change CPU and
@@ -73,6 +73,7 @@ struct annot_request {
     struct output_paths values_paths; /* where values.yaml puts each value (defaults filled) */
     double target_rps;                /* target-load "5000rps"; 0 when absent */
     double target_users;              /* target-load "10000users"; 0 when absent */
+    double target_streams;            /* target-load "20000streams"; 0 when absent */
     bool resize_off; /* sizeup.dev/resize: off: never resize in place (clone mode) */
     int resweep;     /* sizeup.dev/resweep: on-image-change */
     long long resweep_interval_s;

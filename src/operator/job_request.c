@@ -185,10 +185,11 @@ static int check_request(struct sweep_job *sj, char *reason)
     rc = load_profile(sj, reason);
     if (rc)
         return rc;
-    /* The target-load annotation overrides the profile as --target-rps / --target-users do. */
+    /* The target-load annotation overrides the profile as the --target-* flags do. */
     struct profile_override ov = PROFILE_OVERRIDE_NONE;
     ov.target_rps = x->req.target_rps;
     ov.target_users = x->req.target_users;
+    ov.target_streams = x->req.target_streams;
     rc = profile_override_apply(&ov, &sj->profile, sub);
     if (rc)
         return err_set(reason, rc, "target-load: %s", sub);

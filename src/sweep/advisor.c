@@ -204,7 +204,16 @@ static void fixed_sizing(const struct advisor_opts *o, struct advice *a)
 static bool capacity_mode(const struct advisor_row *rows, size_t n)
 {
     for (size_t i = 0; i < n; i++)
-        if (rows[i].cap.searched)
+        if (rows[i].cap.searched || rows[i].scap.searched)
+            return true;
+    return false;
+}
+
+/* A profile with streams searches stream capacity instead of request capacity. */
+static bool stream_mode(const struct advisor_row *rows, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (rows[i].scap.searched)
             return true;
     return false;
 }
@@ -221,7 +230,10 @@ static int recommend_capacity(const struct advisor_row *rows, size_t n,
     int rc;
 
     for (size_t i = 0; i < n; i++)
-        sr[i] = (struct sizing_row){&rows[i].variant, &rows[i].cap, usable(rows, a, i)};
+        sr[i] =
+            (struct sizing_row){&rows[i].variant, &rows[i].cap, &rows[i].scap, usable(rows, a, i)};
+    so.streams = stream_mode(rows, n);
+    so.target_streams = o->target_streams;
     /* The target as the user gave it: users keep their unit, so the sentences can say so. */
     so.target_users = o->target_users;
     so.target_rps = o->target_users > 0 ? 0 : o->target_rps;
@@ -258,6 +270,9 @@ static void sizing_findings(struct advice *a)
         return;
     if (s->assumption[0])
         advisor__finding(a, "%s", s->assumption);
+    if (s->memory_note[0])
+        advisor__finding(a, "Memory per pod from the measured memory per stream: %s.",
+                         s->memory_note);
     if (s->hpa.note[0])
         advisor__finding(a, "Autoscaling: %s.", s->hpa.note);
 }
@@ -298,5 +313,7 @@ int advisor_run(const struct advisor_row *rows, size_t n, const struct advisor_o
     advisor__find(rows, n, o, out);
     if (capacity)
         sizing_findings(out);
+    if (stream_mode(rows, n))
+        advisor__find_streams(rows, n, o, out);
     return 0;
 }

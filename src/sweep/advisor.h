@@ -17,6 +17,7 @@
 #include "sweep/platform.h"
 #include "sweep/rule.h"
 #include "sweep/sizing.h"
+#include "sweep/stream_capacity.h"
 #include "sweep/variant.h"
 
 #define ADVISOR_MAX_FINDINGS 16
@@ -90,14 +91,17 @@ struct advisor_row {
     double host_other_cores;    /* everything else on the host (generator included); < 0 unknown */
     unsigned flags;             /* ADVISOR_ROW_* */
     struct capacity_result cap; /* capacity mode: what the search found (cap.searched false else) */
-    char applied_by[16];        /* how the platform applied it ("rollout", "resize"), or "" */
+    struct stream_capacity scap; /* stream-capacity mode (scap.searched), instead of cap */
+    char applied_by[16];         /* how the platform applied it ("rollout", "resize"), or "" */
 };
 
 struct advisor_opts {
     struct profile_thresholds thresholds;
-    double per_user_rps; /* > 0 */
-    double target_rps;   /* 0: no target; else the load the recommendation must hold */
-    double target_users; /* the target as given in users (target_rps = users x per-user rate) */
+    double per_user_rps;     /* > 0 */
+    double target_rps;       /* 0: no target; else the load the recommendation must hold */
+    double target_users;     /* the target as given in users (target_rps = users x per-user rate) */
+    double target_streams;   /* a stream-capacity sweep's target in open streams; 0: none */
+    int64_t delivery_slo_us; /* streams: the delivery p95 objective */
     struct profile_cost cost;         /* capacity mode: the price of a core and of a GiB */
     struct profile_planning planning; /* capacity mode: buffer and growth on each pod's capacity */
     double host_cores;                /* for caveats; 0 unknown */

@@ -1,9 +1,9 @@
 #ifndef SIZEUP_SWEEP_ADVISOR_INTERNAL_H
 #define SIZEUP_SWEEP_ADVISOR_INTERNAL_H
 
-/* Shared by the advisor's three files, and by nothing else: advisor.c (verdicts, recommendation,
+/* Shared by the advisor's files, and by nothing else: advisor.c (verdicts, recommendation,
  * values, the run), advisor_rule.c (the auto-sizing rule's fit) and advisor_findings.c (the
- * findings). */
+ * findings) and advisor_streams.c (the findings on streams). */
 
 #include <math.h>
 #include <stdbool.h>
@@ -22,6 +22,11 @@
 
 /* Appends a formatted finding to a (dropped when the list is full; cut with "..." when long). */
 __attribute__((format(printf, 2, 3))) void advisor__finding(struct advice *a, const char *fmt, ...);
+
+/* Appends the findings on a stream-capacity sweep (advisor_streams.c): the binding limit per
+ * variant, the fan-out cost per extra stream, where delivery latency bends. */
+void advisor__find_streams(const struct advisor_row *rows, size_t n, const struct advisor_opts *o,
+                           struct advice *a);
 
 /* Fits a->rule's three constants and their derivations from rows[0..n). a->rows and a->rule (the
  * default rule) must be filled. */

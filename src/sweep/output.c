@@ -11,6 +11,7 @@
 
 #include "core/quantity.h"
 #include "load/report.h"
+#include "load/report_fmt.h"
 #include "sweep/output_capacity.h"
 #include "sweep/output_int.h"
 #include "sweep/output_set.h"
@@ -171,6 +172,42 @@ bool output_has_capacity(const struct output_doc *d)
     return false;
 }
 
+const char *output_fmt_streams(const struct stream_capacity *c, char *buf, size_t len)
+{
+    char n[REPORT_FMT_LEN];
+    const char *why = c->limited_by == STREAM_LIMIT_BUDGET        ? "budget"
+                      : c->limited_by == STREAM_LIMIT_GENERATOR   ? "generator-limited"
+                      : c->limited_by == STREAM_LIMIT_MAX_STREAMS ? "streams.count reached"
+                                                                  : NULL;
+    if (!c->searched)
+        snprintf(buf, len, "-");
+    else if (c->streams == 0)
+        snprintf(buf, len, "none passed");
+    else if (why)
+        snprintf(buf, len, ">= %s streams (%s)", report_fmt_count(c->streams, n), why);
+    else
+        snprintf(buf, len, "%s streams", report_fmt_count(c->streams, n));
+    return buf;
+}
+
+const char *output_fmt_memory_per_stream(const struct stream_capacity *c, char *buf, size_t len)
+{
+    char b[REPORT_FMT_LEN];
+    snprintf(buf, len, "%s",
+             c->searched && c->memory_per_stream_bytes >= 0
+                 ? report_fmt_bytes((uint64_t)c->memory_per_stream_bytes, b)
+                 : "-");
+    return buf;
+}
+
+bool output_has_streams(const struct output_doc *d)
+{
+    for (size_t i = 0; i < d->n; i++)
+        if (d->rows[i].scap.searched)
+            return true;
+    return false;
+}
+
 const char *output_fmt_latency(uint64_t us, char buf[32])
 {
     if (us >= 10000000)
@@ -326,12 +363,14 @@ int output_results_md(FILE *f, const struct output_doc *d, char *err)
         fprintf(f, "%s No `values.yaml` is written.\n\n",
                 output_no_rec_sentence(d, line, sizeof(line)));
     /* A capacity search adds its two columns; a fixed-load sweep keeps the reference table. */
-    bool cap = output_has_capacity(d);
+    bool cap = output_has_capacity(d), streams = output_has_streams(d);
     fprintf(f,
             "| Config | Workers | CPU | Memory | Throughput | P50 | P95 | P99 | Errors | State "
-            "| Est. active users |%s\n",
-            cap ? " Capacity @SLO | per core |" : "");
-    fprintf(f, "|---|---|---|---|---|---|---|---|---|---|---|%s\n", cap ? "---|---|" : "");
+            "| Est. active users |%s%s\n",
+            cap ? " Capacity @SLO | per core |" : "",
+            streams ? " Streams @SLO | Memory/stream |" : "");
+    fprintf(f, "|---|---|---|---|---|---|---|---|---|---|---|%s%s\n", cap ? "---|---|" : "",
+            streams ? "---|---|" : "");
     for (size_t i = 0; i < d->n; i++) {
         const struct advisor_row *r = &d->rows[i];
         output_state(d, i, st, sizeof(st));
@@ -354,6 +393,9 @@ int output_results_md(FILE *f, const struct output_doc *d, char *err)
         if (cap)
             fprintf(f, " %s | %s |", output_fmt_capacity(&r->cap, line, sizeof(line)),
                     output_fmt_per_core(&r->cap, l1, sizeof(l1)));
+        if (streams)
+            fprintf(f, " %s | %s |", output_fmt_streams(&r->scap, line, sizeof(line)),
+                    output_fmt_memory_per_stream(&r->scap, l1, sizeof(l1)));
         fputc('\n', f);
     }
     fmt_threshold_line(d, line, sizeof(line));
@@ -592,6 +634,7 @@ static cJSON *json_variant(const struct output_doc *d, size_t i)
         }
     }
     output_capacity_add(o, &r->cap);
+    output_stream_capacity_add(o, &r->scap);
     return o;
 }
 
@@ -611,10 +654,17 @@ static void json_derivation(cJSON *parent, const char *name, double value,
  * recommendation.planned_rps_per_pod (null without a capacity search). */
 static void json_sizing(cJSON *x, const struct sizing *s)
 {
-    if (s->planned_rps_per_pod > 0)
+    /* The sizing's per-pod plan counts streams in a stream sweep, req/s otherwise. */
+    if (s->planned_rps_per_pod > 0 && !s->streams)
         cJSON_AddNumberToObject(x, "planned_rps_per_pod", s->planned_rps_per_pod);
     else
         cJSON_AddNullToObject(x, "planned_rps_per_pod");
+    if (s->streams && s->recommended >= 0) {
+        cJSON_AddNumberToObject(x, "planned_streams_per_pod", floor(s->planned_rps_per_pod));
+        cJSON_AddNumberToObject(x, "streams_per_pod", s->streams_per_pod);
+        if (s->target_streams > 0)
+            cJSON_AddNumberToObject(x, "target_streams", s->target_streams);
+    }
     if (!s->hpa.enabled) {
         cJSON_AddNullToObject(x, "hpa");
         return;

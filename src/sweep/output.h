@@ -137,4 +137,15 @@ const char *output_fmt_per_core(const struct capacity_result *c, char *buf, size
 /* True when any row of d carries a capacity search: the tables then add the two columns. */
 bool output_has_capacity(const struct output_doc *d);
 
+/* The Streams @SLO column: "6,500 streams", ">= 6,500 streams (budget)" when the search did not
+ * bracket it (the budget, sizeup's stream threads, streams.count), "none passed", "-" when not
+ * searched. Returns buf. */
+const char *output_fmt_streams(const struct stream_capacity *c, char *buf, size_t len);
+
+/* The Memory/stream column: "41.0 KiB", "-" when not searched or fewer than two points. */
+const char *output_fmt_memory_per_stream(const struct stream_capacity *c, char *buf, size_t len);
+
+/* True when any row of d carries a stream-capacity search: the tables then add its columns. */
+bool output_has_streams(const struct output_doc *d);
+
 #endif

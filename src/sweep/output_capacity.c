@@ -3,6 +3,7 @@
 #include <math.h>
 
 #include "sweep/search.h"
+#include "sweep/stream_search.h"
 
 const char *output_capacity_flag_name(unsigned f)
 {
@@ -120,4 +121,53 @@ void output_capacity_add(cJSON *v, const struct capacity_result *cap)
         cJSON_AddNullToObject(o, "throttling");
     }
     add_steps(o, cap);
+}
+
+static void add_stream_steps(cJSON *o, const struct stream_capacity *scap)
+{
+    cJSON *arr = cJSON_AddArrayToObject(o, "steps");
+    for (size_t i = 0; arr && i < scap->nsteps && i < STREAM_CAP_MAX_STEPS; i++) {
+        const struct stream_cap_step *st = &scap->steps[i];
+        cJSON *s = cJSON_CreateObject();
+        if (!s)
+            return;
+        cJSON_AddNumberToObject(s, "streams", st->streams);
+        cJSON_AddNumberToObject(s, "open", (double)st->open);
+        cJSON_AddNumberToObject(s, "failed", (double)st->failed);
+        cJSON_AddNumberToObject(s, "dropped", (double)st->dropped);
+        cJSON_AddNumberToObject(s, "missing", (double)st->missing);
+        add_num_or_null(s, "delivery_p95_ms", (double)st->delivery_p95_us / 1e3,
+                        st->delivery_samples > 0);
+        add_num_or_null(s, "cpu_cores", st->cpu_cores, st->cpu_cores >= 0);
+        add_num_or_null(s, "memory_bytes", (double)st->memory_bytes, st->memory_bytes >= 0);
+        cJSON_AddBoolToObject(s, "pass", st->pass);
+        if (st->pass)
+            cJSON_AddNullToObject(s, "missed");
+        else
+            cJSON_AddStringToObject(s, "missed", stream_limit_name(st->why));
+        cJSON_AddItemToArray(arr, s);
+    }
+}
+
+void output_stream_capacity_add(cJSON *v, const struct stream_capacity *scap)
+{
+    if (!scap->searched) {
+        cJSON_AddNullToObject(v, "stream_capacity");
+        return;
+    }
+    cJSON *o = cJSON_AddObjectToObject(v, "stream_capacity");
+    if (!o)
+        return;
+    cJSON_AddNumberToObject(o, "streams", scap->streams);
+    add_num_or_null(o, "memory_per_stream_bytes", (double)scap->memory_per_stream_bytes,
+                    scap->memory_per_stream_bytes >= 0);
+    add_num_or_null(o, "base_memory_bytes", (double)scap->base_memory_bytes,
+                    scap->base_memory_bytes >= 0);
+    cJSON_AddNumberToObject(o, "memory_points", scap->memory_points);
+    add_num_or_null(o, "delivery_p95_ms", scap->delivery_p95_ms, scap->delivery_p95_ms >= 0);
+    cJSON_AddStringToObject(o, "limited_by", stream_limit_name(scap->limited_by));
+    cJSON_AddBoolToObject(o, "valid", scap->valid);
+    add_num_or_null(o, "cpu_cores", scap->cpu_cores, scap->cpu_cores >= 0);
+    add_num_or_null(o, "memory_bytes", (double)scap->memory_bytes, scap->memory_bytes >= 0);
+    add_stream_steps(o, scap);
 }

@@ -259,12 +259,13 @@ int output_report_html(FILE *f, const struct output_doc *d, char *err)
         report_html_esc(f, output_no_rec_sentence(d, line, sizeof(line)));
         fputs(" No <code>values.yaml</code> is written.", f);
     }
-    bool cap = output_has_capacity(d);
+    bool cap = output_has_capacity(d), streams = output_has_streams(d);
     fprintf(f,
             "</p>\n<table id=\"results\"><thead><tr><th>Config</th><th>Workers</th><th>CPU</th>"
             "<th>Memory</th><th>Throughput</th><th>P50</th><th>P95</th><th>P99</th><th>Errors</th>"
-            "<th>State</th><th>Est. active users</th>%s</tr></thead><tbody>\n",
-            cap ? "<th>Capacity @SLO</th><th>per core</th>" : "");
+            "<th>State</th><th>Est. active users</th>%s%s</tr></thead><tbody>\n",
+            cap ? "<th>Capacity @SLO</th><th>per core</th>" : "",
+            streams ? "<th>Streams @SLO</th><th>Memory/stream</th>" : "");
     for (size_t i = 0; i < d->n; i++) {
         const struct advisor_row *r = &d->rows[i];
         bool rec = (int)i == a->recommended;
@@ -292,6 +293,11 @@ int output_report_html(FILE *f, const struct output_doc *d, char *err)
             fputs("<td>", f);
             report_html_esc(f, output_fmt_capacity(&r->cap, line, sizeof(line)));
             fprintf(f, "</td><td>%s</td>", output_fmt_per_core(&r->cap, l1, sizeof(l1)));
+        }
+        if (streams) {
+            fputs("<td>", f);
+            report_html_esc(f, output_fmt_streams(&r->scap, line, sizeof(line)));
+            fprintf(f, "</td><td>%s</td>", output_fmt_memory_per_stream(&r->scap, l1, sizeof(l1)));
         }
         fputs("</tr>\n", f);
     }

@@ -113,6 +113,9 @@ void output_advisor_opts(const struct profile *p, const struct platform_facts *f
     out->per_user_rps = p->per_user_rps > 0 ? p->per_user_rps : PER_USER_RPS_DEFAULT;
     out->target_rps = p->target_rps > 0 ? p->target_rps : p->target_users * out->per_user_rps;
     out->target_users = p->target_rps > 0 ? 0 : p->target_users;
+    out->target_streams = p->target_streams;
+    out->delivery_slo_us =
+        p->slo.delivery_p95_us > 0 ? p->slo.delivery_p95_us : p->thresholds.healthy_p95_us;
     out->cost = p->cost;
     out->planning = p->planning;
     out->host_cores = f ? (double)f->host_millicores / 1000.0 : 0;

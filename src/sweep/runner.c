@@ -136,6 +136,8 @@ void sweep__progress(struct sweep__ctx *c, enum sweep_phase phase, const struct 
     p.step = c->step;
     p.step_what = c->step_what;
     p.offered_rps = c->offered_rps;
+    p.stream_step = c->stream_step;
+    p.step_streams = c->step_streams;
     p.eta_s = eta_s(c);
     if (lp) {
         p.phase_elapsed_s = lp->elapsed_s;
@@ -269,6 +271,8 @@ static void run_variant(struct sweep__ctx *c)
     c->step = 0;
     c->step_what = NULL;
     c->offered_rps = 0;
+    c->stream_step = false;
+    c->step_streams = 0;
     c->load_s = 0;
     row->gen_cores = -1;
     row->host_other_cores = -1;
@@ -462,6 +466,7 @@ void sweep_row_to_advisor(const struct sweep *s, size_t i, struct advisor_row *o
     snprintf(out->applied_by, sizeof(out->applied_by), "%s", r->applied_by);
     out->measured = r->state == SWEEP_ROW_MEASURED && r->have_load;
     out->cap = r->cap;
+    out->scap = r->scap;
     if (r->state == SWEEP_ROW_FAILED) {
         out->fail = r->failure.kind;
         snprintf(out->note, sizeof(out->note), "%s", r->failure.reason);

@@ -106,6 +106,10 @@ struct sweep_progress {
     unsigned step;
     const char *step_what;
     double offered_rps;
+    /* A stream-capacity search: the step is one (stream_step) holding step_streams streams
+     * (0: the zero point, before any stream). */
+    bool stream_step;
+    unsigned step_streams;
     double eta_s; /* estimated time left in the whole sweep (never past its deadline) */
 };
 

@@ -21,6 +21,8 @@ struct sweep__ctx {
     unsigned step;
     const char *step_what;
     double offered_rps;
+    bool stream_step;      /* the step is a stream-capacity step ... */
+    unsigned step_streams; /* ... holding this many streams */
     /* For the estimate of the time left. */
     double deadline;           /* the sweep's (capacity mode: search.budget); 0: none */
     double variant_deadline;   /* this variant's share of what is left; 0: none */

@@ -120,6 +120,8 @@ static int run_step(struct scap_ctx *x, unsigned n, struct stream_cap_step *st, 
     c->step++;
     c->step_what = n ? "streams" : "zero";
     c->offered_rps = 0;
+    c->stream_step = true;
+    c->step_streams = n;
     sweep__progress(c, SWEEP_PHASE_WARMUP, NULL);
     rc = stream_session_resize(x->ss, n, ramp_us(x, x->asked, n), err);
     if (rc)

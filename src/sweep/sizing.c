@@ -12,6 +12,7 @@
 
 #include "core/quantity.h"
 #include "core/text.h"
+#include "load/report_fmt.h"
 #include "sweep/advisor.h"
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
@@ -36,6 +37,18 @@ static double cores_of(const struct variant *v)
     return (double)v->cpu_millicores / 1000.0;
 }
 
+/* What capacities, plans and targets count: "req/s" or "streams". */
+static const char *unit(const struct sizing *s)
+{
+    return s->streams ? "streams" : "req/s";
+}
+
+/* The target in the unit the pods are planned in (req/s, users converted; or streams). */
+static double target_of(const struct sizing *s)
+{
+    return s->streams ? s->target_streams : s->target_rps;
+}
+
 /* ---- options ------------------------------------------------------------------------------- */
 
 static int check_opts(const struct sizing_opts *o, char *err)
@@ -43,6 +56,17 @@ static int check_opts(const struct sizing_opts *o, char *err)
     if (o->target_rps < 0 || o->target_users < 0 || !isfinite(o->target_rps) ||
         !isfinite(o->target_users))
         return err_set(err, -EINVAL, "the target load must be a positive number");
+    if (o->target_streams < 0 || !isfinite(o->target_streams))
+        return err_set(err, -EINVAL, "the target stream count must be a positive number");
+    if (o->target_streams > 0 && !o->streams)
+        return err_set(err, -EINVAL,
+                       "a target of %g streams needs a stream-capacity sweep (a profile with "
+                       "streams:); give the target in req/s or users",
+                       o->target_streams);
+    if (o->streams && (o->target_rps > 0 || o->target_users > 0))
+        return err_set(err, -EINVAL,
+                       "a stream-capacity sweep sizes pods by open streams: give the target in "
+                       "streams (target.streams), not in req/s or users");
     if (o->target_rps > 0 && o->target_users > 0)
         return err_set(err, -EINVAL,
                        "the target load is given both in req/s (%g) and in users (%g): give one",
@@ -68,6 +92,11 @@ double sizing_planned_fraction(const struct profile_planning *p)
     return (1.0 - p->buffer) / (1.0 + p->growth);
 }
 
+double sizing_stream_capacity_low(const struct stream_capacity *scap)
+{
+    return scap && scap->searched ? (double)scap->streams : 0;
+}
+
 double sizing_capacity_low(const struct capacity_result *cap)
 {
     if (cap->interval.n >= 2)
@@ -81,17 +110,27 @@ static void size_rows(const struct sizing_row *rows, size_t n, const struct sizi
     for (size_t i = 0; i < n; i++) {
         struct sizing_variant *v = &s->rows[i];
         const struct capacity_result *cap = rows[i].cap;
+        const struct stream_capacity *scap = rows[i].scap;
+        bool valid;
 
         v->pod_cost = cores_of(rows[i].variant) * o->cost.cpu +
                       (double)rows[i].variant->memory_bytes / GIB * o->cost.memory_gib;
-        if (!cap || !cap->searched)
-            continue;
-        v->capacity_low = sizing_capacity_low(cap);
+        if (s->streams) {
+            if (!scap || !scap->searched)
+                continue;
+            v->capacity_low = sizing_stream_capacity_low(scap);
+            valid = scap->valid;
+        } else {
+            if (!cap || !cap->searched)
+                continue;
+            v->capacity_low = sizing_capacity_low(cap);
+            valid = cap->valid;
+        }
         v->planned_rps = v->capacity_low * s->planned_fraction;
         v->rps_per_cost = v->pod_cost > 0 ? v->planned_rps / v->pod_cost : 0;
-        v->candidate = rows[i].usable && cap->valid && v->planned_rps > 0 && v->pod_cost > 0;
-        if (s->target_rps > 0 && v->planned_rps > 0) {
-            v->replicas = ceil_count(s->target_rps / v->planned_rps);
+        v->candidate = rows[i].usable && valid && v->planned_rps > 0 && v->pod_cost > 0;
+        if (target_of(s) > 0 && v->planned_rps > 0) {
+            v->replicas = ceil_count(target_of(s) / v->planned_rps);
             v->total_cost = v->replicas * v->pod_cost;
         }
     }
@@ -140,10 +179,11 @@ static void plan_text(const struct sizing_opts *o, const struct sizing *s,
                       const struct sizing_variant *v, char *buf, size_t len)
 {
     text_catf(buf, len,
-              "each pod is planned at %.0f req/s: %.0f%% of the capacity interval's lower bound "
-              "(%.0f req/s), keeping %.0f%% in reserve and room for %.0f%% growth",
-              v->planned_rps, s->planned_fraction * 100, v->capacity_low, o->planning.buffer * 100,
-              o->planning.growth * 100);
+              "each pod is planned at %.0f %s: %.0f%% of %s (%.0f %s), keeping %.0f%% in reserve "
+              "and room for %.0f%% growth",
+              v->planned_rps, unit(s), s->planned_fraction * 100,
+              s->streams ? "its stream capacity" : "the capacity interval's lower bound",
+              v->capacity_low, unit(s), o->planning.buffer * 100, o->planning.growth * 100);
 }
 
 static void recommend(const struct sizing_row *rows, const struct sizing_opts *o, struct sizing *s)
@@ -152,7 +192,7 @@ static void recommend(const struct sizing_row *rows, const struct sizing_opts *o
     int best, second;
 
     s->replicas = 1;
-    if (s->target_rps > 0) {
+    if (target_of(s) > 0) {
         s->by_target = true;
         rank(s, better_for_target, &best, &second);
     } else {
@@ -160,9 +200,13 @@ static void recommend(const struct sizing_row *rows, const struct sizing_opts *o
     }
     s->recommended = best;
     if (best < 0) {
-        snprintf(s->why, sizeof(s->why),
-                 "no variant qualifies: none has a valid capacity (searched, met the SLO at "
-                 "its lowest step, not marked noisy, contended or generator-limited)");
+        snprintf(s->why, sizeof(s->why), "%s",
+                 s->streams ? "no variant qualifies: none has a valid stream capacity (searched, "
+                              "held its first step within the delivery SLO, not cut short by "
+                              "the budget or sizeup's own stream threads)"
+                            : "no variant qualifies: none has a valid capacity (searched, met "
+                              "the SLO at its lowest step, not marked noisy, contended or "
+                              "generator-limited)");
         return;
     }
     const struct sizing_variant *v = &s->rows[best];
@@ -171,7 +215,7 @@ static void recommend(const struct sizing_row *rows, const struct sizing_opts *o
         snprintf(target, sizeof(target), "%.0f users at %g req/s each = %.0f req/s",
                  s->target_users, o->per_user_rps, s->target_rps);
     else
-        snprintf(target, sizeof(target), "%.0f req/s", s->target_rps);
+        snprintf(target, sizeof(target), "%.0f %s", target_of(s), unit(s));
 
     if (s->by_target) {
         s->replicas = v->replicas;
@@ -185,9 +229,9 @@ static void recommend(const struct sizing_row *rows, const struct sizing_opts *o
                       rows[second].variant->label, s->rows[second].total_cost);
     } else {
         snprintf(s->why, sizeof(s->why),
-                 "the most capacity per unit of cost: %.0f planned req/s per unit (cost per pod "
+                 "the most capacity per unit of cost: %.0f planned %s per unit (cost per pod "
                  "= cores x %g + GiB x %g = %.3f)",
-                 v->rps_per_cost, o->cost.cpu, o->cost.memory_gib, v->pod_cost);
+                 v->rps_per_cost, unit(s), o->cost.cpu, o->cost.memory_gib, v->pod_cost);
         if (second >= 0)
             text_catf(s->why, sizeof(s->why), "; next: %s with %.0f", rows[second].variant->label,
                       s->rows[second].rps_per_cost);
@@ -196,8 +240,8 @@ static void recommend(const struct sizing_row *rows, const struct sizing_opts *o
     plan_text(o, s, v, s->why, sizeof(s->why));
     if (!s->by_target)
         text_catf(s->why, sizeof(s->why),
-                  ". No target load was given, so no replica count: a target (in req/s or users) "
-                  "gives one");
+                  ". No target load was given, so no replica count: a target (%s) gives one",
+                  s->streams ? "in streams" : "in req/s or users");
 }
 
 static void assumption(const struct sizing_row *rows, struct sizing *s)
@@ -206,11 +250,11 @@ static void assumption(const struct sizing_row *rows, struct sizing *s)
         return;
     const struct sizing_variant *v = &s->rows[s->recommended];
     snprintf(s->assumption, sizeof(s->assumption),
-             "%u replicas serve %.0f req/s only if pods scale independently: the sweep measured "
-             "one pod of %s, and %u of them carry %u times its planned %.0f req/s only while "
+             "%u replicas serve %.0f %s only if pods scale independently: the sweep measured "
+             "one pod of %s, and %u of them carry %u times its planned %.0f %s only while "
              "nothing they share (a database, a cache, a lock, the network) saturates first.",
-             v->replicas, s->target_rps, rows[s->recommended].variant->label, v->replicas,
-             v->replicas, v->planned_rps);
+             v->replicas, target_of(s), unit(s), rows[s->recommended].variant->label, v->replicas,
+             v->replicas, v->planned_rps, unit(s));
 }
 
 /* ---- requests ------------------------------------------------------------------------------ */
@@ -241,6 +285,68 @@ void sizing_requests(double cores, double cpu_factor, int64_t peak_bytes, int64_
     }
 }
 
+int64_t sizing_stream_memory(unsigned streams, int64_t per_stream, int64_t base, int64_t limit)
+{
+    if (per_stream < 0 || base < 0)
+        return -1;
+    double need = ((double)streams * (double)per_stream + (double)base) * (1.0 + ADVISOR_HEADROOM);
+    int64_t b = (int64_t)ceil(need / MIB - SIZING_EPS) * (1 << 20);
+    return b > limit ? limit : b;
+}
+
+/* Stream mode: CPU from what the pod used at its stream capacity, memory from the measured line
+ * for the streams each pod holds (its share of the target, or its planned count). */
+static void stream_requests(const struct sizing_row *rows, struct sizing *s)
+{
+    char b1[QTY_LEN], b2[QTY_LEN], n[REPORT_FMT_LEN], per[REPORT_FMT_LEN], base[REPORT_FMT_LEN],
+        each[REPORT_FMT_LEN];
+    const struct stream_capacity *scap = rows[s->recommended].scap;
+    const struct sizing_variant *v = &s->rows[s->recommended];
+    struct sizing_requests r;
+
+    s->streams_per_pod = s->by_target ? ceil_count(s->target_streams / s->replicas)
+                                      : (unsigned)floor(v->planned_rps + SIZING_EPS);
+    sizing_requests(scap->cpu_cores, 1.0, scap->memory_bytes, s->limit_cpu_m, s->limit_memory, &r);
+    s->request_cpu_m = r.cpu_m;
+    s->cpu_request_measured = r.cpu_measured;
+    int64_t mem = sizing_stream_memory(s->streams_per_pod, scap->memory_per_stream_bytes,
+                                       scap->base_memory_bytes, s->limit_memory);
+    if (mem > 0) {
+        s->request_memory = mem;
+        s->memory_request_measured = true;
+        snprintf(s->memory_note, sizeof(s->memory_note),
+                 "%u pod%s x %s streams x %s + %s base + %.0f%% = %s each", s->replicas,
+                 s->replicas == 1 ? "" : "s", report_fmt_count(s->streams_per_pod, n),
+                 report_fmt_bytes((uint64_t)scap->memory_per_stream_bytes, per),
+                 report_fmt_bytes((uint64_t)scap->base_memory_bytes, base), ADVISOR_HEADROOM * 100,
+                 report_fmt_bytes((uint64_t)mem, each));
+        if (mem == s->limit_memory)
+            text_catf(s->memory_note, sizeof(s->memory_note),
+                      " (capped at the %s limit the streams were measured under)",
+                      qty_format_memory(s->limit_memory, b2));
+    } else {
+        s->request_memory = r.memory;
+        s->memory_request_measured = r.memory_measured;
+    }
+    if (s->cpu_request_measured)
+        snprintf(s->requests_note, sizeof(s->requests_note),
+                 "cpu %s: the mean CPU measured at the stream capacity (%.3f cores at %u streams)",
+                 qty_format_cpu(s->request_cpu_m, b1), scap->cpu_cores, scap->streams);
+    else
+        snprintf(s->requests_note, sizeof(s->requests_note),
+                 "cpu %s: %.0f%% of the limit (CPU was not measured at the stream capacity)",
+                 qty_format_cpu(s->request_cpu_m, b1), ADVISOR_REQ_CPU_FRACTION * 100);
+    if (s->memory_note[0])
+        text_catf(s->requests_note, sizeof(s->requests_note), "; memory %s: %s",
+                  qty_format_memory(s->request_memory, b2), s->memory_note);
+    else
+        text_catf(s->requests_note, sizeof(s->requests_note),
+                  "; memory %s: %s (the memory per stream was not measured)",
+                  qty_format_memory(s->request_memory, b2),
+                  s->memory_request_measured ? "the memory at the stream capacity + headroom"
+                                             : "a share of the limit");
+}
+
 static void requests(const struct sizing_row *rows, struct sizing *s)
 {
     char b1[QTY_LEN], b2[QTY_LEN], b3[QTY_LEN];
@@ -251,6 +357,10 @@ static void requests(const struct sizing_row *rows, struct sizing *s)
     const struct capacity_result *cap = rows[s->recommended].cap;
     s->limit_cpu_m = var->cpu_millicores;
     s->limit_memory = var->memory_bytes;
+    if (s->streams) {
+        stream_requests(rows, s);
+        return;
+    }
 
     /* What a pod uses at its SLO boundary is what it needs reserved to reach it: no headroom on
      * CPU (the limit above it is the burst room). Memory is not compressible, an OOM kill is
@@ -404,6 +514,15 @@ static void hpa(const struct sizing_row *rows, const struct sizing_opts *o, stru
     h->cpu_at_planned = -1;
     if (s->recommended < 0)
         return;
+    if (s->streams) {
+        /* A CPU HPA needs CPU against load, and a stream search measures CPU against open
+         * streams, whose count an HPA cannot move: each pod keeps the streams it accepted. */
+        snprintf(h->note, sizeof(h->note),
+                 "pods are sized by open streams, which stay on the pod that accepted them "
+                 "while new pods start empty, so a CPU HPA would not spread them: no HPA; keep "
+                 "the replica count, or scale on open streams per pod");
+        return;
+    }
     const struct capacity_result *cap = rows[s->recommended].cap;
     const struct sizing_variant *v = &s->rows[s->recommended];
     cpu_growth(cap, h);
@@ -457,6 +576,8 @@ int sizing_run(const struct sizing_row *rows, size_t n, const struct sizing_opts
     if (rc)
         return rc;
     out->n = n;
+    out->streams = o->streams;
+    out->target_streams = o->streams ? o->target_streams : 0;
     out->target_users = o->target_users;
     out->target_rps = o->target_users > 0 ? o->target_users * o->per_user_rps : o->target_rps;
     out->planned_fraction = sizing_planned_fraction(&o->planning);

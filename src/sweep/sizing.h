@@ -15,6 +15,7 @@
 #include "core/err.h"
 #include "load/profile.h"
 #include "sweep/capacity.h"
+#include "sweep/stream_capacity.h"
 #include "sweep/variant.h"
 
 #define SIZING_TEXT_LEN 768
@@ -39,6 +40,11 @@
 struct sizing_opts {
     double target_rps;   /* 0: none */
     double target_users; /* 0: none; converted with per_user_rps. At most one target is set. */
+    /* Stream mode: each pod is planned from its stream capacity (open streams within the
+     * delivery SLO) instead of its request capacity, and target_streams (0: none) is the one
+     * target; the memory request then comes from the measured memory per stream. */
+    bool streams;
+    double target_streams;
     double per_user_rps; /* > 0 */
     struct profile_cost cost;
     struct profile_planning planning;
@@ -48,12 +54,15 @@ struct sizing_opts {
 struct sizing_row {
     const struct variant *variant;
     const struct capacity_result *cap;
+    const struct stream_capacity *scap; /* stream mode; may be NULL otherwise */
     bool usable; /* the caller's row-level judgement: measured and not marked (contended ...) */
 };
 
 struct sizing_variant {
-    bool candidate;      /* searched, valid, usable and planned_rps > 0: may be recommended */
-    double capacity_low; /* the capacity interval's lower bound (the mean without repeats) */
+    bool candidate; /* searched, valid, usable and planned_rps > 0: may be recommended */
+    /* The capacity interval's lower bound (the mean without repeats); in stream mode the
+     * stream capacity, and planned_rps (and rps_per_cost) count streams instead of req/s. */
+    double capacity_low;
     double planned_rps;  /* capacity_low x (1 - buffer) / (1 + growth) */
     double pod_cost;     /* cores x cost.cpu + GiB x cost.memory_gib */
     unsigned replicas;   /* for the target; 0 without one */
@@ -76,9 +85,11 @@ struct sizing {
     struct sizing_variant rows[VARIANT_MAX];
 
     int recommended;            /* index into the rows, -1 when no row is a candidate */
+    bool streams;               /* stream mode (sizing_opts.streams) */
     bool by_target;             /* a target was given: the cheapest total for it */
     double target_rps;          /* the target in req/s (users converted); 0 without one */
     double target_users;        /* as given; 0 when the target was in req/s */
+    double target_streams;      /* stream mode: the target in open streams; 0 without one */
     double planned_fraction;    /* (1 - buffer) / (1 + growth) */
     double planned_rps_per_pod; /* of the recommended variant; 0 without one */
     unsigned replicas;          /* for the target; 1 without one */
@@ -90,6 +101,11 @@ struct sizing {
     int64_t request_cpu_m, request_memory;
     bool cpu_request_measured, memory_request_measured;
     char requests_note[SIZING_TEXT_LEN];
+    /* Stream mode: the streams each pod holds (its share of the target, or its planned count
+     * without one), and the memory sentence: "4 pods x 5,000 streams x 41 KiB + 180 MiB base +
+     * 25% = 480 MiB each". Empty when the memory per stream was not measured. */
+    unsigned streams_per_pod;
+    char memory_note[SIZING_TEXT_LEN];
 
     struct sizing_hpa hpa;
 };
@@ -110,6 +126,14 @@ void sizing_requests(double cores, double cpu_factor, int64_t peak_bytes, int64_
 /* The capacity interval's lower bound (the measured capacity when there are fewer than two
  * repeats), never below 0: what a pod is planned from. */
 double sizing_capacity_low(const struct capacity_result *cap);
+
+/* The stream capacity a pod is planned from: the most streams that passed, 0 when none did. */
+double sizing_stream_capacity_low(const struct stream_capacity *scap);
+
+/* Memory a pod holding `streams` streams needs: base + streams x per_stream, plus
+ * ADVISOR_HEADROOM, rounded up to a MiB, at most limit (the limit it was measured under).
+ * Returns < 0 when the line was not measured (per_stream or base < 0). */
+int64_t sizing_stream_memory(unsigned streams, int64_t per_stream, int64_t base, int64_t limit);
 
 /* (1 - buffer) / (1 + growth): the share of that lower bound each pod is planned at. */
 double sizing_planned_fraction(const struct profile_planning *p);

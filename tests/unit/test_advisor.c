@@ -738,9 +738,82 @@ static void test_capacity_mode_uses_the_sizing(void **state)
     assert_false(a.sizing.hpa.enabled);
 }
 
+/* One stream step for stream_rows: n streams held with delivery p95 p95_ms. */
+static void sstep(struct stream_capacity *c, unsigned n, uint64_t p95_ms, bool pass)
+{
+    struct stream_cap_step *st = &c->steps[c->nsteps++];
+    memset(st, 0, sizeof(*st));
+    st->streams = n;
+    st->open = n;
+    st->delivery_samples = n ? 100 : 0;
+    st->delivery_p95_us = p95_ms * MS;
+    st->cpu_cores = -1;
+    st->memory_bytes = -1;
+    st->pass = pass;
+    st->why = pass ? STREAM_LIMIT_NONE : STREAM_LIMIT_DELIVERY_P95;
+}
+
+/* A stream sweep of two shapes: 1@1/512Mi holds 1,200 streams using 480 MiB of its 512Mi (memory
+ * binds), delivery p95 20, 30, 40 ms at 400, 800, 1,200 streams (a slope of 25 ms per 1,000) and
+ * 350 ms at 1,600; 2@2/1Gi holds 2,000 streams on 1.9 of its 2 cores (CPU binds). */
+static void test_stream_findings(void **state)
+{
+    (void)state;
+    static struct advisor_row rows[NSEED];
+    static struct advice a;
+    struct advisor_opts o;
+    char err[ERR_LEN] = "";
+
+    seed_opts(&o);
+    o.cost.cpu = 1;
+    o.cost.memory_gib = 0.13;
+    o.planning.buffer = 0.10;
+    o.planning.growth = 0.30;
+    o.delivery_slo_us = 200 * MS;
+    o.target_streams = 5000;
+    seed_rows(rows); /* the first two of the seed, respecified and stream-searched */
+    assert_int_equal(variant_parse("1@1/512Mi", &rows[0].variant, err), 0);
+    assert_int_equal(variant_parse("2@2/1Gi", &rows[1].variant, err), 0);
+    struct stream_capacity *m = &rows[0].scap, *c = &rows[1].scap;
+    m->searched = c->searched = m->valid = c->valid = true;
+    m->streams = 1200;
+    m->memory_bytes = 480 * 1024 * 1024;
+    m->cpu_cores = 0.4;
+    m->memory_per_stream_bytes = 300 * 1024;
+    m->base_memory_bytes = 120 * 1024 * 1024;
+    m->memory_points = 4;
+    m->limited_by = STREAM_LIMIT_DELIVERY_P95;
+    sstep(m, 0, 0, true);
+    sstep(m, 400, 20, true);
+    sstep(m, 800, 30, true);
+    sstep(m, 1600, 350, false);
+    sstep(m, 1200, 40, true);
+    c->streams = 2000;
+    c->cpu_cores = 1.9;
+    c->memory_bytes = 300 * 1024 * 1024;
+    c->memory_per_stream_bytes = -1;
+    c->base_memory_bytes = -1;
+    c->limited_by = STREAM_LIMIT_DELIVERY_P95;
+    sstep(c, 2000, 90, true);
+
+    assert_int_equal(advisor_run(rows, 2, &o, &a, err), 0);
+    dump(&a);
+    assert_true(a.sizing.streams);
+    assert_true(has(&a, "Binding limit at the stream capacity: 1w / 1.0c / 512Mi: memory (480 "
+                        "MiB of its 512Mi at 1,200 streams)"));
+    assert_true(has(&a, "2w / 2.0c / 1Gi: CPU (1.90 of 2.00 cores, 95%, at 2,000 streams"));
+    assert_true(has(&a, "Fan-out cost on 1w / 1.0c / 512Mi: each extra stream costs 300 KiB of "
+                        "memory (a line through 4 points above a 120 MiB base) and +25.00 ms of "
+                        "delivery p95 per 1,000 streams."));
+    assert_true(has(&a, "Delivery latency bends on 1w / 1.0c / 512Mi between 1,200 streams (p95 "
+                        "40.0ms) and 1,600 streams (p95 350ms, past the 200ms objective)."));
+    assert_false(has(&a, "Fan-out cost on 2w"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_stream_findings),
         cmocka_unit_test(test_seed000_verdicts_users_star),
         cmocka_unit_test(test_seed000_findings),
         cmocka_unit_test(test_seed000_rule),

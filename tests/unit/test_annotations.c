@@ -88,6 +88,18 @@ static void test_every_field(void **state)
     annot_request_free(&r);
 }
 
+/* A target in open streams is a target like the others, and replaces nothing but itself. */
+static void test_target_load_streams(void **state)
+{
+    (void)state;
+    struct annot_kv kv[] = {{"sizeup.dev/sweep", "1"}, {"sizeup.dev/target-load", "20000streams"}};
+    struct annot_request r;
+    char err[ERR_LEN] = "";
+    assert_int_equal(annot_parse(kv, N(kv), &r, NULL, err), 0);
+    assert_true(r.target_streams == 20000 && r.target_rps == 0 && r.target_users == 0);
+    annot_request_free(&r);
+}
+
 struct ok_case {
     const char *key; /* after sizeup.dev/ */
     const char *value;
@@ -220,7 +232,7 @@ static void test_bad_values(void **state)
         {"values-paths", "workers=a,", "empty item"},
         {"values-paths", "replicas=resources.n", "overlap"},
         {"target-load", "", "expected a number"},
-        {"target-load", "5000", "followed by rps or users"},
+        {"target-load", "5000", "followed by rps, users or streams"},
         {"target-load", "rps", "expected a number"},
         {"target-load", "0rps", "above 0"},
         {"target-load", "-5rps", "expected a number"},
@@ -228,7 +240,7 @@ static void test_bad_values(void **state)
         {"target-load", "5000RPS", "e.g. 5000rps"},
         {"target-load", "1e12rps", "at most"},
         {"target-load", "nanrps", "expected a number"},
-        {"target-load", "20000streams", "streams is not supported yet"},
+        {"target-load", "20000stream", "e.g. 5000rps, 10000users or 20000streams"},
         {"generators", "", "not a number of load-generator pods (1-100)"},
         {"generators", "0", "not a number of load-generator pods"},
         {"generators", "101", "not a number of load-generator pods"},
@@ -431,11 +443,17 @@ static void test_load_ceiling(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_defaults),          cmocka_unit_test(test_every_field),
-        cmocka_unit_test(test_good_values),       cmocka_unit_test(test_bad_values),
-        cmocka_unit_test(test_no_sweep),          cmocka_unit_test(test_resize_values),
-        cmocka_unit_test(test_reason_is_safe),    cmocka_unit_test(test_first_reason_is_stable),
-        cmocka_unit_test(test_unknown_key_warns), cmocka_unit_test(test_relevant_keys),
+        cmocka_unit_test(test_target_load_streams),
+        cmocka_unit_test(test_defaults),
+        cmocka_unit_test(test_every_field),
+        cmocka_unit_test(test_good_values),
+        cmocka_unit_test(test_bad_values),
+        cmocka_unit_test(test_no_sweep),
+        cmocka_unit_test(test_resize_values),
+        cmocka_unit_test(test_reason_is_safe),
+        cmocka_unit_test(test_first_reason_is_stable),
+        cmocka_unit_test(test_unknown_key_warns),
+        cmocka_unit_test(test_relevant_keys),
         cmocka_unit_test(test_load_ceiling),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

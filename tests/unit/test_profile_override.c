@@ -115,8 +115,19 @@ static void test_target_replaces_the_profiles(void **state)
     assert_true(p.target_users == 10000 && p.target_rps == 0);
     o.target_rps = 1;
     assert_int_equal(profile_override_apply(&o, &p, err), -EINVAL);
-    assert_non_null(strstr(err, "--target-rps or --target-users"));
+    assert_non_null(strstr(err, "one of --target-rps, --target-users or --target-streams"));
     assert_true(p.target_users == 10000 && p.target_rps == 0);
+    /* Streams are a target only for a profile that opens streams. */
+    o = (struct profile_override)PROFILE_OVERRIDE_NONE;
+    o.target_streams = 20000;
+    assert_int_equal(profile_override_apply(&o, &p, err), -EINVAL);
+    assert_non_null(strstr(err, "--target-streams needs a profile with streams:"));
+    assert_true(p.target_streams == 0 && p.target_users == 10000);
+    profile_free(&p);
+
+    load("streams: { url: 'ws://127.0.0.1:9/live', count: 50 }\ntarget: { users: 2000 }\n", &p);
+    assert_int_equal(profile_override_apply(&o, &p, err), 0);
+    assert_true(p.target_streams == 20000 && p.target_users == 0 && p.target_rps == 0);
     profile_free(&p);
 }
 
@@ -133,19 +144,21 @@ static void test_conflicts_are_refused_and_change_nothing(void **state)
 {
     (void)state;
     static const struct conflict cases[] = {
-        {NULL, {3, 5, -1, -1, -1, 0, 0}, {"--users or --rate, not both"}},
-        {"users: 2\n" REQ, {3, 5, -1, -1, -1, 0, 0}, {"not both"}},
-        {"users: 2\n" REQ, {0, 5, -1, -1, -1, 0, 0}, {"--rate conflicts with 'users'", "p.yaml"}},
-        {"rate: 9\n" REQ, {3, 0, -1, -1, -1, 0, 0}, {"--users conflicts with 'rate'", "p.yaml"}},
+        {NULL, {3, 5, -1, -1, -1, 0, 0, 0}, {"--users or --rate, not both"}},
+        {"users: 2\n" REQ, {3, 5, -1, -1, -1, 0, 0, 0}, {"not both"}},
+        {"users: 2\n" REQ,
+         {0, 5, -1, -1, -1, 0, 0, 0},
+         {"--rate conflicts with 'users'", "p.yaml"}},
+        {"rate: 9\n" REQ, {3, 0, -1, -1, -1, 0, 0, 0}, {"--users conflicts with 'rate'", "p.yaml"}},
         {USER_STAGES,
-         {0, 0, 1000000, -1, -1, 0, 0},
+         {0, 0, 1000000, -1, -1, 0, 0, 0},
          {"--duration conflicts with the stages", "p.yaml"}},
-        {RATE_STAGES, {0, 0, 1000000, -1, -1, 0, 0}, {"--duration conflicts with the stages"}},
-        {USER_STAGES, {3, 0, -1, -1, -1, 0, 0}, {"--users conflicts with the stages"}},
-        {RATE_STAGES, {3, 0, -1, -1, -1, 0, 0}, {"--users conflicts with the stages"}},
-        {USER_STAGES, {0, 5, -1, -1, -1, 0, 0}, {"--rate conflicts with the stages"}},
-        {RATE_STAGES, {0, 5, -1, -1, -1, 0, 0}, {"--rate conflicts with the stages"}},
-        {NULL, {0, 0, -1, -1, -1, 100, 200}, {"--target-rps or --target-users, not both"}},
+        {RATE_STAGES, {0, 0, 1000000, -1, -1, 0, 0, 0}, {"--duration conflicts with the stages"}},
+        {USER_STAGES, {3, 0, -1, -1, -1, 0, 0, 0}, {"--users conflicts with the stages"}},
+        {RATE_STAGES, {3, 0, -1, -1, -1, 0, 0, 0}, {"--users conflicts with the stages"}},
+        {USER_STAGES, {0, 5, -1, -1, -1, 0, 0, 0}, {"--rate conflicts with the stages"}},
+        {RATE_STAGES, {0, 5, -1, -1, -1, 0, 0, 0}, {"--rate conflicts with the stages"}},
+        {NULL, {0, 0, -1, -1, -1, 100, 200, 0}, {"one of --target-rps, --target-users or"}},
     };
 
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {

@@ -35,6 +35,7 @@ struct fixture {
     size_t n;
     struct variant var[VARIANT_MAX];
     struct capacity_result cap[VARIANT_MAX];
+    struct stream_capacity scap[VARIANT_MAX];
     struct sizing_row rows[VARIANT_MAX];
     struct sizing_opts opts;
     struct sizing out;
@@ -70,7 +71,7 @@ static size_t add(struct fixture *f, const char *spec, double rps, double low)
     c->interval.half = rps - low;
     c->cpu_cores = -1;
     c->peak_memory_bytes = -1;
-    f->rows[i] = (struct sizing_row){&f->var[i], c, true};
+    f->rows[i] = (struct sizing_row){&f->var[i], c, NULL, true};
     return i;
 }
 
@@ -457,6 +458,124 @@ static void test_too_few_repeats_still_valid(void **state)
     assert_int_equal(f->out.replicas, 2);
 }
 
+/* ---- stream mode ---------------------------------------------------------------------------- */
+
+#define KIB 1024LL
+
+/* A stream-searched, valid row holding `streams` within the SLO, its memory line `per_stream`
+ * bytes per stream above `base`; CPU 0.5 cores at capacity. */
+static size_t add_streams(struct fixture *f, const char *spec, unsigned streams, int64_t per_stream,
+                          int64_t base)
+{
+    char err[ERR_LEN];
+    size_t i = f->n++;
+    struct stream_capacity *c = &f->scap[i];
+
+    assert_int_equal(variant_parse(spec, &f->var[i], err), 0);
+    memset(c, 0, sizeof(*c));
+    memset(&f->cap[i], 0, sizeof(f->cap[i]));
+    c->searched = true;
+    c->valid = true;
+    c->streams = streams;
+    c->memory_per_stream_bytes = per_stream;
+    c->base_memory_bytes = base;
+    c->memory_points = 3;
+    c->cpu_cores = 0.5;
+    c->memory_bytes = base + (int64_t)streams * per_stream;
+    c->delivery_p95_ms = 40;
+    c->limited_by = STREAM_LIMIT_DELIVERY_P95;
+    f->rows[i] = (struct sizing_row){&f->var[i], &f->cap[i], c, true};
+    f->opts.streams = true;
+    return i;
+}
+
+/* Planned per pod = capacity x 0.9 / 1.3. 1@1/1Gi: 6500 -> 4500 streams, 18000 / 4500 = 4
+ * pods at 1 + 0.13 = 1.13 each, 4.52 in all; 2@2/2Gi: 9100 -> 6300, ceil(2.86) = 3 pods at
+ * 2.26, 6.78. Memory for 4500 streams: (4500 x 41 KiB + 180 MiB) x 1.25 = 450.2 MiB -> 451. */
+static void test_streams_target(void **state)
+{
+    struct fixture *f = *state;
+    size_t small = add_streams(f, "1@1/1Gi", 6500, 41 * KIB, 180 * MIB);
+    add_streams(f, "2@2/2Gi", 9100, 41 * KIB, 180 * MIB);
+    f->opts.target_streams = 18000;
+
+    assert_int_equal(run(f), 0);
+    assert_true(f->out.streams);
+    assert_int_equal(f->out.recommended, (int)small);
+    near(f->out.rows[0].planned_rps, 4500, 1e-6);
+    near(f->out.rows[1].planned_rps, 6300, 1e-6);
+    assert_int_equal(f->out.rows[0].replicas, 4);
+    assert_int_equal(f->out.rows[1].replicas, 3);
+    near(f->out.rows[0].total_cost, 4.52, 1e-9);
+    assert_int_equal(f->out.replicas, 4);
+    assert_int_equal(f->out.streams_per_pod, 4500);
+    assert_int_equal(f->out.request_memory, 451 * MIB);
+    assert_true(f->out.memory_request_measured);
+    assert_int_equal(f->out.request_cpu_m, 500);
+    contains(f->out.memory_note, "4 pods x 4,500 streams x 41.0 KiB + 180 MiB base + 25% = "
+                                 "451 MiB each");
+    contains(f->out.why, "the target of 18000 streams: 4 x 1w / 1.0c / 1Gi at 1.130");
+    contains(f->out.why, "each pod is planned at 4500 streams");
+    contains(f->out.assumption, "4 replicas serve 18000 streams");
+    assert_false(f->out.hpa.enabled);
+    contains(f->out.hpa.note, "no HPA");
+}
+
+/* The memory for a pod's share never exceeds the limit the streams were measured under: 4500 x
+ * 200 KiB + 180 MiB is ~1.1 GiB before headroom, above 1@1/512Mi's 512Mi. */
+static void test_streams_memory_capped(void **state)
+{
+    struct fixture *f = *state;
+    add_streams(f, "1@1/512Mi", 6500, 200 * KIB, 180 * MIB);
+
+    assert_int_equal(run(f), 0);
+    assert_int_equal(f->out.recommended, 0);
+    assert_int_equal(f->out.replicas, 1); /* no target */
+    assert_int_equal(f->out.streams_per_pod, 4500);
+    assert_int_equal(f->out.request_memory, 512 * MIB);
+    contains(f->out.memory_note, "1 pod x 4,500 streams x 200 KiB");
+    contains(f->out.memory_note, "capped at the 512Mi limit");
+    contains(f->out.why, "No target load was given");
+}
+
+/* Without a measured slope there is no arithmetic to show: the peak at capacity + headroom. An
+ * invalid stream capacity is never recommended. */
+static void test_streams_unmeasured_and_invalid(void **state)
+{
+    struct fixture *f = *state;
+    size_t bad = add_streams(f, "2@2/1Gi", 50000, 10 * KIB, 100 * MIB);
+    f->scap[bad].valid = false;
+    f->scap[bad].flags = STREAM_CAP_FLAG_BUDGET;
+    size_t ok = add_streams(f, "1@1/1Gi", 1300, -1, -1);
+    f->scap[ok].memory_bytes = 200 * MIB;
+
+    assert_int_equal(run(f), 0);
+    assert_int_equal(f->out.recommended, (int)ok);
+    assert_false(f->out.rows[bad].candidate);
+    assert_string_equal(f->out.memory_note, "");
+    assert_int_equal(f->out.request_memory, 250 * MIB); /* 200 MiB x 1.25 */
+    contains(f->out.requests_note, "the memory per stream was not measured");
+    assert_true(sizing_stream_memory(10, -1, 0, MIB) < 0);
+}
+
+/* A target in streams needs a stream sweep, and a stream sweep a target in streams. */
+static void test_streams_target_units(void **state)
+{
+    struct fixture *f = *state;
+    char err[ERR_LEN] = "";
+
+    add(f, "1@1/512Mi", 150, 140);
+    f->opts.target_streams = 1000;
+    assert_int_equal(sizing_run(f->rows, f->n, &f->opts, &f->out, err), -EINVAL);
+    contains(err, "needs a stream-capacity sweep");
+
+    f->opts.target_streams = 0;
+    f->opts.streams = true;
+    f->opts.target_rps = 500;
+    assert_int_equal(sizing_run(f->rows, f->n, &f->opts, &f->out, err), -EINVAL);
+    contains(err, "give the target in streams");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -473,6 +592,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_planning_overrides, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_options, setup, teardown),
         cmocka_unit_test_setup_teardown(test_too_few_repeats_still_valid, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_streams_target, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_streams_memory_capped, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_streams_unmeasured_and_invalid, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_streams_target_units, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
