@@ -65,7 +65,6 @@ for s in steps:
 # The target of 1000 streams: replicas from the planned streams per pod, memory per pod from
 # the line, with its arithmetic in a finding.
 rec = doc["recommendation"]
-print("recommendation:", {k: rec[k] for k in ("index", "why", "replicas")})
 planned = streams * 0.9 / 1.3  # the default planning: 10% buffer, 30% growth
 assert rec["planned_streams_per_pod"] == math.floor(planned + 1e-9), rec
 reps = rec["replicas"]
