@@ -3,6 +3,8 @@
 # Sources are discovered: a new src/<layer>/<name>.c or tests/unit/test_<name>.c needs no edit here.
 
 CC      ?= cc
+# Parallel jobs for the builds the test targets start (one per CPU).
+JOBS    ?= $(shell nproc 2>/dev/null || echo 2)
 # Not taken from the environment: test scripts export BUILD (the directory under test), and a
 # nested `make` must not build into it without its flags. `make BUILD=dir` still works.
 BUILD   := build
@@ -92,21 +94,21 @@ deps-test:
 
 test: deps-test
 	@echo "== building with ASan + UBSan in build/asan"
-	$(MAKE) --no-print-directory BUILD=build/asan SAN=1 CFLAGS="-O1 -g" unit-bins
+	$(MAKE) --no-print-directory -j$(JOBS) BUILD=build/asan SAN=1 CFLAGS="-O1 -g" unit-bins
 	@echo "== running tests"
 	tests/run-tests.sh build/asan
 
 # The end-to-end operator tests (tests/integration/e2e_*.sh) alone.
 e2e: deps-test
-	$(MAKE) --no-print-directory BUILD=build/asan SAN=1 CFLAGS="-O1 -g" unit-bins
+	$(MAKE) --no-print-directory -j$(JOBS) BUILD=build/asan SAN=1 CFLAGS="-O1 -g" unit-bins
 	tests/run-tests.sh build/asan e2e
 
 unit: deps-test
-	$(MAKE) --no-print-directory BUILD=build/asan SAN=1 CFLAGS="-O1 -g" unit-bins
+	$(MAKE) --no-print-directory -j$(JOBS) BUILD=build/asan SAN=1 CFLAGS="-O1 -g" unit-bins
 	tests/run-tests.sh build/asan unit
 
 integration: deps-test
-	$(MAKE) --no-print-directory BUILD=build/asan SAN=1 CFLAGS="-O1 -g" unit-bins
+	$(MAKE) --no-print-directory -j$(JOBS) BUILD=build/asan SAN=1 CFLAGS="-O1 -g" unit-bins
 	tests/run-tests.sh build/asan integration
 
 # libFuzzer targets: the library's sources are compiled once with coverage instrumentation
@@ -136,7 +138,7 @@ fuzz: $(FUZZ_BIN)
 # The whole reliability set (faults, crashes, bad input, security), one line per promise with
 # its figure. The fast subset also runs in `make test`.
 reliability:
-	$(MAKE) --no-print-directory BUILD=build/asan SAN=1 CFLAGS="-O1 -g" unit-bins
+	$(MAKE) --no-print-directory -j$(JOBS) BUILD=build/asan SAN=1 CFLAGS="-O1 -g" unit-bins
 	tests/reliability/run.sh build/asan
 
 lint:

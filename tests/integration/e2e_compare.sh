@@ -20,7 +20,7 @@ cleanup() {
 trap cleanup EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 
-nice -n 10 make -C "$ROOT" --no-print-directory build/sizeup >"$tmp/make.log" 2>&1 ||
+nice -n 10 make -C "$ROOT" --no-print-directory -j2 build/sizeup >"$tmp/make.log" 2>&1 ||
     fail "make build/sizeup: $(tail -n 5 "$tmp/make.log")"
 REL="$ROOT/build/sizeup"
 
