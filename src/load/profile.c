@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -131,12 +132,13 @@ enum {
     K_PLANNING,
     K_STREAMS,
     K_PRODUCERS,
+    K_GENERATORS,
     K_N
 };
-static const char *const top_keys[K_N] = {"users",   "rate",         "duration",   "warmup",
-                                          "timeout", "per_user_rps", "thresholds", "target",
-                                          "stages",  "requests",     "search",     "slo",
-                                          "cost",    "planning",     "streams",    "producers"};
+static const char *const top_keys[K_N] = {
+    "users",      "rate",     "duration", "warmup",    "timeout",   "per_user_rps",
+    "thresholds", "target",   "stages",   "requests",  "search",    "slo",
+    "cost",       "planning", "streams",  "producers", "generators"};
 
 static int load_root(struct profile__ctx *c, const yaml_node_t *root, struct profile *p)
 {
@@ -194,6 +196,13 @@ static int load_root(struct profile__ctx *c, const yaml_node_t *root, struct pro
     if (v[K_PER_USER_RPS] && (rc = profile__get_number(c, v[K_PER_USER_RPS], "per_user_rps", false,
                                                        MAX_PER_USER_RPS, &p->per_user_rps)))
         return rc;
+    if (v[K_GENERATORS]) {
+        uint64_t g;
+        rc = profile__get_uint(c, v[K_GENERATORS], "generators", 1, PROFILE_MAX_GENERATORS, &g);
+        if (rc)
+            return rc;
+        p->generators = (unsigned)g;
+    }
     if (v[K_THRESHOLDS] && (rc = load_thresholds(c, v[K_THRESHOLDS], p)))
         return rc;
     if (v[K_TARGET] && (rc = load_target(c, v[K_TARGET], p)))
@@ -221,6 +230,17 @@ void profile_free(struct profile *p)
     free(p->stages);
     profile_streams_free(p->streams);
     memset(p, 0, sizeof(*p));
+}
+
+const char *profile_local_note(const struct profile *p, const char *front, char *buf, size_t len)
+{
+    if (!p->generators)
+        return NULL;
+    snprintf(buf, len,
+             "%s: generators: %u ignored: load from several pods is the operator's (an Indexed "
+             "Job); sizeup %s sends all the load from this process",
+             p->source ? p->source : "profile", p->generators, front);
+    return buf;
 }
 
 static int init_default(struct profile *p, const char *source)
