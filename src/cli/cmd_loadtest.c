@@ -145,6 +145,10 @@ static int load_profile(const struct lt_args *a, struct profile *prof /* OUT */)
         fprintf(stderr, "sizeup loadtest: %s\n", err[0] ? err : "out of memory");
         return rc == -ENOMEM ? EXIT_RUNTIME : EXIT_USAGE;
     }
+    /* A generator worker's profile is the operator's, generators: included: no note there. */
+    char note[ERR_LEN];
+    if (a->profile && profile_local_note(prof, "loadtest", note, sizeof(note)))
+        fprintf(stderr, "sizeup loadtest: note: %s\n", note);
     if (profile_override_apply(&a->ov, prof, err) != 0) {
         profile_free(prof);
         return cli_usage_error(&cmd_loadtest, err);

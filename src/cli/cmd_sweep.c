@@ -332,6 +332,9 @@ static int load_inputs(struct sweep_cli *c)
                         : profile_init_default(&c->profile_buf))
         return fprintf(stderr, "sizeup sweep: %s\n", err[0] ? err : "out of memory"), EXIT_USAGE;
     c->profile = &c->profile_buf;
+    char note[ERR_LEN];
+    if (profile_local_note(c->profile, "sweep", note, sizeof(note)))
+        fprintf(stderr, "sizeup sweep: note: %s\n", note);
     if (profile_override_apply(&c->ov, c->profile, err) != 0)
         return cli_usage_error(&cmd_sweep, err);
     if (c->load_mode)

@@ -16,6 +16,7 @@
 #define PROFILE_MAX_RATE       10000000.0
 #define PROFILE_MAX_RUN_US     (7LL * 24 * 3600 * 1000000) /* one week per duration field */
 #define PROFILE_MAX_TIMEOUT_US (3600LL * 1000000)          /* the histogram's range */
+#define PROFILE_MAX_GENERATORS 100 /* generators: load-generator pods of one operator sweep */
 
 /* struct profile's `given`: the load fields the YAML set itself (not left to the default). */
 #define PROFILE_GIVEN_USERS (1u << 0)
@@ -117,7 +118,8 @@ struct profile {
     size_t nstages;
     struct profile_request *requests; /* owned array, at least one */
     size_t nrequests;
-    unsigned given;                  /* PROFILE_GIVEN_* bits; 0 for the built-in default */
+    unsigned given;      /* PROFILE_GIVEN_* bits; 0 for the built-in default */
+    unsigned generators; /* generators: N (1-PROFILE_MAX_GENERATORS) for the operator; 0 absent */
     struct profile_streams *streams; /* owned: streams: and producers:, NULL when absent */
 };
 
@@ -132,6 +134,11 @@ int profile_load_buffer(const char *buf, size_t len, const char *source,
 
 /* Reads and parses a file (at most PROFILE_MAX_BYTES). */
 int profile_load_file(const char *path, struct profile *p /* OUT */, char *err);
+
+/* The note a run in this process gives for a profile field it ignores (generators: N is the
+ * operator's: an Indexed Job of N pods), formatted into buf; NULL when there is none. front is
+ * "sweep" or "loadtest". Returns buf or NULL. */
+const char *profile_local_note(const struct profile *p, const char *front, char *buf, size_t len);
 
 /* Frees everything p owns and zeroes it. profile_free on a zeroed profile is a no-op. */
 void profile_free(struct profile *p);

@@ -1,86 +1,37 @@
+/* The local platform: runs each variant as a process group under its own cgroup on this host.
+ * This file holds the ops table, the host facts, prepare/restore and creation; the process
+ * group's life cycle is in local_process.c and the usage window in local_usage.c. */
+
 #include "local/local.h"
 
-#include <arpa/inet.h>
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <netinet/in.h>
-#include <poll.h>
-#include <pthread.h>
 #include <sched.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/types.h>
 #include <sys/utsname.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "core/log.h"
 #include "core/quantity.h"
-#include "local/cgroup.h"
+#include "local/local_internal.h"
 
-extern char **environ;
-
-#define POLL_MS      50
-#define SAMPLE_MS    100
-#define KILL_WAIT_US 2000000
-#define MAX_ENV      4096
-
-struct local {
-    struct local_config cfg;
-    char workers_env[64];
-    struct cg_self self;
-    struct cg_parent parent;
-    bool enforced;
-    bool prepared;
-    char note[ERR_LEN];
-    unsigned seq; /* variants started, for cgroup names */
-
-    /* the running variant */
-    const struct variant *v;
-    pid_t pid; /* also the process group id; 0 when none */
-    bool reaped;
-    int status;
-    struct cg cg;
-    bool have_cg;
-    char log_path[1024];
-    double started;
-
-    /* the usage window */
-    uint64_t cpu0_ns;
-    bool cpu0_ok;
-    uint64_t oom0;
-    bool oom0_ok;
-    struct cg_throttle thr0;
-    bool thr0_ok;
-    double t_begin;
-    double host_busy0; /* CPU seconds busy on the whole host at usage_begin; < 0 unknown */
-    pthread_t sampler;
-    bool sampling;
-    volatile int sampler_stop;
-    int64_t sampled_peak; /* written by the sampler thread, read after join */
-};
-
-static double now_s(void)
+double local__now_s(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static void sleep_ms(int ms)
+void local__sleep_ms(int ms)
 {
     struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
     nanosleep(&ts, NULL);
 }
 
-static bool isalnum_ascii(char c)
+bool local__isalnum_ascii(char c)
 {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
 }
@@ -95,13 +46,14 @@ int local_expand_arg(const char *arg, const char *workers_env, unsigned workers,
         size_t skip = 0;
         if (p[0] == '$') {
             if (strncmp(p + 1, workers_env, wl) == 0 &&
-                !(isalnum_ascii(p[1 + wl]) || p[1 + wl] == '_')) {
+                !(local__isalnum_ascii(p[1 + wl]) || p[1 + wl] == '_')) {
                 skip = 1 + wl;
                 snprintf(val, sizeof(val), "%u", workers);
             } else if (p[1] == '{' && strncmp(p + 2, workers_env, wl) == 0 && p[2 + wl] == '}') {
                 skip = 3 + wl;
                 snprintf(val, sizeof(val), "%u", workers);
-            } else if (strncmp(p + 1, "PORT", 4) == 0 && !(isalnum_ascii(p[5]) || p[5] == '_')) {
+            } else if (strncmp(p + 1, "PORT", 4) == 0 &&
+                       !(local__isalnum_ascii(p[5]) || p[5] == '_')) {
                 skip = 5;
                 snprintf(val, sizeof(val), "%u", port);
             } else if (strncmp(p + 1, "{PORT}", 6) == 0) {
@@ -239,12 +191,10 @@ static int local_prepare(void *self, char *err)
     return 0;
 }
 
-static int local_stop_variant(void *self, char *err);
-
 static int local_restore(void *self, char *err)
 {
     struct local *l = self;
-    int rc = local_stop_variant(self, err);
+    int rc = local__stop_variant(self, err);
 
     if (l->prepared && l->enforced) {
         int r = cg_unprepare(&l->parent, rc ? NULL : err);
@@ -255,651 +205,12 @@ static int local_restore(void *self, char *err)
     return rc;
 }
 
-/* ---- apply --------------------------------------------------------------------------------- */
-
-/* Connects to 127.0.0.1:port within timeout_ms. Returns a connected fd or -1. */
-static int connect_port(unsigned port, int timeout_ms)
-{
-    struct sockaddr_in a;
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-
-    if (fd < 0)
-        return -1;
-    memset(&a, 0, sizeof(a));
-    a.sin_family = AF_INET;
-    a.sin_port = htons((uint16_t)port);
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0)
-        return fd;
-    if (errno != EINPROGRESS) {
-        close(fd);
-        return -1;
-    }
-    struct pollfd p = {fd, POLLOUT, 0};
-    int soerr = 0;
-    socklen_t sl = sizeof(soerr);
-    if (poll(&p, 1, timeout_ms) != 1 || getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) != 0 ||
-        soerr != 0) {
-        close(fd);
-        return -1;
-    }
-    return fd;
-}
-
-/* GET path on the port; returns the HTTP status, or -1 when no status line came in time. */
-static int http_status(unsigned port, const char *path, int timeout_ms)
-{
-    char req[1024], buf[128];
-    int fd = connect_port(port, timeout_ms), status = -1;
-    size_t got = 0;
-
-    if (fd < 0)
-        return -1;
-    int n = snprintf(req, sizeof(req),
-                     "GET %s HTTP/1.1\r\nHost: 127.0.0.1:%u\r\nUser-Agent: sizeup-ready\r\n"
-                     "Connection: close\r\n\r\n",
-                     path, port);
-    if (n <= 0 || (size_t)n >= sizeof(req) || send(fd, req, (size_t)n, MSG_NOSIGNAL) != n)
-        goto out;
-    double deadline = now_s() + timeout_ms / 1000.0;
-    while (got < sizeof(buf) - 1) {
-        int left = (int)((deadline - now_s()) * 1000);
-        struct pollfd p = {fd, POLLIN, 0};
-        if (left <= 0 || poll(&p, 1, left) != 1)
-            break;
-        ssize_t r = recv(fd, buf + got, sizeof(buf) - 1 - got, 0);
-        if (r <= 0)
-            break;
-        got += (size_t)r;
-        buf[got] = '\0';
-        if (strchr(buf, '\n'))
-            break;
-    }
-    buf[got] = '\0';
-    if (strncmp(buf, "HTTP/1.", 7) == 0 && got >= 12)
-        status = (int)strtol(buf + 9, NULL, 10);
-out:
-    close(fd);
-    return status;
-}
-
-static void safe_name(const char *spec, char *out, size_t len)
-{
-    size_t o = 0;
-    for (const char *p = spec; *p && o + 1 < len; p++)
-        out[o++] = (isalnum_ascii(*p) || *p == '.' || *p == '-') ? *p : '_';
-    out[o] = '\0';
-}
-
-/* Builds the child's environment: ours without the two variables we set, then those. Returns an
- * owned array whose strings [0..n) are borrowed from environ except the last two (owned). */
-static char **build_env(const char *workers_env, unsigned workers, unsigned port)
-{
-    size_t n = 0, wl = strlen(workers_env);
-    while (environ[n] && n < MAX_ENV)
-        n++;
-    char **env = calloc(n + 3, sizeof(*env));
-    if (!env)
-        return NULL;
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++) {
-        if ((strncmp(environ[i], workers_env, wl) == 0 && environ[i][wl] == '=') ||
-            strncmp(environ[i], "PORT=", 5) == 0)
-            continue;
-        env[k++] = environ[i];
-    }
-    char *w = malloc(wl + 24), *p = malloc(24);
-    if (!w || !p) {
-        free(w);
-        free(p);
-        free(env);
-        return NULL;
-    }
-    snprintf(w, wl + 24, "%s=%u", workers_env, workers);
-    snprintf(p, 24, "PORT=%u", port);
-    env[k++] = w;
-    env[k++] = p;
-    env[k] = NULL;
-    return env;
-}
-
-static void free_env(char **env)
-{
-    if (!env)
-        return;
-    size_t n = 0;
-    while (env[n])
-        n++;
-    /* The last two entries are ours. */
-    if (n >= 2) {
-        free(env[n - 1]);
-        free(env[n - 2]);
-    }
-    free(env);
-}
-
-static void free_args(char **args)
-{
-    for (size_t i = 0; args && args[i]; i++)
-        free(args[i]);
-    free(args);
-}
-
-static int local_apply(void *self, const struct variant *v, struct platform_failure *fail,
-                       char *err)
-{
-    struct local *l = self;
-    char **args = NULL, **env = NULL, e[ERR_LEN] = "", ebuf[64], name[96];
-    int pipefd[2] = {-1, -1}, logfd = -1, rc = 0;
-
-    memset(fail, 0, sizeof(*fail));
-    if (l->pid > 0)
-        local_stop_variant(self, NULL);
-    l->v = v;
-    l->seq++;
-
-    /* Someone else answering on the port would be measured instead of the app: refuse. */
-    int probe = connect_port(l->cfg.port, 100);
-    if (probe >= 0) {
-        close(probe);
-        fail->kind = PLATFORM_FAIL_APPLY;
-        snprintf(fail->reason, sizeof(fail->reason),
-                 "port %u already answers before the app started (another process?)", l->cfg.port);
-        return err_set(err, -EADDRINUSE, "%s", fail->reason);
-    }
-
-    args = calloc((size_t)l->cfg.argc + 1, sizeof(*args));
-    if (!args) {
-        rc = err_set(err, -ENOMEM, "out of memory");
-        goto fail_apply;
-    }
-    for (int i = 0; i < l->cfg.argc; i++) {
-        args[i] = malloc(LOCAL_ARG_MAX);
-        if (!args[i]) {
-            rc = err_set(err, -ENOMEM, "out of memory");
-            goto fail_apply;
-        }
-        if (local_expand_arg(l->cfg.argv[i], l->workers_env, v->workers, l->cfg.port, args[i],
-                             LOCAL_ARG_MAX) != 0) {
-            rc = err_set(err, -E2BIG, "argument %d is longer than %d characters once expanded", i,
-                         LOCAL_ARG_MAX);
-            goto fail_apply;
-        }
-    }
-    env = build_env(l->workers_env, v->workers, l->cfg.port);
-    if (!env) {
-        rc = err_set(err, -ENOMEM, "out of memory");
-        goto fail_apply;
-    }
-
-    safe_name(v->spec, name, sizeof(name));
-    if (l->enforced) {
-        char cgname[128];
-        snprintf(cgname, sizeof(cgname), "v%u-%s", l->seq, name);
-        rc = cg_create(&l->parent, cgname, v->cpu_millicores, v->memory_bytes, &l->cg, e);
-        if (rc) {
-            err_set(err, rc, "%s", e);
-            goto fail_apply;
-        }
-        l->have_cg = true;
-    }
-
-    if (l->cfg.log_dir) {
-        snprintf(l->log_path, sizeof(l->log_path), "%s/%s.log", l->cfg.log_dir, name);
-        logfd = open(l->log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    } else {
-        l->log_path[0] = '\0';
-    }
-    if (logfd < 0)
-        logfd = open("/dev/null", O_WRONLY | O_CLOEXEC);
-    int nullin = open("/dev/null", O_RDONLY | O_CLOEXEC);
-    if (pipe2(pipefd, O_CLOEXEC) != 0) {
-        rc = err_set(err, -errno, "pipe: %s", err_str(errno, ebuf, sizeof(ebuf)));
-        if (nullin >= 0)
-            close(nullin);
-        goto fail_apply;
-    }
-
-    pid_t pid = fork();
-    if (pid < 0) {
-        rc = err_set(err, -errno, "fork: %s", err_str(errno, ebuf, sizeof(ebuf)));
-        if (nullin >= 0)
-            close(nullin);
-        goto fail_apply;
-    }
-    if (pid == 0) {
-        /* Child: only async-signal-safe calls until exec. */
-        int code;
-        sigset_t all;
-        setpgid(0, 0);
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        sigemptyset(&all);
-        sigprocmask(SIG_SETMASK, &all, NULL);
-        signal(SIGINT, SIG_DFL);
-        signal(SIGTERM, SIG_DFL);
-        signal(SIGPIPE, SIG_DFL);
-        if (l->have_cg && (code = cg_enter(&l->cg, getpid())) != 0) {
-            int ecode = -code;
-            (void)!write(pipefd[1], &ecode, sizeof(ecode));
-            _exit(126);
-        }
-        if (nullin >= 0)
-            dup2(nullin, 0);
-        if (logfd >= 0) {
-            dup2(logfd, 1);
-            dup2(logfd, 2);
-        }
-        execvpe(args[0], args, env);
-        code = errno;
-        (void)!write(pipefd[1], &code, sizeof(code));
-        _exit(127);
-    }
-    setpgid(pid, pid); /* also from the parent: no window where a signal misses the group */
-    l->pid = pid;
-    l->reaped = false;
-    l->started = now_s();
-    close(pipefd[1]);
-    pipefd[1] = -1;
-    if (nullin >= 0)
-        close(nullin);
-    int child_errno = 0;
-    ssize_t got;
-    do {
-        got = read(pipefd[0], &child_errno, sizeof(child_errno));
-    } while (got < 0 && errno == EINTR);
-    close(pipefd[0]);
-    pipefd[0] = -1;
-    if (got == (ssize_t)sizeof(child_errno)) {
-        fail->kind = PLATFORM_FAIL_APPLY;
-        snprintf(fail->reason, sizeof(fail->reason), "cannot run '%s': %s", args[0],
-                 err_str(child_errno, ebuf, sizeof(ebuf)));
-        rc = err_set(err, -child_errno, "%s", fail->reason);
-        goto out;
-    }
-    log_info("local.start", "variant=%s pid=%d cgroup=%s", v->spec, (int)pid,
-             l->have_cg ? l->cg.memory : "none");
-    goto out;
-fail_apply:
-    fail->kind = PLATFORM_FAIL_APPLY;
-    snprintf(fail->reason, sizeof(fail->reason), "%s", err ? err : "could not start");
-out:
-    if (pipefd[0] >= 0)
-        close(pipefd[0]);
-    if (pipefd[1] >= 0)
-        close(pipefd[1]);
-    if (logfd >= 0)
-        close(logfd);
-    free_args(args);
-    free_env(env);
-    if (rc && l->pid <= 0 && l->have_cg) {
-        cg_destroy(&l->cg, NULL);
-        l->have_cg = false;
-    }
-    return rc;
-}
-
-/* ---- wait_ready ---------------------------------------------------------------------------- */
-
-/* The last non-empty line of the variant's log, for a FAILED row's reason. */
-static void log_tail(const struct local *l, char *out, size_t len)
-{
-    char buf[512];
-    out[0] = '\0';
-    if (!l->log_path[0])
-        return;
-    int fd = open(l->log_path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return;
-    off_t end = lseek(fd, 0, SEEK_END);
-    off_t start = end > (off_t)sizeof(buf) - 1 ? end - (off_t)sizeof(buf) + 1 : 0;
-    ssize_t n = pread(fd, buf, sizeof(buf) - 1, start);
-    close(fd);
-    if (n <= 0)
-        return;
-    buf[n] = '\0';
-    while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r' || buf[n - 1] == ' '))
-        buf[--n] = '\0';
-    char *last = strrchr(buf, '\n');
-    last = last ? last + 1 : buf;
-    size_t o = 0;
-    for (; *last && o + 1 < len; last++)
-        out[o++] = (*last >= 32 && *last < 127) ? *last : '?';
-    out[o] = '\0';
-}
-
-/* Returns true when the variant's main process has exited (reaping it), describing how. */
-static bool exited(struct local *l, char *how, size_t len)
-{
-    if (l->pid <= 0)
-        return true;
-    if (!l->reaped) {
-        int st;
-        pid_t r = waitpid(l->pid, &st, WNOHANG);
-        if (r == l->pid) {
-            l->reaped = true;
-            l->status = st;
-        } else {
-            return false;
-        }
-    }
-    if (how) {
-        if (WIFEXITED(l->status))
-            snprintf(how, len, "exited with status %d after %.1f s", WEXITSTATUS(l->status),
-                     now_s() - l->started);
-        else if (WIFSIGNALED(l->status))
-            snprintf(how, len, "killed by signal %d after %.1f s", WTERMSIG(l->status),
-                     now_s() - l->started);
-        else
-            snprintf(how, len, "stopped after %.1f s", now_s() - l->started);
-    }
-    return true;
-}
-
-static int local_wait_ready(void *self, int64_t timeout_us, volatile sig_atomic_t *stop,
-                            struct platform_failure *fail, char *err)
-{
-    struct local *l = self;
-    double deadline = now_s() + (double)timeout_us / 1e6;
-    int last_status = -1;
-    char how[128], tail[200];
-
-    memset(fail, 0, sizeof(*fail));
-    for (;;) {
-        if (stop && *stop) {
-            fail->kind = PLATFORM_FAIL_CANCELLED;
-            snprintf(fail->reason, sizeof(fail->reason), "cancelled");
-            return err_set(err, -ECANCELED, "cancelled");
-        }
-        if (exited(l, how, sizeof(how))) {
-            uint64_t ooms = 0;
-            bool oom = l->have_cg && cg_oom_kills(&l->cg, &ooms, NULL) == 0 && ooms > 0;
-            log_tail(l, tail, sizeof(tail));
-            fail->kind = oom ? PLATFORM_FAIL_OOM : PLATFORM_FAIL_DIED;
-            snprintf(fail->reason, sizeof(fail->reason), "%s%s%s%s%s",
-                     oom ? "OOM-killed at the memory limit; " : "", how,
-                     tail[0] ? " (last output: \"" : "", tail, tail[0] ? "\")" : "");
-            return err_set(err, -ECHILD, "%s", fail->reason);
-        }
-        int fd = connect_port(l->cfg.port, 200);
-        if (fd >= 0) {
-            close(fd);
-            if (!l->cfg.ready_path)
-                return 0;
-            last_status = http_status(l->cfg.port, l->cfg.ready_path, 1000);
-            if (last_status > 0 && last_status < 500)
-                return 0;
-        }
-        if (now_s() >= deadline)
-            break;
-        sleep_ms(POLL_MS);
-    }
-    fail->kind = PLATFORM_FAIL_NEVER_READY;
-    if (last_status >= 500)
-        snprintf(fail->reason, sizeof(fail->reason),
-                 "never ready: GET %s still returned %d after %.0f s", l->cfg.ready_path,
-                 last_status, (double)timeout_us / 1e6);
-    else
-        snprintf(fail->reason, sizeof(fail->reason),
-                 "never ready: nothing answered on 127.0.0.1:%u within %.0f s", l->cfg.port,
-                 (double)timeout_us / 1e6);
-    return err_set(err, -ETIMEDOUT, "%s", fail->reason);
-}
-
-static int local_target_url(void *self, char *buf, size_t len, char *err)
-{
-    struct local *l = self;
-    int n = snprintf(buf, len, "http://127.0.0.1:%u", l->cfg.port);
-    if (n < 0 || (size_t)n >= len)
-        return err_set(err, -ENAMETOOLONG, "URL buffer too small");
-    return 0;
-}
-
-/* ---- usage --------------------------------------------------------------------------------- */
-
-/* CPU seconds the whole host has been busy (all CPUs, everything but idle and iowait), from the
- * first line of /proc/stat. Returns < 0 when unreadable. */
-static double host_busy_s(void)
-{
-    char buf[512];
-    unsigned long long v[8] = {0};
-    FILE *f = fopen("/proc/stat", "r");
-    double s = -1;
-
-    if (!f)
-        return -1;
-    if (fgets(buf, sizeof(buf), f) &&
-        sscanf(buf, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3],
-               &v[4], &v[5], &v[6], &v[7]) >= 4) {
-        long hz = sysconf(_SC_CLK_TCK);
-        unsigned long long busy = v[0] + v[1] + v[2] + v[5] + v[6] + v[7];
-        s = hz > 0 ? (double)busy / (double)hz : -1;
-    }
-    fclose(f);
-    return s;
-}
-
-static void *sampler_main(void *arg)
-{
-    struct local *l = arg;
-    while (!l->sampler_stop) {
-        int64_t cur;
-        if (cg_mem_current(&l->cg, &cur, NULL) == 0 && cur > l->sampled_peak)
-            l->sampled_peak = cur;
-        sleep_ms(SAMPLE_MS);
-    }
-    return NULL;
-}
-
-static int local_usage_begin(void *self, char *err)
-{
-    struct local *l = self;
-    (void)err;
-
-    l->t_begin = now_s();
-    l->host_busy0 = host_busy_s();
-    l->cpu0_ok = l->oom0_ok = l->thr0_ok = false;
-    l->sampled_peak = -1;
-    if (!l->have_cg)
-        return 0;
-    l->cpu0_ok = cg_cpu_ns(&l->cg, &l->cpu0_ns, NULL) == 0;
-    l->oom0_ok = cg_oom_kills(&l->cg, &l->oom0, NULL) == 0;
-    l->thr0_ok = cg_cpu_throttle(&l->cg, &l->thr0, NULL) == 0;
-    if (cg_mem_peak_reset(&l->cg, NULL) != 0) {
-        /* No resettable watermark (v2): sample memory.current through the window. */
-        l->sampler_stop = 0;
-        l->sampled_peak = 0;
-        if (pthread_create(&l->sampler, NULL, sampler_main, l) == 0)
-            l->sampling = true;
-    }
-    return 0;
-}
-
-static void stop_sampler(struct local *l)
-{
-    if (!l->sampling)
-        return;
-    l->sampler_stop = 1;
-    pthread_join(l->sampler, NULL);
-    l->sampling = false;
-}
-
-static int local_usage_end(void *self, struct platform_usage *out, char *err)
-{
-    struct local *l = self;
-    char how[128];
-    (void)err;
-
-    memset(out, 0, sizeof(*out));
-    out->window_s = now_s() - l->t_begin;
-    out->cpu_s = -1;
-    out->peak_memory_bytes = -1;
-    out->memory_bytes = -1;
-    out->host_other_cores = -1;
-    stop_sampler(l);
-    double busy1 = host_busy_s();
-    if (!l->have_cg) {
-        snprintf(out->note, sizeof(out->note), "no cgroup: CPU and memory use not measured");
-    } else {
-        uint64_t ns;
-        if (l->cpu0_ok && cg_cpu_ns(&l->cg, &ns, NULL) == 0 && ns >= l->cpu0_ns)
-            out->cpu_s = (double)(ns - l->cpu0_ns) / 1e9;
-        int64_t peak;
-        if (l->sampled_peak >= 0) {
-            out->peak_memory_bytes = l->sampled_peak;
-            snprintf(out->note, sizeof(out->note), "peak memory sampled every %d ms", SAMPLE_MS);
-        } else if (cg_mem_peak(&l->cg, &peak, NULL) == 0) {
-            out->peak_memory_bytes = peak;
-        }
-        int64_t cur;
-        if (cg_mem_current(&l->cg, &cur, NULL) == 0)
-            out->memory_bytes = cur;
-        struct cg_throttle thr;
-        if (l->thr0_ok && cg_cpu_throttle(&l->cg, &thr, NULL) == 0 &&
-            thr.periods >= l->thr0.periods && thr.throttled_ns >= l->thr0.throttled_ns) {
-            out->throttle_known = true;
-            out->cpu_periods = thr.periods - l->thr0.periods;
-            out->cpu_throttled_periods = thr.throttled_periods - l->thr0.throttled_periods;
-            out->cpu_throttled_s = (double)(thr.throttled_ns - l->thr0.throttled_ns) / 1e9;
-        }
-        uint64_t ooms;
-        if (l->oom0_ok && cg_oom_kills(&l->cg, &ooms, NULL) == 0 && ooms > l->oom0) {
-            out->oom_killed = true;
-            out->restarts = (unsigned)(ooms - l->oom0);
-        }
-    }
-    if (l->host_busy0 >= 0 && busy1 >= l->host_busy0 && out->cpu_s >= 0 && out->window_s > 0) {
-        double other = (busy1 - l->host_busy0 - out->cpu_s) / out->window_s;
-        out->host_other_cores = other > 0 ? other : 0;
-    }
-    if (exited(l, how, sizeof(how))) {
-        out->died = true;
-        snprintf(out->note, sizeof(out->note), "%s during the measured window", how);
-    }
-    return 0;
-}
-
-/* ---- stop ---------------------------------------------------------------------------------- */
-
-/* Reaps every exited child of ours without blocking: sizeup is a child subreaper (set in
- * local_platform_new), so the app's orphaned grandchildren come to us and would otherwise stay
- * zombies, which still count as members of the process group. The main process's status is
- * kept. */
-static void reap_children(struct local *l)
-{
-    for (;;) {
-        int st;
-        pid_t r = waitpid(-1, &st, WNOHANG);
-        if (r <= 0)
-            return;
-        if (r == l->pid) {
-            l->reaped = true;
-            l->status = st;
-        }
-    }
-}
-
-/* True when a live (not zombie) process is in process group pgid, from /proc. */
-static bool group_alive(pid_t pgid)
-{
-    DIR *d = opendir("/proc");
-    struct dirent *e;
-    bool alive = false;
-
-    if (!d)
-        return kill(-pgid, 0) == 0;
-    while (!alive && (e = readdir(d))) {
-        char path[64], buf[512];
-        if (e->d_name[0] < '1' || e->d_name[0] > '9')
-            continue;
-        snprintf(path, sizeof(path), "/proc/%s/stat", e->d_name);
-        int fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-            continue;
-        ssize_t n = read(fd, buf, sizeof(buf) - 1);
-        close(fd);
-        if (n <= 0)
-            continue;
-        buf[n] = '\0';
-        /* pid (comm) state ppid pgrp ...: comm may hold spaces and parentheses. */
-        char *rp = strrchr(buf, ')');
-        char state;
-        long ppid, pgrp;
-        if (rp && sscanf(rp + 1, " %c %ld %ld", &state, &ppid, &pgrp) == 3 && pgrp == pgid &&
-            state != 'Z' && state != 'X')
-            alive = true;
-    }
-    closedir(d);
-    return alive;
-}
-
-/* True when nothing of the variant is left: the main process reaped, and no live process in its
- * cgroup (every process of the variant, whatever its process group) or, without a cgroup, in its
- * process group. Zombies do not count: they hold no resources and are reaped above. */
-static bool all_gone(struct local *l)
-{
-    reap_children(l);
-    exited(l, NULL, 0);
-    if (!l->reaped)
-        return false;
-    if (l->have_cg) {
-        pid_t pids[4];
-        size_t n = 0;
-        if (cg_pids(&l->cg, pids, 4, &n, NULL) == 0)
-            return n == 0;
-    }
-    return !group_alive(l->pid);
-}
-
-static void signal_all(struct local *l, int sig)
-{
-    kill(-l->pid, sig);
-    if (l->have_cg)
-        cg_signal_all(&l->cg, sig, NULL);
-}
-
-static int local_stop_variant(void *self, char *err)
-{
-    struct local *l = self;
-    int rc = 0;
-
-    stop_sampler(l);
-    if (l->pid > 0) {
-        double grace = l->cfg.stop_grace_us > 0 ? (double)l->cfg.stop_grace_us / 1e6 : 5.0;
-        signal_all(l, SIGTERM);
-        double until = now_s() + grace;
-        while (!all_gone(l) && now_s() < until)
-            sleep_ms(10);
-        if (!all_gone(l)) {
-            log_warn("local.stop", "variant=%s pid=%d action=SIGKILL after_s=%.1f",
-                     l->v ? l->v->spec : "?", (int)l->pid, grace);
-            signal_all(l, SIGKILL);
-            until = now_s() + (double)KILL_WAIT_US / 1e6;
-            while (!all_gone(l) && now_s() < until)
-                sleep_ms(10);
-        }
-        if (!l->reaped && waitpid(l->pid, &l->status, 0) == l->pid)
-            l->reaped = true;
-        if (!all_gone(l))
-            rc = err_set(err, -EBUSY, "processes of variant %s survived SIGKILL",
-                         l->v ? l->v->spec : "?");
-        l->pid = 0;
-    }
-    if (l->have_cg) {
-        int r = cg_destroy(&l->cg, rc ? NULL : err);
-        if (r && !rc)
-            rc = r;
-        if (!r)
-            l->have_cg = false;
-    }
-    return rc;
-}
-
 static void local_free(void *self)
 {
     struct local *l = self;
     if (!l)
         return;
-    stop_sampler(l);
+    local__stop_sampler(l);
     free(l);
 }
 
@@ -907,12 +218,12 @@ static const struct platform_ops local_ops = {
     .name = "local",
     .facts = local_facts,
     .prepare = local_prepare,
-    .apply = local_apply,
-    .wait_ready = local_wait_ready,
-    .target_url = local_target_url,
-    .usage_begin = local_usage_begin,
-    .usage_end = local_usage_end,
-    .stop_variant = local_stop_variant,
+    .apply = local__apply,
+    .wait_ready = local__wait_ready,
+    .target_url = local__target_url,
+    .usage_begin = local__usage_begin,
+    .usage_end = local__usage_end,
+    .stop_variant = local__stop_variant,
     .restore = local_restore,
     .free = local_free,
 };
@@ -936,7 +247,7 @@ int local_platform_new(const struct local_config *cfg, struct platform *out, cha
     if (!*we || strlen(we) >= 64)
         return err_set(err, -EINVAL, "bad workers env name");
     for (const char *p = we; *p; p++)
-        if (!(isalnum_ascii(*p) || *p == '_'))
+        if (!(local__isalnum_ascii(*p) || *p == '_'))
             return err_set(err, -EINVAL, "bad workers env name '%s': letters, digits and _ only",
                            we);
     l = calloc(1, sizeof(*l));

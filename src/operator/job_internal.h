@@ -120,6 +120,12 @@ int job_progress_parse(const char *text, const char *sweep, const char *uid, con
  * refuses a capacity search there without search.max_rps even if validation let one through. */
 void job_sweep_opts(struct sweep_job *sj, struct sweep_opts *so /* OUT */);
 
+/* The load-generator pods a sweep asks for: the annotation sizeup.dev/generators when given (it
+ * wins), else the profile's generators:, else 0 (the operator's own pod, with generator pods for
+ * a step it cannot deliver). *from (may be NULL) names where the number came from, for errors. */
+unsigned job_generators(const struct annot_request *req, const struct profile *p,
+                        const char **from /* OUT */);
+
 /* Runs sj->todo (validated, status already "running 0/n" or resumed) through the sweep runner
  * on the Kubernetes platform and reports the end: ConfigMap, status, Events, metrics. */
 int job_run_sweep(struct sweep_job *sj, char *err);

@@ -264,11 +264,33 @@ static enum kube_sweep_mode req_mode(const struct jctx *x)
                                               : KUBE_MODE_CLONE;
 }
 
+/* Both say "load-generator pods of one sweep"; the profile's bound must not let through what
+ * the annotation's refuses. */
+_Static_assert(PROFILE_MAX_GENERATORS == ANNOT_MAX_GENERATORS, "one bound on generator pods");
+
+unsigned job_generators(const struct annot_request *req, const struct profile *p, const char **from)
+{
+    const char *f = NULL;
+    unsigned n = 0;
+
+    if (req->generators) {
+        n = req->generators;
+        f = ANNOT_PREFIX "generators";
+    } else if (p && p->generators) {
+        n = p->generators;
+        f = "profile generators";
+    }
+    if (from)
+        *from = f;
+    return n;
+}
+
 /* A load source of n generator pods: an Indexed Job of n workers in the operator's namespace,
- * under the chart's generator settings (env). Fills *out and returns 0, or -ENOTSUP when the
- * generators are not configured (err says what is missing). */
-static int make_load_source(struct sweep_job *sj, unsigned n, struct loadjob_config *gen,
-                            struct load_source *out, char *err)
+ * under the chart's generator settings (env). from names who asked for n, for the error.
+ * Fills *out and returns 0, or -ENOTSUP when the generators are not configured (err says
+ * what is missing). */
+static int make_load_source(struct sweep_job *sj, unsigned n, const char *from,
+                            struct loadjob_config *gen, struct load_source *out, char *err)
 {
     struct jctx *x = sj->x;
     int rc;
@@ -276,7 +298,7 @@ static int make_load_source(struct sweep_job *sj, unsigned n, struct loadjob_con
     memset(gen, 0, sizeof(*gen));
     rc = loadjob_config_from_env(gen, err);
     if (rc)
-        return err_wrap(err, rc, "%s=%u", ANNOT_PREFIX "generators", n);
+        return err_wrap(err, rc, "%s=%u", from, n);
     gen->client = x->c;
     gen->generators = n;
     kube_platform_clone_label(x->j->name, sj->gen_for);
@@ -315,21 +337,24 @@ int job_run_sweep(struct sweep_job *sj, char *err)
 
     struct loadjob_config gen;
     struct load_source src = {0};
+    const char *gen_from = NULL;
+    unsigned ngen = job_generators(&x->req, &sj->profile, &gen_from);
 
     rc = make_platform(sj, req_mode(x), &sj->plat, err);
     if (rc)
         goto failed;
     job_sweep_opts(sj, &so);
     sj->eta_s = -1;
-    if (x->req.generators > 1) {
-        rc = make_load_source(sj, x->req.generators, &gen, &src, err);
+    if (ngen > 1) {
+        rc = make_load_source(sj, ngen, gen_from, &gen, &src, err);
         if (rc)
             goto failed;
         so.load_source = &src;
-    } else if (x->req.generators == 0 &&
-               make_load_source(sj, LOADJOB_AUTO_GENERATORS, &gen, &src, serr) == 0) {
-        /* Not annotated: the operator's own pod sends the load, and a capacity search whose
-         * step it cannot deliver goes on from generator pods (where they are configured). */
+    } else if (ngen == 0 && make_load_source(sj, LOADJOB_AUTO_GENERATORS, "automatic generators",
+                                             &gen, &src, serr) == 0) {
+        /* Neither annotated nor in the profile: the operator's own pod sends the load, and a
+         * capacity search whose step it cannot deliver goes on from generator pods (where they are
+         * configured). */
         so.load_source_more = &src;
     }
     if (sj->todo.n) {

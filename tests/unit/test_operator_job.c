@@ -469,6 +469,42 @@ static void test_status_running(void **state)
 
 /* Defence in depth: the runner is told when real users share the target, so it refuses a
  * capacity search without a ceiling there whatever the validation let through. */
+/* The annotation sizeup.dev/generators wins over the profile's generators:, which is used when
+ * the annotation is absent; neither leaves the choice to the operator (0). */
+static void test_generators_precedence(void **state)
+{
+    (void)state;
+    static const struct {
+        unsigned annot, profile, want;
+        const char *from;
+    } cases[] = {
+        {0, 0, 0, NULL},
+        {0, 4, 4, "profile generators"},
+        {3, 0, 3, "sizeup.dev/generators"},
+        {3, 4, 3, "sizeup.dev/generators"},
+        {1, 8, 1, "sizeup.dev/generators"}, /* 1: the operator's pod only, even so */
+        {0, 1, 1, "profile generators"},
+    };
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct annot_request req = {0};
+        struct profile p = {0};
+        const char *from = "unset";
+        req.generators = cases[i].annot;
+        p.generators = cases[i].profile;
+        assert_int_equal(job_generators(&req, &p, &from), cases[i].want);
+        if (cases[i].from)
+            assert_string_equal(from, cases[i].from);
+        else
+            assert_null(from);
+        assert_int_equal(job_generators(&req, &p, NULL), cases[i].want);
+    }
+    /* A request with no profile loaded yet falls back to the annotation alone. */
+    struct annot_request req = {0};
+    req.generators = 2;
+    assert_int_equal(job_generators(&req, NULL, NULL), 2);
+}
+
 static void test_sweep_opts_shared_target(void **state)
 {
     (void)state;
@@ -572,6 +608,7 @@ int main(void)
         cmocka_unit_test(test_capacity_hostile),
         cmocka_unit_test(test_status_running),
         cmocka_unit_test(test_sweep_opts_shared_target),
+        cmocka_unit_test(test_generators_precedence),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -575,6 +575,61 @@ static void test_caps(void **state)
     assert_non_null(strstr(err, "give the request a short 'name'"));
 }
 
+/* generators: N (1-100) for the operator; each case is a line of YAML and what it must give. */
+static void test_generators(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *yaml;
+        unsigned want; /* 0: must fail */
+        const char *err;
+    } cases[] = {
+        {"users: 5\n", 0, NULL}, /* absent: 0 */
+        {"generators: 1\n", 1, NULL},
+        {"generators: 3\nusers: 30\n", 3, NULL},
+        {"users: 30\ngenerators: 100\n", 100, NULL},
+        {"generators: 0\n", 0, "profile.yaml:1: generators: expected a positive integer, got '0'"},
+        {"users: 5\ngenerators: 101\n", 0,
+         "profile.yaml:2: generators: '101' is too large (at most 100)"},
+        {"generators: -2\n", 0, "profile.yaml:1: generators: expected a positive integer"},
+        {"generators: 2.5\n", 0, "profile.yaml:1: generators: expected a positive integer"},
+        {"generators: three\n", 0, "generators: expected a positive integer, got 'three'"},
+        {"generators: [3]\n", 0, "generators: expected a positive integer, got a list"},
+        {"generators:\n", 0, "generators: expected a positive integer, got nothing"},
+        {"generators: 99999999999999999999999\n", 0, "is too large (at most 100)"},
+        {"generators: 2\ngenerators: 3\n", 0, "profile.yaml:2: generators: given twice"},
+        {"generator: 2\n", 0, "generator: unknown field; did you mean 'generators'?"},
+    };
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct profile p;
+        char err[ERR_LEN] = "", note[ERR_LEN];
+        int rc = load(cases[i].yaml, &p, err);
+        if (cases[i].err) {
+            if (rc == 0)
+                fail_msg("case %zu loaded but must fail: %s", i, cases[i].yaml);
+            assert_int_equal(rc, -EINVAL);
+            if (!strstr(err, cases[i].err))
+                fail_msg("case %zu: error\n  '%s'\nlacks\n  '%s'", i, err, cases[i].err);
+            continue;
+        }
+        if (rc)
+            fail_msg("case %zu: %s", i, err);
+        assert_int_equal(p.generators, cases[i].want);
+        /* The local front-ends name the key and the file when they ignore it, and only then. */
+        const char *n = profile_local_note(&p, "sweep", note, sizeof(note));
+        if (cases[i].want) {
+            assert_non_null(n);
+            assert_non_null(strstr(n, "profile.yaml: generators: "));
+            assert_non_null(strstr(n, "ignored"));
+            assert_non_null(strstr(n, "sizeup sweep sends all the load from this process"));
+        } else {
+            assert_null(n);
+        }
+        profile_free(&p);
+    }
+}
+
 static void test_file(void **state)
 {
     (void)state;
@@ -614,15 +669,11 @@ static void test_file(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_default),
-        cmocka_unit_test(test_design_example),
-        cmocka_unit_test(test_empty_is_default),
-        cmocka_unit_test(test_open_loop_and_defaults),
-        cmocka_unit_test(test_stages),
-        cmocka_unit_test(test_sizing),
-        cmocka_unit_test(test_malformed),
-        cmocka_unit_test(test_caps),
-        cmocka_unit_test(test_file),
+        cmocka_unit_test(test_default),          cmocka_unit_test(test_design_example),
+        cmocka_unit_test(test_empty_is_default), cmocka_unit_test(test_open_loop_and_defaults),
+        cmocka_unit_test(test_stages),           cmocka_unit_test(test_sizing),
+        cmocka_unit_test(test_malformed),        cmocka_unit_test(test_caps),
+        cmocka_unit_test(test_generators),       cmocka_unit_test(test_file),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,80 @@
+#ifndef SIZEUP_LOCAL_LOCAL_INTERNAL_H
+#define SIZEUP_LOCAL_LOCAL_INTERNAL_H
+
+/* The local platform's state and the functions its files share; not part of the local layer's
+ * interface. local.c: the ops table, facts, prepare/restore and creation; local_process.c: the
+ * variant's process group (start, wait until ready, stop, reap); local_usage.c: the usage
+ * window. */
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "local/cgroup.h"
+#include "local/local.h"
+
+#define POLL_MS      50
+#define SAMPLE_MS    100
+#define KILL_WAIT_US 2000000
+#define MAX_ENV      4096
+
+struct local {
+    struct local_config cfg;
+    char workers_env[64];
+    struct cg_self self;
+    struct cg_parent parent;
+    bool enforced;
+    bool prepared;
+    char note[ERR_LEN];
+    unsigned seq; /* variants started, for cgroup names */
+
+    /* the running variant */
+    const struct variant *v;
+    pid_t pid; /* also the process group id; 0 when none */
+    bool reaped;
+    int status;
+    struct cg cg;
+    bool have_cg;
+    char log_path[1024];
+    double started;
+
+    /* the usage window */
+    uint64_t cpu0_ns;
+    bool cpu0_ok;
+    uint64_t oom0;
+    bool oom0_ok;
+    struct cg_throttle thr0;
+    bool thr0_ok;
+    double t_begin;
+    double host_busy0; /* CPU seconds busy on the whole host at usage_begin; < 0 unknown */
+    pthread_t sampler;
+    bool sampling;
+    volatile int sampler_stop;
+    int64_t sampled_peak; /* written by the sampler thread, read after join */
+};
+
+/* Seconds on the monotonic clock. */
+double local__now_s(void);
+void local__sleep_ms(int ms);
+bool local__isalnum_ascii(char c);
+
+/* True when the variant's main process has exited (reaping it); describes how into how (may be
+ * NULL). */
+bool local__exited(struct local *l, char *how, size_t len);
+
+/* Joins the memory sampler if one runs (a no-op otherwise). */
+void local__stop_sampler(struct local *l);
+
+/* The platform ops of local_process.c and local_usage.c (contracts in sweep/platform.h). */
+int local__apply(void *self, const struct variant *v, struct platform_failure *fail, char *err);
+int local__wait_ready(void *self, int64_t timeout_us, volatile sig_atomic_t *stop,
+                      struct platform_failure *fail, char *err);
+int local__target_url(void *self, char *buf, size_t len, char *err);
+int local__stop_variant(void *self, char *err);
+int local__usage_begin(void *self, char *err);
+int local__usage_end(void *self, struct platform_usage *out, char *err);
+
+#endif

@@ -1,0 +1,133 @@
+/* The local platform's usage window: CPU, memory, throttling and OOM kills of the variant's
+ * cgroup between usage_begin and usage_end, and what the rest of the host used meanwhile. */
+
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "local/local_internal.h"
+
+/* ---- usage --------------------------------------------------------------------------------- */
+
+/* CPU seconds the whole host has been busy (all CPUs, everything but idle and iowait), from the
+ * first line of /proc/stat. Returns < 0 when unreadable. */
+static double host_busy_s(void)
+{
+    char buf[512];
+    unsigned long long v[8] = {0};
+    FILE *f = fopen("/proc/stat", "r");
+    double s = -1;
+
+    if (!f)
+        return -1;
+    if (fgets(buf, sizeof(buf), f) &&
+        sscanf(buf, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3],
+               &v[4], &v[5], &v[6], &v[7]) >= 4) {
+        long hz = sysconf(_SC_CLK_TCK);
+        unsigned long long busy = v[0] + v[1] + v[2] + v[5] + v[6] + v[7];
+        s = hz > 0 ? (double)busy / (double)hz : -1;
+    }
+    fclose(f);
+    return s;
+}
+
+static void *sampler_main(void *arg)
+{
+    struct local *l = arg;
+    while (!l->sampler_stop) {
+        int64_t cur;
+        if (cg_mem_current(&l->cg, &cur, NULL) == 0 && cur > l->sampled_peak)
+            l->sampled_peak = cur;
+        local__sleep_ms(SAMPLE_MS);
+    }
+    return NULL;
+}
+
+int local__usage_begin(void *self, char *err)
+{
+    struct local *l = self;
+    (void)err;
+
+    l->t_begin = local__now_s();
+    l->host_busy0 = host_busy_s();
+    l->cpu0_ok = l->oom0_ok = l->thr0_ok = false;
+    l->sampled_peak = -1;
+    if (!l->have_cg)
+        return 0;
+    l->cpu0_ok = cg_cpu_ns(&l->cg, &l->cpu0_ns, NULL) == 0;
+    l->oom0_ok = cg_oom_kills(&l->cg, &l->oom0, NULL) == 0;
+    l->thr0_ok = cg_cpu_throttle(&l->cg, &l->thr0, NULL) == 0;
+    if (cg_mem_peak_reset(&l->cg, NULL) != 0) {
+        /* No resettable watermark (v2): sample memory.current through the window. */
+        l->sampler_stop = 0;
+        l->sampled_peak = 0;
+        if (pthread_create(&l->sampler, NULL, sampler_main, l) == 0)
+            l->sampling = true;
+    }
+    return 0;
+}
+
+void local__stop_sampler(struct local *l)
+{
+    if (!l->sampling)
+        return;
+    l->sampler_stop = 1;
+    pthread_join(l->sampler, NULL);
+    l->sampling = false;
+}
+
+int local__usage_end(void *self, struct platform_usage *out, char *err)
+{
+    struct local *l = self;
+    char how[128];
+    (void)err;
+
+    memset(out, 0, sizeof(*out));
+    out->window_s = local__now_s() - l->t_begin;
+    out->cpu_s = -1;
+    out->peak_memory_bytes = -1;
+    out->memory_bytes = -1;
+    out->host_other_cores = -1;
+    local__stop_sampler(l);
+    double busy1 = host_busy_s();
+    if (!l->have_cg) {
+        snprintf(out->note, sizeof(out->note), "no cgroup: CPU and memory use not measured");
+    } else {
+        uint64_t ns;
+        if (l->cpu0_ok && cg_cpu_ns(&l->cg, &ns, NULL) == 0 && ns >= l->cpu0_ns)
+            out->cpu_s = (double)(ns - l->cpu0_ns) / 1e9;
+        int64_t peak;
+        if (l->sampled_peak >= 0) {
+            out->peak_memory_bytes = l->sampled_peak;
+            snprintf(out->note, sizeof(out->note), "peak memory sampled every %d ms", SAMPLE_MS);
+        } else if (cg_mem_peak(&l->cg, &peak, NULL) == 0) {
+            out->peak_memory_bytes = peak;
+        }
+        int64_t cur;
+        if (cg_mem_current(&l->cg, &cur, NULL) == 0)
+            out->memory_bytes = cur;
+        struct cg_throttle thr;
+        if (l->thr0_ok && cg_cpu_throttle(&l->cg, &thr, NULL) == 0 &&
+            thr.periods >= l->thr0.periods && thr.throttled_ns >= l->thr0.throttled_ns) {
+            out->throttle_known = true;
+            out->cpu_periods = thr.periods - l->thr0.periods;
+            out->cpu_throttled_periods = thr.throttled_periods - l->thr0.throttled_periods;
+            out->cpu_throttled_s = (double)(thr.throttled_ns - l->thr0.throttled_ns) / 1e9;
+        }
+        uint64_t ooms;
+        if (l->oom0_ok && cg_oom_kills(&l->cg, &ooms, NULL) == 0 && ooms > l->oom0) {
+            out->oom_killed = true;
+            out->restarts = (unsigned)(ooms - l->oom0);
+        }
+    }
+    if (l->host_busy0 >= 0 && busy1 >= l->host_busy0 && out->cpu_s >= 0 && out->window_s > 0) {
+        double other = (busy1 - l->host_busy0 - out->cpu_s) / out->window_s;
+        out->host_other_cores = other > 0 ? other : 0;
+    }
+    if (local__exited(l, how, sizeof(how))) {
+        out->died = true;
+        snprintf(out->note, sizeof(out->note), "%s during the measured window", how);
+    }
+    return 0;
+}
