@@ -45,7 +45,8 @@ help:
 	@echo "make           build build/sizeup"
 	@echo "make test      install what the tests need, then every unit and integration test under"
 	@echo "               ASan+UBSan (what CI runs)"
-	@echo "make e2e       the end-to-end operator tests alone (fake API server, kubectl, helm)"
+	@echo "make e2e       the end-to-end operator tests (fake API server, kubectl, helm) and the"
+	@echo "               slow ones make test leaves out (marked '# slow: make e2e')"
 	@echo "make demo      install what is missing, build, and sweep the bundled example app"
 	@echo "make demo-streams  the same for the live-board demo: stream capacity per variant"
 	@echo "make fuzz      libFuzzer targets, FUZZ_SECONDS each (default $(FUZZ_SECONDS))"
@@ -98,7 +99,8 @@ test: deps-test
 	@echo "== running tests"
 	tests/run-tests.sh build/asan
 
-# The end-to-end operator tests (tests/integration/e2e_*.sh) alone.
+# The end-to-end operator tests (tests/integration/e2e_*.sh) and the scripts marked
+# "# slow: make e2e", which make test leaves out to keep CI's run short.
 e2e: deps-test
 	$(MAKE) --no-print-directory -j$(JOBS) BUILD=build/asan SAN=1 CFLAGS="-O1 -g" unit-bins
 	tests/run-tests.sh build/asan e2e

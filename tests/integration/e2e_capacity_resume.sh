@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# slow: make e2e
 # Crash safety of a capacity sweep: kill -9 the operator once the first variant is measured,
 # start another; the resumed sweep ends "done" and its results.json still has the first row's
 # capacity search (rps, interval, steps) read back from state.json beside the second row's.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# slow: make e2e
 # End to end: capacity sweeps of a test app whose capacity is known (tests/servers/
 # capacity_server.py: SLOTS requests at once, each holding its slot HOLD_MS, so SLOTS x 1000 /
 # HOLD_MS req/s), then `sizeup compare`. Two runs of the same app compare as `~` and pass

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# slow: make e2e
 # Load from several pods, end to end against the fake: a sweep with sizeup.dev/generators: 3 runs
 # its load as an Indexed Job of `sizeup loadtest` workers in the operator's namespace (restricted
 # securityContext, no token, the generators' ServiceAccount, the operator's image); the merged

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# slow: make e2e
 # End to end, in-place resize (pods/resize) against the fake, whose node has 2 CPUs:
 #  1. mode resize, a CPU-only sweep of a Guaranteed Deployment: every variant applied by resize
 #     to the one pod (its uid unchanged, no other pod ever created), the container's cgroup CPU

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# slow: make e2e
 # End to end, sizing that stays current: with sizeup.dev/resweep: on-image-change and a 30 s
 # sizeup.dev/resweep-min-interval, an image change that rolls out starts exactly one sweep,
 # whose ConfigMap keeps the previous results (previous-results.json) and says what changed (a

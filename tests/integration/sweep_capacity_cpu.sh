@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# slow: make e2e
 # The capacity search on a CPU-bound app (tests/integration/cpu_server.py) at two CPU limits:
 # the capacity grows with the limit (three times the CPU: at least twice the capacity), the CPU
 # used at capacity stays within each limit, and the CFS throttling the smaller variant met near

@@ -604,6 +604,7 @@ static void test_sweep_runner(void **state)
 {
     (void)state;
     static const char prof[] = "users: 4\nduration: 2s\nwarmup: 1s\ntimeout: 2s\n"
+                               "search: { mode: fixed }\n"
                                "requests:\n  - {name: work, method: GET, path: /work?ms=5}\n";
     char err[ERR_LEN] = "";
     struct profile pr;
