@@ -31,7 +31,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import rbac  # noqa: E402
 import resize  # noqa: E402
 import tables  # noqa: E402
-from api import Api, full, to_view  # noqa: E402
+from api import Api, full, invalid, to_view  # noqa: E402
 from faults import REASONS, Faults, RequestLog  # noqa: E402
 from resources import BY_PATH, RESOURCES, group_versions  # noqa: E402
 from store import (ApiError, Store, fields_match, labels_match,  # noqa: E402
@@ -42,6 +42,8 @@ VERSION = {"major": "1", "minor": "32", "gitVersion": "v1.32.0-fake", "gitCommit
            "compiler": "gc", "platform": "linux/amd64"}
 MAX_BODY = 8 << 20
 OPENAPI_V2_PB = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"
+# Create-only resources that store nothing: the answer comes back in the object's status.
+REVIEWS = ("selfsubjectaccessreviews", "subjectaccessreviews", "tokenreviews")
 
 
 def log(msg):
@@ -577,10 +579,15 @@ class Handler(BaseHTTPRequestHandler):
         verb = attrs["verb"]
         if res.group == "metrics.k8s.io":
             return self.pod_metrics(res, ns, name, verb, query)
-        if res.plural == "selfsubjectaccessreviews":
+        if res.plural in REVIEWS:
             if verb != "create":
                 raise ApiError(405, "MethodNotAllowed", "only create is allowed")
-            return self.access_review(res, self._json(body), attrs)
+            review = self._json(body)
+            if not isinstance(review, dict):
+                raise ApiError(400, "BadRequest", "expected a %s" % res.kind)
+            if res.plural == "tokenreviews":
+                return self.token_review(res, review)
+            return self.access_review(res, review)
         api = st.api
         if sub == "scale":
             if verb == "get":
@@ -679,13 +686,44 @@ class Handler(BaseHTTPRequestHandler):
         return self.send_json(200, {"kind": "PodMetricsList", "apiVersion": res.gv,
                                     "metadata": {}, "items": items})
 
-    def access_review(self, res, review, attrs):
-        """`kubectl auth can-i`: the caller's own permissions, by the same matcher."""
-        if not isinstance(review, dict):
-            raise ApiError(400, "BadRequest", "expected a SelfSubjectAccessReview")
+    def _review_answer(self, res, review, status):
+        """A review as the API server answers it: the request echoed, the verdict in status,
+        nothing stored (201, as for every create)."""
+        out = {"kind": res.kind, "apiVersion": res.gv, "metadata": {"creationTimestamp": None},
+               "spec": review.get("spec") or {}, "status": status}
+        return self.send_json(201, out)
+
+    def token_review(self, res, review):
+        """TokenReview: who a bearer token the fake issued belongs to. An unknown token is an
+        answer (authenticated false), not an error."""
+        tok = (review.get("spec") or {}).get("token")
+        if not isinstance(tok, str) or not tok:
+            raise ApiError(400, "BadRequest", "token is required for TokenReview in "
+                           "authentication")
+        who = self.st.whois(tok)
+        if who is None:
+            status = {"authenticated": False, "user": {}, "error": "invalid bearer token"}
+        else:
+            status = {"authenticated": True,
+                      "user": {"username": who[0], "groups": list(who[1])}}
+        return self._review_answer(res, review, status)
+
+    def access_review(self, res, review):
+        """SelfSubjectAccessReview (`kubectl auth can-i`: the caller's own permissions) and
+        SubjectAccessReview (the user and groups the spec names, as a webhook authorizer or
+        kube-rbac-proxy asks), judged by the same matcher as every request."""
         spec = review.get("spec") or {}
-        user, groups = self._who
+        if res.plural == "selfsubjectaccessreviews":
+            user, groups = self._who
+        else:
+            user, groups = spec.get("user") or "", list(spec.get("groups") or [])
+            if not user and not groups:
+                raise invalid(res, "", [("spec.user", 'Invalid value: "": at least one of user '
+                                         'or group must be specified')])
         ra, nra = spec.get("resourceAttributes"), spec.get("nonResourceAttributes")
+        if ra and nra:
+            raise invalid(res, "", [("spec.nonResourceAttributes", "Invalid value: cannot be "
+                                     "specified in combination with resourceAttributes")])
         if ra:
             q = {"verb": ra.get("verb", ""), "group": ra.get("group", ""),
                  "resource": ra.get("resource", ""), "sub": ra.get("subresource") or None,
@@ -693,13 +731,14 @@ class Handler(BaseHTTPRequestHandler):
         elif nra:
             q = {"nonResource": True, "verb": nra.get("verb", ""), "path": nra.get("path", "")}
         else:
-            raise ApiError(422, "Invalid", "resourceAttributes or nonResourceAttributes needed")
+            raise invalid(res, "", [("spec.resourceAttributes", "Invalid value: exactly one of "
+                                     "nonResourceAttributes or resourceAttributes must be "
+                                     "specified")])
         allowed = rbac.authorize(self.st.store, user, groups, q)
-        out = {"kind": res.kind, "apiVersion": res.gv, "metadata": {"creationTimestamp": None},
-               "spec": spec, "status": {"allowed": allowed}}
+        status = {"allowed": allowed}
         if allowed:
-            out["status"]["reason"] = "allowed by the fake's RBAC"
-        return self.send_json(201, out)
+            status["reason"] = "allowed by the fake's RBAC"
+        return self._review_answer(res, review, status)
 
     def _ctype(self):
         return (self.headers.get("Content-Type") or "").split(";")[0].strip()

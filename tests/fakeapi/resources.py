@@ -101,6 +101,11 @@ def _table():
         Res("metrics.k8s.io", "v1beta1", "pods", "PodMetrics", True, verbs=["get", "list"]),
         Res("authorization.k8s.io", "v1", "selfsubjectaccessreviews",
             "SelfSubjectAccessReview", False, verbs=["create"]),
+        # Reviews are create-only and store nothing: the answer comes back in status.
+        Res("authorization.k8s.io", "v1", "subjectaccessreviews", "SubjectAccessReview", False,
+            verbs=["create"]),
+        Res("authentication.k8s.io", "v1", "tokenreviews", "TokenReview", False,
+            verbs=["create"]),
     ]
     for r in t:
         if r.group == "events.k8s.io":

@@ -5,6 +5,8 @@ ClusterRoles grant through RoleBindings and ClusterRoleBindings, and a denied re
 
 import json
 import os
+import shutil
+import subprocess
 import sys
 import tempfile
 import unittest
@@ -133,6 +135,194 @@ class Rbac(unittest.TestCase):
         _, _, log = self.f.control("GET", "/fake/log")
         e = [x for x in log["entries"] if x.get("name") == "logged"][-1]
         self.assertEqual((e["code"], e["user"], e["verb"]), (403, USER, "delete"))
+
+
+AUTHN = "/apis/authentication.k8s.io/v1/tokenreviews"
+AUTHZ = "/apis/authorization.k8s.io/v1/subjectaccessreviews"
+REVIEWER = "system:serviceaccount:sizeup:sizeup"
+READER = "system:serviceaccount:team:reader"
+
+# A reviewer with the chart's progress-auth rule, and a reader a ClusterRole lets `get` the
+# non-resource URL /progress.
+REVIEW_PRELOAD = {"apiVersion": "v1", "kind": "List", "items": [
+    {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+     "metadata": {"name": "reviewer"},
+     "rules": [{"apiGroups": ["authentication.k8s.io", "authorization.k8s.io"],
+                "resources": ["tokenreviews", "subjectaccessreviews"], "verbs": ["create"]}]},
+    {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+     "metadata": {"name": "reviewer"},
+     "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                 "name": "reviewer"},
+     "subjects": [{"kind": "ServiceAccount", "name": "sizeup", "namespace": "sizeup"}]},
+    {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+     "metadata": {"name": "progress-reader"},
+     "rules": [{"nonResourceURLs": ["/progress"], "verbs": ["get"]},
+               {"apiGroups": ["apps"], "resources": ["deployments"], "verbs": ["list"]}]},
+    {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+     "metadata": {"name": "progress-reader"},
+     "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                 "name": "progress-reader"},
+     "subjects": [{"kind": "ServiceAccount", "name": "reader", "namespace": "team"}]},
+]}
+
+
+def token_review(tok):
+    return {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview",
+            "spec": {"token": tok}}
+
+
+def access_review(user, groups=None, **attrs):
+    spec = {"user": user}
+    if groups is not None:
+        spec["groups"] = groups
+    spec.update(attrs)
+    return {"apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview",
+            "spec": spec}
+
+
+def progress_get(path="/progress", verb="get"):
+    return {"nonResourceAttributes": {"path": path, "verb": verb}}
+
+
+class Reviews(unittest.TestCase):
+    """TokenReview and SubjectAccessReview, as kube-rbac-proxy (and the operator's
+    --progress-public) ask them."""
+
+    @classmethod
+    def setUpClass(cls):
+        fd, cls.preload = tempfile.mkstemp(suffix=".json")
+        with os.fdopen(fd, "w") as f:
+            json.dump(REVIEW_PRELOAD, f)
+        cls.f = Fake("--no-kubelet", "--preload", cls.preload)
+        cls.rev = cls.f.control("POST", "/fake/tokens", {"user": REVIEWER})[2]["token"]
+        cls.reader = cls.f.control("POST", "/fake/tokens", {"user": READER})[2]["token"]
+        cls.other = cls.f.control("POST", "/fake/tokens",
+                                  {"user": "jane", "groups": ["devs"]})[2]["token"]
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.f.stop()
+        os.unlink(cls.preload)
+
+    def as_reviewer(self, path, body):
+        return self.f.request("POST", path, body, token=self.rev)
+
+    def test_token_review_names_the_user_and_groups(self):
+        code, _, out = self.as_reviewer(AUTHN, token_review(self.reader))
+        self.assertEqual(code, 201, out)
+        self.assertEqual((out["kind"], out["apiVersion"]),
+                         ("TokenReview", "authentication.k8s.io/v1"))
+        st = out["status"]
+        self.assertIs(st["authenticated"], True)
+        self.assertEqual(st["user"]["username"], READER)
+        self.assertEqual(sorted(st["user"]["groups"]),
+                         ["system:authenticated", "system:serviceaccounts",
+                          "system:serviceaccounts:team"])
+        st = self.as_reviewer(AUTHN, token_review(self.other))[2]["status"]
+        self.assertEqual((st["user"]["username"], st["user"]["groups"]),
+                         ("jane", ["devs", "system:authenticated"]))
+
+    def test_unknown_or_revoked_token_is_not_authenticated(self):
+        code, _, out = self.as_reviewer(AUTHN, token_review("not-a-token-the-fake-issued"))
+        self.assertEqual(code, 201)
+        self.assertIs(out["status"]["authenticated"], False)
+        self.assertEqual(out["status"]["user"], {})
+        tok = self.f.control("POST", "/fake/tokens", {"user": "gone"})[2]["token"]
+        self.assertIs(self.as_reviewer(AUTHN, token_review(tok))[2]["status"]["authenticated"],
+                      True)
+        self.f.control("DELETE", "/fake/tokens", {"token": tok})
+        self.assertIs(self.as_reviewer(AUTHN, token_review(tok))[2]["status"]["authenticated"],
+                      False)
+        # The control token is not a bearer token of the API.
+        st = self.as_reviewer(AUTHN, token_review(self.f.control_token))[2]["status"]
+        self.assertIs(st["authenticated"], False)
+
+    def test_token_review_needs_a_token(self):
+        code, _, st = self.as_reviewer(AUTHN, {"kind": "TokenReview", "spec": {}})
+        self.assertEqual((code, st["reason"]), (400, "BadRequest"))
+
+    def test_access_review_judges_non_resource_urls(self):
+        groups = ["system:serviceaccounts", "system:authenticated"]
+        code, _, out = self.as_reviewer(AUTHZ, access_review(READER, groups, **progress_get()))
+        self.assertEqual(code, 201, out)
+        self.assertEqual(out["kind"], "SubjectAccessReview")
+        self.assertIs(out["status"]["allowed"], True)
+        for spec in (access_review(READER, groups, **progress_get(verb="post")),
+                     access_review(READER, groups, **progress_get("/progress/x")),
+                     access_review("jane", ["devs"], **progress_get())):
+            st = self.as_reviewer(AUTHZ, spec)[2]["status"]
+            self.assertIs(st["allowed"], False, spec)
+        # A group binding works without a user name.
+        st = self.as_reviewer(AUTHZ, {"spec": dict(groups=["system:masters"],
+                                                   **progress_get())})[2]["status"]
+        self.assertIs(st["allowed"], True)
+
+    def test_access_review_judges_resources(self):
+        ra = {"verb": "list", "group": "apps", "resource": "deployments", "namespace": "x"}
+        st = self.as_reviewer(AUTHZ, access_review(READER, resourceAttributes=ra))[2]["status"]
+        self.assertIs(st["allowed"], True)
+        ra["verb"] = "delete"
+        st = self.as_reviewer(AUTHZ, access_review(READER, resourceAttributes=ra))[2]["status"]
+        self.assertIs(st["allowed"], False)
+
+    def test_access_review_validation(self):
+        code, _, st = self.as_reviewer(AUTHZ, {"spec": progress_get()})
+        self.assertEqual((code, st["reason"]), (422, "Invalid"))
+        self.assertIn("at least one of user or group", st["message"])
+        code, _, st = self.as_reviewer(AUTHZ, access_review(READER))
+        self.assertEqual(code, 422)
+        self.assertIn("exactly one of", st["message"])
+        both = access_review(READER, resourceAttributes={"verb": "get"}, **progress_get())
+        self.assertEqual(self.as_reviewer(AUTHZ, both)[0], 422)
+
+    def test_reviews_need_create_on_them(self):
+        for path, body, res, group in (
+                (AUTHN, token_review(self.reader), "tokenreviews", "authentication.k8s.io"),
+                (AUTHZ, access_review(READER, **progress_get()), "subjectaccessreviews",
+                 "authorization.k8s.io")):
+            code, _, st = self.f.request("POST", path, body, token=self.reader)
+            self.assertEqual(code, 403, path)
+            self.assertEqual(st["message"], '%s.%s is forbidden: User "%s" cannot create '
+                             'resource "%s" in API group "%s" at the cluster scope'
+                             % (res, group, READER, res, group))
+            self.assertEqual(self.f.request("GET", path, token=self.rev)[0], 403, path)
+            # The admin (system:masters) may; a GET is no create.
+            self.assertEqual(self.f.request("POST", path, body)[0], 201, path)
+            self.assertEqual(self.f.request("GET", path)[0], 405, path)
+
+    def test_discovery_lists_both_groups(self):
+        _, _, apis = self.f.request("GET", "/apis", token=self.reader)
+        names = [g["name"] for g in apis["groups"]]
+        self.assertIn("authentication.k8s.io", names)
+        self.assertIn("authorization.k8s.io", names)
+        _, _, rl = self.f.request("GET", "/apis/authentication.k8s.io/v1")
+        self.assertEqual([(r["name"], r["kind"], r["verbs"]) for r in rl["resources"]],
+                         [("tokenreviews", "TokenReview", ["create"])])
+        _, _, rl = self.f.request("GET", "/apis/authorization.k8s.io/v1")
+        self.assertIn(("subjectaccessreviews", "SubjectAccessReview", ["create"]),
+                      [(r["name"], r["kind"], r["verbs"]) for r in rl["resources"]])
+
+    def test_kubectl_create_token_review(self):
+        """kubectl (the real client) finds TokenReview by discovery and prints the answer."""
+        cache = tempfile.mkdtemp(prefix="kubectl-cache.")
+        try:
+            doc = json.dumps(token_review(self.reader))
+            p = subprocess.run(["kubectl", "--kubeconfig", os.path.join(self.f.dir,
+                                                                        "kubeconfig"),
+                                "--cache-dir", cache, "create", "-f", "-", "-o", "json"],
+                               input=doc, capture_output=True, text=True, timeout=60)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            st = json.loads(p.stdout)["status"]
+            self.assertEqual((st["authenticated"], st["user"]["username"]), (True, READER))
+            doc = json.dumps(access_review(READER, **progress_get()))
+            p = subprocess.run(["kubectl", "--kubeconfig", os.path.join(self.f.dir,
+                                                                        "kubeconfig"),
+                                "--cache-dir", cache, "create", "-f", "-", "-o",
+                                "jsonpath={.status.allowed}"],
+                               input=doc, capture_output=True, text=True, timeout=60)
+            self.assertEqual((p.returncode, p.stdout), (0, "true"), p.stderr)
+        finally:
+            shutil.rmtree(cache, ignore_errors=True)
 
 
 if __name__ == "__main__":
