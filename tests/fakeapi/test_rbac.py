@@ -21,6 +21,16 @@ RBAC = "/apis/rbac.authorization.k8s.io/v1"
 MERGE = "application/merge-patch+json"
 USER = "system:serviceaccount:default:op"
 
+
+def sa_cluster_binding(role, sa, ns):
+    """A ClusterRoleBinding named as its ClusterRole, to one ServiceAccount."""
+    return {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+            "metadata": {"name": role},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                        "name": role},
+            "subjects": [{"kind": "ServiceAccount", "name": sa, "namespace": ns}]}
+
+
 # What an operator's manifests might grant, loaded at start with --preload.
 PRELOAD = {"apiVersion": "v1", "kind": "List", "items": [
     {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team"}},
@@ -30,11 +40,7 @@ PRELOAD = {"apiVersion": "v1", "kind": "List", "items": [
                 "verbs": ["get", "list", "watch"]},
                {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"],
                 "verbs": ["*"]}]},
-    {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
-     "metadata": {"name": "op-read"},
-     "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
-                 "name": "op-read"},
-     "subjects": [{"kind": "ServiceAccount", "name": "op", "namespace": "default"}]},
+    sa_cluster_binding("op-read", "op", "default"),
     {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
      "metadata": {"name": "op-write", "namespace": "team"},
      "rules": [{"apiGroups": ["apps"], "resources": ["deployments", "deployments/scale"],
@@ -48,20 +54,31 @@ PRELOAD = {"apiVersion": "v1", "kind": "List", "items": [
 ]}
 
 
-class Rbac(unittest.TestCase):
+class PreloadedFake(unittest.TestCase):
+    """One fake without a kubelet for the whole class, started with the class's PRELOAD."""
+    PRELOAD = None
+
     @classmethod
     def setUpClass(cls):
         fd, cls.preload = tempfile.mkstemp(suffix=".json")
         with os.fdopen(fd, "w") as f:
-            json.dump(PRELOAD, f)
+            json.dump(cls.PRELOAD, f)
         cls.f = Fake("--no-kubelet", "--preload", cls.preload)
-        _, _, t = cls.f.control("POST", "/fake/tokens", {"user": USER})
-        cls.tok = t["token"]
 
     @classmethod
     def tearDownClass(cls):
         cls.f.stop()
         os.unlink(cls.preload)
+
+
+class Rbac(PreloadedFake):
+    PRELOAD = PRELOAD
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        _, _, t = cls.f.control("POST", "/fake/tokens", {"user": USER})
+        cls.tok = t["token"]
 
     def as_op(self, method, path, body=None, ctype="application/json"):
         return self.f.request(method, path, body, ctype=ctype, token=self.tok)
@@ -149,20 +166,12 @@ REVIEW_PRELOAD = {"apiVersion": "v1", "kind": "List", "items": [
      "metadata": {"name": "reviewer"},
      "rules": [{"apiGroups": ["authentication.k8s.io", "authorization.k8s.io"],
                 "resources": ["tokenreviews", "subjectaccessreviews"], "verbs": ["create"]}]},
-    {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
-     "metadata": {"name": "reviewer"},
-     "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
-                 "name": "reviewer"},
-     "subjects": [{"kind": "ServiceAccount", "name": "sizeup", "namespace": "sizeup"}]},
+    sa_cluster_binding("reviewer", "sizeup", "sizeup"),
     {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
      "metadata": {"name": "progress-reader"},
      "rules": [{"nonResourceURLs": ["/progress"], "verbs": ["get"]},
                {"apiGroups": ["apps"], "resources": ["deployments"], "verbs": ["list"]}]},
-    {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
-     "metadata": {"name": "progress-reader"},
-     "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
-                 "name": "progress-reader"},
-     "subjects": [{"kind": "ServiceAccount", "name": "reader", "namespace": "team"}]},
+    sa_cluster_binding("progress-reader", "reader", "team"),
 ]}
 
 
@@ -184,25 +193,18 @@ def progress_get(path="/progress", verb="get"):
     return {"nonResourceAttributes": {"path": path, "verb": verb}}
 
 
-class Reviews(unittest.TestCase):
+class Reviews(PreloadedFake):
     """TokenReview and SubjectAccessReview, as kube-rbac-proxy (and the operator's
     --progress-public) ask them."""
+    PRELOAD = REVIEW_PRELOAD
 
     @classmethod
     def setUpClass(cls):
-        fd, cls.preload = tempfile.mkstemp(suffix=".json")
-        with os.fdopen(fd, "w") as f:
-            json.dump(REVIEW_PRELOAD, f)
-        cls.f = Fake("--no-kubelet", "--preload", cls.preload)
+        super().setUpClass()
         cls.rev = cls.f.control("POST", "/fake/tokens", {"user": REVIEWER})[2]["token"]
         cls.reader = cls.f.control("POST", "/fake/tokens", {"user": READER})[2]["token"]
         cls.other = cls.f.control("POST", "/fake/tokens",
                                   {"user": "jane", "groups": ["devs"]})[2]["token"]
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.f.stop()
-        os.unlink(cls.preload)
 
     def as_reviewer(self, path, body):
         return self.f.request("POST", path, body, token=self.rev)
