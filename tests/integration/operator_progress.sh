@@ -15,6 +15,10 @@ PY=/usr/bin/python3
 $PY -c 'import websockets' 2>/dev/null ||
     { echo "python3-websockets is missing for $PY (scripts/install-deps.sh test)"; exit 1; }
 client="$ROOT/tests/servers/progress_client.py"
+free_port() {
+    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0))
+print(s.getsockname()[1]); s.close()'
+}
 e2e_setup
 k apply -f - >/dev/null <<'YAML'
 apiVersion: v1
@@ -54,7 +58,7 @@ op_stop >/dev/null
 
 # Bound to every address: 127.0.0.2 stands for the pod's IP (not the loopback the default
 # answers on). The operator watches a namespace with nothing to sweep.
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')
+port=$(free_port)
 op_start op2 --admin-addr "0.0.0.0:$port" --namespace nothing-here
 code=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.2:$port/")
 [ "$code" = 403 ] || fail "the page answered $code off loopback, want 403"
@@ -111,17 +115,20 @@ subjects: [{kind: ServiceAccount, name: reader, namespace: default}]
 YAML
 token_for() { # USER [KUBECONFIG]: a bearer token the fake issues for USER
     local body="{\"user\": \"$1\"${2:+, \"kubeconfig\": \"$2\", \"namespace\": \"sizeup\"}}"
-    fakectl POST /fake/tokens "$body" | python3 -c 'import json, sys; print(json.load(sys.stdin)["token"])'
+    fakectl POST /fake/tokens "$body" |
+        python3 -c 'import json, sys; print(json.load(sys.stdin)["token"])'
 }
 token_for system:serviceaccount:sizeup:sizeup "$E2E_W/op.kubeconfig" >/dev/null ||
     fail "no token for the operator"
 reader=$(token_for system:serviceaccount:default:reader) || fail "no token for the reader"
 nobody=$(token_for system:serviceaccount:default:nobody) || fail "no token for nobody"
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')
+port=$(free_port)
 KUBECONFIG="$E2E_W/op.kubeconfig" op_start op3 --admin-addr "0.0.0.0:$port" \
     --namespace nothing-here --progress-public
 off="127.0.0.2:$port"
-page() { curl -s -o /dev/null -w '%{http_code}' ${1:+-H "Authorization: Bearer $1"} "http://$off/"; }
+page() { # TOKEN: the status of the page off loopback, with that bearer token if not empty
+    curl -s -o /dev/null -w '%{http_code}' ${1:+-H "Authorization: Bearer $1"} "http://$off/"
+}
 code=$(page "") && [ "$code" = 401 ] || fail "the page answered $code to no token, want 401"
 $PY "$client" refused "ws://$off/progress" >"$E2E_W/pub-none.json"
 grep -q '"status": 101' "$E2E_W/pub-none.json" && fail "the feed upgraded without a token"
