@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# slow: make e2e
 # The capacity search against an app whose capacity is known in advance
 # (tests/servers/capacity_server.py: SLOTS requests at once, each holding its slot HOLD_MS, so at
 # most SLOTS x 1000 / HOLD_MS req/s), with two variants whose WORKERS give different known
