@@ -266,10 +266,6 @@ static int cap_from_json(const cJSON *o, const struct variant *v, struct capacit
     size_t nrep = (size_t)cJSON_GetArraySize(rep);
     for (size_t i = 0; i < nrep; i++)
         cap->repeat_rps[i] = item(rep, (int)i, 0, 0, RATE_CAP);
-    /* As the runner made it: from the repeats; one figure (a single repeat, or the best step
-     * when none ran) has no interval, only its mean. */
-    if (stats_summarize(nrep >= 2 ? cap->repeat_rps : &cap->rps, nrep, &cap->interval) != 0)
-        return -EINVAL;
     /* Derived, not trusted: per core from the variant's limit, valid from the marks. */
     if (v->cpu_millicores > 0)
         cap->per_core = cap->rps / ((double)v->cpu_millicores / 1000.0);
@@ -283,6 +279,11 @@ static int cap_from_json(const cJSON *o, const struct variant *v, struct capacit
     for (int i = 0; i < cJSON_GetArraySize(steps); i++)
         if (step_from_json(cJSON_GetArrayItem(steps, i), &cap->steps[cap->nsteps++]) != 0)
             return -EINVAL;
+    /* As the runner made it: from the repeats (one figure, a single repeat or the best step when
+     * none ran, has only its mean), its top widened to the search's bracket (when the steps were
+     * kept). */
+    if (capacity_set_interval(cap, nrep) != 0)
+        return -EINVAL;
     return 0;
 }
 

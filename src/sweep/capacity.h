@@ -95,4 +95,14 @@ struct capacity_result {
     struct capacity_step steps[CAPACITY_MAX_STEPS];
 };
 
+/* The lowest rate above cap->rps that a search step missed for the app's own reasons (not the
+ * generator's): the top of the search's final bracket. 0 when no such step ran. */
+double capacity_bracket_high(const struct capacity_result *cap);
+
+/* Sets cap->interval from the repeats (or cap->rps alone) and widens its upper end to the
+ * search's bracket: repeats measured at one offered rate can agree to the request, and an
+ * interval of zero width would claim a precision the search never had. The lower end, which
+ * planning uses, is the repeats'. Returns 0 or -EINVAL (a non-finite figure). */
+int capacity_set_interval(struct capacity_result *cap, size_t nrepeats);
+
 #endif

@@ -399,6 +399,7 @@ static int measure_repeats(struct cap_ctx *x, double rate, unsigned *failed_n,
     if (n > 0) {
         stats_summarize(cap->repeat_rps, n, &cap->interval);
         cap->rps = cap->interval.mean;
+        capacity_set_interval(cap, n);
         cap->cpu_cores = ncpu ? cpu / (double)ncpu : -1;
     }
     return 0;
@@ -421,7 +422,7 @@ static void from_best_step(struct capacity_result *cap, double low)
             cap->rps = st->sustained_rps;
             cap->cpu_cores = st->cpu_cores;
             cap->peak_memory_bytes = st->peak_memory_bytes;
-            stats_summarize(&cap->rps, 1, &cap->interval);
+            capacity_set_interval(cap, 1);
             return;
         }
     }

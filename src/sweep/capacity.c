@@ -1,0 +1,28 @@
+/* Figures derived from a capacity search's steps, shared by the runner (which measures them) and
+ * the operator's state (which restores them after a restart), so both state the same interval. */
+
+#include "sweep/capacity.h"
+
+double capacity_bracket_high(const struct capacity_result *cap)
+{
+    double high = 0;
+    for (size_t i = 0; i < cap->nsteps; i++) {
+        const struct capacity_step *st = &cap->steps[i];
+        if (st->kind == CAPACITY_STEP_SEARCH && !st->pass && !st->gen_limited &&
+            st->offered_rps > cap->rps && (high == 0 || st->offered_rps < high))
+            high = st->offered_rps;
+    }
+    return high;
+}
+
+int capacity_set_interval(struct capacity_result *cap, size_t nrepeats)
+{
+    int rc = stats_summarize(nrepeats >= 2 ? cap->repeat_rps : &cap->rps,
+                             nrepeats >= 2 ? nrepeats : (cap->rps > 0 ? 1 : 0), &cap->interval);
+    if (rc)
+        return rc;
+    double high = capacity_bracket_high(cap);
+    if (high > cap->interval.high)
+        cap->interval.high = high;
+    return 0;
+}
