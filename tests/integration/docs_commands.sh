@@ -106,7 +106,7 @@ while IFS=$'\t' read -r id kind where first; do
     sed 's/^/   $ /' "$tmp/run.sh"
     if (cd "$work" && CGROUP_ROOT="$cg" timeout 240 sh -e "$tmp/run.sh") >"$tmp/out" 2>&1; then
         ran+=("$where: $first")
-        sed 's/^/   | /' "$tmp/out" | head -n 15
+        sed -n '1,15s/^/   | /p' "$tmp/out" # no pipe into head: with pipefail, its SIGPIPE would end the script
         # The entrypoint snippet's output is cross-checked below.
         if grep -qF 'sizeup_workers' "$tmp/run.sh"; then cp "$tmp/out" "$tmp/snippet.out"; fi
         # A documented sweep must have measured something, not just exited 0 with FAILED rows.
@@ -213,7 +213,7 @@ YAML
             echo "   \$ $run"
             if (cd "$work" && timeout 60 sh -e -c "$run") >"$tmp/out" 2>&1; then
                 ran+=("$where: $run (fake API server)")
-                sed 's/^/   | /' "$tmp/out" | head -n 10
+                sed -n '1,10s/^/   | /p' "$tmp/out"
             else
                 rc=$?
                 failed+=("$where: $run (fake API server, exit $rc)")
