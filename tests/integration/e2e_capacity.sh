@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# slow: make e2e
 # End to end, a capacity sweep through the operator (clone mode, 2 variants, 1 s windows): the
 # status shows the time left while it runs and ends "done"; results.json has slo_capacity for
 # both rows; CPU comes from metrics.k8s.io (the fake scrapes every 1.5 s, so a 1 s step can never hold a whole metrics window) only for the steps

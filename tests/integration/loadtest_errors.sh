@@ -59,8 +59,19 @@ run e500 --url "http://127.0.0.1:$P/status/500" --users 2 --duration 1s --warmup
 timeout 30 "$SIZEUP" loadtest --url "http://127.0.0.1:$P" --users 2 --duration 30s --warmup 0 \
     --json --out "$SRV_TMP/int.json" &
 lt=$!
-sleep 1.5
-kill -INT $lt
+# SIGINT once the run is under way: the target has answered a request of this run (a sanitizer
+# build on a busy machine can take more than a second to start, and a SIGINT before its handler
+# is installed ends it like any program, with no report).
+count() { srv_stats "$P" | python3 -c 'import json,sys; print(json.load(sys.stdin)["requests"])'; }
+n0=$(count)
+for _ in $(seq 1 100); do
+    [ "$(count)" -gt "$n0" ] && break
+    sleep 0.1
+done
+sleep 1
+# To sizeup itself, not to timeout(1): timeout forwards a signal to its child and to its process
+# group, so the child would get two SIGINTs, and a second SIGINT force-quits by design.
+kill -INT "$(pgrep -P "$lt" | head -n 1)"
 wait $lt
 rc=$?
 [ "$(jget "$SRV_TMP/int.json" "j['interrupted'] and j['requests'] > 0 and j['duration_s'] < 5")" = True ] ||
