@@ -14,7 +14,7 @@
 #include <signal.h>
 
 #include "core/err.h"
-#include "load/profile.h"
+#include "profile/profile.h"
 
 /* Exit statuses shared by every command. */
 #define EXIT_OK        0

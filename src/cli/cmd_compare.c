@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "sweep/compare.h"
+#include "output/compare.h"
 
 struct compare_args {
     int json;

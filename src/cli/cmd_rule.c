@@ -8,7 +8,7 @@
 
 #include "cli/cli.h"
 #include "core/quantity.h"
-#include "sweep/rule.h"
+#include "advise/rule.h"
 
 struct rule_args {
     const char *rule_path, *cpu, *memory;

@@ -14,17 +14,18 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "advise/advise.h"
 #include "cli/cli.h"
 #include "core/log.h"
 #include "core/quantity.h"
-#include "load/profile.h"
-#include "load/profile_override.h"
+#include "profile/profile.h"
+#include "profile/profile_override.h"
 #include "local/local.h"
-#include "sweep/advisor.h"
-#include "sweep/output.h"
+#include "advise/advisor.h"
+#include "output/output.h"
 #include "operator/admin.h"
 #include "operator/progress.h"
-#include "sweep/output_set.h"
+#include "output/output_set.h"
 #include "sweep/progress_feed.h"
 #include "sweep/runner.h"
 #include "sweep/variant.h"
@@ -58,6 +59,9 @@ struct sweep_cli {
     struct platform pl;
     struct sweep s;
     bool ran;
+    /* The live progress page's feed and this sweep's slot in it (--progress-addr); < 0: none. */
+    progress_feed_t *feed;
+    int feed_slot;
     /* The progress display. */
     bool tty;
     double last_draw;
@@ -141,7 +145,7 @@ static size_t advise(const struct sweep *s, const struct profile *p, struct advi
     char err[ERR_LEN];
     size_t k = 0;
 
-    if (output_advise_sweep(s, p, rows, &k, a, err) != 0)
+    if (advise_sweep(s, p, rows, &k, a, err) != 0)
         log_error("sweep.advisor", "error=\"%s\"", err);
     return k;
 }
@@ -164,6 +168,9 @@ static void on_progress(void *ud, const struct sweep_progress *p)
     struct sweep_cli *c = ud;
     char lat[32];
     double t = mono_s();
+
+    if (c->feed_slot >= 0)
+        progress_feed_update(c->feed, c->feed_slot, p);
     bool change = p->index != c->last_index || p->phase != c->last_phase || !c->drew ||
                   p->step != c->last_step;
     char step[64] = "";
@@ -232,17 +239,17 @@ static void print_table(const struct sweep *s, const struct profile *p)
         }
         char marks[160] = "";
         unsigned f = r->flags;
-        if (f & ADVISOR_ROW_UNENFORCED)
+        if (f & SWEEP_FLAG_UNENFORCED)
             snprintf(marks + strlen(marks), sizeof(marks) - strlen(marks),
                      " [limits not enforced]");
-        if (f & ADVISOR_ROW_CPU_EXCEEDS_HOST)
+        if (f & SWEEP_FLAG_CPU_EXCEEDS_HOST)
             snprintf(marks + strlen(marks), sizeof(marks) - strlen(marks), " [exceeds host]");
-        if (f & ADVISOR_ROW_CONTENDED)
+        if (f & SWEEP_FLAG_CONTENDED)
             snprintf(marks + strlen(marks), sizeof(marks) - strlen(marks), " [contended]");
-        if (f & ADVISOR_ROW_GEN_SATURATED)
+        if (f & SWEEP_FLAG_GEN_SATURATED)
             snprintf(marks + strlen(marks), sizeof(marks) - strlen(marks),
                      " [load generator saturated]");
-        if (f & ADVISOR_ROW_INTERRUPTED)
+        if (f & SWEEP_FLAG_INTERRUPTED)
             snprintf(marks + strlen(marks), sizeof(marks) - strlen(marks), " [interrupted]");
         char users[32];
         if (a.rows[i].capacity)
@@ -450,13 +457,16 @@ static int run_variants(struct sweep_cli *c)
     so.progress_ud = c;
     so.row_done = on_row_done;
     so.row_done_ud = c;
-    so.feed = lv.feed;
-    so.feed_name = "local";
+    c->feed = lv.feed;
+    c->feed_slot = lv.feed ? progress_feed_open(lv.feed, "local") : -1;
     signal(SIGPIPE, SIG_IGN);
     c->tty = isatty(STDERR_FILENO);
     so.stop = cli_trap_signals(&sigs, 0);
     int rc = sweep_run(&so, &c->s, err);
     cli_restore_signals(&sigs);
+    if (c->feed_slot >= 0)
+        progress_feed_close(c->feed, c->feed_slot);
+    c->feed_slot = -1;
     live_stop(&lv);
     c->ran = true;
     if (c->tty)

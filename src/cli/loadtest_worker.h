@@ -24,7 +24,7 @@
 #include "cli/cli.h"
 #include "core/err.h"
 #include "load/load.h"
-#include "load/profile.h"
+#include "profile/profile.h"
 #include "load/result.h"
 
 #define LT_WORKER_MAX_SHARES  1000

@@ -19,7 +19,7 @@
 #include "load/plan.h"
 #include "load/series.h"
 #include "load/sock.h"
-#include "load/url.h"
+#include "profile/url.h"
 
 #define ENGINE_PUBLISH_NS (250 * 1000000LL) /* progress publication period */
 

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "load/profile_streams.h"
+#include "profile/profile_streams.h"
 
 enum {
     S_STATUS = 0, /* status line */

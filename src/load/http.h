@@ -11,8 +11,8 @@
 #include <stdint.h>
 
 #include "core/err.h"
-#include "load/profile.h"
-#include "load/url.h"
+#include "profile/profile.h"
+#include "profile/url.h"
 
 #define HTTP_MAX_HEADER_BYTES (64u * 1024u) /* status line + headers, and trailers */
 #define HTTP_MAX_BODY_BYTES   (1ull << 30)  /* 1 GiB */

@@ -9,7 +9,7 @@
 #include <time.h>
 
 #include "core/err.h"
-#include "load/profile.h"
+#include "profile/profile.h"
 #include "load/result.h"
 
 enum load_phase { LOAD_PHASE_WARMUP = 0, LOAD_PHASE_MEASURE, LOAD_PHASE_DONE };

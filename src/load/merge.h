@@ -8,7 +8,7 @@
  * same verdict. */
 
 #include "core/err.h"
-#include "load/profile.h"
+#include "profile/profile.h"
 #include "load/result.h"
 
 /* Adds src into dst. Both come from the same profile: the same request names and stages in the

@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #include "core/err.h"
-#include "load/profile.h"
+#include "profile/profile.h"
 
 struct plan_seg {
     int64_t start_ns; /* from the run's start */

@@ -10,7 +10,7 @@
 
 #include "core/err.h"
 
-#include "load/profile.h"
+#include "profile/profile.h"
 #include "load/result.h"
 
 /* Writes the text report: overall block, per-request-name table, per-stage table (when there

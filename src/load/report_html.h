@@ -9,7 +9,7 @@
 #include <stdio.h>
 
 #include "core/err.h"
-#include "load/profile.h"
+#include "profile/profile.h"
 #include "load/result.h"
 #include "load/series.h"
 

@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 #include "load/hist.h"
-#include "load/profile.h"
+#include "profile/profile.h"
 #include "load/series.h"
 
 enum load_errclass {

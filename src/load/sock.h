@@ -10,7 +10,7 @@
 #include <openssl/ssl.h>
 
 #include "core/err.h"
-#include "load/url.h"
+#include "profile/url.h"
 
 enum sock_status {
     SOCK_OK = 0,     /* done (n bytes for read/write) */

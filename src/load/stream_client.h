@@ -14,10 +14,10 @@
 
 #include "core/err.h"
 #include "load/plan.h"
-#include "load/profile_streams.h"
+#include "profile/profile_streams.h"
 #include "load/series.h"
 #include "load/streams.h"
-#include "load/url.h"
+#include "profile/url.h"
 
 #define STREAM_PATH_MAX (URL_PATH_MAX + PROFILE_STREAM_URL_MAX)
 

@@ -14,7 +14,7 @@
 #include <time.h>
 
 #include "load/plan.h"
-#include "load/profile_streams.h"
+#include "profile/profile_streams.h"
 #include "load/stream_client.h"
 #include "load/streams_int.h"
 

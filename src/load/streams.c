@@ -23,10 +23,10 @@
 
 #include "load/engine.h"
 #include "load/plan.h"
-#include "load/profile_streams.h"
+#include "profile/profile_streams.h"
 #include "load/stream_client.h"
 #include "load/streams_int.h"
-#include "load/url.h"
+#include "profile/url.h"
 
 #define STREAMS_PER_THREAD 10000            /* one thread holds this many streams */
 #define WATCH_NS           (10 * 1000000LL) /* how often the run looks at its threads */

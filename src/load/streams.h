@@ -15,7 +15,7 @@
 #include "core/err.h"
 #include "load/hist.h"
 #include "load/load.h"
-#include "load/profile.h"
+#include "profile/profile.h"
 #include "load/result.h"
 
 #define STREAM_MAX_FRAME (4u << 20) /* a larger frame (or event) closes its stream: too_big */

@@ -11,7 +11,7 @@
 #include "core/err.h"
 #include "load/load.h"
 #include "load/plan.h"
-#include "load/profile_streams.h"
+#include "profile/profile_streams.h"
 #include "load/stream_client.h"
 
 struct streams__base {

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "core/quantity.h"
-#include "sweep/output.h"
+#include "output/output.h"
 #include "sweep/variant.h"
 
 #define PREFIX_LEN (sizeof(ANNOT_PREFIX) - 1)

@@ -10,8 +10,8 @@
 #include <stddef.h>
 
 #include "core/err.h"
-#include "load/profile.h"
-#include "sweep/output.h"
+#include "profile/profile.h"
+#include "output/output.h"
 #include "sweep/variant.h"
 
 #define ANNOT_PREFIX "sizeup.dev/"

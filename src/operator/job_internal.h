@@ -8,9 +8,9 @@
 #include <cjson/cJSON.h>
 
 #include "kube/client.h"
-#include "load/profile.h"
-#include "sweep/advisor.h"
-#include "sweep/output.h"
+#include "profile/profile.h"
+#include "advise/advisor.h"
+#include "output/output.h"
 #include "sweep/platform.h"
 #include "sweep/progress_feed.h"
 #include "sweep/runner.h"
@@ -82,10 +82,11 @@ struct sweep_job {
     char *previous;
     char comparison[RESWEEP_IMAGES_MAX + 512];
     int significant;
-    char images[RESWEEP_IMAGES_MAX];   /* the images swept, from the Deployment as read */
-    char container[64];                /* the sized container's name */
-    char gen_for[64];                  /* the generator Jobs' label naming the Deployment */
-    char feed_name[PROGRESS_NAME_MAX]; /* "namespace/name" in the live progress feed */
+    char images[RESWEEP_IMAGES_MAX]; /* the images swept, from the Deployment as read */
+    char container[64];              /* the sized container's name */
+    char gen_for[64];                /* the generator Jobs' label naming the Deployment */
+    /* The sweep's slot in the live progress feed (x->env->feed) while it runs; < 0: none. */
+    int feed_slot;
     /* The status while it runs: the runner's last estimate of the time left (eta_s < 0: none
      * yet) and when it came (monotonic s), and the last status written and when. */
     double eta_s, eta_at;

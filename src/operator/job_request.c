@@ -14,7 +14,7 @@
 
 #include "core/log.h"
 #include "kube/objects.h"
-#include "load/profile_override.h"
+#include "profile/profile_override.h"
 #include "operator/job_internal.h"
 
 #define PROFILE_KEY "profile.yaml"
@@ -220,6 +220,7 @@ int job_sweep(struct jctx *x, char *err)
     int rc;
 
     sj.x = x;
+    sj.feed_slot = -1;
     sj.started = time(NULL);
     rc = check_request(&sj, reason);
     if (rc == -EINVAL) {
@@ -293,6 +294,7 @@ int job_recover(struct jctx *x, char *err)
     int rc;
 
     sj.x = x;
+    sj.feed_slot = -1;
     sj.started = time(NULL);
     snprintf(x->j->handled, sizeof(x->j->handled), "%s", last ? last : "");
     cJSON_ArrayForEach(it, ann)

@@ -10,12 +10,13 @@
 #include <string.h>
 #include <time.h>
 
+#include "advise/advise.h"
 #include "core/log.h"
 #include "kube/objects.h"
 #include "kube/platform.h"
 #include "operator/job_internal.h"
 #include "operator/loadjob.h"
-#include "sweep/output_set.h"
+#include "output/output_set.h"
 #include "sweep/progress_feed.h"
 #include "sweep/runner.h"
 
@@ -31,7 +32,7 @@ static int write_outputs(struct sweep_job *sj, const struct sweep *s,
     char command[600], *state = NULL;
     int rc;
 
-    rc = output_advise(rows, n, &sj->profile, &sj->facts, &sj->advice, err);
+    rc = advise_rows(rows, n, &sj->profile, &sj->facts, &sj->advice, err);
     if (rc)
         return rc;
     sj->have_advice = 1;
@@ -100,7 +101,7 @@ static struct advisor_row *all_rows(const struct sweep_job *sj, const struct swe
     for (size_t i = 0; i < sj->nprior; i++)
         rows[i] = sj->prior[i];
     for (size_t i = 0; i < upto; i++)
-        sweep_row_to_advisor(s, i, &rows[sj->nprior + i]);
+        advise_row_from_sweep(s, i, &rows[sj->nprior + i]);
     *n = k;
     return rows;
 }
@@ -163,6 +164,8 @@ static void on_progress(void *ud, const struct sweep_progress *p)
 {
     struct sweep_job *sj = ud;
 
+    if (sj->feed_slot >= 0)
+        progress_feed_update(sj->x->env->feed, sj->feed_slot, p);
     sj->eta_s = p->eta_s;
     sj->eta_at = mono_s();
     put_running_status(sj, sj->nprior + p->index, false);
@@ -188,7 +191,7 @@ static enum metrics_verdict to_metric(const struct advisor_row *r, const struct 
 static bool row_complete(const struct sweep_row *r)
 {
     if (r->state == SWEEP_ROW_MEASURED)
-        return !(r->flags & ADVISOR_ROW_INTERRUPTED);
+        return !(r->flags & SWEEP_FLAG_INTERRUPTED);
     return r->state == SWEEP_ROW_FAILED && r->failure.kind != PLATFORM_FAIL_CANCELLED;
 }
 
@@ -306,6 +309,23 @@ static int make_load_source(struct sweep_job *sj, unsigned n, const char *from,
     return loadjob_source_new(gen, out, err);
 }
 
+/* Runs the sweep with a slot in the live progress feed (none without the operator, as in the
+ * tests, or when every slot is taken: only the page misses it). */
+static int run_with_feed(struct sweep_job *sj, const struct sweep_opts *so, struct sweep *s,
+                         char *err)
+{
+    progress_feed_t *feed = sj->x->env ? sj->x->env->feed : NULL;
+    char name[PROGRESS_NAME_MAX];
+
+    snprintf(name, sizeof(name), "%s/%s", sj->x->j->ns, sj->x->j->name);
+    sj->feed_slot = feed ? progress_feed_open(feed, name) : -1;
+    int rc = sweep_run(so, s, err);
+    if (sj->feed_slot >= 0)
+        progress_feed_close(feed, sj->feed_slot);
+    sj->feed_slot = -1;
+    return rc;
+}
+
 void job_sweep_opts(struct sweep_job *sj, struct sweep_opts *so)
 {
     struct jctx *x = sj->x;
@@ -322,9 +342,6 @@ void job_sweep_opts(struct sweep_job *sj, struct sweep_opts *so)
     /* Validation refused such a capacity search without a ceiling already; the runner checks
      * again, so no later change of the validation can let one overload production. */
     so->shared_target = annot_shared_target(&x->req);
-    snprintf(sj->feed_name, sizeof(sj->feed_name), "%s/%s", x->j->ns, x->j->name);
-    so->feed = x->env ? x->env->feed : NULL; /* no feed without the operator (tests) */
-    so->feed_name = sj->feed_name;
 }
 
 int job_run_sweep(struct sweep_job *sj, char *err)
@@ -358,7 +375,7 @@ int job_run_sweep(struct sweep_job *sj, char *err)
         so.load_source_more = &src;
     }
     if (sj->todo.n) {
-        rc = sweep_run(&so, &s, err);
+        rc = run_with_feed(sj, &so, &s, err);
     } else {
         /* Resumed with every variant already measured (the earlier operator died after the
          * last result but before the final write): nothing to run, but the final ConfigMap

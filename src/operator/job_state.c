@@ -13,7 +13,7 @@
 #include "core/stats.h"
 #include "kube/objects.h"
 #include "operator/job_internal.h"
-#include "sweep/output_set.h"
+#include "output/output_set.h"
 #include "sweep/search.h"
 
 #define STATE_VERSION 1

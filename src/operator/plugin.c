@@ -10,7 +10,7 @@
 #include <time.h>
 
 #include "kube/objects.h"
-#include "load/profile.h"
+#include "profile/profile.h"
 #include "operator/job.h"
 #include "operator/resweep.h"
 

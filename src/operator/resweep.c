@@ -11,8 +11,8 @@
 
 #include "kube/objects.h"
 #include "operator/annotations.h"
-#include "sweep/compare.h"
-#include "sweep/output.h"
+#include "output/compare.h"
+#include "output/output.h"
 
 void resweep_images(const cJSON *deploy, char *out, size_t len)
 {

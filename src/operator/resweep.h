@@ -19,7 +19,7 @@
 #include <time.h>
 
 #include "core/err.h"
-#include "sweep/advisor.h"
+#include "advise/advisor.h"
 
 /* Annotations the operator writes for re-sweeps. */
 #define RESWEEP_ANNOT_IMAGES "sizeup.dev/resweep-images" /* the images the last sweep measured */

@@ -1,5 +1,6 @@
-/* Figures derived from a capacity search's steps, shared by the runner (which measures them) and
- * the operator's state (which restores them after a restart), so both state the same interval. */
+/* Figures derived from a capacity search's steps, shared by the runner (which measures them), the
+ * operator's state (which restores them after a restart) and the sizing (which plans from them),
+ * so all state the same interval. */
 
 #include "sweep/capacity.h"
 
@@ -25,4 +26,16 @@ int capacity_set_interval(struct capacity_result *cap, size_t nrepeats)
     if (high > cap->interval.high)
         cap->interval.high = high;
     return 0;
+}
+
+double capacity_low(const struct capacity_result *cap)
+{
+    if (cap->interval.n >= 2)
+        return cap->interval.low > 0 ? cap->interval.low : 0;
+    return cap->rps > 0 ? cap->rps : 0;
+}
+
+double capacity_planned_fraction(const struct profile_planning *p)
+{
+    return (1.0 - p->buffer) / (1.0 + p->growth);
 }

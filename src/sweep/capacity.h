@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "core/stats.h"
+#include "profile/profile.h"
 
 /* The load generator is "saturated" when its CPU use reached this share of the cores its
  * threads could use: it was then the bottleneck, not the app. One constant for the sweep's
@@ -104,5 +105,16 @@ double capacity_bracket_high(const struct capacity_result *cap);
  * interval of zero width would claim a precision the search never had. The lower end, which
  * planning uses, is the repeats'. Returns 0 or -EINVAL (a non-finite figure). */
 int capacity_set_interval(struct capacity_result *cap, size_t nrepeats);
+
+/* The capacity interval's lower bound (the measured capacity when there are fewer than two
+ * repeats), never below 0: what a pod is planned from. */
+double capacity_low(const struct capacity_result *cap);
+
+/* (1 - buffer) / (1 + growth): the share of the lower bound each pod is planned at. */
+double capacity_planned_fraction(const struct profile_planning *p);
+
+/* With a target, the runner measures CPU at 1/CAPACITY_CPU_GROWTH_LOAD of capacity (beside the
+ * planned load) so the sizing can tell whether CPU grows with load (advise/sizing.h). */
+#define CAPACITY_CPU_GROWTH_LOAD 4.0
 
 #endif

@@ -10,7 +10,6 @@
 #include "core/log.h"
 #include "core/quantity.h"
 #include "load/load.h"
-#include "sweep/progress_feed.h"
 #include "sweep/runner_int.h"
 
 #define MAX_PHASES 4
@@ -125,7 +124,7 @@ void sweep__progress(struct sweep__ctx *c, enum sweep_phase phase, const struct 
     struct sweep_progress p;
 
     c->phase = phase;
-    if (!c->o->progress && c->feed_slot < 0)
+    if (!c->o->progress)
         return;
     memset(&p, 0, sizeof(p));
     p.index = c->index;
@@ -148,10 +147,7 @@ void sweep__progress(struct sweep__ctx *c, enum sweep_phase phase, const struct 
         p.failed = lp->failed;
         p.streams_open = lp->streams_open;
     }
-    if (c->feed_slot >= 0)
-        progress_feed_update(c->o->feed, c->feed_slot, &p);
-    if (c->o->progress)
-        c->o->progress(c->o->progress_ud, &p);
+    c->o->progress(c->o->progress_ud, &p);
 }
 
 void sweep__on_load_progress(void *ud, const struct load_progress *lp)
@@ -176,16 +172,16 @@ static void mark_row(const struct sweep *s, struct sweep_row *row)
     double host = (double)f->host_millicores / 1000.0;
 
     if (f->host_millicores > 0 && row->variant.cpu_millicores > f->host_millicores)
-        row->flags |= ADVISOR_ROW_CPU_EXCEEDS_HOST;
+        row->flags |= SWEEP_FLAG_CPU_EXCEEDS_HOST;
     if (!f->limits_enforced)
-        row->flags |= ADVISOR_ROW_UNENFORCED;
+        row->flags |= SWEEP_FLAG_UNENFORCED;
     if (!row->have_load || row->gen_cores < 0)
         return;
     if (row->have_usage && row->usage.host_other_cores >= 0)
         row->host_other_cores = row->usage.host_other_cores;
     double limit = (double)row->variant.cpu_millicores / 1000.0;
     if (f->load_shares_host && host > 0 && limit + row->gen_cores > host + 1e-9)
-        row->flags |= ADVISOR_ROW_CONTENDED;
+        row->flags |= SWEEP_FLAG_CONTENDED;
     /* The variant used clearly less than its limit while the host had no CPU to spare
      * (everything else, the generator included, took the rest): the row shows what the host
      * could spare, not the limit. A variant that got 90% of its limit is measured at its limit
@@ -195,13 +191,13 @@ static void mark_row(const struct sweep *s, struct sweep_row *row)
         double used = row->usage.cpu_s / row->usage.window_s;
         double got = limit < host ? limit : host;
         if (used < 0.9 * got && used + row->usage.host_other_cores > host - 0.1)
-            row->flags |= ADVISOR_ROW_CONTENDED;
+            row->flags |= SWEEP_FLAG_CONTENDED;
     }
     double can = row->load.threads > 0 ? (double)row->load.threads : 1.0;
     if (f->load_shares_host && host > 0 && host < can)
         can = host;
     if (row->gen_cores >= SWEEP_GEN_SATURATED_SHARE * can)
-        row->flags |= ADVISOR_ROW_GEN_SATURATED;
+        row->flags |= SWEEP_FLAG_GEN_SATURATED;
 }
 
 /* Fixed-load mode: the plan's phases, usage around the measured one. Returns 0 or a negative
@@ -250,7 +246,7 @@ static int run_fixed(struct sweep__ctx *c, const char *url, struct phase *plan, 
         if (res.duration_s > 0)
             row->gen_cores = res.tool_cpu_s / res.duration_s;
         if (res.interrupted || sweep__stopped(o))
-            row->flags |= ADVISOR_ROW_INTERRUPTED;
+            row->flags |= SWEEP_FLAG_INTERRUPTED;
     }
     return 0;
 }
@@ -348,8 +344,8 @@ stop:
     row->overhead_s = row->wall_s - c->load_s;
     mark_row(c->s, row);
     if (row->cap.flags & CAPACITY_FLAG_GENERATOR)
-        row->flags |= ADVISOR_ROW_GEN_SATURATED; /* "at least X": never the app's capacity */
-    if (row->cap.searched && (row->flags & ADVISOR_ROW_CONTENDED)) {
+        row->flags |= SWEEP_FLAG_GEN_SATURATED; /* "at least X": never the app's capacity */
+    if (row->cap.searched && (row->flags & SWEEP_FLAG_CONTENDED)) {
         /* The host could not give the variant its CPU at the representative step: the figure
          * is the host's, not the variant's. */
         row->cap.flags |= CAPACITY_FLAG_CONTENDED;
@@ -371,7 +367,7 @@ int sweep_run(const struct sweep_opts *o, struct sweep *s, char *err)
     struct platform *pl = o->platform;
     struct sweep__ctx c;
     char e[ERR_LEN] = "";
-    int rc = 0, slot = -1;
+    int rc = 0;
 
     memset(s, 0, sizeof(*s));
     s->started = time(NULL);
@@ -407,9 +403,6 @@ int sweep_run(const struct sweep_opts *o, struct sweep *s, char *err)
     memset(&c, 0, sizeof(c));
     c.o = o;
     c.s = s;
-    /* Without a free slot the sweep runs as it would without a feed: only the page misses it. */
-    slot = o->feed ? progress_feed_open(o->feed, o->feed_name) : -1;
-    c.feed_slot = slot;
     if (o->profile->search.mode == PROFILE_SEARCH_CAPACITY) {
         c.deadline = sweep__now() + (double)o->profile->search.budget_us / 1e6;
         c.variant_estimate_s = sweep__capacity_estimate_s(o->profile);
@@ -426,8 +419,6 @@ int sweep_run(const struct sweep_opts *o, struct sweep *s, char *err)
             log_warn("sweep.row_done", "index=%zu error=\"%s\"", i + 1, e);
     }
 out:
-    if (slot >= 0)
-        progress_feed_close(o->feed, slot);
     if (pl->ops->restore(pl->self, e) != 0)
         log_error("sweep.restore", "error=\"%s\"", e);
     s->finished = time(NULL);
@@ -450,41 +441,4 @@ void sweep_free(struct sweep *s)
     }
     free(s->rows);
     memset(s, 0, sizeof(*s));
-}
-
-void sweep_row_to_advisor(const struct sweep *s, size_t i, struct advisor_row *out)
-{
-    const struct sweep_row *r = &s->rows[i];
-
-    memset(out, 0, sizeof(*out));
-    out->variant = r->variant;
-    out->flags = r->flags;
-    out->cpu_cores_used = -1;
-    out->peak_memory_bytes = -1;
-    out->gen_cores = r->gen_cores;
-    out->host_other_cores = r->host_other_cores;
-    snprintf(out->applied_by, sizeof(out->applied_by), "%s", r->applied_by);
-    out->measured = r->state == SWEEP_ROW_MEASURED && r->have_load;
-    out->cap = r->cap;
-    out->scap = r->scap;
-    if (r->state == SWEEP_ROW_FAILED) {
-        out->fail = r->failure.kind;
-        snprintf(out->note, sizeof(out->note), "%s", r->failure.reason);
-    } else if (r->state == SWEEP_ROW_PENDING) {
-        snprintf(out->note, sizeof(out->note), "not run (sweep cancelled)");
-    }
-    if (r->have_load) {
-        const struct load_stats *t = &r->load.total;
-        out->throughput_rps = load_stats_throughput(t, r->load.duration_s);
-        out->p50_us = hist_percentile(&t->latency, 50);
-        out->p95_us = hist_percentile(&t->latency, 95);
-        out->p99_us = hist_percentile(&t->latency, 99);
-        out->error_rate = load_stats_error_rate(t);
-        out->requests = t->requests;
-    }
-    if (r->have_usage) {
-        if (r->usage.cpu_s >= 0 && r->usage.window_s > 0)
-            out->cpu_cores_used = r->usage.cpu_s / r->usage.window_s;
-        out->peak_memory_bytes = r->usage.peak_memory_bytes;
-    }
 }

@@ -26,14 +26,26 @@
 #include <time.h>
 
 #include "core/err.h"
-#include "load/profile.h"
+#include "profile/profile.h"
 #include "load/result.h"
-#include "sweep/advisor.h"
 #include "sweep/capacity.h" /* SWEEP_GEN_SATURATED_SHARE, struct capacity_result */
 #include "sweep/load_source.h"
 #include "sweep/platform.h"
 #include "sweep/stream_capacity.h"
 #include "sweep/variant.h"
+
+/* Marks on a row that keep it from being presented as the app's capacity: the runner sets them,
+ * the advisor reads them (advisor_row.flags). */
+#define SWEEP_FLAG_CPU_EXCEEDS_HOST (1u << 0) /* asked for more CPU than the host has */
+#define SWEEP_FLAG_UNENFORCED       (1u << 1) /* limits not enforced (no writable cgroup) */
+#define SWEEP_FLAG_CONTENDED        (1u << 2) /* app CPU limit + generator / other CPU > host */
+#define SWEEP_FLAG_GEN_SATURATED    (1u << 3) /* the load generator was the bottleneck */
+#define SWEEP_FLAG_INTERRUPTED      (1u << 4) /* measurement cut short (cancelled) */
+/* Flags that keep a row from being presented as capacity: no estimated users, no
+ * recommendation, no vote in the rule fit or the findings. Its figures stay in the table. */
+#define SWEEP_FLAG_NOT_CAPACITY                                                                    \
+    (SWEEP_FLAG_CPU_EXCEEDS_HOST | SWEEP_FLAG_UNENFORCED | SWEEP_FLAG_CONTENDED |                  \
+     SWEEP_FLAG_GEN_SATURATED | SWEEP_FLAG_INTERRUPTED)
 
 enum sweep_phase {
     SWEEP_PHASE_START = 0, /* apply */
@@ -54,7 +66,7 @@ struct sweep_row {
     struct variant variant;
     enum sweep_row_state state;
     struct platform_failure failure; /* when FAILED */
-    unsigned flags;                  /* ADVISOR_ROW_* */
+    unsigned flags;                  /* SWEEP_FLAG_* */
     bool have_load;
     struct load_result load; /* the measured phase; owned, freed by sweep_free */
     bool have_usage;
@@ -122,8 +134,6 @@ typedef void (*sweep_progress_fn)(void *ud, const struct sweep_progress *p);
  * away the next measurement. */
 typedef int (*sweep_row_done_fn)(void *ud, const struct sweep *s, size_t index, char *err);
 
-struct progress_feed;
-
 struct sweep_opts {
     struct platform *platform;           /* borrowed */
     const struct profile *profile;       /* borrowed */
@@ -131,15 +141,12 @@ struct sweep_opts {
     int64_t ready_timeout_us;            /* per variant; 0: 60 s */
     unsigned load_threads;               /* 0: the load engine's default */
     volatile sig_atomic_t *stop;         /* may be NULL */
-    sweep_progress_fn progress;          /* may be NULL */
+    /* The one observer of a running sweep: the terminal line, the operator's status and the live
+     * progress feed (sweep/progress_feed.h) are all fed from it by the caller. May be NULL. */
+    sweep_progress_fn progress;
     void *progress_ud;
     sweep_row_done_fn row_done; /* may be NULL */
     void *row_done_ud;
-    /* Live progress for the page and WebSocket feed (sweep/progress_feed.h): the runner takes
-     * a slot named feed_name for the sweep's length and publishes every progress snapshot to
-     * it, whether or not progress is set. NULL: none. Both borrowed. */
-    struct progress_feed *feed;
-    const char *feed_name;
     /* Real users share the target (a URL through a Service or ingress, or in-place mode): a
      * capacity search is refused unless the profile sets search.max_rps. */
     bool shared_target;
@@ -157,9 +164,6 @@ int sweep_run(const struct sweep_opts *o, struct sweep *s /* OUT */, char *err);
 
 /* Frees what s owns and zeroes it. NULL-safe, idempotent. */
 void sweep_free(struct sweep *s);
-
-/* Converts row i of s into the advisor's scalar form. */
-void sweep_row_to_advisor(const struct sweep *s, size_t i, struct advisor_row *out /* OUT */);
 
 /* "start", "ready", "warm-up", "measure", "stop", "done". */
 const char *sweep_phase_name(enum sweep_phase p);

@@ -14,7 +14,6 @@
 #include "core/stats.h"
 #include "sweep/runner_int.h"
 #include "sweep/search.h"
-#include "sweep/sizing.h"
 
 _Static_assert(PROFILE_MAX_REPEATS <= CAPACITY_MAX_REPEATS, "repeats must fit in repeat_rps");
 
@@ -429,14 +428,14 @@ static void from_best_step(struct capacity_result *cap, double low)
 }
 
 /* With a target, the sizing wants CPU measured well below capacity: at the load each pod is
- * planned at (what the HPA's utilization target is computed from) and at 1/SIZING_CPU_GROWTH_LOAD
+ * planned at (what the HPA's utilization target is computed from) and at 1/CAPACITY_CPU_GROWTH_LOAD
  * of capacity (does CPU grow with load?). The search's own steps start near capacity (from the
  * probe) and rarely go that low. Returns 0 or a load run's error. */
-static int sizing_steps(struct cap_ctx *x, char *err)
+static int cpu_load_steps(struct cap_ctx *x, char *err)
 {
     const struct capacity_result *cap = x->cap;
-    double rates[2] = {sizing_capacity_low(cap) * sizing_planned_fraction(&x->p->planning),
-                       cap->rps / SIZING_CPU_GROWTH_LOAD};
+    double rates[2] = {capacity_low(cap) * capacity_planned_fraction(&x->p->planning),
+                       cap->rps / CAPACITY_CPU_GROWTH_LOAD};
 
     for (int i = 0; i < 2; i++) {
         if (!(rates[i] > 0) || sweep__stopped(x->c->o) || x->died ||
@@ -542,7 +541,7 @@ int sweep__capacity(struct sweep__ctx *c, const char *url, char *err)
         cap->per_core = cap->rps / ((double)row->variant.cpu_millicores / 1000.0);
     cap->valid = (cap->flags & ~CAPACITY_FLAG_TOO_FEW_REPEATS) == 0 && cap->rps > 0;
     if (cap->valid && (p->target_rps > 0 || p->target_users > 0)) {
-        rc = sizing_steps(&x, err);
+        rc = cpu_load_steps(&x, err);
         if (rc)
             goto out;
     }
@@ -562,7 +561,7 @@ out:
         row->state = SWEEP_ROW_MEASURED;
         row->gen_cores = x.keep.st.gen_cores;
         if (row->load.interrupted || sweep__stopped(c->o))
-            row->flags |= ADVISOR_ROW_INTERRUPTED;
+            row->flags |= SWEEP_FLAG_INTERRUPTED;
     }
     return rc;
 }

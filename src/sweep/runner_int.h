@@ -30,7 +30,6 @@ struct sweep__ctx {
     double done_wall_s;        /* wall time of the variants finished so far ... */
     size_t done_n;             /* ... and how many */
     double load_s;             /* planned length of this variant's load runs (for overhead_s) */
-    int feed_slot;             /* the sweep's slot in o->feed; < 0: none */
 };
 
 double sweep__now(void);

@@ -13,7 +13,7 @@
 #include <time.h>
 
 #include "core/log.h"
-#include "load/profile_streams.h"
+#include "profile/profile_streams.h"
 #include "load/stream_session.h"
 #include "sweep/runner_int.h"
 #include "sweep/stream_search.h"
@@ -286,7 +286,7 @@ static int keep_row(struct scap_ctx *x, char *err)
     row->state = SWEEP_ROW_MEASURED;
     row->gen_cores = r.duration_s > 0 ? r.tool_cpu_s / r.duration_s : -1;
     if (sweep__stopped(x->c->o))
-        row->flags |= ADVISOR_ROW_INTERRUPTED;
+        row->flags |= SWEEP_FLAG_INTERRUPTED;
     return 0;
 }
 

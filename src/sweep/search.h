@@ -19,7 +19,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "load/profile.h"
+#include "profile/profile.h"
 #include "sweep/capacity.h"
 
 /* The lowest rate the search offers: below one request a second nothing is measured. */

@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "load/profile.h"
+#include "profile/profile.h"
 #include "sweep/search.h"
 #include "sweep/stream_capacity.h"
 

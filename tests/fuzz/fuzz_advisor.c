@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sweep/advisor.h"
+#include "advise/advisor.h"
 
 #define ROW_BYTES 16
 
@@ -71,7 +71,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         r->fail = (enum platform_fail)((p[1] >> 1) % (PLATFORM_FAIL_CANCELLED + 1));
         if (!r->measured)
             memcpy(r->note, "killed", 7);
-        r->flags = p[2] & ADVISOR_ROW_NOT_CAPACITY;
+        r->flags = p[2] & SWEEP_FLAG_NOT_CAPACITY;
         /* Bit 7: tiny throughputs, where a division by one could overflow. */
         r->throughput_rps = u16(p + 3) * (p[1] & 0x80 ? 1e-300 : 0.5);
         r->p95_us = (uint64_t)u16(p + 5) * 1000;

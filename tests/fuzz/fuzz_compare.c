@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "sweep/compare.h"
+#include "output/compare.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -23,7 +23,7 @@
 #include "kube/internal.h"
 #include "kube/objects.h"
 #include "kube/platform.h"
-#include "load/profile.h"
+#include "profile/profile.h"
 #include "load/result.h"
 #include "sweep/runner.h"
 #include "sweep/variant.h"

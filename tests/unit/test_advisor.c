@@ -1,4 +1,4 @@
-/* Tests for the advisor (src/sweep/advisor.c, advisor_rule.c, advisor_findings.c). The main
+/* Tests for the advisor (src/advise/advisor.c, advisor_rule.c, advisor_findings.c). The main
  * fixture is a published reference sweep (a small web app, six variants from 0.5 to 4 cores):
  * the advisor must reach the same verdicts, the same `*`, the same estimated users and state the
  * same takeaways from the same numbers, except where the published words do not match their own
@@ -20,7 +20,7 @@
 
 #include <cmocka.h>
 
-#include "sweep/advisor.h"
+#include "advise/advisor.h"
 
 #define MS 1000ULL
 
@@ -201,8 +201,8 @@ static void test_marked_rows_never_recommended(void **state)
     seed_opts(&o);
     o.host_cores = 2;
     seed_rows(rows);
-    rows[5].flags |= ADVISOR_ROW_CPU_EXCEEDS_HOST;
-    rows[3].flags |= ADVISOR_ROW_CONTENDED;
+    rows[5].flags |= SWEEP_FLAG_CPU_EXCEEDS_HOST;
+    rows[3].flags |= SWEEP_FLAG_CONTENDED;
     rows[3].gen_cores = 0.9;
     assert_int_equal(advisor_run(rows, NSEED, &o, &a, err), 0);
     dump(&a);
@@ -716,7 +716,7 @@ static void test_capacity_mode_uses_the_sizing(void **state)
     assert_true(has(&a, "Autoscaling: CPU grows with load"));
 
     /* The same row marked: never the recommendation, whatever it costs. */
-    rows[1].flags = ADVISOR_ROW_CONTENDED;
+    rows[1].flags = SWEEP_FLAG_CONTENDED;
     assert_int_equal(advisor_run(rows, NSEED, &o, &a, err), 0);
     assert_int_equal(a.recommended, 3); /* 2@2/1Gi: 5 x 2.13 = 10.65 */
     assert_int_equal(a.replicas, 5);

@@ -1,4 +1,4 @@
-/* Tests for src/sweep/compare.c and compare_render.c: reading results.json (well-formed and
+/* Tests for src/output/compare.c and compare_render.c: reading results.json (well-formed and
  * malformed), the significance rules (identical runs, a halved capacity, too few repeats,
  * invalid capacities, fixed-mode files), the regression threshold, and the text and JSON
  * renderings users and CI read. */
@@ -18,7 +18,7 @@
 
 #include <cmocka.h>
 
-#include "sweep/compare.h"
+#include "output/compare.h"
 
 /* ---- fixtures ---------------------------------------------------------------------------- */
 

@@ -19,14 +19,15 @@
 #include <cmocka.h>
 #include <yaml.h>
 
+#include "advise/advise.h"
 #include "core/quantity.h"
 #include "load/report.h"
-#include "sweep/output.h"
-#include "sweep/output_int.h"
-#include "sweep/output_set.h"
-#include "sweep/rule.h"
+#include "output/output.h"
+#include "output/output_int.h"
+#include "output/output_set.h"
+#include "advise/rule.h"
 #include "sweep/runner.h"
-#include "sweep/sizing.h"
+#include "advise/sizing.h"
 
 #define NV 3
 
@@ -95,7 +96,7 @@ static void fill_doc(struct output_doc *d, struct sweep *s, struct advisor_row *
     s->facts.load_shares_host = true;
     snprintf(s->facts.machine, sizeof(s->facts.machine), "test machine");
     snprintf(s->platform, sizeof(s->platform), "local");
-    assert_int_equal(output_advise(rows, n, p, &s->facts, a, err), 0);
+    assert_int_equal(advise_rows(rows, n, p, &s->facts, a, err), 0);
     memset(d, 0, sizeof(*d));
     d->rows = rows;
     d->n = n;
@@ -683,7 +684,7 @@ static void overload_all(struct fixture *f)
     char err[ERR_LEN];
     f->profile.thresholds.healthy_p95_us = 1000;
     f->profile.thresholds.overloaded_p95_us = 10000;
-    assert_int_equal(output_advise(f->rows, NV, &f->profile, f->doc.facts, &f->advice, err), 0);
+    assert_int_equal(advise_rows(f->rows, NV, &f->profile, f->doc.facts, &f->advice, err), 0);
     for (int i = 0; i < NV; i++)
         assert_int_equal(f->advice.rows[i].verdict, VERDICT_OVERLOADED);
     assert_int_equal(f->advice.recommended, -1);
@@ -752,9 +753,9 @@ static void test_closest_row(void **state)
 
     f->profile.thresholds.healthy_p95_us = 1000;
     f->profile.thresholds.overloaded_p95_us = 100000;
-    f->rows[1].flags = ADVISOR_ROW_CONTENDED; /* STRESSED, but not the app's capacity */
-    f->rows[2].error_rate = 0.5;              /* lowest P95, OVERLOADED by its errors */
-    assert_int_equal(output_advise(f->rows, NV, &f->profile, f->doc.facts, &f->advice, err), 0);
+    f->rows[1].flags = SWEEP_FLAG_CONTENDED; /* STRESSED, but not the app's capacity */
+    f->rows[2].error_rate = 0.5;             /* lowest P95, OVERLOADED by its errors */
+    assert_int_equal(advise_rows(f->rows, NV, &f->profile, f->doc.facts, &f->advice, err), 0);
     assert_int_equal(f->advice.recommended, -1);
     assert_int_equal(f->advice.rows[1].verdict, VERDICT_STRESSED);
     assert_int_equal(f->advice.rows[2].verdict, VERDICT_OVERLOADED);
@@ -765,7 +766,7 @@ static void test_closest_row(void **state)
         f->rows[i].measured = false;
         snprintf(f->rows[i].note, sizeof(f->rows[i].note), "OOM-killed");
     }
-    assert_int_equal(output_advise(f->rows, NV, &f->profile, f->doc.facts, &f->advice, err), 0);
+    assert_int_equal(advise_rows(f->rows, NV, &f->profile, f->doc.facts, &f->advice, err), 0);
     output_no_rec_sentence(&f->doc, buf, sizeof(buf));
     assert_non_null(strstr(buf, "No variant holds the load ("));
     assert_non_null(strstr(buf, "): every variant FAILED."));
@@ -789,7 +790,7 @@ static void test_advisor_opts(void **state)
     facts.host_millicores = 4500;
     facts.limits_enforced = true;
     snprintf(facts.limits_note, sizeof(facts.limits_note), "stale");
-    output_advisor_opts(&p, &facts, &o);
+    advise_opts(&p, &facts, &o);
     assert_true(o.per_user_rps == 0.5);
     assert_true(o.target_rps == 500);
     assert_true(o.host_cores == 4.5);
@@ -797,10 +798,10 @@ static void test_advisor_opts(void **state)
     assert_int_equal(o.thresholds.healthy_p95_us, p.thresholds.healthy_p95_us);
     facts.limits_enforced = false;
     p.target_rps = 42;
-    output_advisor_opts(&p, &facts, &o);
+    advise_opts(&p, &facts, &o);
     assert_string_equal(o.limits_note, "stale");
     assert_true(o.target_rps == 42);
-    output_advisor_opts(&p, NULL, &o);
+    advise_opts(&p, NULL, &o);
     assert_true(o.host_cores == 0);
     assert_null(o.limits_note);
     profile_free(&p);

@@ -1,4 +1,4 @@
-/* Tests for src/sweep/output_hpa.c: hpa.yaml is, byte for byte, an autoscaling/v2
+/* Tests for src/output/output_hpa.c: hpa.yaml is, byte for byte, an autoscaling/v2
  * HorizontalPodAutoscaler carrying the sizing's numbers; no file for a sizing without an HPA;
  * object names are checked. `kubectl apply --dry-run=client` of the file and `helm template` with
  * the values are the integration test's job (tests/integration/sizing_charts.sh), which runs this
@@ -16,8 +16,8 @@
 #include <cmocka.h>
 #include <yaml.h>
 
-#include "sweep/output.h"
-#include "sweep/output_hpa.h"
+#include "output/output.h"
+#include "output/output_hpa.h"
 
 static void cpu_bound_sizing(struct sizing *s)
 {

@@ -1,4 +1,4 @@
-/* Tests for src/load/profile.c: the DESIGN.md example, defaults, valid variations and a table
+/* Tests for src/profile/profile.c: the DESIGN.md example, defaults, valid variations and a table
  * of malformed profiles, each with the error it must give (file, line, field path, problem). */
 
 #include <errno.h>
@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "load/profile.h"
+#include "profile/profile.h"
 
 #define SRC "profile.yaml"
 

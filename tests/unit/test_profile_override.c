@@ -1,4 +1,4 @@
-/* Tests for src/load/profile_override.c: what each flag changes, and one case per conflict
+/* Tests for src/profile/profile_override.c: what each flag changes, and one case per conflict
  * with the message that names the flag and the profile's field. */
 
 #include <errno.h>
@@ -10,8 +10,8 @@
 
 #include <cmocka.h>
 
-#include "load/profile.h"
-#include "load/profile_override.h"
+#include "profile/profile.h"
+#include "profile/profile_override.h"
 
 #define REQ "requests: [{path: /}]\n"
 

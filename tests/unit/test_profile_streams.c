@@ -1,4 +1,4 @@
-/* Tests for src/load/profile_streams.c: the streams: and producers: sections, table-driven,
+/* Tests for src/profile/profile_streams.c: the streams: and producers: sections, table-driven,
  * the valid ones by their parsed fields and the malformed ones by the line and field their
  * error names. */
 
@@ -11,8 +11,8 @@
 
 #include <cmocka.h>
 
-#include "load/profile.h"
-#include "load/profile_streams.h"
+#include "profile/profile.h"
+#include "profile/profile_streams.h"
 
 static int load(const char *yaml, struct profile *p, char *err)
 {

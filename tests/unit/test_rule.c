@@ -1,4 +1,4 @@
-/* Tests for src/sweep/rule.c: evaluating the auto-sizing rule (table-driven, the default rule and
+/* Tests for src/advise/rule.c: evaluating the auto-sizing rule (table-driven, the default rule and
  * fitted ones) and reading it back from an auto-sizing.yaml. */
 
 #include <errno.h>
@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "sweep/rule.h"
+#include "advise/rule.h"
 
 #define MI (1LL << 20)
 #define GI (1LL << 30)

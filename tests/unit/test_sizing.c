@@ -1,4 +1,4 @@
-/* Tests for src/sweep/sizing.c: the planned load, replicas, cost and the cheapest total on the
+/* Tests for src/advise/sizing.c: the planned load, replicas, cost and the cheapest total on the
  * published reference sweep's numbers (the advisor's fixture; capacities taken as its
  * throughputs with a 3% interval) and on synthetic rows
  * made to isolate one rule each: cost ties, invalid and marked rows, an app whose CPU does not
@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "sweep/sizing.h"
+#include "advise/sizing.h"
 
 #define MIB (1024LL * 1024LL)
 

@@ -1,4 +1,4 @@
-/* Tests for src/load/url.c: base URLs (table-driven, malformed ones included) and resolution. */
+/* Tests for src/profile/url.c: base URLs (table-driven, malformed ones included) and resolution. */
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "load/url.h"
+#include "profile/url.h"
 
 struct ok_case {
     const char *in;

@@ -1,0 +1,86 @@
+/* The advisor over a sweep: the runner's rows converted, the options from the profile. */
+
+#include "advise/advise.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "load/hist.h"
+#include "load/result.h"
+
+#define PER_USER_RPS_DEFAULT 0.5 /* the profile's default, for a profile that says 0 */
+
+void advise_row_from_sweep(const struct sweep *s, size_t i, struct advisor_row *out)
+{
+    const struct sweep_row *r = &s->rows[i];
+
+    memset(out, 0, sizeof(*out));
+    out->variant = r->variant;
+    out->flags = r->flags;
+    out->cpu_cores_used = -1;
+    out->peak_memory_bytes = -1;
+    out->gen_cores = r->gen_cores;
+    out->host_other_cores = r->host_other_cores;
+    snprintf(out->applied_by, sizeof(out->applied_by), "%s", r->applied_by);
+    out->measured = r->state == SWEEP_ROW_MEASURED && r->have_load;
+    out->cap = r->cap;
+    out->scap = r->scap;
+    if (r->state == SWEEP_ROW_FAILED) {
+        out->fail = r->failure.kind;
+        snprintf(out->note, sizeof(out->note), "%s", r->failure.reason);
+    } else if (r->state == SWEEP_ROW_PENDING) {
+        snprintf(out->note, sizeof(out->note), "not run (sweep cancelled)");
+    }
+    if (r->have_load) {
+        const struct load_stats *t = &r->load.total;
+        out->throughput_rps = load_stats_throughput(t, r->load.duration_s);
+        out->p50_us = hist_percentile(&t->latency, 50);
+        out->p95_us = hist_percentile(&t->latency, 95);
+        out->p99_us = hist_percentile(&t->latency, 99);
+        out->error_rate = load_stats_error_rate(t);
+        out->requests = t->requests;
+    }
+    if (r->have_usage) {
+        if (r->usage.cpu_s >= 0 && r->usage.window_s > 0)
+            out->cpu_cores_used = r->usage.cpu_s / r->usage.window_s;
+        out->peak_memory_bytes = r->usage.peak_memory_bytes;
+    }
+}
+
+void advise_opts(const struct profile *p, const struct platform_facts *f, struct advisor_opts *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->thresholds = p->thresholds;
+    out->per_user_rps = p->per_user_rps > 0 ? p->per_user_rps : PER_USER_RPS_DEFAULT;
+    out->target_rps = p->target_rps > 0 ? p->target_rps : p->target_users * out->per_user_rps;
+    out->target_users = p->target_rps > 0 ? 0 : p->target_users;
+    out->target_streams = p->target_streams;
+    out->delivery_slo_us =
+        p->slo.delivery_p95_us > 0 ? p->slo.delivery_p95_us : p->thresholds.healthy_p95_us;
+    out->cost = p->cost;
+    out->planning = p->planning;
+    out->host_cores = f ? (double)f->host_millicores / 1000.0 : 0;
+    out->limits_note = f && !f->limits_enforced ? f->limits_note : NULL;
+}
+
+int advise_rows(const struct advisor_row *rows, size_t n, const struct profile *p,
+                const struct platform_facts *f, struct advice *a, char *err)
+{
+    struct advisor_opts o;
+
+    advise_opts(p, f, &o);
+    return advisor_run(rows, n, &o, a, err);
+}
+
+int advise_sweep(const struct sweep *s, const struct profile *p, struct advisor_row *rows,
+                 size_t *n, struct advice *a, char *err)
+{
+    size_t k = 0;
+
+    while (k < s->n && k < VARIANT_MAX && s->rows[k].state != SWEEP_ROW_PENDING)
+        k++;
+    for (size_t i = 0; i < k; i++)
+        advise_row_from_sweep(s, i, &rows[i]);
+    *n = k;
+    return advise_rows(rows, k, p, &s->facts, a, err);
+}

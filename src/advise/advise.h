@@ -1,0 +1,37 @@
+#ifndef SIZEUP_ADVISE_ADVISE_H
+#define SIZEUP_ADVISE_ADVISE_H
+
+/* The advisor over what the runner measured: a sweep's rows in the advisor's scalar form, and
+ * the advisor's options from a profile and the platform's facts. The one place both front-ends
+ * (the local sweep and the operator) turn measurements into advice. */
+
+#include <stddef.h>
+
+#include "advise/advisor.h"
+#include "core/err.h"
+#include "profile/profile.h"
+#include "sweep/platform.h"
+#include "sweep/runner.h"
+
+/* Converts row i of s into the advisor's scalar form. Borrows s. */
+void advise_row_from_sweep(const struct sweep *s, size_t i, struct advisor_row *out /* OUT */);
+
+/* The advisor's options for a profile and the platform's facts (f may be NULL): thresholds,
+ * per-user rate (default 0.5 req/s), the target in req/s (from rps, or users x per-user rate)
+ * and in users as given, the cost weights and planning margins, host cores, and why limits are
+ * not enforced. The one place both front-ends get them. */
+void advise_opts(const struct profile *p, const struct platform_facts *f,
+                 struct advisor_opts *out /* OUT */);
+
+/* Runs the advisor over rows[0..n) with advise_opts(p, f). Borrows everything; fills *a.
+ * Returns 0 or the advisor's error. */
+int advise_rows(const struct advisor_row *rows, size_t n, const struct profile *p,
+                const struct platform_facts *f, struct advice *a /* OUT */, char *err);
+
+/* The advisor's rows for the attempted (not pending) rows of s, the advice over them with
+ * advise_rows, into rows[0..*n) (room for VARIANT_MAX) and *a. Returns 0 or the advisor's
+ * error (*n is set either way). */
+int advise_sweep(const struct sweep *s, const struct profile *p, struct advisor_row *rows /* OUT */,
+                 size_t *n /* OUT */, struct advice *a /* OUT */, char *err);
+
+#endif

@@ -1,0 +1,528 @@
+/* The findings: plain sentences drawn from the numbers. Every word that judges a number belongs
+ * to a band whose edges are constants in advisor.h, and the sentence names the edge beside the
+ * number, so a changed constant changes the words. */
+
+#include <ctype.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "advise/advisor_internal.h"
+
+static void find_oversubscription(const struct advisor_row *rows, size_t n, struct advice *a)
+{
+    char text[ADVISOR_TEXT_LEN] = "";
+    int worse = 0, better = 0, same = 0;
+    double worst = 0, best = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        const struct advisor_row *o = &rows[i];
+        if (!usable(rows, a, i) || (double)o->variant.workers <= cores_of(o) + 1e-9)
+            continue;
+        /* The best row at the same CPU with no more workers than cores. */
+        int base = -1;
+        for (size_t j = 0; j < n; j++) {
+            const struct advisor_row *b = &rows[j];
+            if (!usable(rows, a, j) || b->variant.cpu_millicores != o->variant.cpu_millicores ||
+                b->variant.workers >= o->variant.workers)
+                continue;
+            if (base < 0 || b->throughput_rps > rows[base].throughput_rps)
+                base = (int)j;
+        }
+        if (base < 0)
+            continue;
+        const struct advisor_row *b = &rows[base];
+        double d = shown_pct(b->throughput_rps, o->throughput_rps);
+        if (d < -ADVISOR_NOISE * 100)
+            worse++;
+        else if (d > ADVISOR_NOISE * 100)
+            better++;
+        else
+            same++;
+        if (d < worst)
+            worst = d;
+        if (d > best)
+            best = d;
+        text_catf(text, sizeof(text), "%s%s did %.0f req/s against %.0f for %s (%+.0f%%)",
+                  text[0] ? "; " : "", o->variant.label, o->throughput_rps, b->throughput_rps,
+                  b->variant.label, d);
+    }
+    int total = worse + better + same;
+    if (total == 0)
+        return;
+    /* Each word covers only the comparisons it names: "worse" is every one of them below
+     * -ADVISOR_NOISE, "helped" every one above it; a mixture is said as one. */
+    if (worse == total)
+        advisor__finding(
+            a,
+            "Workers beyond the cores made things worse, not better (each by more than the "
+            "%.0f%% this sweep treats as noise): %s. Workers competing for the same CPU "
+            "budget pay for context switches and gain no parallelism; each worker beyond "
+            "the first wants its own core.",
+            PCT(ADVISOR_NOISE), text);
+    else if (better == total)
+        advisor__finding(
+            a,
+            "Workers beyond the cores helped (each by more than the %.0f%% this sweep treats "
+            "as noise): %s. The app spends time waiting (I/O, locks), so extra workers use "
+            "CPU time one worker leaves idle.",
+            PCT(ADVISOR_NOISE), text);
+    else if (same == total)
+        advisor__finding(
+            a,
+            "Workers beyond the cores made no measurable difference (within the %.0f%% this "
+            "sweep treats as noise): %s.",
+            PCT(ADVISOR_NOISE), text);
+    else if (better == 0)
+        advisor__finding(
+            a,
+            "Workers beyond the cores never helped: %d of %d comparisons were worse by more "
+            "than the %.0f%% this sweep treats as noise (worst %+.0f%%), the rest within it: "
+            "%s.",
+            worse, total, PCT(ADVISOR_NOISE), worst, text);
+    else if (worse == 0)
+        advisor__finding(
+            a,
+            "Workers beyond the cores helped in %d of %d comparisons by more than the %.0f%% "
+            "this sweep treats as noise (best %+.0f%%), the rest within it: %s.",
+            better, total, PCT(ADVISOR_NOISE), best, text);
+    else
+        advisor__finding(
+            a, "Workers beyond the cores gave mixed results (worst %+.0f%%, best %+.0f%%): %s.",
+            worst, best, text);
+}
+
+static void find_cpu_memory(const struct advisor_row *rows, size_t n, struct advice *a)
+{
+    char mem_text[ADVISOR_TEXT_LEN] = "", cpu_text[ADVISOR_TEXT_LEN] = "";
+    char b1[QTY_LEN], b2[QTY_LEN], b3[QTY_LEN], b4[QTY_LEN];
+    double max_mem_effect = 0, best_cpu_ratio = 0;
+    int mem_pairs = 0, mem_better = 0, level_pairs = 0, cpu_x = -1, cpu_y = -1;
+
+    /* Pure memory pairs: same workers and CPU, different memory. */
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < n; j++) {
+            const struct advisor_row *x = &rows[i], *y = &rows[j];
+            if (!usable(rows, a, i) || !usable(rows, a, j) ||
+                x->variant.workers != y->variant.workers ||
+                x->variant.cpu_millicores != y->variant.cpu_millicores ||
+                x->variant.memory_bytes >= y->variant.memory_bytes)
+                continue;
+            double d = shown_pct(x->throughput_rps, y->throughput_rps);
+            mem_pairs++;
+            if (fabs(d) > fabs(max_mem_effect))
+                max_mem_effect = d;
+            text_catf(mem_text, sizeof(mem_text),
+                      "%s%s -> %s at %uw / %sc: %.0f -> %.0f req/s (%+.0f%%)",
+                      mem_text[0] ? "; " : "", mem_txt(x->variant.memory_bytes, b1),
+                      mem_txt(y->variant.memory_bytes, b2), x->variant.workers, cores_txt(x, b3),
+                      x->throughput_rps, y->throughput_rps, d);
+        }
+    /* Without pure pairs: at the same CPU, did any variant with more memory do better? */
+    char level_text[ADVISOR_TEXT_LEN] = "";
+    if (mem_pairs == 0) {
+        for (size_t i = 0; i < n; i++)
+            for (size_t j = 0; j < n; j++) {
+                const struct advisor_row *x = &rows[i], *y = &rows[j];
+                if (!usable(rows, a, i) || !usable(rows, a, j) ||
+                    x->variant.cpu_millicores != y->variant.cpu_millicores ||
+                    x->variant.memory_bytes >= y->variant.memory_bytes)
+                    continue;
+                level_pairs++;
+                if (shown_pct(x->throughput_rps, y->throughput_rps) > PCT(ADVISOR_NOISE))
+                    mem_better++;
+                text_catf(level_text, sizeof(level_text), "%s%s %.0f req/s, %s %.0f req/s",
+                          level_text[0] ? "; " : "", x->variant.label, x->throughput_rps,
+                          y->variant.label, y->throughput_rps);
+            }
+    }
+    /* Pure CPU pairs: same workers and memory, more CPU. */
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < n; j++) {
+            const struct advisor_row *x = &rows[i], *y = &rows[j];
+            if (!usable(rows, a, i) || !usable(rows, a, j) ||
+                x->variant.workers != y->variant.workers ||
+                x->variant.memory_bytes != y->variant.memory_bytes ||
+                x->variant.cpu_millicores >= y->variant.cpu_millicores || x->throughput_rps <= 0)
+                continue;
+            double ratio = y->throughput_rps / x->throughput_rps;
+            if (ratio > best_cpu_ratio) {
+                best_cpu_ratio = ratio;
+                cpu_x = (int)i;
+                cpu_y = (int)j;
+            }
+        }
+    /* The CPU effect's band, on the change as printed: within the noise, clearly more than it
+     * (CPU "matters"), or in between. */
+    double cpu_gain =
+        cpu_x >= 0 ? shown_pct(rows[cpu_x].throughput_rps, rows[cpu_y].throughput_rps) : 0;
+    bool cpu_flat = cpu_x >= 0 && cpu_gain <= PCT(ADVISOR_NOISE);
+    bool cpu_matters = cpu_x >= 0 && cpu_gain >= PCT(ADVISOR_CPU_MATTERS);
+    if (cpu_x >= 0) {
+        const struct advisor_row *x = &rows[cpu_x], *y = &rows[cpu_y];
+        snprintf(cpu_text, sizeof(cpu_text),
+                 "going from %s to %s cores at the same memory (%uw / %s) ", cores_txt(x, b1),
+                 cores_txt(y, b2), x->variant.workers, mem_txt(x->variant.memory_bytes, b4));
+        if (cpu_flat)
+            text_catf(cpu_text, sizeof(cpu_text), "changed throughput by %+.0f%%", cpu_gain);
+        else
+            text_catf(cpu_text, sizeof(cpu_text), "multiplied throughput by %.1fx", best_cpu_ratio);
+        text_catf(cpu_text, sizeof(cpu_text), " (%.0f -> %.0f req/s)", x->throughput_rps,
+                  y->throughput_rps);
+    }
+    /* Peak memory against the limits, where measured. */
+    double max_share = -1;
+    int max_share_i = -1;
+    for (size_t i = 0; i < n; i++) {
+        if (!rows[i].measured || rows[i].peak_memory_bytes < 0)
+            continue;
+        double s = (double)rows[i].peak_memory_bytes / (double)rows[i].variant.memory_bytes;
+        if (s > max_share) {
+            max_share = s;
+            max_share_i = (int)i;
+        }
+    }
+
+    double share_shown = round(max_share * 100);
+    bool spare = max_share >= 0 && share_shown < PCT(ADVISOR_MEM_SPARE_SHARE);
+    bool memory_flat = (mem_pairs > 0 && fabs(max_mem_effect) <= PCT(ADVISOR_NOISE)) ||
+                       (mem_pairs == 0 && level_pairs > 0 && mem_better == 0) ||
+                       (mem_pairs == 0 && level_pairs == 0 && spare);
+    char mem_sentence[ADVISOR_TEXT_LEN] = "";
+    if (mem_pairs > 0 && fabs(max_mem_effect) <= PCT(ADVISOR_NOISE))
+        snprintf(mem_sentence, sizeof(mem_sentence),
+                 "memory made no measurable difference (%s; within the %.0f%% this sweep treats "
+                 "as noise)",
+                 mem_text, PCT(ADVISOR_NOISE));
+    else if (mem_pairs > 0)
+        snprintf(mem_sentence, sizeof(mem_sentence),
+                 "more memory changed throughput by up to "
+                 "%+.0f%% (%s)",
+                 max_mem_effect, mem_text);
+    else if (level_pairs > 0 && mem_better == 0)
+        snprintf(mem_sentence, sizeof(mem_sentence),
+                 "at the same CPU no variant with more memory did better by more than the %.0f%% "
+                 "this sweep treats as noise (%s); no two variants differ only in memory, so "
+                 "memory's own effect is bounded, not isolated",
+                 PCT(ADVISOR_NOISE), level_text);
+    if (max_share_i >= 0) {
+        char extra[ADVISOR_TEXT_LEN];
+        snprintf(extra, sizeof(extra),
+                 "%speak memory reached at most %.0f%% of the limit (%s of %s in %s), %s "
+                 "%.0f%% this advisor reads as room to spare",
+                 mem_sentence[0] ? "; " : "", share_shown,
+                 mem_txt(rows[max_share_i].peak_memory_bytes -
+                             rows[max_share_i].peak_memory_bytes % (1 << 20),
+                         b1),
+                 mem_txt(rows[max_share_i].variant.memory_bytes, b2),
+                 rows[max_share_i].variant.label, spare ? "under the" : "not under the",
+                 PCT(ADVISOR_MEM_SPARE_SHARE));
+        text_catf(mem_sentence, sizeof(mem_sentence), "%s", extra);
+    }
+
+    if (cpu_flat)
+        advisor__finding(
+            a,
+            "More CPU made no measurable difference (%s; within the %.0f%% this sweep treats "
+            "as noise): at this load the app is not CPU-bound, so look at what it waits on "
+            "(database, locks, the load itself) before buying cores.%s%s%s",
+            cpu_text, PCT(ADVISOR_NOISE), mem_sentence[0] ? " Memory: " : "", mem_sentence,
+            mem_sentence[0] ? "." : "");
+    else if (cpu_matters && memory_flat)
+        advisor__finding(
+            a,
+            "CPU dominates memory for this workload: %s, while %s. Don't buy memory to fix "
+            "what is a CPU shortage.",
+            cpu_text, mem_sentence);
+    else if (cpu_x >= 0)
+        advisor__finding(a, "CPU: %s.%s%s%s", cpu_text, mem_sentence[0] ? " Memory: " : "",
+                         mem_sentence, mem_sentence[0] ? "." : "");
+    else if (mem_sentence[0]) {
+        mem_sentence[0] = (char)toupper((unsigned char)mem_sentence[0]);
+        advisor__finding(a, "%s.", mem_sentence);
+    }
+}
+
+/* Fills idx with the highest-throughput usable row per CPU level, in sweep order of first
+ * appearance; with matched_only, only rows whose workers equal their cores count. Returns how
+ * many indices were written (at most n). */
+static size_t best_per_cpu(const struct advisor_row *rows, size_t n, const struct advice *a,
+                           bool matched_only, int idx[VARIANT_MAX])
+{
+    size_t m = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        if (!usable(rows, a, i) || (matched_only && (int64_t)rows[i].variant.workers * 1000 !=
+                                                        rows[i].variant.cpu_millicores))
+            continue;
+        size_t k;
+        for (k = 0; k < m; k++)
+            if (rows[idx[k]].variant.cpu_millicores == rows[i].variant.cpu_millicores)
+                break;
+        if (k < m) {
+            if (rows[i].throughput_rps > rows[idx[k]].throughput_rps)
+                idx[k] = (int)i;
+        } else {
+            idx[m++] = (int)i;
+        }
+    }
+    return m;
+}
+
+/* Where a step from a smaller to a larger CPU falls, judged on the whole percentages the
+ * sentence prints: first the throughput change against the noise, then the share of linear
+ * scaling (throughput ratio over CPU ratio) against the linear band. */
+enum scaling_band {
+    SCALING_FELL,   /* throughput fell by more than the noise */
+    SCALING_FLAT,   /* throughput changed by no more than the noise */
+    SCALING_SUB,    /* below ADVISOR_LINEAR_LOW of linear */
+    SCALING_LINEAR, /* ADVISOR_LINEAR_LOW .. ADVISOR_LINEAR_HIGH of linear */
+    SCALING_SUPER,  /* above ADVISOR_LINEAR_HIGH of linear */
+};
+
+/* Share of linear scaling from -> to, as the whole percentage printed. */
+static double linear_pct(const struct advisor_row *from, const struct advisor_row *to)
+{
+    return round(to->throughput_rps / from->throughput_rps / (cores_of(to) / cores_of(from)) *
+                 100.0);
+}
+
+static enum scaling_band scaling_band(const struct advisor_row *from, const struct advisor_row *to)
+{
+    double change = shown_pct(from->throughput_rps, to->throughput_rps);
+    double eff = linear_pct(from, to);
+
+    if (change < -PCT(ADVISOR_NOISE))
+        return SCALING_FELL;
+    if (change <= PCT(ADVISOR_NOISE))
+        return SCALING_FLAT;
+    if (eff < PCT(ADVISOR_LINEAR_LOW))
+        return SCALING_SUB;
+    if (eff > PCT(ADVISOR_LINEAR_HIGH))
+        return SCALING_SUPER;
+    return SCALING_LINEAR;
+}
+
+static const char *scaling_word(enum scaling_band b)
+{
+    switch (b) {
+    case SCALING_FELL:
+        return "throughput fell";
+    case SCALING_FLAT:
+        return "no measurable change";
+    case SCALING_SUB:
+        return "sub-linear";
+    case SCALING_LINEAR:
+        return "linear";
+    case SCALING_SUPER:
+        return "super-linear";
+    }
+    return "?";
+}
+
+/* Appends "1.5x for 2.0x the CPU, 74% of linear" for from -> to. */
+static void cat_step(char *buf, size_t len, const struct advisor_row *from,
+                     const struct advisor_row *to)
+{
+    text_catf(buf, len, "%.1fx for %.1fx the CPU, %.0f%% of linear",
+              to->throughput_rps / from->throughput_rps, cores_of(to) / cores_of(from),
+              linear_pct(from, to));
+}
+
+/* Appends why a smallest row is the odd one when a larger row did more per core than it
+ * (super-linear against it), and, with a third row, whether the rows above it scale linearly
+ * among themselves. sup is the row most super-linear against base. */
+static void cat_throttled(char *buf, size_t len, const struct advisor_row *rows, const int *idx,
+                          size_t m, const struct advisor_row *sup)
+{
+    const struct advisor_row *base = &rows[idx[0]], *next = &rows[idx[1]], *top = &rows[idx[m - 1]];
+
+    text_catf(
+        buf, len,
+        " %s did %.0f%% of linear against %s: more cores cannot make each core do more work, so "
+        "the smallest variant was likely throttled below its share of CPU (on cgroup limits: its "
+        "CFS quota spent early in each period, then idle until the next; garbage collection or "
+        "the runtime's threads spending the quota under throttling). Its row is the odd one: "
+        "read it as a floor, not as what one core of the app does.",
+        sup->variant.label, linear_pct(base, sup), base->variant.label);
+    if (m < 3 || !(next->throughput_rps > 0))
+        return;
+    enum scaling_band rb = scaling_band(next, top);
+    text_catf(buf, len, " Without it, %s -> %s is ", next->variant.label, top->variant.label);
+    cat_step(buf, len, next, top);
+    text_catf(buf, len, " (%s)", scaling_word(rb));
+    if (rb == SCALING_SUPER)
+        text_catf(buf, len, ", so %s was likely throttled as well", next->variant.label);
+    text_catf(buf, len, ".");
+}
+
+/* The scaling finding for rows idx[0..m) (m >= 2, sorted by CPU, the first throughput > 0). Its
+ * word is the band of the smallest -> largest step; any larger row that did more per core than
+ * the smallest (super-linear against it) names the smallest as the odd row and the likely
+ * cause. */
+static void say_scaling(const struct advisor_row *rows, const int *idx, size_t m, bool matched,
+                        const char *text, struct advice *a)
+{
+    const struct advisor_row *base = &rows[idx[0]], *top = &rows[idx[m - 1]], *sup = NULL;
+    double eff = linear_pct(base, top);
+    const char *scope =
+        matched ? "when workers match cores" : "from the smallest to the largest CPU";
+    char linear[64], odd[ADVISOR_TEXT_LEN] = "";
+
+    for (size_t k = 1; k < m; k++)
+        if (scaling_band(base, &rows[idx[k]]) == SCALING_SUPER &&
+            (!sup || linear_pct(base, &rows[idx[k]]) > linear_pct(base, sup)))
+            sup = &rows[idx[k]];
+    if (sup)
+        cat_throttled(odd, sizeof(odd), rows, idx, m, sup);
+    snprintf(linear, sizeof(linear), "the %.0f-%.0f%% this advisor calls linear",
+             PCT(ADVISOR_LINEAR_LOW), PCT(ADVISOR_LINEAR_HIGH));
+    switch (scaling_band(base, top)) {
+    case SCALING_FELL:
+    case SCALING_FLAT: {
+        bool fell = scaling_band(base, top) == SCALING_FELL;
+        advisor__finding(
+            a,
+            "%s %s: %s. From the smallest to the largest CPU it changed by %+.0f%%, %s the "
+            "%.0f%% this sweep treats as noise: %s%s",
+            fell ? "Throughput fell as CPU grew" : "Throughput did not scale with CPU", scope, text,
+            shown_pct(base->throughput_rps, top->throughput_rps), fell ? "more than" : "within",
+            PCT(ADVISOR_NOISE),
+            fell ? "at this load the larger variants lost to something other than CPU (locks, "
+                   "a database, coordination between workers)."
+                 : "at this load more cores did not help.",
+            odd);
+        break;
+    }
+    case SCALING_SUB:
+        advisor__finding(
+            a,
+            "Scaling is sub-linear %s: %s. From the smallest to the largest CPU, throughput "
+            "per core kept %.0f%% of its value, below %s: the larger variants lose part of "
+            "each added core to something they share (locks, a database, coordination "
+            "between workers, the load itself).%s",
+            scope, text, eff, linear, odd);
+        break;
+    case SCALING_LINEAR:
+        advisor__finding(
+            a,
+            "Scaling is linear %s: %s. From the smallest to the largest CPU, throughput per "
+            "core kept %.0f%% of its value, within %s.%s",
+            scope, text, eff, linear, odd);
+        break;
+    case SCALING_SUPER:
+        advisor__finding(
+            a,
+            "Scaling is super-linear %s: %s. From the smallest to the largest CPU, throughput "
+            "per core rose to %.0f%% of its value, above %s.%s",
+            scope, text, eff, linear, odd);
+        break;
+    }
+}
+
+static void find_scaling(const struct advisor_row *rows, size_t n, struct advice *a)
+{
+    int idx[VARIANT_MAX];
+    size_t m = 0;
+    char text[ADVISOR_TEXT_LEN] = "", b1[QTY_LEN];
+    bool matched = true;
+
+    /* Workers equal to cores first ("match workers to cores"), else the best variant per CPU
+     * level. */
+    m = best_per_cpu(rows, n, a, true, idx);
+    if (m < 2) {
+        matched = false;
+        m = best_per_cpu(rows, n, a, false, idx);
+    }
+    if (m < 2)
+        return;
+    for (size_t i = 1; i < m; i++)
+        for (size_t j = i;
+             j > 0 && rows[idx[j]].variant.cpu_millicores < rows[idx[j - 1]].variant.cpu_millicores;
+             j--) {
+            int t = idx[j];
+            idx[j] = idx[j - 1];
+            idx[j - 1] = t;
+        }
+    const struct advisor_row *base = &rows[idx[0]];
+    /* A smallest row that served nothing has no per-core rate to compare with. */
+    if (!(base->throughput_rps > 0))
+        return;
+    for (size_t k = 0; k < m; k++) {
+        const struct advisor_row *r = &rows[idx[k]];
+        text_catf(text, sizeof(text), "%s%uw/%sc -> %.0f req/s", k ? ", " : "", r->variant.workers,
+                  cores_txt(r, b1), r->throughput_rps);
+        if (k == 0)
+            continue;
+        text_catf(text, sizeof(text), " (");
+        cat_step(text, sizeof(text), base, r);
+        text_catf(text, sizeof(text), ")");
+    }
+    say_scaling(rows, idx, m, matched, text, a);
+}
+
+static void find_caveats(const struct advisor_row *rows, size_t n, const struct advisor_opts *o,
+                         struct advice *a)
+{
+    char list[ADVISOR_TEXT_LEN] = "";
+    int k = 0;
+
+    for (size_t i = 0; i < n; i++)
+        if (rows[i].flags & SWEEP_FLAG_CPU_EXCEEDS_HOST) {
+            text_catf(list, sizeof(list), "%s%s", k++ ? ", " : "", rows[i].variant.label);
+        }
+    if (k)
+        advisor__finding(a,
+                         "%d variant%s asked for more CPU than this host has (%g cores): %s. %s "
+                         "what the host could give, not the limit asked for; %s marked and never "
+                         "recommended.",
+                         k, k == 1 ? "" : "s", o->host_cores, list,
+                         k == 1 ? "Its row shows" : "Their rows show",
+                         k == 1 ? "it is" : "they are");
+    list[0] = '\0';
+    k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (rows[i].flags & (SWEEP_FLAG_CONTENDED | SWEEP_FLAG_GEN_SATURATED)) {
+            char other[64] = "";
+            if (rows[i].host_other_cores >= 0)
+                snprintf(other, sizeof(other), ", everything else %.2f", rows[i].host_other_cores);
+            text_catf(list, sizeof(list), "%s%s (load generator %.2f cores%s%s)", k++ ? "; " : "",
+                      rows[i].variant.label, rows[i].gen_cores, other,
+                      rows[i].flags & SWEEP_FLAG_GEN_SATURATED ? ", generator saturated" : "");
+        }
+    if (k)
+        advisor__finding(
+            a,
+            "The host could not give %d variant%s %s CPU limit: the app's limit plus the "
+            "load generator and the other processes on this %g-core host came to more "
+            "than the host has, or the generator itself was saturated: %s. %s marked "
+            "contended; %s a floor, not the app's capacity.",
+            k, k == 1 ? "" : "s", k == 1 ? "its" : "their", o->host_cores, list,
+            k == 1 ? "That row is" : "Those rows are", k == 1 ? "it shows" : "they show");
+    bool unenforced = false;
+    for (size_t i = 0; i < n; i++)
+        if (rows[i].flags & SWEEP_FLAG_UNENFORCED)
+            unenforced = true;
+    if (unenforced)
+        advisor__finding(
+            a,
+            "LIMITS NOT ENFORCED: %s. Every row ran without its CPU and memory limits, so "
+            "the table shows the app on the whole host, not at each variant's size.",
+            o->limits_note && o->limits_note[0] ? o->limits_note : "no writable cgroup");
+    list[0] = '\0';
+    k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!rows[i].measured && rows[i].note[0])
+            text_catf(list, sizeof(list), "%s%s: %s", k++ ? "; " : "", rows[i].variant.label,
+                      rows[i].note);
+    if (k)
+        advisor__finding(a, "%d variant%s FAILED: %s.", k, k == 1 ? "" : "s", list);
+}
+
+void advisor__find(const struct advisor_row *rows, size_t n, const struct advisor_opts *o,
+                   struct advice *a)
+{
+    find_oversubscription(rows, n, a);
+    find_cpu_memory(rows, n, a);
+    find_scaling(rows, n, a);
+    find_caveats(rows, n, o, a);
+}

@@ -1,0 +1,73 @@
+#ifndef SIZEUP_ADVISE_ADVISOR_INTERNAL_H
+#define SIZEUP_ADVISE_ADVISOR_INTERNAL_H
+
+/* Shared by the advisor's files, and by nothing else: advisor.c (verdicts, recommendation,
+ * values, the run), advisor_rule.c (the auto-sizing rule's fit) and advisor_findings.c (the
+ * findings) and advisor_streams.c (the findings on streams). */
+
+#include <math.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/quantity.h"
+#include "core/text.h"
+#include "advise/advisor.h"
+
+#define MIB (1024.0 * 1024.0)
+
+/* A fraction as the whole percentage a sentence names, PCT(ADVISOR_NOISE) = 5. Rounded, so a
+ * band's edge is the number printed (0.85 * 100 is 85.00000000000001 in binary). */
+#define PCT(fraction) round((fraction)*100.0)
+
+/* Appends a formatted finding to a (dropped when the list is full; cut with "..." when long). */
+__attribute__((format(printf, 2, 3))) void advisor__finding(struct advice *a, const char *fmt, ...);
+
+/* Appends the findings on a stream-capacity sweep (advisor_streams.c): the binding limit per
+ * variant, the fan-out cost per extra stream, where delivery latency bends. */
+void advisor__find_streams(const struct advisor_row *rows, size_t n, const struct advisor_opts *o,
+                           struct advice *a);
+
+/* Fits a->rule's three constants and their derivations from rows[0..n). a->rows and a->rule (the
+ * default rule) must be filled. */
+void advisor__fit_rule(const struct advisor_row *rows, size_t n, struct advice *a);
+
+/* Appends the findings for rows[0..n) to a; a->rows and a->rule must be filled. */
+void advisor__find(const struct advisor_row *rows, size_t n, const struct advisor_opts *o,
+                   struct advice *a);
+
+static inline double cores_of(const struct advisor_row *r)
+{
+    return (double)r->variant.cpu_millicores / 1000.0;
+}
+
+static inline const char *cores_txt(const struct advisor_row *r, char buf[QTY_LEN])
+{
+    return qty_format_cores(r->variant.cpu_millicores, buf);
+}
+
+static inline const char *mem_txt(int64_t bytes, char buf[QTY_LEN])
+{
+    return qty_format_memory(bytes, buf);
+}
+
+/* A percentage change "-57%" / "+12%" from a to b. */
+static inline double pct(double from, double to)
+{
+    return from > 0 ? (to / from - 1.0) * 100.0 : 0.0;
+}
+
+/* pct() as a sentence shows it (whole percent). Bands compare this figure, not the unrounded
+ * one, so a word never contradicts the number printed beside it (-5.3% shows as -5%, which is
+ * within a 5% band, and is classified so). */
+static inline double shown_pct(double from, double to)
+{
+    return round(pct(from, to));
+}
+
+static inline bool usable(const struct advisor_row *rows, const struct advice *a, size_t i)
+{
+    return rows[i].measured && a->rows[i].capacity;
+}
+
+#endif

@@ -1,0 +1,578 @@
+/* The sizing answer (sizing.h). The steps mirror what a person would do with the capacity table:
+ * plan each pod below its measured capacity, count the pods the target needs, price them, pick
+ * the cheapest, then derive the pod's requests and the HPA from the same measurements. */
+
+#include "advise/sizing.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/quantity.h"
+#include "core/text.h"
+#include "load/report_fmt.h"
+#include "advise/advisor.h"
+
+#define GIB (1024.0 * 1024.0 * 1024.0)
+#define MIB (1024.0 * 1024.0)
+/* Relative tolerance under which two costs or rates count as equal (floating-point noise). */
+#define SIZING_EPS 1e-9
+
+static bool same(double a, double b)
+{
+    return fabs(a - b) <= SIZING_EPS * fmax(fabs(a), fabs(b));
+}
+
+/* ceil() that does not turn 7.000000000001 (a product of rounded decimals) into 8. */
+static unsigned ceil_count(double x)
+{
+    double c = ceil(x - SIZING_EPS * fabs(x));
+    return c < 1 ? 1 : (unsigned)c;
+}
+
+static double cores_of(const struct variant *v)
+{
+    return (double)v->cpu_millicores / 1000.0;
+}
+
+/* What capacities, plans and targets count: "req/s" or "streams". */
+static const char *unit(const struct sizing *s)
+{
+    return s->streams ? "streams" : "req/s";
+}
+
+/* The target in the unit the pods are planned in (req/s, users converted; or streams). */
+static double target_of(const struct sizing *s)
+{
+    return s->streams ? s->target_streams : s->target_rps;
+}
+
+/* ---- options ------------------------------------------------------------------------------- */
+
+static int check_opts(const struct sizing_opts *o, char *err)
+{
+    if (o->target_rps < 0 || o->target_users < 0 || !isfinite(o->target_rps) ||
+        !isfinite(o->target_users))
+        return err_set(err, -EINVAL, "the target load must be a positive number");
+    if (o->target_streams < 0 || !isfinite(o->target_streams))
+        return err_set(err, -EINVAL, "the target stream count must be a positive number");
+    if (o->target_streams > 0 && !o->streams)
+        return err_set(err, -EINVAL,
+                       "a target of %g streams needs a stream-capacity sweep (a profile with "
+                       "streams:); give the target in req/s or users",
+                       o->target_streams);
+    if (o->streams && (o->target_rps > 0 || o->target_users > 0))
+        return err_set(err, -EINVAL,
+                       "a stream-capacity sweep sizes pods by open streams: give the target in "
+                       "streams (target.streams), not in req/s or users");
+    if (o->target_rps > 0 && o->target_users > 0)
+        return err_set(err, -EINVAL,
+                       "the target load is given both in req/s (%g) and in users (%g): give one",
+                       o->target_rps, o->target_users);
+    if (!(o->per_user_rps > 0))
+        return err_set(err, -EINVAL, "per_user_rps must be above 0");
+    if (!(o->cost.cpu >= 0) || !(o->cost.memory_gib >= 0) ||
+        !(o->cost.cpu + o->cost.memory_gib > 0))
+        return err_set(err, -EINVAL,
+                       "cost weights must be 0 or more and not both 0 (cpu %g, memory_gib %g)",
+                       o->cost.cpu, o->cost.memory_gib);
+    if (!(o->planning.buffer >= 0 && o->planning.buffer < 1))
+        return err_set(err, -EINVAL, "planning buffer %g is outside [0, 1)", o->planning.buffer);
+    if (!(o->planning.growth >= 0) || !isfinite(o->planning.growth))
+        return err_set(err, -EINVAL, "planning growth %g is below 0", o->planning.growth);
+    return 0;
+}
+
+/* ---- per variant --------------------------------------------------------------------------- */
+
+double sizing_stream_capacity_low(const struct stream_capacity *scap)
+{
+    return scap && scap->searched ? (double)scap->streams : 0;
+}
+
+static void size_rows(const struct sizing_row *rows, size_t n, const struct sizing_opts *o,
+                      struct sizing *s)
+{
+    for (size_t i = 0; i < n; i++) {
+        struct sizing_variant *v = &s->rows[i];
+        const struct capacity_result *cap = rows[i].cap;
+        const struct stream_capacity *scap = rows[i].scap;
+        bool valid;
+
+        v->pod_cost = cores_of(rows[i].variant) * o->cost.cpu +
+                      (double)rows[i].variant->memory_bytes / GIB * o->cost.memory_gib;
+        if (s->streams) {
+            if (!scap || !scap->searched)
+                continue;
+            v->capacity_low = sizing_stream_capacity_low(scap);
+            valid = scap->valid;
+        } else {
+            if (!cap || !cap->searched)
+                continue;
+            v->capacity_low = capacity_low(cap);
+            valid = cap->valid;
+        }
+        v->planned_rps = v->capacity_low * s->planned_fraction;
+        v->rps_per_cost = v->pod_cost > 0 ? v->planned_rps / v->pod_cost : 0;
+        v->candidate = rows[i].usable && valid && v->planned_rps > 0 && v->pod_cost > 0;
+        if (target_of(s) > 0 && v->planned_rps > 0) {
+            v->replicas = ceil_count(target_of(s) / v->planned_rps);
+            v->total_cost = v->replicas * v->pod_cost;
+        }
+    }
+}
+
+/* ---- the recommendation -------------------------------------------------------------------- */
+
+/* With a target: is x a better choice than y? The cheaper total; on equal cost fewer replicas;
+ * then the one planned with more room per pod. */
+static bool better_for_target(const struct sizing_variant *x, const struct sizing_variant *y)
+{
+    if (!same(x->total_cost, y->total_cost))
+        return x->total_cost < y->total_cost;
+    if (x->replicas != y->replicas)
+        return x->replicas < y->replicas;
+    return x->planned_rps > y->planned_rps && !same(x->planned_rps, y->planned_rps);
+}
+
+/* Without a target: the most planned capacity per unit of cost; then the larger pod. */
+static bool better_per_cost(const struct sizing_variant *x, const struct sizing_variant *y)
+{
+    if (!same(x->rps_per_cost, y->rps_per_cost))
+        return x->rps_per_cost > y->rps_per_cost;
+    return x->planned_rps > y->planned_rps && !same(x->planned_rps, y->planned_rps);
+}
+
+/* The best and the runner-up candidate under `better`; -1 when absent. */
+static void rank(const struct sizing *s,
+                 bool (*better)(const struct sizing_variant *, const struct sizing_variant *),
+                 int *best, int *second)
+{
+    *best = *second = -1;
+    for (size_t i = 0; i < s->n; i++) {
+        if (!s->rows[i].candidate)
+            continue;
+        if (*best < 0 || better(&s->rows[i], &s->rows[*best])) {
+            *second = *best;
+            *best = (int)i;
+        } else if (*second < 0 || better(&s->rows[i], &s->rows[*second])) {
+            *second = (int)i;
+        }
+    }
+}
+
+static void plan_text(const struct sizing_opts *o, const struct sizing *s,
+                      const struct sizing_variant *v, char *buf, size_t len)
+{
+    text_catf(buf, len,
+              "each pod is planned at %.0f %s: %.0f%% of %s (%.0f %s), keeping %.0f%% in reserve "
+              "and room for %.0f%% growth",
+              v->planned_rps, unit(s), s->planned_fraction * 100,
+              s->streams ? "its stream capacity" : "the capacity interval's lower bound",
+              v->capacity_low, unit(s), o->planning.buffer * 100, o->planning.growth * 100);
+}
+
+static void recommend(const struct sizing_row *rows, const struct sizing_opts *o, struct sizing *s)
+{
+    char target[128] = "";
+    int best, second;
+
+    s->replicas = 1;
+    if (target_of(s) > 0) {
+        s->by_target = true;
+        rank(s, better_for_target, &best, &second);
+    } else {
+        rank(s, better_per_cost, &best, &second);
+    }
+    s->recommended = best;
+    if (best < 0) {
+        snprintf(s->why, sizeof(s->why), "%s",
+                 s->streams ? "no variant qualifies: none has a valid stream capacity (searched, "
+                              "held its first step within the delivery SLO, not cut short by "
+                              "the budget or sizeup's own stream threads)"
+                            : "no variant qualifies: none has a valid capacity (searched, met "
+                              "the SLO at its lowest step, not marked noisy, contended or "
+                              "generator-limited)");
+        return;
+    }
+    const struct sizing_variant *v = &s->rows[best];
+    s->planned_rps_per_pod = v->planned_rps;
+    if (s->target_users > 0)
+        snprintf(target, sizeof(target), "%.0f users at %g req/s each = %.0f req/s",
+                 s->target_users, o->per_user_rps, s->target_rps);
+    else
+        snprintf(target, sizeof(target), "%.0f %s", target_of(s), unit(s));
+
+    if (s->by_target) {
+        s->replicas = v->replicas;
+        snprintf(s->why, sizeof(s->why),
+                 "the cheapest total for the target of %s: %u x %s at %.3f each = %.3f "
+                 "(cost per pod = cores x %g + GiB x %g)",
+                 target, v->replicas, rows[best].variant->label, v->pod_cost, v->total_cost,
+                 o->cost.cpu, o->cost.memory_gib);
+        if (second >= 0)
+            text_catf(s->why, sizeof(s->why), "; next: %u x %s = %.3f", s->rows[second].replicas,
+                      rows[second].variant->label, s->rows[second].total_cost);
+    } else {
+        snprintf(s->why, sizeof(s->why),
+                 "the most capacity per unit of cost: %.0f planned %s per unit (cost per pod "
+                 "= cores x %g + GiB x %g = %.3f)",
+                 v->rps_per_cost, unit(s), o->cost.cpu, o->cost.memory_gib, v->pod_cost);
+        if (second >= 0)
+            text_catf(s->why, sizeof(s->why), "; next: %s with %.0f", rows[second].variant->label,
+                      s->rows[second].rps_per_cost);
+    }
+    text_catf(s->why, sizeof(s->why), "; ");
+    plan_text(o, s, v, s->why, sizeof(s->why));
+    if (!s->by_target)
+        text_catf(s->why, sizeof(s->why),
+                  ". No target load was given, so no replica count: a target (%s) gives one",
+                  s->streams ? "in streams" : "in req/s or users");
+}
+
+static void assumption(const struct sizing_row *rows, struct sizing *s)
+{
+    if (s->recommended < 0 || !s->by_target)
+        return;
+    const struct sizing_variant *v = &s->rows[s->recommended];
+    snprintf(s->assumption, sizeof(s->assumption),
+             "%u replicas serve %.0f %s only if pods scale independently: the sweep measured "
+             "one pod of %s, and %u of them carry %u times its planned %.0f %s only while "
+             "nothing they share (a database, a cache, a lock, the network) saturates first.",
+             v->replicas, target_of(s), unit(s), rows[s->recommended].variant->label, v->replicas,
+             v->replicas, v->planned_rps, unit(s));
+}
+
+/* ---- requests ------------------------------------------------------------------------------ */
+
+void sizing_requests(double cores, double cpu_factor, int64_t peak_bytes, int64_t limit_cpu_m,
+                     int64_t limit_memory, struct sizing_requests *out)
+{
+    memset(out, 0, sizeof(*out));
+    const int64_t step = ADVISOR_REQ_CPU_STEP_M;
+    if (cores >= 0) {
+        int64_t m = (int64_t)ceil(cores * cpu_factor * 1000.0 / step - SIZING_EPS) * step;
+        out->cpu_m = m < step ? step : (m > limit_cpu_m ? limit_cpu_m : m);
+        out->cpu_measured = true;
+    } else {
+        out->cpu_m = (int64_t)((double)limit_cpu_m * ADVISOR_REQ_CPU_FRACTION);
+        out->cpu_m -= out->cpu_m % step;
+        if (out->cpu_m < step)
+            out->cpu_m = step;
+    }
+    if (peak_bytes >= 0) {
+        int64_t mib = (int64_t)ceil((double)peak_bytes * (1.0 + ADVISOR_HEADROOM) / MIB);
+        int64_t b = mib * (1 << 20);
+        out->memory = b > limit_memory ? limit_memory : b;
+        out->memory_measured = true;
+    } else {
+        int64_t mib = (int64_t)((double)limit_memory * ADVISOR_REQ_MEM_FRACTION / MIB);
+        out->memory = (mib < 1 ? 1 : mib) * (1 << 20);
+    }
+}
+
+int64_t sizing_stream_memory(unsigned streams, int64_t per_stream, int64_t base, int64_t limit)
+{
+    if (per_stream < 0 || base < 0)
+        return -1;
+    double need = ((double)streams * (double)per_stream + (double)base) * (1.0 + ADVISOR_HEADROOM);
+    int64_t b = (int64_t)ceil(need / MIB - SIZING_EPS) * (1 << 20);
+    return b > limit ? limit : b;
+}
+
+/* Stream mode: CPU from what the pod used at its stream capacity, memory from the measured line
+ * for the streams each pod holds (its share of the target, or its planned count). */
+static void stream_requests(const struct sizing_row *rows, struct sizing *s)
+{
+    char b1[QTY_LEN], b2[QTY_LEN], n[REPORT_FMT_LEN], per[REPORT_FMT_LEN], base[REPORT_FMT_LEN],
+        each[REPORT_FMT_LEN];
+    const struct stream_capacity *scap = rows[s->recommended].scap;
+    const struct sizing_variant *v = &s->rows[s->recommended];
+    struct sizing_requests r;
+
+    s->streams_per_pod = s->by_target ? ceil_count(s->target_streams / s->replicas)
+                                      : (unsigned)floor(v->planned_rps + SIZING_EPS);
+    sizing_requests(scap->cpu_cores, 1.0, scap->memory_bytes, s->limit_cpu_m, s->limit_memory, &r);
+    s->request_cpu_m = r.cpu_m;
+    s->cpu_request_measured = r.cpu_measured;
+    int64_t mem = sizing_stream_memory(s->streams_per_pod, scap->memory_per_stream_bytes,
+                                       scap->base_memory_bytes, s->limit_memory);
+    if (mem > 0) {
+        s->request_memory = mem;
+        s->memory_request_measured = true;
+        snprintf(s->memory_note, sizeof(s->memory_note),
+                 "%u pod%s x %s streams x %s + %s base + %.0f%% = %s each", s->replicas,
+                 s->replicas == 1 ? "" : "s", report_fmt_count(s->streams_per_pod, n),
+                 report_fmt_bytes((uint64_t)scap->memory_per_stream_bytes, per),
+                 report_fmt_bytes((uint64_t)scap->base_memory_bytes, base), ADVISOR_HEADROOM * 100,
+                 report_fmt_bytes((uint64_t)mem, each));
+        if (mem == s->limit_memory)
+            text_catf(s->memory_note, sizeof(s->memory_note),
+                      " (capped at the %s limit the streams were measured under)",
+                      qty_format_memory(s->limit_memory, b2));
+    } else {
+        s->request_memory = r.memory;
+        s->memory_request_measured = r.memory_measured;
+    }
+    if (s->cpu_request_measured)
+        snprintf(s->requests_note, sizeof(s->requests_note),
+                 "cpu %s: the mean CPU measured at the stream capacity (%.3f cores at %u streams)",
+                 qty_format_cpu(s->request_cpu_m, b1), scap->cpu_cores, scap->streams);
+    else
+        snprintf(s->requests_note, sizeof(s->requests_note),
+                 "cpu %s: %.0f%% of the limit (CPU was not measured at the stream capacity)",
+                 qty_format_cpu(s->request_cpu_m, b1), ADVISOR_REQ_CPU_FRACTION * 100);
+    if (s->memory_note[0])
+        text_catf(s->requests_note, sizeof(s->requests_note), "; memory %s: %s",
+                  qty_format_memory(s->request_memory, b2), s->memory_note);
+    else
+        text_catf(s->requests_note, sizeof(s->requests_note),
+                  "; memory %s: %s (the memory per stream was not measured)",
+                  qty_format_memory(s->request_memory, b2),
+                  s->memory_request_measured ? "the memory at the stream capacity + headroom"
+                                             : "a share of the limit");
+}
+
+static void requests(const struct sizing_row *rows, struct sizing *s)
+{
+    char b1[QTY_LEN], b2[QTY_LEN], b3[QTY_LEN];
+
+    if (s->recommended < 0)
+        return;
+    const struct variant *var = rows[s->recommended].variant;
+    const struct capacity_result *cap = rows[s->recommended].cap;
+    s->limit_cpu_m = var->cpu_millicores;
+    s->limit_memory = var->memory_bytes;
+    if (s->streams) {
+        stream_requests(rows, s);
+        return;
+    }
+
+    /* What a pod uses at its SLO boundary is what it needs reserved to reach it: no headroom on
+     * CPU (the limit above it is the burst room). Memory is not compressible, an OOM kill is
+     * worse than a throttle, so its peak gets the advisor's headroom. */
+    struct sizing_requests r;
+    sizing_requests(cap->cpu_cores, 1.0, cap->peak_memory_bytes, s->limit_cpu_m, s->limit_memory,
+                    &r);
+    s->request_cpu_m = r.cpu_m;
+    s->request_memory = r.memory;
+    s->cpu_request_measured = r.cpu_measured;
+    s->memory_request_measured = r.memory_measured;
+    if (s->cpu_request_measured)
+        snprintf(s->requests_note, sizeof(s->requests_note),
+                 "cpu %s: the mean CPU measured at capacity (%.3f cores at %.0f req/s)",
+                 qty_format_cpu(s->request_cpu_m, b1), cap->cpu_cores, cap->rps);
+    else
+        snprintf(s->requests_note, sizeof(s->requests_note),
+                 "cpu %s: %.0f%% of the limit (CPU was not measured at capacity)",
+                 qty_format_cpu(s->request_cpu_m, b1), ADVISOR_REQ_CPU_FRACTION * 100);
+    if (s->memory_request_measured)
+        text_catf(
+            s->requests_note, sizeof(s->requests_note),
+            "; memory %s: the peak at capacity (%s) + %.0f%% headroom",
+            qty_format_memory(s->request_memory, b2),
+            qty_format_memory(cap->peak_memory_bytes - cap->peak_memory_bytes % (1 << 20), b3),
+            ADVISOR_HEADROOM * 100);
+    else
+        text_catf(s->requests_note, sizeof(s->requests_note),
+                  "; memory %s: %.0f%% of the limit (peak memory was not measured)",
+                  qty_format_memory(s->request_memory, b2), ADVISOR_REQ_MEM_FRACTION * 100);
+}
+
+/* ---- CPU against load ---------------------------------------------------------------------- */
+
+struct point {
+    double rps, cpu;
+};
+
+static int cmp_point(const void *x, const void *y)
+{
+    double a = ((const struct point *)x)->rps, b = ((const struct point *)y)->rps;
+    return (a > b) - (a < b);
+}
+
+/* The measured (rate, CPU) points within the SLO, sorted by rate, equal rates averaged (the
+ * repeats at capacity). Returns how many. */
+static size_t cpu_points(const struct capacity_result *cap, struct point *p)
+{
+    size_t m = 0, out = 0;
+
+    for (size_t i = 0; i < cap->nsteps && i < CAPACITY_MAX_STEPS; i++) {
+        const struct capacity_step *st = &cap->steps[i];
+        if (st->pass && !st->gen_limited && st->cpu_cores >= 0 && st->offered_rps > 0)
+            p[m++] = (struct point){st->offered_rps, st->cpu_cores};
+    }
+    if (cap->rps > 0 && cap->cpu_cores >= 0)
+        p[m++] = (struct point){cap->rps, cap->cpu_cores};
+    qsort(p, m, sizeof(*p), cmp_point);
+    for (size_t i = 0; i < m;) {
+        size_t j = i;
+        double sum = 0;
+        while (j < m && same(p[j].rps, p[i].rps))
+            sum += p[j++].cpu;
+        p[out++] = (struct point){p[i].rps, sum / (double)(j - i)};
+        i = j;
+    }
+    return out;
+}
+
+double sizing_cpu_at(const struct capacity_result *cap, double rps, bool *extrapolated)
+{
+    struct point p[CAPACITY_MAX_STEPS + 1];
+    size_t m = cpu_points(cap, p);
+    bool ex = true;
+    double c = -1;
+
+    if (m == 0 || !(rps >= 0))
+        goto out;
+    if (rps < p[0].rps) {
+        /* Proportional below the lowest step: it can only under-state CPU there (an idle cost
+         * is ignored), which lowers the HPA's target and makes it scale out earlier. */
+        c = p[0].cpu * rps / p[0].rps;
+        goto out;
+    }
+    if (rps >= p[m - 1].rps) {
+        c = p[m - 1].cpu;
+        ex = !same(rps, p[m - 1].rps);
+        goto out;
+    }
+    ex = false;
+    for (size_t i = 1; i < m; i++)
+        if (rps <= p[i].rps) {
+            double f = (rps - p[i - 1].rps) / (p[i].rps - p[i - 1].rps);
+            c = p[i - 1].cpu + f * (p[i].cpu - p[i - 1].cpu);
+            break;
+        }
+out:
+    if (extrapolated)
+        *extrapolated = ex;
+    return c;
+}
+
+/* Does CPU grow with load? Fills h->cpu_bound and, when it does not or cannot tell, h->note. */
+static void cpu_growth(const struct capacity_result *cap, struct sizing_hpa *h)
+{
+    struct point p[CAPACITY_MAX_STEPS + 1];
+    size_t m = cpu_points(cap, p);
+
+    if (cap->cpu_cores < 0 || m == 0) {
+        snprintf(h->note, sizeof(h->note),
+                 "CPU was not measured at capacity, so whether it tracks load is unknown: no CPU "
+                 "HPA");
+        return;
+    }
+    double ref_rps = cap->rps / CAPACITY_CPU_GROWTH_LOAD;
+    if (p[0].rps > ref_rps)
+        ref_rps = p[0].rps;
+    if (ref_rps * SIZING_CPU_GROWTH_MIN_SPAN > cap->rps * (1 + SIZING_EPS)) {
+        snprintf(h->note, sizeof(h->note),
+                 "CPU was measured only from %.0f req/s, above 1/%g of the capacity (%.0f req/s): "
+                 "too close to it to tell whether CPU grows with load, so no CPU HPA",
+                 p[0].rps, SIZING_CPU_GROWTH_MIN_SPAN, cap->rps);
+        return;
+    }
+    double ref_cpu = sizing_cpu_at(cap, ref_rps, NULL);
+    double load_ratio = cap->rps / ref_rps;
+    double want = pow(load_ratio, log(SIZING_CPU_GROWTH) / log(CAPACITY_CPU_GROWTH_LOAD));
+    double got = ref_cpu > 0 ? cap->cpu_cores / ref_cpu : INFINITY;
+    h->cpu_bound = got >= want;
+    if (!h->cpu_bound)
+        snprintf(h->note, sizeof(h->note),
+                 "CPU does not grow with load: %.3f cores at %.0f req/s and %.3f at capacity "
+                 "(%.0f req/s), %.2fx for %.1fx the load where load-driven CPU shows at least "
+                 "%.2fx (%gx for %gx the load). The app's CPU does not follow its load, so a CPU "
+                 "HPA would not either: no HPA; scale on a metric that tracks load (requests per "
+                 "second), or keep the replica count",
+                 ref_cpu, ref_rps, cap->cpu_cores, cap->rps, got, load_ratio, want,
+                 SIZING_CPU_GROWTH, CAPACITY_CPU_GROWTH_LOAD);
+    else
+        snprintf(h->note, sizeof(h->note),
+                 "CPU grows with load: %.3f cores at %.0f req/s and %.3f at capacity (%.0f "
+                 "req/s), %.2fx for %.1fx the load (load-driven CPU shows at least %.2fx)",
+                 ref_cpu, ref_rps, cap->cpu_cores, cap->rps, got, load_ratio, want);
+}
+
+static void hpa(const struct sizing_row *rows, const struct sizing_opts *o, struct sizing *s)
+{
+    struct sizing_hpa *h = &s->hpa;
+    bool ex;
+
+    h->cpu_at_planned = -1;
+    if (s->recommended < 0)
+        return;
+    if (s->streams) {
+        /* A CPU HPA needs CPU against load, and a stream search measures CPU against open
+         * streams, whose count an HPA cannot move: each pod keeps the streams it accepted. */
+        snprintf(h->note, sizeof(h->note),
+                 "pods are sized by open streams, which stay on the pod that accepted them "
+                 "while new pods start empty, so a CPU HPA would not spread them: no HPA; keep "
+                 "the replica count, or scale on open streams per pod");
+        return;
+    }
+    const struct capacity_result *cap = rows[s->recommended].cap;
+    const struct sizing_variant *v = &s->rows[s->recommended];
+    cpu_growth(cap, h);
+    if (!h->cpu_bound)
+        return;
+    h->cpu_at_planned = sizing_cpu_at(cap, v->planned_rps, &ex);
+    double util = 100.0 * h->cpu_at_planned / ((double)s->request_cpu_m / 1000.0);
+    long u = lround(util);
+    h->target_cpu_utilization = (unsigned)(u < SIZING_HPA_MIN_UTIL   ? SIZING_HPA_MIN_UTIL
+                                           : u > SIZING_HPA_MAX_UTIL ? SIZING_HPA_MAX_UTIL
+                                                                     : u);
+    if (!s->by_target) {
+        text_catf(
+            h->note, sizeof(h->note),
+            "; no target load was given, so no replica bounds and no HPA (at the planned %.0f "
+            "req/s a pod used %.3f cores, %u%% of its CPU request)",
+            v->planned_rps, h->cpu_at_planned, h->target_cpu_utilization);
+        return;
+    }
+    h->enabled = true;
+    h->min_replicas = v->replicas;
+    h->max_replicas = ceil_count(s->target_rps * (1 + o->planning.growth) / v->planned_rps);
+    text_catf(
+        h->note, sizeof(h->note),
+        ". The HPA targets %u%% CPU: at the planned %.0f req/s per pod a pod used %.3f cores%s "
+        "of its %.3f-core request; from %u replicas (the target of %.0f req/s) to %u (the "
+        "target + %.0f%% growth)",
+        h->target_cpu_utilization, v->planned_rps, h->cpu_at_planned,
+        ex ? " (extrapolated proportionally below the lowest measured step)" : "",
+        (double)s->request_cpu_m / 1000.0, h->min_replicas, s->target_rps, h->max_replicas,
+        o->planning.growth * 100);
+    if (lround(util) != (long)h->target_cpu_utilization)
+        text_catf(h->note, sizeof(h->note), " (%.0f%% computed, kept within %d-%d%%)", util,
+                  SIZING_HPA_MIN_UTIL, SIZING_HPA_MAX_UTIL);
+}
+
+/* ---- entry --------------------------------------------------------------------------------- */
+
+int sizing_run(const struct sizing_row *rows, size_t n, const struct sizing_opts *o,
+               struct sizing *out, char *err)
+{
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    out->recommended = -1;
+    out->replicas = 1;
+    out->hpa.cpu_at_planned = -1;
+    if (n > VARIANT_MAX)
+        return err_set(err, -EINVAL, "more than %d variants", VARIANT_MAX);
+    rc = check_opts(o, err);
+    if (rc)
+        return rc;
+    out->n = n;
+    out->streams = o->streams;
+    out->target_streams = o->streams ? o->target_streams : 0;
+    out->target_users = o->target_users;
+    out->target_rps = o->target_users > 0 ? o->target_users * o->per_user_rps : o->target_rps;
+    out->planned_fraction = capacity_planned_fraction(&o->planning);
+    size_rows(rows, n, o, out);
+    recommend(rows, o, out);
+    assumption(rows, out);
+    requests(rows, out);
+    hpa(rows, o, out);
+    return 0;
+}

@@ -1,0 +1,145 @@
+#ifndef SIZEUP_ADVISE_SIZING_H
+#define SIZEUP_ADVISE_SIZING_H
+
+/* The sizing answer from a capacity sweep: how much load to plan on per pod, how many replicas
+ * of each usable shape a target load takes and what they cost, which shape is the cheapest
+ * total, the requests a pod of that shape wants, and an autoscaling/v2 HPA when CPU tracks
+ * load. Pure computation on scalars and struct capacity_result, so it is tested without a sweep
+ * and serves every front-end alike. Every sentence it writes is formatted from the numbers and
+ * the constants below. */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/err.h"
+#include "profile/profile.h"
+#include "sweep/capacity.h"
+#include "sweep/stream_capacity.h"
+#include "sweep/variant.h"
+
+#define SIZING_TEXT_LEN 768
+
+/* "CPU grows with load": CPU at capacity is at least SIZING_CPU_GROWTH times the CPU at
+ * 1/CAPACITY_CPU_GROWTH_LOAD of capacity. CPU spent per request makes it nearly proportional to
+ * the load (4x here); an app whose CPU is mostly a fixed cost (a runtime's background work,
+ * polling) uses about the same at any load, and a CPU HPA on it would not follow the load. 1.5x
+ * leaves room for a modest idle cost. */
+#define SIZING_CPU_GROWTH 1.5 /* at CAPACITY_CPU_GROWTH_LOAD (sweep/capacity.h) */
+/* The rule needs CPU measured at no more than this share of capacity: closer to it, CPU growth
+ * cannot be told from noise. When the lowest such measurement is above 1/CAPACITY_CPU_GROWTH_LOAD
+ * of capacity, the required growth shrinks as a power law of the load ratio (1.5x for 4x the
+ * load is load^0.29), so a search that never went that low is judged by the same yardstick. */
+#define SIZING_CPU_GROWTH_MIN_SPAN 2.0
+
+/* HPA target utilization is kept within these bounds (percent of requests.cpu). */
+#define SIZING_HPA_MIN_UTIL 10
+#define SIZING_HPA_MAX_UTIL 100
+
+struct sizing_opts {
+    double target_rps;   /* 0: none */
+    double target_users; /* 0: none; converted with per_user_rps. At most one target is set. */
+    /* Stream mode: each pod is planned from its stream capacity (open streams within the
+     * delivery SLO) instead of its request capacity, and target_streams (0: none) is the one
+     * target; the memory request then comes from the measured memory per stream. */
+    bool streams;
+    double target_streams;
+    double per_user_rps; /* > 0 */
+    struct profile_cost cost;
+    struct profile_planning planning;
+};
+
+/* One variant as the sizing sees it. Borrowed. */
+struct sizing_row {
+    const struct variant *variant;
+    const struct capacity_result *cap;
+    const struct stream_capacity *scap; /* stream mode; may be NULL otherwise */
+    bool usable; /* the caller's row-level judgement: measured and not marked (contended ...) */
+};
+
+struct sizing_variant {
+    bool candidate; /* searched, valid, usable and planned_rps > 0: may be recommended */
+    /* The capacity interval's lower bound (the mean without repeats); in stream mode the
+     * stream capacity, and planned_rps (and rps_per_cost) count streams instead of req/s. */
+    double capacity_low;
+    double planned_rps;  /* capacity_low x (1 - buffer) / (1 + growth) */
+    double pod_cost;     /* cores x cost.cpu + GiB x cost.memory_gib */
+    unsigned replicas;   /* for the target; 0 without one */
+    double total_cost;   /* replicas x pod_cost; 0 without a target */
+    double rps_per_cost; /* planned_rps / pod_cost */
+};
+
+struct sizing_hpa {
+    bool enabled;                    /* an HPA is recommended (a target, CPU tracks load) */
+    bool cpu_bound;                  /* CPU grows with load (SIZING_CPU_GROWTH rule) */
+    unsigned min_replicas;           /* replicas for the target */
+    unsigned max_replicas;           /* ceil(target x (1 + growth) / planned per pod) */
+    unsigned target_cpu_utilization; /* percent of requests.cpu at the planned load */
+    double cpu_at_planned;           /* cores at the planned load per pod; < 0 unknown */
+    char note[SIZING_TEXT_LEN];      /* why there is or is not an HPA, from the numbers */
+};
+
+struct sizing {
+    size_t n;
+    struct sizing_variant rows[VARIANT_MAX];
+
+    int recommended;            /* index into the rows, -1 when no row is a candidate */
+    bool streams;               /* stream mode (sizing_opts.streams) */
+    bool by_target;             /* a target was given: the cheapest total for it */
+    double target_rps;          /* the target in req/s (users converted); 0 without one */
+    double target_users;        /* as given; 0 when the target was in req/s */
+    double target_streams;      /* stream mode: the target in open streams; 0 without one */
+    double planned_fraction;    /* (1 - buffer) / (1 + growth) */
+    double planned_rps_per_pod; /* of the recommended variant; 0 without one */
+    unsigned replicas;          /* for the target; 1 without one */
+    char why[SIZING_TEXT_LEN];
+    char assumption[SIZING_TEXT_LEN]; /* what replicas assume: pods scale independently */
+
+    /* The recommended variant's resources: requests from what it used at capacity. */
+    int64_t limit_cpu_m, limit_memory;
+    int64_t request_cpu_m, request_memory;
+    bool cpu_request_measured, memory_request_measured;
+    char requests_note[SIZING_TEXT_LEN];
+    /* Stream mode: the streams each pod holds (its share of the target, or its planned count
+     * without one), and the memory sentence: "4 pods x 5,000 streams x 41 KiB + 180 MiB base +
+     * 25% = 480 MiB each". Empty when the memory per stream was not measured. */
+    unsigned streams_per_pod;
+    char memory_note[SIZING_TEXT_LEN];
+
+    struct sizing_hpa hpa;
+};
+
+/* A pod's requests from what it used, within its limits. */
+struct sizing_requests {
+    int64_t cpu_m, memory;
+    bool cpu_measured, memory_measured;
+};
+
+/* Requests for a pod whose limits are limit_cpu_m / limit_memory: cpu = cores x cpu_factor,
+ * rounded up to ADVISOR_REQ_CPU_STEP_M within [step, limit]; memory = peak x (1 +
+ * ADVISOR_HEADROOM), rounded up to a MiB, at most the limit. An unmeasured figure (< 0) gives
+ * ADVISOR_REQ_*_FRACTION of its limit. */
+void sizing_requests(double cores, double cpu_factor, int64_t peak_bytes, int64_t limit_cpu_m,
+                     int64_t limit_memory, struct sizing_requests *out /* OUT */);
+
+/* The stream capacity a pod is planned from: the most streams that passed, 0 when none did. */
+double sizing_stream_capacity_low(const struct stream_capacity *scap);
+
+/* Memory a pod holding `streams` streams needs: base + streams x per_stream, plus
+ * ADVISOR_HEADROOM, rounded up to a MiB, at most limit (the limit it was measured under).
+ * Returns < 0 when the line was not measured (per_stream or base < 0). */
+int64_t sizing_stream_memory(unsigned streams, int64_t per_stream, int64_t base, int64_t limit);
+
+/* Sizes rows[0..n) (n <= VARIANT_MAX), in sweep order. Borrows rows and o; fills *out entirely
+ * (out->recommended is -1 when no row is a candidate, with the reason in out->why). Returns 0,
+ * or -EINVAL for bad options (both targets, negative weights, buffer outside [0, 1), ...). */
+int sizing_run(const struct sizing_row *rows, size_t n, const struct sizing_opts *o,
+               struct sizing *out /* OUT */, char *err);
+
+/* CPU cores the variant used at `rps`, interpolated linearly between the capacity search's
+ * passing steps (offered rate against cpu_cores) and the capacity point; below the lowest step
+ * proportional to the load, above the highest the highest. Returns < 0 when no CPU was measured.
+ * *extrapolated (may be NULL) says whether rps was outside the measured steps. */
+double sizing_cpu_at(const struct capacity_result *cap, double rps, bool *extrapolated /* OUT */);
+
+#endif

@@ -1,0 +1,213 @@
+/* report.html's capacity charts (output_int.h): what a capacity search found per variant, drawn
+ * so a reader sees both the answer and why it is the answer. The bars give each variant's
+ * capacity within the SLO with its 95% interval as a whisker; the small charts give, per
+ * variant, p95 and p99 at each offered rate the search tried, with the SLO line and the found
+ * capacity marked, so the knee (where latency leaves the SLO) is visible. Inline SVG only. */
+
+#include <math.h>
+#include <stdio.h>
+
+#include "load/report_html.h"
+#include "output/output.h"
+#include "output/output_int.h"
+
+#define CW      OUTPUT_HTML_W
+#define CLABEL  OUTPUT_HTML_LABEL_W
+#define CVALUE  150 /* value column at the right: "1234 req/s +-5% (n=3) (marked)" */
+#define CROW    OUTPUT_HTML_ROW_H
+#define KNEE_W  360 /* one knee chart */
+#define KNEE_H  200
+#define KNEE_PL 52 /* plot area's left and bottom margins (axis labels) */
+#define KNEE_PB 34
+#define KNEE_PT 24 /* top margin (the title) */
+#define KNEE_PR 12
+/* Latency above this many times the p95 objective is drawn at the top edge: a step far past the
+ * knee (seconds, or timeouts) would otherwise flatten every point below the SLO into the axis. */
+#define KNEE_Y_SPAN 4.0
+
+static bool any_searched(const struct output_doc *d)
+{
+    for (size_t i = 0; i < d->n; i++)
+        if (d->rows[i].cap.searched)
+            return true;
+    return false;
+}
+
+/* "1234 req/s +-3% (n=3)", "at least 900 req/s (generator-limited)". */
+static const char *cap_text(const struct capacity_result *c, char *buf, size_t len)
+{
+    if (c->flags & CAPACITY_FLAG_GENERATOR)
+        snprintf(buf, len, "at least %.0f req/s (generator-limited)", c->rps);
+    else if (c->interval.n >= 2)
+        snprintf(buf, len, "%.0f req/s \u00b1%.0f%% (n=%zu)", c->rps,
+                 stats_rel_half(&c->interval) * 100, c->interval.n);
+    else
+        snprintf(buf, len, "%.0f req/s (n=%zu)", c->rps, c->interval.n);
+    return buf;
+}
+
+static void capacity_bars(FILE *f, const struct output_doc *d)
+{
+    int h = (int)d->n * CROW + 20, span = CW - CLABEL - CVALUE;
+    double max = 0;
+    char b[96];
+
+    for (size_t i = 0; i < d->n; i++) {
+        const struct capacity_result *c = &d->rows[i].cap;
+        double top = c->interval.n >= 2 ? c->interval.high : c->rps;
+        if (c->searched && top > max)
+            max = top;
+    }
+    if (max <= 0)
+        max = 1;
+    fputs("<figure><figcaption>Capacity within the SLO per variant (req/s; the whisker is the "
+          "95% interval of the repeats)</figcaption>\n",
+          f);
+    output_html_svg_open(f, "chart-capacity", "chart", CW, h, "Capacity per variant");
+    for (size_t i = 0; i < d->n; i++) {
+        const struct capacity_result *c = &d->rows[i].cap;
+        int y = 10 + (int)i * CROW, mid = y + CROW / 2;
+        output_html_row_label(f, d, i, y);
+        if (!c->searched) {
+            fprintf(f, "<text x=\"%d\" y=\"%d\" class=\"val\">not searched</text>\n", CLABEL + 4,
+                    mid + 4);
+            continue;
+        }
+        int bw = (int)lround(c->rps / max * span);
+        bool marked = !c->valid || !d->advice->rows[i].capacity;
+        fprintf(f,
+                "<rect class=\"bar cap\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" "
+                "fill=\"#1e88e5\"%s><title>",
+                CLABEL, y + 3, bw < 1 ? 1 : bw, CROW - 6,
+                marked ? " fill-opacity=\"0.35\" stroke=\"#555\" stroke-dasharray=\"3 2\"" : "");
+        report_html_esc(f, d->rows[i].variant.label);
+        fputs("</title></rect>\n", f);
+        if (c->interval.n >= 2) {
+            int x1 = CLABEL + (int)lround(fmax(c->interval.low, 0) / max * span);
+            int x2 = CLABEL + (int)lround(c->interval.high / max * span);
+            fprintf(f,
+                    "<path class=\"whisker\" d=\"M%d %dV%dM%d %dH%dM%d %dV%d\" stroke=\"#212121\" "
+                    "stroke-width=\"1.5\" fill=\"none\"/>\n",
+                    x1, mid - 6, mid + 6, x1, mid, x2, x2, mid - 6, mid + 6);
+        }
+        int tx = CLABEL + (c->interval.n >= 2 ? (int)lround(c->interval.high / max * span) : bw);
+        fprintf(f, "<text x=\"%d\" y=\"%d\" class=\"val\">", tx + 6, mid + 4);
+        report_html_esc(f, cap_text(c, b, sizeof(b)));
+        fprintf(f, "%s</text>\n", marked ? " (marked)" : "");
+    }
+    fputs("</svg></figure>\n", f);
+}
+
+/* One variant's knee: p95 and p99 (ms) against the offered rate of each step, the SLO lines and
+ * the capacity. */
+static void knee_chart(FILE *f, const struct output_doc *d, size_t i)
+{
+    const struct capacity_result *c = &d->rows[i].cap;
+    const struct profile_slo *slo = &d->profile->slo;
+    int pw = KNEE_W - KNEE_PL - KNEE_PR, ph = KNEE_H - KNEE_PT - KNEE_PB;
+    double xmax = c->rps, ymax = (double)slo->p95_us / 1e3 * KNEE_Y_SPAN, seen = 0;
+    size_t order[CAPACITY_MAX_STEPS], m = 0;
+
+    for (size_t k = 0; k < c->nsteps && k < CAPACITY_MAX_STEPS; k++) {
+        const struct capacity_step *st = &c->steps[k];
+        if (st->kind == CAPACITY_STEP_PROBE || !(st->offered_rps > 0))
+            continue;
+        xmax = fmax(xmax, st->offered_rps);
+        seen = fmax(seen, (double)st->p99_us / 1e3);
+        /* Insertion by offered rate: at most CAPACITY_MAX_STEPS steps. */
+        size_t j = m++;
+        for (; j > 0 && c->steps[order[j - 1]].offered_rps > st->offered_rps; j--)
+            order[j] = order[j - 1];
+        order[j] = k;
+    }
+    if (seen > 0 && seen < ymax)
+        ymax = fmax(seen, (double)slo->p95_us / 1e3) * 1.15;
+    if (slo->p99_us > 0)
+        ymax = fmax(ymax, (double)slo->p99_us / 1e3 * 1.15);
+    xmax *= 1.05;
+    if (!(xmax > 0) || !(ymax > 0))
+        return;
+#define KX(v) (KNEE_PL + (int)lround((v) / xmax * pw))
+#define KY(v) (KNEE_PT + ph - (int)lround(fmin((v), ymax) / ymax * ph))
+    char id[32], label[VARIANT_LABEL_LEN + 40];
+    snprintf(id, sizeof(id), "chart-knee-%zu", i);
+    snprintf(label, sizeof(label), "%s: latency against offered rate", d->rows[i].variant.label);
+    output_html_svg_open(f, id, "chart knee", KNEE_W, KNEE_H, label);
+    fprintf(f, "<text x=\"%d\" y=\"14\" class=\"lbl\">%s", KNEE_PL,
+            (int)i == d->advice->recommended ? "* " : "");
+    report_html_esc(f, d->rows[i].variant.label);
+    fprintf(f,
+            "</text>\n<path d=\"M%d %dV%dH%d\" stroke=\"#9e9e9e\" fill=\"none\"/>\n"
+            "<text x=\"%d\" y=\"%d\" class=\"thrl\" text-anchor=\"end\">%.0f req/s</text>"
+            "<text x=\"%d\" y=\"%d\" class=\"thrl\" text-anchor=\"end\">%.0fms</text>\n",
+            KNEE_PL, KNEE_PT, KNEE_PT + ph, KNEE_PL + pw, KNEE_PL + pw, KNEE_H - 6, xmax,
+            KNEE_PL - 4, KNEE_PT + 8, ymax);
+    /* The objectives: a dashed line each, labelled. */
+    const struct {
+        const char *name, *color;
+        int64_t us;
+    } obj[2] = {{"p95", "#c62828", slo->p95_us}, {"p99", "#6a1b9a", slo->p99_us}};
+    for (int k = 0; k < 2; k++)
+        if (obj[k].us > 0)
+            fprintf(f,
+                    "<line class=\"slo\" x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"%s\" "
+                    "stroke-dasharray=\"4 3\"/><text x=\"%d\" y=\"%d\" class=\"thrl\">SLO %s "
+                    "%.0fms</text>\n",
+                    KNEE_PL, KY((double)obj[k].us / 1e3), KNEE_PL + pw, KY((double)obj[k].us / 1e3),
+                    obj[k].color, KNEE_PL + 4, KY((double)obj[k].us / 1e3) - 3, obj[k].name,
+                    (double)obj[k].us / 1e3);
+    /* The found capacity. */
+    if (c->rps > 0)
+        fprintf(
+            f,
+            "<line class=\"capline\" x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#2e7d32\" "
+            "stroke-width=\"2\"/><text x=\"%d\" y=\"%d\" class=\"thrl\" "
+            "text-anchor=\"middle\">capacity %.0f</text>\n",
+            KX(c->rps), KNEE_PT, KX(c->rps), KNEE_PT + ph, KX(c->rps), KNEE_H - 20, c->rps);
+    /* p95 and p99 through the steps in rate order; each step a dot, red when it missed the SLO. */
+    static const char *const color[2] = {"#1e88e5", "#0d47a1"};
+    for (int q = 0; q < 2; q++) {
+        fprintf(f,
+                "<polyline class=\"p%d\" fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\" "
+                "points=\"",
+                q ? 99 : 95, color[q]);
+        for (size_t k = 0; k < m; k++) {
+            const struct capacity_step *st = &c->steps[order[k]];
+            fprintf(f, "%s%d,%d", k ? " " : "", KX(st->offered_rps),
+                    KY((double)(q ? st->p99_us : st->p95_us) / 1e3));
+        }
+        fputs("\"/>\n", f);
+    }
+    for (size_t k = 0; k < m; k++) {
+        const struct capacity_step *st = &c->steps[order[k]];
+        char l1[32], l2[32];
+        fprintf(f,
+                "<circle class=\"step\" cx=\"%d\" cy=\"%d\" r=\"3\" fill=\"%s\"><title>%.0f req/s "
+                "offered, %.0f achieved: p95 %s, p99 %s, errors %.1f%%%s</title></circle>\n",
+                KX(st->offered_rps), KY((double)st->p95_us / 1e3), st->pass ? "#2e7d32" : "#c62828",
+                st->offered_rps, st->achieved_rps, output_fmt_latency(st->p95_us, l1),
+                output_fmt_latency(st->p99_us, l2), st->error_rate * 100,
+                st->gen_limited ? " (generator-limited)" : "");
+    }
+    fprintf(f,
+            "<text x=\"%d\" y=\"%d\" class=\"thrl\" fill=\"%s\">p95</text><text x=\"%d\" y=\"%d\" "
+            "class=\"thrl\" fill=\"%s\">p99</text>\n</svg>\n",
+            KNEE_PL + pw - 60, KNEE_PT + 10, color[0], KNEE_PL + pw - 30, KNEE_PT + 10, color[1]);
+#undef KX
+#undef KY
+}
+
+void output_html_capacity(FILE *f, const struct output_doc *d)
+{
+    if (!any_searched(d))
+        return;
+    capacity_bars(f, d);
+    fputs("<figure><figcaption>Latency against the offered rate per variant: p95 and p99 at each "
+          "step of the search (red: missed the SLO), the SLO line and the capacity found"
+          "</figcaption>\n<div class=\"knees\">\n",
+          f);
+    for (size_t i = 0; i < d->n; i++)
+        if (d->rows[i].cap.searched)
+            knee_chart(f, d, i);
+    fputs("</div></figure>\n", f);
+}

@@ -1,0 +1,57 @@
+#ifndef SIZEUP_OUTPUT_OUTPUT_INT_H
+#define SIZEUP_OUTPUT_OUTPUT_INT_H
+
+/* Helpers shared by the output renderers (output.c, output_yaml.c, output_html.c); not part of
+ * the sweep layer's interface. */
+
+#include <stddef.h>
+#include <stdio.h>
+#include <time.h>
+
+#include "output/output.h"
+
+/* "2026-11-29 20:10 UTC" / "2026-11-29T20:10:00Z". Return buf. */
+const char *output_fmt_time(time_t t, char buf[40]);
+const char *output_fmt_time_iso(time_t t, char buf[40]);
+
+/* The row's marks as words ("exceeds host CPU, contended"), "" when none. Returns buf. */
+const char *output_marks(unsigned flags, char *buf, size_t len);
+
+/* The State column: "HEALTHY", "STRESSED (contended)", "FAILED (OOM-killed)". Returns buf. */
+const char *output_state(const struct output_doc *d, size_t i, char *buf, size_t len);
+
+/* libyaml's write handler for a FILE * (data). Returns 1 when every byte was written. */
+int output_yaml_write(void *data, unsigned char *buf, size_t size);
+
+/* report.html's bar charts: width, label column, row height (output_html.c and
+ * output_html_capacity.c draw rows that line up). */
+#define OUTPUT_HTML_W       760
+#define OUTPUT_HTML_LABEL_W 190
+#define OUTPUT_HTML_ROW_H   26
+
+/* Opens an inline <svg> w x h with its id, class and aria-label (escaped). */
+void output_html_svg_open(FILE *f, const char *id, const char *cls, int w, int h,
+                          const char *label);
+
+/* A bar chart row's label at row top y: the variant, "* " before the recommended one. */
+void output_html_row_label(FILE *f, const struct output_doc *d, size_t i, int y);
+
+/* report.html's capacity charts (output_html_capacity.c): the capacity per variant with its
+ * interval as a whisker, and per variant p95 and p99 against the offered rate with the SLO line
+ * and the found capacity. Nothing when no row was searched. */
+void output_html_capacity(FILE *f, const struct output_doc *d);
+
+/* One line describing the profile: source, load, duration, mix. */
+void output_fmt_profile(const struct profile *p, char *buf, size_t len);
+
+/* results.json printed, with a final newline (the renderer of the results.json output). */
+int output_results_json_print(FILE *f, const struct output_doc *d, char *err);
+
+/* The id of one OUTPUT_OMIT_* bit for results.json's `omitted` ("results.json#by_name"). */
+const char *output_omit_id(unsigned bit);
+
+/* What was left out for size and why, as sentences for people ("A ConfigMap holds at most ...
+ * bytes, so report.html's charts were left out ..."), "" when omit is 0. Returns buf. */
+const char *output_omit_note(unsigned omit, char *buf, size_t len);
+
+#endif
