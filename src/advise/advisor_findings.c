@@ -151,18 +151,20 @@ static void find_cpu_memory(const struct advisor_row *rows, size_t n, struct adv
                 cpu_y = (int)j;
             }
         }
-    /* The CPU effect's band, on the change as printed: within the noise, clearly more than it
-     * (CPU "matters"), or in between. */
+    /* The CPU effect's band, on the change as printed and symmetric about zero: a fall beyond
+     * the noise, within the noise either way, clearly more than it (CPU "matters"), or a gain in
+     * between. cpu_x/cpu_y is the pair with the best ratio, so a fall means every pair fell. */
     double cpu_gain =
         cpu_x >= 0 ? shown_pct(rows[cpu_x].throughput_rps, rows[cpu_y].throughput_rps) : 0;
-    bool cpu_flat = cpu_x >= 0 && cpu_gain <= PCT(ADVISOR_NOISE);
+    bool cpu_fell = cpu_x >= 0 && cpu_gain < -PCT(ADVISOR_NOISE);
+    bool cpu_flat = cpu_x >= 0 && fabs(cpu_gain) <= PCT(ADVISOR_NOISE);
     bool cpu_matters = cpu_x >= 0 && cpu_gain >= PCT(ADVISOR_CPU_MATTERS);
     if (cpu_x >= 0) {
         const struct advisor_row *x = &rows[cpu_x], *y = &rows[cpu_y];
         snprintf(cpu_text, sizeof(cpu_text),
                  "going from %s to %s cores at the same memory (%uw / %s) ", cores_txt(x, b1),
                  cores_txt(y, b2), x->variant.workers, mem_txt(x->variant.memory_bytes, b4));
-        if (cpu_flat)
+        if (cpu_flat || cpu_fell)
             text_catf(cpu_text, sizeof(cpu_text), "changed throughput by %+.0f%%", cpu_gain);
         else
             text_catf(cpu_text, sizeof(cpu_text), "multiplied throughput by %.1fx", best_cpu_ratio);
@@ -219,7 +221,16 @@ static void find_cpu_memory(const struct advisor_row *rows, size_t n, struct adv
         text_catf(mem_sentence, sizeof(mem_sentence), "%s", extra);
     }
 
-    if (cpu_flat)
+    if (cpu_fell)
+        advisor__finding(
+            a,
+            "More CPU lowered throughput (%s; a fall beyond the %.0f%% this sweep treats as "
+            "noise): more cores did not help at this load. A fall from more CPU points at "
+            "contention (in the app, or on the host during the sweep): repeat the sweep before "
+            "reading it as the app's.%s%s%s",
+            cpu_text, PCT(ADVISOR_NOISE), mem_sentence[0] ? " Memory: " : "", mem_sentence,
+            mem_sentence[0] ? "." : "");
+    else if (cpu_flat)
         advisor__finding(
             a,
             "More CPU made no measurable difference (%s; within the %.0f%% this sweep treats "

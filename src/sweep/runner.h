@@ -42,7 +42,10 @@
 #define SWEEP_FLAG_GEN_SATURATED    (1u << 3) /* the load generator was the bottleneck */
 #define SWEEP_FLAG_INTERRUPTED      (1u << 4) /* measurement cut short (cancelled) */
 /* Flags that keep a row from being presented as capacity: no estimated users, no
- * recommendation, no vote in the rule fit or the findings. Its figures stay in the table. */
+ * recommendation, no vote in the findings or in the rule's CPU and worker constants. Its figures
+ * stay in the table, and its peak memory still counts toward memory_per_worker_mib: a peak is a
+ * lower bound on what a worker needs whatever limited the throughput (contention, the generator,
+ * a cut-short window), as an OOM kill is, and leaving it out could only size memory too small. */
 #define SWEEP_FLAG_NOT_CAPACITY                                                                    \
     (SWEEP_FLAG_CPU_EXCEEDS_HOST | SWEEP_FLAG_UNENFORCED | SWEEP_FLAG_CONTENDED |                  \
      SWEEP_FLAG_GEN_SATURATED | SWEEP_FLAG_INTERRUPTED)

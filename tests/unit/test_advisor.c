@@ -285,6 +285,16 @@ static void test_measured_requests_and_memory_finding(void **state)
     /* 60 MiB per worker + 25% = 75 -> 80 MiB. */
     assert_true(fabs(a.rule.memory_per_worker_mib - 80) < 1e-9);
     assert_int_equal(a.memory_per_worker.variants, 3);
+
+    /* A flagged row has no vote in the findings or the CPU constants, but its peak memory still
+     * bounds what a worker needs (runner.h, SWEEP_FLAG_NOT_CAPACITY): 100 MiB per worker + 25% =
+     * 125 -> 128 MiB. */
+    rows[0].flags = SWEEP_FLAG_CONTENDED;
+    rows[0].peak_memory_bytes = 100LL << 20;
+    assert_int_equal(advisor_run(rows, 3, &o, &a, err), 0);
+    assert_false(a.rows[0].capacity);
+    assert_true(fabs(a.rule.memory_per_worker_mib - 128) < 1e-9);
+    assert_int_equal(a.memory_per_worker.variants, 3);
 }
 
 static void test_classify_boundaries(void **state)
@@ -566,6 +576,53 @@ static void test_memory_and_cpu_bands(void **state)
     }
 }
 
+/* The CPU finding's bands are symmetric about zero: at each band edge, on both signs, the word
+ * matches the figure printed beside it (a fall beyond the noise is a fall, never "within" it). */
+static void test_cpu_band_edges_both_signs(void **state)
+{
+    (void)state;
+    static struct advice a;
+    struct advisor_row rows[3];
+    const char *specs[] = {"1@1/256Mi", "1@1/512Mi", "1@2/256Mi"};
+    const double noise = ADVISOR_NOISE * 100, matters = ADVISOR_CPU_MATTERS * 100;
+    const struct {
+        double pct;       /* the 2-core row's change against the 1-core one, whole percent */
+        const char *word; /* the finding's opening words */
+        bool change;      /* the figure is printed as a change ("changed throughput by") */
+    } edges[] = {
+        {-(noise + 1), "More CPU lowered throughput", true},
+        {-noise, "More CPU made no measurable difference", true},
+        {0, "More CPU made no measurable difference", true},
+        {noise, "More CPU made no measurable difference", true},
+        {noise + 1, "CPU: going from", false},
+        {matters - 1, "CPU: going from", false},
+        {matters, "CPU dominates memory", false},
+    };
+    char fig[96], band[128];
+
+    for (size_t i = 0; i < sizeof(edges) / sizeof(edges[0]); i++) {
+        const double rps[] = {1000, 1000, 1000 * (1 + edges[i].pct / 100)};
+        make_rows(rows, 3, specs, rps);
+        run_rows(rows, 3, &a);
+        const char *f = finding_with(&a, edges[i].word);
+        if (edges[i].change)
+            snprintf(fig, sizeof(fig), "changed throughput by %+.0f%%", edges[i].pct);
+        else
+            snprintf(fig, sizeof(fig), "multiplied throughput by %.1fx", 1 + edges[i].pct / 100);
+        if (!strstr(f, fig)) {
+            print_error("case %+.0f%%: \"%s\" lacks \"%s\"\n", edges[i].pct, f, fig);
+            fail();
+        }
+        /* Only a change within the noise may be called no difference. */
+        assert_int_equal(has(&a, "More CPU made no measurable difference"),
+                         fabs(edges[i].pct) <= noise);
+        if (edges[i].pct < -noise) {
+            snprintf(band, sizeof(band), "a fall beyond the %.0f%%", noise);
+            assert_non_null(strstr(f, band));
+        }
+    }
+}
+
 /* Requests and the rule's derivations state the constants they used. */
 static void test_sentences_from_constants(void **state)
 {
@@ -827,6 +884,7 @@ int main(void)
         cmocka_unit_test(test_scaling_super_linear_names_odd_row),
         cmocka_unit_test(test_oversubscription_bands),
         cmocka_unit_test(test_memory_and_cpu_bands),
+        cmocka_unit_test(test_cpu_band_edges_both_signs),
         cmocka_unit_test(test_sentences_from_constants),
         cmocka_unit_test(test_oom_by_failure_kind),
         cmocka_unit_test(test_capacity_mode_uses_the_sizing),
