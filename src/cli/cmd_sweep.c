@@ -322,6 +322,33 @@ static int parse_flags(struct sweep_cli *c, int argc, char **argv)
     return 0;
 }
 
+/* In capacity mode the search chooses each step's rate and holds it for search.window after
+ * search.warmup: --rate, --duration and --warmup would change only the probe and then be reported
+ * as if they were the load, so they are refused with what to use instead. A profile's rate,
+ * duration and warmup stay allowed (they serve --load fixed and the probe). Returns non-zero with
+ * the message in err when one was given. */
+static int capacity_flag_refused(const struct sweep_cli *c, char *err)
+{
+    if (c->profile->search.mode != PROFILE_SEARCH_CAPACITY)
+        return 0;
+    if (c->ov.rate > 0)
+        return err_set(err, -EINVAL,
+                       "--rate: a capacity search (the default --load) chooses the rate itself; "
+                       "cap it with --max-rps, or give --load fixed to run this rate"),
+               1;
+    if (c->ov.duration_us >= 0)
+        return err_set(err, -EINVAL,
+                       "--duration: a capacity search measures each step for search.window in "
+                       "the profile; set that, or give --load fixed to run one load this long"),
+               1;
+    if (c->ov.warmup_us >= 0)
+        return err_set(err, -EINVAL,
+                       "--warmup: a capacity search warms each step up for search.warmup in the "
+                       "profile; set that, or give --load fixed"),
+               1;
+    return 0;
+}
+
 /* The variants, the values paths and the profile with the flags applied. Returns an exit
  * status. */
 static int load_inputs(struct sweep_cli *c)
@@ -347,6 +374,8 @@ static int load_inputs(struct sweep_cli *c)
     if (c->load_mode)
         c->profile->search.mode =
             strcmp(c->load_mode, "fixed") == 0 ? PROFILE_SEARCH_FIXED : PROFILE_SEARCH_CAPACITY;
+    if (capacity_flag_refused(c, err))
+        return cli_usage_error(&cmd_sweep, err);
     if (c->repeats)
         c->profile->search.repeats = c->repeats;
     if (c->max_rps > 0)

@@ -64,6 +64,23 @@ conflict "--duration: '0' must be longer than 0" "" --duration 0
 conflict "--warmup:" "" --warmup 5parsecs
 conflict "--threads: '0' is not from 1" "" --threads 0
 
+# In capacity mode (sweep's default) --rate, --duration and --warmup would change only the probe:
+# refused with exit 2, naming what to use (sweep_cpu.sh and others run them with --load fixed).
+for flag in "--rate 5" "--duration 5s" "--warmup 1s"; do
+    # shellcheck disable=SC2086
+    run sweep $flag
+    [ "$rc" -eq 2 ] || fail "sweep $flag in capacity mode: exit $rc, want 2 ($out)"
+    grep -qF -- "--load fixed" <<<"$out" || fail "sweep $flag: '$out' does not name --load fixed"
+    case $flag in
+        --rate*) want=--max-rps ;;
+        --duration*) want=search.window ;;
+        *) want=search.warmup ;;
+    esac
+    grep -qF -- "$want" <<<"$out" || fail "sweep $flag: '$out' does not name $want"
+    n=$((n + 1))
+    echo "  capacity mode $flag -> 2: $out"
+done
+
 # No sweep ran: nothing was written.
 [ ! -e "$W/out/results.json" ] || fail "a refused sweep wrote results"
 echo "overrides: $n refusals, the same in loadtest and sweep"
