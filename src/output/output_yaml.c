@@ -208,7 +208,9 @@ static size_t sizing_leaves(const struct output_doc *d, struct leaf *l)
     char b[16];
     size_t n = 0;
 
-    if (!(s->target_rps > 0) || s->recommended < 0)
+    /* by_target covers every kind of target (req/s, users, streams), as deployment-patch.yaml's
+     * replicas do. */
+    if (!s->by_target || s->recommended < 0)
         return 0;
     snprintf(b, sizeof(b), "%u", s->replicas);
     leaf_set(&l[n++], d->paths.replicas, NULL, b);

@@ -328,6 +328,18 @@ static void test_values_sizing(void **state)
     yaml_document_delete(&doc);
     free(text);
 
+    /* A stream target (no req/s): the replica count all the same, as deployment-patch.yaml. */
+    target_sizing(s, false);
+    s->streams = true;
+    s->target_rps = 0;
+    s->target_streams = 20000;
+    text = render(output_values_yaml, &f->doc);
+    parse_yaml(text, &doc);
+    assert_string_equal(yaml_get(&doc, "replicaCount"), "8");
+    assert_string_equal(yaml_get(&doc, "autoscaling.enabled"), "false");
+    yaml_document_delete(&doc);
+    free(text);
+
     /* Custom paths. */
     target_sizing(s, true);
     assert_int_equal(
