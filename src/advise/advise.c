@@ -57,6 +57,7 @@ void advise_opts(const struct profile *p, const struct platform_facts *f, struct
     out->target_streams = p->target_streams;
     out->delivery_slo_us =
         p->slo.delivery_p95_us > 0 ? p->slo.delivery_p95_us : p->thresholds.healthy_p95_us;
+    out->slo = p->slo;
     out->cost = p->cost;
     out->planning = p->planning;
     out->host_cores = f ? (double)f->host_millicores / 1000.0 : 0;

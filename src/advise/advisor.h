@@ -91,6 +91,7 @@ struct advisor_opts {
     double target_users;     /* the target as given in users (target_rps = users x per-user rate) */
     double target_streams;   /* a stream-capacity sweep's target in open streams; 0: none */
     int64_t delivery_slo_us; /* streams: the delivery p95 objective */
+    struct profile_slo slo;  /* capacity mode: what each step was judged against */
     struct profile_cost cost;         /* capacity mode: the price of a core and of a GiB */
     struct profile_planning planning; /* capacity mode: buffer and growth on each pod's capacity */
     double host_cores;                /* for caveats; 0 unknown */

@@ -509,6 +509,37 @@ static void find_caveats(const struct advisor_row *rows, size_t n, const struct 
             "contended; %s a floor, not the app's capacity.",
             k, k == 1 ? "" : "s", k == 1 ? "its" : "their", o->host_cores, list,
             k == 1 ? "That row is" : "Those rows are", k == 1 ? "it shows" : "they show");
+    /* Capacity 0 because even one request at a time missed the SLO (runner_capacity.c). */
+    list[0] = '\0';
+    k = 0;
+    for (size_t i = 0; i < n; i++) {
+        const struct capacity_result *c = &rows[i].cap;
+        if (!rows[i].measured || !(c->flags & CAPACITY_FLAG_UNMEETABLE) || c->nsteps == 0)
+            continue;
+        const struct capacity_step *st = &c->steps[c->nsteps - 1];
+        char got[QTY_LEN], slo[QTY_LEN];
+        if (c->limited_by == CAPACITY_LIMIT_SLO_ERRORS)
+            text_catf(list, sizeof(list),
+                      "%s%s fails %.1f%% of its requests (the SLO allows %.1f%%)", k++ ? "; " : "",
+                      rows[i].variant.label, st->error_rate * 100, o->slo.errors * 100);
+        else if (c->limited_by == CAPACITY_LIMIT_SLO_P99)
+            text_catf(list, sizeof(list), "%s%s takes %s at p99 (the SLO's p99 is %s)",
+                      k++ ? "; " : "", rows[i].variant.label,
+                      qty_format_duration((int64_t)st->p99_us, got),
+                      qty_format_duration(o->slo.p99_us, slo));
+        else
+            text_catf(list, sizeof(list), "%s%s takes %s at p95 (the SLO's p95 is %s)",
+                      k++ ? "; " : "", rows[i].variant.label,
+                      qty_format_duration((int64_t)st->p95_us, got),
+                      qty_format_duration(o->slo.p95_us, slo));
+    }
+    if (k)
+        advisor__finding(a,
+                         "Even one request at a time misses the SLO: %s. No load meets it, so %s "
+                         "capacity within the SLO is 0 and %s never recommended; the search "
+                         "stopped there instead of halving the rate to its floor.",
+                         list, k == 1 ? "that variant's" : "those variants'",
+                         k == 1 ? "it is" : "they are");
     bool unenforced = false;
     for (size_t i = 0; i < n; i++)
         if (rows[i].flags & SWEEP_FLAG_UNENFORCED)

@@ -195,6 +195,17 @@ static void recommend(const struct sizing_row *rows, const struct sizing_opts *o
                             : "no variant qualifies: none has a valid capacity (searched, met "
                               "the SLO at its lowest step, not marked noisy, contended or "
                               "generator-limited)");
+        unsigned searched = 0, unmeetable = 0;
+        for (size_t i = 0; !s->streams && i < s->n; i++)
+            if (rows[i].cap && rows[i].cap->searched) {
+                searched++;
+                unmeetable += (rows[i].cap->flags & CAPACITY_FLAG_UNMEETABLE) != 0;
+            }
+        if (unmeetable)
+            text_catf(s->why, sizeof(s->why),
+                      "; %u of the %u searched miss the SLO even at one request at a time, so no "
+                      "load meets it there",
+                      unmeetable, searched);
         return;
     }
     const struct sizing_variant *v = &s->rows[best];

@@ -248,7 +248,7 @@ static int cap_from_json(const cJSON *o, const struct variant *v, struct capacit
     const char *lim = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "limited_by"));
     const unsigned known = CAPACITY_FLAG_GENERATOR | CAPACITY_FLAG_NOISY | CAPACITY_FLAG_CONTENDED |
                            CAPACITY_FLAG_TOO_FEW_REPEATS | CAPACITY_FLAG_BUDGET |
-                           CAPACITY_FLAG_NONE_PASSED;
+                           CAPACITY_FLAG_NONE_PASSED | CAPACITY_FLAG_UNMEETABLE;
 
     memset(cap, 0, sizeof(*cap));
     if (!cJSON_IsObject(o) || !cJSON_IsArray(rep) ||
@@ -269,7 +269,7 @@ static int cap_from_json(const cJSON *o, const struct variant *v, struct capacit
     /* Derived, not trusted: per core from the variant's limit, valid from the marks. */
     if (v->cpu_millicores > 0)
         cap->per_core = cap->rps / ((double)v->cpu_millicores / 1000.0);
-    cap->valid = (cap->flags & ~CAPACITY_FLAG_TOO_FEW_REPEATS) == 0 && cap->rps > 0;
+    cap->valid = capacity_valid(cap);
     if (cJSON_IsArray(thr)) {
         cap->throttling.known = true;
         cap->throttling.periods = (uint64_t)item(thr, 0, 0, 0, U64_CAP);

@@ -20,6 +20,8 @@ const char *output_capacity_flag_name(unsigned f)
         return "budget";
     case CAPACITY_FLAG_NONE_PASSED:
         return "none passed";
+    case CAPACITY_FLAG_UNMEETABLE:
+        return "unmeetable";
     }
     return NULL;
 }
@@ -103,7 +105,7 @@ void output_capacity_add(cJSON *v, const struct capacity_result *cap)
     cJSON_AddStringToObject(o, "limited_by", search_limit_name(cap->limited_by));
     cJSON_AddBoolToObject(o, "valid", cap->valid);
     cJSON *fl = cJSON_AddArrayToObject(o, "flags");
-    for (unsigned b = 1; fl && b && b <= CAPACITY_FLAG_NONE_PASSED; b <<= 1)
+    for (unsigned b = 1; fl && b && b <= CAPACITY_FLAG_LAST; b <<= 1)
         if ((cap->flags & b) && output_capacity_flag_name(b))
             cJSON_AddItemToArray(fl, cJSON_CreateString(output_capacity_flag_name(b)));
     add_num_or_null(o, "cpu_cores", cap->cpu_cores, cap->cpu_cores >= 0);

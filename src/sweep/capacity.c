@@ -28,6 +28,14 @@ int capacity_set_interval(struct capacity_result *cap, size_t nrepeats)
     return 0;
 }
 
+bool capacity_valid(const struct capacity_result *cap)
+{
+    const unsigned allowed = CAPACITY_FLAG_TOO_FEW_REPEATS | CAPACITY_FLAG_UNMEETABLE;
+    if (cap->flags & ~allowed)
+        return false;
+    return cap->rps > 0 || (cap->flags & CAPACITY_FLAG_UNMEETABLE);
+}
+
 double capacity_low(const struct capacity_result *cap)
 {
     if (cap->interval.n >= 2)

@@ -46,14 +46,17 @@ enum capacity_step_kind {
     CAPACITY_STEP_LOAD
 };
 
-/* Marks on a capacity figure. Any of them but TOO_FEW_REPEATS makes it invalid: shown, never
- * the recommendation. */
+/* Marks on a capacity figure. Any of them but TOO_FEW_REPEATS and UNMEETABLE makes it invalid:
+ * shown, never the recommendation. UNMEETABLE is a valid answer of 0: even one request at a time
+ * missed the SLO, so no load meets it (never a candidate either, having no capacity). */
 #define CAPACITY_FLAG_GENERATOR       (1u << 0) /* the generator, not the app, set the limit */
 #define CAPACITY_FLAG_NOISY           (1u << 1) /* interval wider than CAPACITY_NOISY_REL twice */
 #define CAPACITY_FLAG_CONTENDED       (1u << 2) /* the host could not give the variant its CPU */
 #define CAPACITY_FLAG_TOO_FEW_REPEATS (1u << 3) /* fewer than STATS_MIN_REPEATS repeats */
 #define CAPACITY_FLAG_BUDGET          (1u << 4) /* the search ended on its budget, not bracketed */
 #define CAPACITY_FLAG_NONE_PASSED     (1u << 5) /* not even the lowest step met the SLO */
+#define CAPACITY_FLAG_UNMEETABLE      (1u << 6) /* one user at a time missed the SLO: 0, valid */
+#define CAPACITY_FLAG_LAST            CAPACITY_FLAG_UNMEETABLE
 
 struct capacity_throttling {
     bool known;                 /* false: the platform cannot read it (kube: reported unknown) */
@@ -105,6 +108,10 @@ double capacity_bracket_high(const struct capacity_result *cap);
  * interval of zero width would claim a precision the search never had. The lower end, which
  * planning uses, is the repeats'. Returns 0 or -EINVAL (a non-finite figure). */
 int capacity_set_interval(struct capacity_result *cap, size_t nrepeats);
+
+/* Whether cap is a figure the sizing may read: no invalidating mark and a capacity above 0, or
+ * the unmeetable answer (0, valid). The runner and the operator's restored state both use it. */
+bool capacity_valid(const struct capacity_result *cap);
 
 /* The capacity interval's lower bound (the measured capacity when there are fewer than two
  * repeats), never below 0: what a pod is planned from. */

@@ -452,6 +452,44 @@ static int cpu_load_steps(struct cap_ctx *x, char *err)
     return 0;
 }
 
+/* "No" is a quick answer: after a probe that missed the SLO, one closed-loop step at a single
+ * user. When even that misses it (the app's own service time is above the p95 objective, or it
+ * fails requests unloaded), no rate can meet the SLO: the search ends at once with capacity 0,
+ * limited by what was missed and marked unmeetable, a valid answer (capacity_valid), instead of
+ * halving the rate step after step to the floor. The step is the row's representative one, so
+ * the row shows the unloaded latency. A probe within the SLO skips this step: one user would
+ * be within it too. */
+static int unloaded_step(struct cap_ctx *x, bool *unmeetable, char *err)
+{
+    struct capacity_result *cap = x->cap;
+    struct step_run one;
+
+    *unmeetable = false;
+    int rc = run_step(x, CAPACITY_STEP_PROBE, 0, 1, &one, err);
+    if (rc) {
+        step_free(&one);
+        return rc;
+    }
+    if (one.outcome == SEARCH_FAIL) {
+        *unmeetable = true;
+        cap->rps = 0;
+        memset(&cap->interval, 0, sizeof(cap->interval));
+        cap->limited_by = one.why;
+        cap->flags |= CAPACITY_FLAG_UNMEETABLE;
+        cap->valid = true;
+        if (one.st.cpu_cores >= 0)
+            cap->cpu_cores = one.st.cpu_cores;
+        if (one.st.peak_memory_bytes >= 0)
+            cap->peak_memory_bytes = one.st.peak_memory_bytes;
+        log_info("sweep.capacity",
+                 "variant=%s rps=0 limited_by=%s p95_ms=%.1f errors=%.4f unmeetable=1",
+                 x->c->s->rows[x->c->index].variant.spec, search_limit_name(one.why),
+                 (double)one.st.p95_us / 1e3, one.st.error_rate);
+    }
+    file_step(x, &one, *unmeetable);
+    return 0;
+}
+
 int sweep__capacity(struct sweep__ctx *c, const char *url, char *err)
 {
     const struct profile *p = c->o->profile;
@@ -478,9 +516,16 @@ int sweep__capacity(struct sweep__ctx *c, const char *url, char *err)
         goto out;
     }
     double start = probe.st.sustained_rps;
+    bool probe_missed = probe.outcome == SEARCH_FAIL;
     file_step(&x, &probe, false);
     if (x.died || sweep__stopped(c->o))
         goto out;
+    if (probe_missed) {
+        bool unmeetable = false;
+        rc = unloaded_step(&x, &unmeetable, err);
+        if (rc || unmeetable || x.died || sweep__stopped(c->o))
+            goto out;
+    }
 
     struct search_opts so = {.start_rps = start,
                              .precision = p->search.precision,
@@ -539,7 +584,7 @@ int sweep__capacity(struct sweep__ctx *c, const char *url, char *err)
         cap->flags |= CAPACITY_FLAG_TOO_FEW_REPEATS;
     if (row->variant.cpu_millicores > 0)
         cap->per_core = cap->rps / ((double)row->variant.cpu_millicores / 1000.0);
-    cap->valid = (cap->flags & ~CAPACITY_FLAG_TOO_FEW_REPEATS) == 0 && cap->rps > 0;
+    cap->valid = capacity_valid(cap);
     if (cap->valid && (p->target_rps > 0 || p->target_users > 0)) {
         rc = cpu_load_steps(&x, err);
         if (rc)

@@ -8,6 +8,9 @@
 #     row; a new operator resumes and ends `done` with every row.
 #  3. The final ConfigMap write failing with 503s is retried (status `pending: retrying ...`),
 #     not failed, and ends `done` once the API answers again.
+#  4. "No" is a quick answer: a capacity sweep of a 200 ms service time (a sleep) against a
+#     100 ms p95 objective ends `done` within 2 minutes, each variant's capacity 0 and marked
+#     unmeetable after the probe and one request at a time.
 set -u
 . "$ROOT/tests/integration/lib/operator_e2e.sh"
 e2e_setup
@@ -117,5 +120,38 @@ wait_status web '^pending: retrying after API errors' 90
 fakectl DELETE /fake/faults >/dev/null || fail "clearing faults"
 wait_status web '^done$' 90
 check_overloaded 1 done
+
+# ---- 4. a capacity sweep no load can pass: a quick "no"
+k apply -f - >/dev/null <<'EOF' || fail "slow profile ConfigMap"
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: web-slow
+data:
+  profile.yaml: |
+    users: 4
+    timeout: 5s
+    slo: { p95: 100ms, errors: 1% }
+    search: { warmup: 300ms, window: 1s, max_steps: 12, budget: 10m }
+    requests:
+      - { name: slow, method: GET, path: "/sleep?ms=200", weight: 1 }
+EOF
+start=$SECONDS
+k annotate --overwrite deployment web sizeup.dev/profile=web-slow "sizeup.dev/configs=$CONFIGS" \
+    sizeup.dev/sweep=over-4 >/dev/null
+wait_status web '^done$' 120
+k get configmap web-sizing -o json >"$E2E_W/cm.json" || fail "no ConfigMap web-sizing"
+python3 - "$E2E_W/cm.json" <<'PY' || fail "unmeetable capacities"
+import json, sys
+res = json.loads(json.load(open(sys.argv[1]))["data"]["results.json"])
+assert res["recommendation"]["index"] is None, res["recommendation"]
+for v in res["variants"]:
+    c = v["slo_capacity"]
+    assert c and c["rps"] == 0 and "unmeetable" in c["flags"], (v["spec"], c)
+    assert c["limited_by"] == "slo-p95", (v["spec"], c["limited_by"])
+    print("  %s: capacity 0, %s, one user p95 %.0f ms" % (v["spec"], c["flags"],
+                                                        c["steps"][-1]["p95_ms"]))
+PY
+echo "  unmeetable capacity sweep done in $((SECONDS - start)) s"
 op_stop
 echo "e2e overloaded: ok"

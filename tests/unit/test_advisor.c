@@ -623,6 +623,47 @@ static void test_cpu_band_edges_both_signs(void **state)
     }
 }
 
+/* A variant that misses the SLO even at one request at a time: the finding names its measured
+ * p95 and the SLO's, and it is never recommended; the other variant still is. */
+static void test_unmeetable_finding(void **state)
+{
+    (void)state;
+    static struct advice a;
+    struct advisor_row rows[2];
+    const char *specs[] = {"1@0.5/256Mi", "1@1/256Mi"};
+    const double rps[] = {0, 400};
+    struct advisor_opts o;
+    char err[ERR_LEN] = "";
+
+    make_rows(rows, 2, specs, rps);
+    for (int i = 0; i < 2; i++) {
+        struct capacity_result *c = &rows[i].cap;
+        c->searched = true;
+        c->cpu_cores = -1;
+        c->peak_memory_bytes = -1;
+        c->nsteps = 1;
+        c->steps[0].kind = CAPACITY_STEP_PROBE;
+        c->steps[0].p95_us = 40 * MS;
+    }
+    rows[0].cap.flags = CAPACITY_FLAG_UNMEETABLE;
+    rows[0].cap.limited_by = CAPACITY_LIMIT_SLO_P95;
+    rows[0].cap.steps[0].p95_us = 204 * MS;
+    rows[0].cap.valid = true;
+    rows[1].cap.rps = 400;
+    rows[1].cap.valid = true;
+    seed_opts(&o);
+    o.slo.p95_us = 100 * MS;
+    o.slo.errors = 0.01;
+    o.cost.cpu = 1;
+    o.cost.memory_gib = 0.13;
+    o.planning.buffer = 0.10;
+    o.planning.growth = 0.30;
+    assert_int_equal(advisor_run(rows, 2, &o, &a, err), 0);
+    const char *f = finding_with(&a, "Even one request at a time misses the SLO");
+    assert_non_null(strstr(f, "takes 204ms at p95 (the SLO's p95 is 100ms)"));
+    assert_int_equal(a.recommended, 1);
+}
+
 /* Requests and the rule's derivations state the constants they used. */
 static void test_sentences_from_constants(void **state)
 {
@@ -885,6 +926,7 @@ int main(void)
         cmocka_unit_test(test_oversubscription_bands),
         cmocka_unit_test(test_memory_and_cpu_bands),
         cmocka_unit_test(test_cpu_band_edges_both_signs),
+        cmocka_unit_test(test_unmeetable_finding),
         cmocka_unit_test(test_sentences_from_constants),
         cmocka_unit_test(test_oom_by_failure_kind),
         cmocka_unit_test(test_capacity_mode_uses_the_sizing),

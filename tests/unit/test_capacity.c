@@ -60,10 +60,41 @@ static void test_bracket_and_interval(void **state)
     assert_true(d.interval.low == 100 && d.interval.high == 100);
 }
 
+/* Which figures the sizing may read: no invalidating mark and a capacity above 0, or the
+ * unmeetable answer, which is 0 and valid; a contended unmeetable one is not. */
+static void test_valid(void **state)
+{
+    (void)state;
+    const struct {
+        double rps;
+        unsigned flags;
+        bool valid;
+    } cases[] = {
+        {100, 0, true},
+        {100, CAPACITY_FLAG_TOO_FEW_REPEATS, true},
+        {0, 0, false},
+        {0, CAPACITY_FLAG_UNMEETABLE, true},
+        {0, CAPACITY_FLAG_UNMEETABLE | CAPACITY_FLAG_CONTENDED, false},
+        {100, CAPACITY_FLAG_NOISY, false},
+        {100, CAPACITY_FLAG_GENERATOR, false},
+        {0, CAPACITY_FLAG_NONE_PASSED, false},
+        {100, CAPACITY_FLAG_BUDGET, false},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct capacity_result cap;
+        memset(&cap, 0, sizeof(cap));
+        cap.searched = true;
+        cap.rps = cases[i].rps;
+        cap.flags = cases[i].flags;
+        assert_int_equal(capacity_valid(&cap), cases[i].valid);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bracket_and_interval),
+        cmocka_unit_test(test_valid),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -5,6 +5,7 @@ GET /          200 "hello from <pod>" (plus $GREETING when set)
 GET /healthz   200 "ok"
 GET /env       the environment as JSON (tests check what the kubelet passed)
 GET /work?ms=N burns N ms of CPU, so throughput follows the CPU limit
+GET /sleep?ms=N answers after N ms without CPU (a service time no limit changes)
 GET /alloc?mb=N allocates and keeps N MiB (the memory limit's OOM kill shows up as OOMKilled)
 Any other path: 404. Each request runs on its own thread; $WORKERS is only reported.
 $ALLOC_MB: MiB allocated and kept from the start (a memory use a limit can be set below).
@@ -49,6 +50,9 @@ class Handler(BaseHTTPRequestHandler):
             while time.process_time() < end:
                 x += 1
             return self.reply(200, "worked\n")
+        if u.path == "/sleep":
+            time.sleep(int(q.get("ms", "10")) / 1000.0)
+            return self.reply(200, "slept\n")
         if u.path == "/alloc":
             HOLD.append(bytearray(int(q.get("mb", "1")) << 20))
             for chunk in HOLD[-1:]:
