@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/clock.h"
 #include "advise/advise.h"
 #include "cli/cli.h"
 #include "core/log.h"
@@ -131,13 +132,6 @@ static const struct cli_flag flags[] = {
     CLI_FLAGS_END,
 };
 
-static double mono_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* The advisor's inputs from the first k attempted rows of s. Returns k. */
 static size_t advise(const struct sweep *s, const struct profile *p, struct advisor_row *rows,
                      struct advice *a)
@@ -167,7 +161,7 @@ static void on_progress(void *ud, const struct sweep_progress *p)
 {
     struct sweep_cli *c = ud;
     char lat[32];
-    double t = mono_s();
+    double t = clock_mono_s();
 
     if (c->feed_slot >= 0)
         progress_feed_update(c->feed, c->feed_slot, p);

@@ -28,6 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/clock.h"
 #include "load/hist.h"
 #include "load/http.h"
 #include "load/series.h"
@@ -122,9 +123,7 @@ struct worker {
 
 int64_t engine_now_ns(const struct engine *e)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)(ts.tv_sec - e->t0.tv_sec) * 1000000000LL + (ts.tv_nsec - e->t0.tv_nsec);
+    return clock_mono_ns() - clock_ts_ns(&e->t0);
 }
 
 /* splitmix64: tiny, fast, and good enough to pick a request by weight. */

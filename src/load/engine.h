@@ -72,7 +72,7 @@ struct engine_totals {
     const struct series_rec *series; /* the measured window per interval */
 };
 
-/* Nanoseconds since the run's start (e->t0, CLOCK_MONOTONIC). */
+/* Nanoseconds since the run's start (e->t0, on the monotonic clock of core/clock.h). */
 int64_t engine_now_ns(const struct engine *e);
 
 /* Allocates worker idx of e with cap connection slots into *out (free with

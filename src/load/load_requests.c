@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/clock.h"
 #include "load/cpus.h"
 #include "load/engine.h"
 #include "load/load_int.h"
@@ -160,13 +161,6 @@ static void snapshot(struct engine *e, int64_t now, uint64_t *last_req, int64_t 
     *last_ns = now;
 }
 
-static void sleep_ns(int64_t ns)
-{
-    struct timespec ts = {(time_t)(ns / 1000000000LL), (long)(ns % 1000000000LL)};
-    /* Interrupted by a signal: return early so the caller looks at the stop flag at once. */
-    nanosleep(&ts, NULL);
-}
-
 /* Creates the workers, each with its share of the connections (open loop) or the users. */
 static int new_workers(struct engine *e, char *err)
 {
@@ -200,7 +194,7 @@ static int start_threads(struct engine *e, char *err)
     if (o->start.tv_sec || o->start.tv_nsec)
         e->t0 = o->start; /* a schedule shared with other runs (streams' producers) */
     else
-        clock_gettime(CLOCK_MONOTONIC, &e->t0);
+        e->t0 = clock_mono_ts();
     for (unsigned i = 0; i < e->nthreads; i++) {
         int prc = pthread_create(&e->tids[i], NULL, engine_worker_main, e->w[i]);
         if (prc) {
@@ -243,7 +237,7 @@ static void watch_threads(struct engine *e, int64_t *quit_ns /* OUT */)
             o->progress(o->progress_ud, &pr);
             last_progress = now;
         }
-        sleep_ns(WATCH_NS);
+        clock_sleep_us(WATCH_NS / 1000);
     }
     for (unsigned i = 0; i < e->started; i++)
         pthread_join(e->tids[i], NULL);

@@ -57,12 +57,6 @@ struct local {
     int64_t sampled_peak; /* written by the sampler thread, read after join */
 };
 
-/* Seconds on the monotonic clock. */
-double local__now_s(void);
-
-/* Sleeps ms milliseconds (less when a signal arrives, so a stop flag is seen at once). */
-void local__sleep_ms(int ms);
-
 /* True for an ASCII letter or digit (what an environment variable's name may hold, with _). */
 bool local__isalnum_ascii(char c);
 

@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/clock.h"
 #include "core/log.h"
 #include "local/local_internal.h"
 
@@ -70,9 +71,9 @@ static int http_status(unsigned port, const char *path, int timeout_ms)
                      path, port);
     if (n <= 0 || (size_t)n >= sizeof(req) || send(fd, req, (size_t)n, MSG_NOSIGNAL) != n)
         goto out;
-    double deadline = local__now_s() + timeout_ms / 1000.0;
+    double deadline = clock_mono_s() + timeout_ms / 1000.0;
     while (got < sizeof(buf) - 1) {
-        int left = (int)((deadline - local__now_s()) * 1000);
+        int left = (int)((deadline - clock_mono_s()) * 1000);
         struct pollfd p = {fd, POLLIN, 0};
         if (left <= 0 || poll(&p, 1, left) != 1)
             break;
@@ -277,7 +278,7 @@ static int spawn(struct local *l, char **args, char **env, int logfd, struct pla
     setpgid(pid, pid); /* also from the parent: no window where a signal misses the group */
     l->pid = pid;
     l->reaped = false;
-    l->started = local__now_s();
+    l->started = clock_mono_s();
     close(pipefd[1]);
     pipefd[1] = -1;
     int child_errno = 0;
@@ -394,12 +395,12 @@ bool local__exited(struct local *l, char *how, size_t len)
     if (how) {
         if (WIFEXITED(l->status))
             snprintf(how, len, "exited with status %d after %.1f s", WEXITSTATUS(l->status),
-                     local__now_s() - l->started);
+                     clock_mono_s() - l->started);
         else if (WIFSIGNALED(l->status))
             snprintf(how, len, "killed by signal %d after %.1f s", WTERMSIG(l->status),
-                     local__now_s() - l->started);
+                     clock_mono_s() - l->started);
         else
-            snprintf(how, len, "stopped after %.1f s", local__now_s() - l->started);
+            snprintf(how, len, "stopped after %.1f s", clock_mono_s() - l->started);
     }
     return true;
 }
@@ -408,7 +409,7 @@ int local__wait_ready(void *self, int64_t timeout_us, volatile sig_atomic_t *sto
                       struct platform_failure *fail, char *err)
 {
     struct local *l = self;
-    double deadline = local__now_s() + (double)timeout_us / 1e6;
+    double deadline = clock_mono_s() + (double)timeout_us / 1e6;
     int last_status = -1;
     char how[128], tail[200];
 
@@ -438,9 +439,9 @@ int local__wait_ready(void *self, int64_t timeout_us, volatile sig_atomic_t *sto
             if (last_status > 0 && last_status < 500)
                 return 0;
         }
-        if (local__now_s() >= deadline)
+        if (clock_mono_s() >= deadline)
             break;
-        local__sleep_ms(POLL_MS);
+        clock_sleep_us(POLL_MS * 1000);
     }
     fail->kind = PLATFORM_FAIL_NEVER_READY;
     if (last_status >= 500)
@@ -551,16 +552,16 @@ int local__stop_variant(void *self, char *err)
     if (l->pid > 0) {
         double grace = l->cfg.stop_grace_us > 0 ? (double)l->cfg.stop_grace_us / 1e6 : 5.0;
         signal_all(l, SIGTERM);
-        double until = local__now_s() + grace;
-        while (!all_gone(l) && local__now_s() < until)
-            local__sleep_ms(10);
+        double until = clock_mono_s() + grace;
+        while (!all_gone(l) && clock_mono_s() < until)
+            clock_sleep_us(10 * 1000);
         if (!all_gone(l)) {
             log_warn("local.stop", "variant=%s pid=%d action=SIGKILL after_s=%.1f",
                      l->v ? l->v->spec : "?", (int)l->pid, grace);
             signal_all(l, SIGKILL);
-            until = local__now_s() + (double)KILL_WAIT_US / 1e6;
-            while (!all_gone(l) && local__now_s() < until)
-                local__sleep_ms(10);
+            until = clock_mono_s() + (double)KILL_WAIT_US / 1e6;
+            while (!all_gone(l) && clock_mono_s() < until)
+                clock_sleep_us(10 * 1000);
         }
         if (!l->reaped && waitpid(l->pid, &l->status, 0) == l->pid)
             l->reaped = true;

@@ -1,27 +1,14 @@
-/* What the local platform's files share (local_internal.h): the clock, the sleep, and the
- * expansion of $WORKERS and $PORT in the command's arguments (local.h). Nothing here calls
- * back into local.c, local_process.c or local_usage.c. */
+/* What the local platform's files share (local_internal.h): the expansion of $WORKERS and
+ * $PORT in the command's arguments (local.h) and the name check it uses. Nothing here calls
+ * back into local.c, local_process.c or local_usage.c; the clock and the sleep are core's
+ * (core/clock.h). */
 
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #include "local/local.h"
 #include "local/local_internal.h"
-
-double local__now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-void local__sleep_ms(int ms)
-{
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
 
 bool local__isalnum_ascii(char c)
 {

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/clock.h"
 #include "advise/advise.h"
 #include "core/log.h"
 #include "kube/objects.h"
@@ -106,13 +107,6 @@ static struct advisor_row *all_rows(const struct sweep_job *sj, const struct swe
     return rows;
 }
 
-static double mono_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 const char *job_status_running(size_t k, size_t n, double eta_s, char out[JOB_STATUS_LEN])
 {
     long s = eta_s > 0 && eta_s < 1e7 ? (long)ceil(eta_s) : 0;
@@ -134,7 +128,7 @@ static double eta_now(const struct sweep_job *sj)
 {
     if (sj->eta_s < 0)
         return -1;
-    double left = sj->eta_s - (mono_s() - sj->eta_at);
+    double left = sj->eta_s - (clock_mono_s() - sj->eta_at);
     return left > 0 ? left : 0;
 }
 
@@ -145,7 +139,7 @@ static void put_running_status(struct sweep_job *sj, size_t k, bool force)
 {
     struct jctx *x = sj->x;
     char status[JOB_STATUS_LEN], serr[ERR_LEN] = "";
-    double now = mono_s();
+    double now = clock_mono_s();
 
     job_status_running(k, sj->all.n, eta_now(sj), status);
     if (strcmp(status, sj->status) == 0 ||
@@ -167,7 +161,7 @@ static void on_progress(void *ud, const struct sweep_progress *p)
     if (sj->feed_slot >= 0)
         progress_feed_update(sj->x->env->feed, sj->feed_slot, p);
     sj->eta_s = p->eta_s;
-    sj->eta_at = mono_s();
+    sj->eta_at = clock_mono_s();
     put_running_status(sj, sj->nprior + p->index, false);
 }
 

@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/clock.h"
 #include "core/log.h"
 #include "kube/client.h"
 #include "kube/objects.h"
@@ -24,20 +25,6 @@
 #define TICK_MS           200
 #define LEASE_RETRY_S     2
 #define WORKER_STOP_GRACE 8 /* seconds of the shutdown budget left to sweeps to restore */
-
-int64_t operator__mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void sleep_ms(unsigned ms)
-{
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-        ;
-}
 
 static void on_api_request(void *ctx, const char *verb, long code, double seconds)
 {
@@ -246,13 +233,13 @@ static void lease_tick(struct op *op, struct run *r)
 {
     char lerr[ERR_LEN] = "";
     int leader = 0;
-    int64_t now = operator__mono_ms();
+    int64_t now = clock_mono_ms();
 
     if (!op->o->leader_elect || now < r->next_lease)
         return;
     int lrc = kube_lease_acquire(r->lease_client, op->lease_ns, op->lease_name, op->identity,
                                  r->dur, &leader, lerr);
-    now = operator__mono_ms();
+    now = clock_mono_ms();
     if (lrc == 0 && leader)
         r->last_renew = now;
     if (lrc) {
@@ -289,7 +276,7 @@ static int main_loop(struct op *op, struct run *r, char *err)
         pthread_mutex_unlock(&op->mu);
         lease_tick(op, r);
         operator__resweep_run_due(op, r->resweep_client);
-        sleep_ms(TICK_MS);
+        clock_sleep_us(TICK_MS * 1000);
     }
     log_info("operator.shutdown", "event=begin budget_s=%d", OPERATOR_SHUTDOWN_BUDGET_S);
     return rc;
@@ -300,7 +287,7 @@ static int main_loop(struct op *op, struct run *r, char *err)
  * servers, the queue. */
 static void shut_down(struct op *op, struct run *r)
 {
-    int64_t deadline = operator__mono_ms() + WORKER_STOP_GRACE * 1000;
+    int64_t deadline = clock_mono_ms() + WORKER_STOP_GRACE * 1000;
 
     atomic_store(&op->informers_stop, 1);
     if (op->workers)
