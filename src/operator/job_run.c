@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/fmt.h"
 #include "core/clock.h"
 #include "advise/advise.h"
 #include "core/log.h"
@@ -194,7 +195,7 @@ static int on_row_done(void *ud, const struct sweep *s, size_t index, char *err)
     struct sweep_job *sj = ud;
     struct jctx *x = sj->x;
     size_t n = 0;
-    char lat[32], left[JOB_STATUS_LEN] = "";
+    char lat[FMT_LEN], rate[FMT_LEN], pct[FMT_LEN], left[JOB_STATUS_LEN] = "";
     int rc;
 
     if (!row_complete(&s->rows[index]))
@@ -221,9 +222,10 @@ static int on_row_done(void *ud, const struct sweep *s, size_t index, char *err)
                   r->variant.spec, r->note, left);
     else if (sj->have_advice)
         job_event(x, "Normal", "VariantMeasured",
-                  "variant %zu/%zu %s: %s, %.1f req/s, p95 %s, errors %.2f%%%s", n, sj->all.n,
-                  r->variant.spec, verdict_name(sj->advice.rows[n - 1].verdict), r->throughput_rps,
-                  output_fmt_latency(r->p95_us, lat), r->error_rate * 100, left);
+                  "variant %zu/%zu %s: %s, %s req/s, p95 %s, errors %s%s", n, sj->all.n,
+                  r->variant.spec, verdict_name(sj->advice.rows[n - 1].verdict),
+                  fmt_rate(r->throughput_rps, rate), fmt_latency(r->p95_us, lat),
+                  fmt_pct(r->error_rate, pct), left);
     log_info("sweep.result",
              "namespace=%s deployment=%s index=%zu total=%zu spec=%s measured=%d "
              "rps=%.1f p95_us=%llu",

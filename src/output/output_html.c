@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/fmt.h"
 #include "core/quantity.h"
 #include "load/report_html.h"
 #include "output/output.h"
@@ -95,7 +96,7 @@ static void bar_chart(FILE *f, const struct output_doc *d, const char *title, co
         report_html_esc(f, r->variant.label);
         fprintf(f, "</title></rect>\n");
         if (is_p95)
-            output_fmt_latency(r->p95_us, b);
+            fmt_latency(r->p95_us, b);
         else
             snprintf(b, sizeof(b), "%.0f req/s", v);
         fprintf(f, "<text x=\"%d\" y=\"%d\" class=\"val\">%s%s</text>\n", LABEL_W + bw + 6,
@@ -149,8 +150,7 @@ static void percentile_chart(FILE *f, const struct output_doc *d)
             fprintf(f,
                     "<rect class=\"bar\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" "
                     "fill=\"%s\"><title>%s %s</title></rect>",
-                    LABEL_W, y + k * sub, bw, sub - 1, colors[k], names[k],
-                    output_fmt_latency(v[k], b));
+                    LABEL_W, y + k * sub, bw, sub - 1, colors[k], names[k], fmt_latency(v[k], b));
             if (k == 2)
                 fprintf(f, "<text x=\"%d\" y=\"%d\" class=\"val\">p99 %s</text>", LABEL_W + bw + 6,
                         y + 3 * sub - 1, b);
@@ -284,9 +284,8 @@ static void html_result_row(FILE *f, const struct output_doc *d, size_t i, bool 
         fprintf(f,
                 "<td>%.0f req/s</td><td>%s</td><td>%s</td><td>%s</td><td>%.1f%%</td>"
                 "<td class=\"%s\">",
-                r->throughput_rps, output_fmt_latency(r->p50_us, l1),
-                output_fmt_latency(r->p95_us, l2), output_fmt_latency(r->p99_us, l3),
-                r->error_rate * 100, verdict_name(a->rows[i].verdict));
+                r->throughput_rps, fmt_latency(r->p50_us, l1), fmt_latency(r->p95_us, l2),
+                fmt_latency(r->p99_us, l3), r->error_rate * 100, verdict_name(a->rows[i].verdict));
     else
         fputs("<td>-</td><td>-</td><td>-</td><td>-</td><td>-</td><td class=\"FAILED\">", f);
     report_html_esc(f, st);
