@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "load/report_fmt.h"
+#include "core/fmt.h"
 #include "advise/advisor_internal.h"
 #include "sweep/stream_search.h"
 
@@ -17,15 +17,15 @@
 static void binding(const struct advisor_row *r, char *buf, size_t len)
 {
     const struct stream_capacity *c = &r->scap;
-    char n[REPORT_FMT_LEN], m[REPORT_FMT_LEN], lim[QTY_LEN];
+    char n[FMT_LEN], m[FMT_LEN], lim[QTY_LEN];
     double cpu_share = c->cpu_cores >= 0 ? c->cpu_cores / cores_of(r) : -1;
     double mem_share =
         c->memory_bytes >= 0 ? (double)c->memory_bytes / (double)r->variant.memory_bytes : -1;
 
-    report_fmt_count(c->streams, n);
+    fmt_count(c->streams, n);
     if (c->limited_by == STREAM_LIMIT_MEMORY || mem_share >= STREAM_BOUND_SHARE)
         snprintf(buf, len, "%s: memory (%s of its %s at %s streams%s)", r->variant.label,
-                 c->memory_bytes >= 0 ? report_fmt_bytes((uint64_t)c->memory_bytes, m) : "?",
+                 c->memory_bytes >= 0 ? fmt_bytes((uint64_t)c->memory_bytes, m) : "?",
                  mem_txt(r->variant.memory_bytes, lim), n,
                  c->limited_by == STREAM_LIMIT_MEMORY ? ", OOM-killed above" : "");
     else if (cpu_share >= STREAM_BOUND_SHARE)
@@ -66,8 +66,7 @@ static bool delivery_slope(const struct stream_capacity *c, double *ms_per_strea
 static void bend(const struct advisor_row *r, int64_t slo_us, struct advice *a)
 {
     const struct stream_capacity *c = &r->scap;
-    char n1[REPORT_FMT_LEN], n2[REPORT_FMT_LEN], l1[REPORT_FMT_LEN], l2[REPORT_FMT_LEN],
-        s[REPORT_FMT_LEN];
+    char n1[FMT_LEN], n2[FMT_LEN], l1[FMT_LEN], l2[FMT_LEN], s[FMT_LEN];
 
     for (size_t i = 0; i < c->nsteps && i < STREAM_CAP_MAX_STEPS; i++) {
         const struct stream_cap_step *f = &c->steps[i];
@@ -79,20 +78,18 @@ static void bend(const struct advisor_row *r, int64_t slo_us, struct advice *a)
                 (!p || c->steps[j].streams > p->streams))
                 p = &c->steps[j];
         if (p)
-            advisor__finding(
-                a,
-                "Delivery latency bends on %s between %s streams (p95 %s) and %s "
-                "streams (p95 %s, past the %s objective).",
-                r->variant.label, report_fmt_count(p->streams, n1),
-                report_fmt_lat(p->delivery_p95_us, l1), report_fmt_count(f->streams, n2),
-                report_fmt_lat(f->delivery_p95_us, l2), report_fmt_lat((uint64_t)slo_us, s));
+            advisor__finding(a,
+                             "Delivery latency bends on %s between %s streams (p95 %s) and %s "
+                             "streams (p95 %s, past the %s objective).",
+                             r->variant.label, fmt_count(p->streams, n1),
+                             fmt_latency(p->delivery_p95_us, l1), fmt_count(f->streams, n2),
+                             fmt_latency(f->delivery_p95_us, l2), fmt_latency((uint64_t)slo_us, s));
         else
             advisor__finding(a,
                              "Delivery latency on %s was past the %s objective from the first "
                              "step that missed it, at %s streams (p95 %s).",
-                             r->variant.label, report_fmt_lat((uint64_t)slo_us, s),
-                             report_fmt_count(f->streams, n2),
-                             report_fmt_lat(f->delivery_p95_us, l2));
+                             r->variant.label, fmt_latency((uint64_t)slo_us, s),
+                             fmt_count(f->streams, n2), fmt_latency(f->delivery_p95_us, l2));
         return;
     }
 }
@@ -100,7 +97,7 @@ static void bend(const struct advisor_row *r, int64_t slo_us, struct advice *a)
 void advisor__find_streams(const struct advisor_row *rows, size_t n, const struct advisor_opts *o,
                            struct advice *a)
 {
-    char text[ADVISOR_TEXT_LEN] = "", one[320], b[REPORT_FMT_LEN], base[REPORT_FMT_LEN];
+    char text[ADVISOR_TEXT_LEN] = "", one[320], b[FMT_LEN], base[FMT_LEN];
     size_t k = 0;
 
     for (size_t i = 0; i < n; i++) {
@@ -119,8 +116,8 @@ void advisor__find_streams(const struct advisor_row *rows, size_t n, const struc
         text[0] = '\0';
         if (c->memory_per_stream_bytes >= 0 && c->base_memory_bytes >= 0)
             text_catf(text, sizeof(text), "%s of memory (a line through %u points above a %s base)",
-                      report_fmt_bytes((uint64_t)c->memory_per_stream_bytes, b), c->memory_points,
-                      report_fmt_bytes((uint64_t)c->base_memory_bytes, base));
+                      fmt_bytes((uint64_t)c->memory_per_stream_bytes, b), c->memory_points,
+                      fmt_bytes((uint64_t)c->base_memory_bytes, base));
         if (delivery_slope(c, &slope))
             text_catf(text, sizeof(text), "%s%+.2f ms of delivery p95 per 1,000 streams",
                       text[0] ? " and " : "", slope * 1000);

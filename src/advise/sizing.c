@@ -12,7 +12,7 @@
 
 #include "core/quantity.h"
 #include "core/text.h"
-#include "load/report_fmt.h"
+#include "core/fmt.h"
 #include "advise/advisor.h"
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
@@ -297,8 +297,7 @@ int64_t sizing_stream_memory(unsigned streams, int64_t per_stream, int64_t base,
  * for the streams each pod holds (its share of the target, or its planned count). */
 static void stream_requests(const struct sizing_row *rows, struct sizing *s)
 {
-    char b1[QTY_LEN], b2[QTY_LEN], n[REPORT_FMT_LEN], per[REPORT_FMT_LEN], base[REPORT_FMT_LEN],
-        each[REPORT_FMT_LEN];
+    char b1[QTY_LEN], b2[QTY_LEN], n[FMT_LEN], per[FMT_LEN], base[FMT_LEN], each[FMT_LEN];
     const struct stream_capacity *scap = rows[s->recommended].scap;
     const struct sizing_variant *v = &s->rows[s->recommended];
     struct sizing_requests r;
@@ -315,10 +314,10 @@ static void stream_requests(const struct sizing_row *rows, struct sizing *s)
         s->memory_request_measured = true;
         snprintf(s->memory_note, sizeof(s->memory_note),
                  "%u pod%s x %s streams x %s + %s base + %.0f%% = %s each", s->replicas,
-                 s->replicas == 1 ? "" : "s", report_fmt_count(s->streams_per_pod, n),
-                 report_fmt_bytes((uint64_t)scap->memory_per_stream_bytes, per),
-                 report_fmt_bytes((uint64_t)scap->base_memory_bytes, base), ADVISOR_HEADROOM * 100,
-                 report_fmt_bytes((uint64_t)mem, each));
+                 s->replicas == 1 ? "" : "s", fmt_count(s->streams_per_pod, n),
+                 fmt_bytes((uint64_t)scap->memory_per_stream_bytes, per),
+                 fmt_bytes((uint64_t)scap->base_memory_bytes, base), ADVISOR_HEADROOM * 100,
+                 fmt_bytes((uint64_t)mem, each));
         if (mem == s->limit_memory)
             text_catf(s->memory_note, sizeof(s->memory_note),
                       " (capped at the %s limit the streams were measured under)",

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/clock.h"
 #include "cli/cli.h"
 #include "kube/client.h"
 #include "operator/plugin.h"
@@ -209,8 +210,7 @@ static int follow(struct session *s, const char *name, const char *sweep)
                        name);
             goto out;
         }
-        struct timespec ts = {FOLLOW_EVERY_S, 0};
-        nanosleep(&ts, NULL);
+        clock_sleep_us(FOLLOW_EVERY_S * 1000000LL);
     }
     fprintf(stderr,
             "%s sweep: stopped following; the sweep goes on (kubectl sizeup cancel "

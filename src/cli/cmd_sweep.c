@@ -14,6 +14,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/fmt.h"
+#include "core/clock.h"
 #include "advise/advise.h"
 #include "cli/cli.h"
 #include "core/log.h"
@@ -131,13 +133,6 @@ static const struct cli_flag flags[] = {
     CLI_FLAGS_END,
 };
 
-static double mono_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* The advisor's inputs from the first k attempted rows of s. Returns k. */
 static size_t advise(const struct sweep *s, const struct profile *p, struct advisor_row *rows,
                      struct advice *a)
@@ -167,7 +162,7 @@ static void on_progress(void *ud, const struct sweep_progress *p)
 {
     struct sweep_cli *c = ud;
     char lat[32];
-    double t = mono_s();
+    double t = clock_mono_s();
 
     if (c->feed_slot >= 0)
         progress_feed_update(c->feed, c->feed_slot, p);
@@ -196,7 +191,7 @@ static void on_progress(void *ud, const struct sweep_progress *p)
                     p->streams_open);
         else if (p->phase == SWEEP_PHASE_WARMUP || p->phase == SWEEP_PHASE_MEASURE)
             fprintf(stderr, "  %5.1f/%.0fs  %7.0f req/s  p95 %s", p->phase_elapsed_s, p->phase_s,
-                    p->rps, output_fmt_latency(p->p95_us, lat));
+                    p->rps, fmt_latency(p->p95_us, lat));
         c->last_draw = t;
     }
     c->last_index = p->index;
@@ -257,9 +252,8 @@ static void print_table(const struct sweep *s, const struct profile *p)
         else
             snprintf(users, sizeof(users), "-");
         printf("%5.0f req/s %7s %7s %7s %5.1f%%  %-12s %-10s", r->throughput_rps,
-               output_fmt_latency(r->p50_us, l1), output_fmt_latency(r->p95_us, l2),
-               output_fmt_latency(r->p99_us, l3), r->error_rate * 100,
-               verdict_name(a.rows[i].verdict), users);
+               fmt_latency(r->p50_us, l1), fmt_latency(r->p95_us, l2), fmt_latency(r->p99_us, l3),
+               r->error_rate * 100, verdict_name(a.rows[i].verdict), users);
         if (cap) {
             char c1[96], c2[32];
             printf(" %-26s %8s", output_fmt_capacity(&r->cap, c1, sizeof(c1)),

@@ -17,6 +17,7 @@
 
 #include <cJSON.h>
 
+#include "core/clock.h"
 #include "load/report.h"
 
 #define REQ_MAX    8192 /* the operator's GET is a few hundred bytes */
@@ -145,8 +146,7 @@ int lt_worker_wait_start(struct lt_worker *w, volatile sig_atomic_t *stop, char 
         if (left <= 0)
             break;
         double nap = left < 0.05 ? left : 0.05;
-        struct timespec ts = {(time_t)nap, (long)((nap - floor(nap)) * 1e9)};
-        nanosleep(&ts, NULL);
+        clock_sleep_us((int64_t)(nap * 1e6));
     }
     w->started_at = wall_now();
     w->late_s = w->start_set ? w->started_at - due : 0;

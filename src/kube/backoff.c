@@ -2,6 +2,7 @@
 
 #include <time.h>
 
+#include "core/clock.h"
 #include "kube/internal.h"
 
 /* splitmix64: a tiny, well-mixed generator; jitter needs spread, not secrecy. */
@@ -54,7 +55,6 @@ int kube_sleep_ms(kube_client_t *c, unsigned ms)
             return 0;
         if (left > 100)
             left = 100;
-        struct timespec ts = {(time_t)(left / 1000), (long)(left % 1000) * 1000000L};
-        nanosleep(&ts, NULL);
+        clock_sleep_us(left * 1000);
     }
 }

@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <yaml.h>
 
+#include "core/clock.h"
 #include "core/log.h"
 #include "kube/internal.h"
 
@@ -20,9 +21,7 @@
 
 long long kube__now_ms(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    return clock_mono_ms();
 }
 
 int kube__read_file(const char *path, size_t cap, char **out, size_t *len, char *err)
@@ -262,7 +261,7 @@ int kube_config_reload_token(kube_config_t *cfg, int force, int *changed, char *
         *changed = 0;
     if (!cfg->token_file)
         return 0;
-    clock_gettime(CLOCK_MONOTONIC, &now);
+    now = clock_mono_ts();
     pthread_mutex_lock(&cfg->mu);
     int due = force || cfg->token == NULL ||
               now.tv_sec - cfg->token_read_at.tv_sec >= cfg->token_reload_s;
@@ -512,7 +511,7 @@ static int kc_user(kube_config_t *cfg, yaml_document_t *doc, yaml_node_t *user,
         rc = read_token(cfg->token_file, &cfg->token, err);
         if (rc)
             return rc;
-        clock_gettime(CLOCK_MONOTONIC, &cfg->token_read_at);
+        cfg->token_read_at = clock_mono_ts();
     }
     return 0;
 }
@@ -690,7 +689,7 @@ int kube_config_in_cluster(const char *host, const char *port, const char *sa_di
         err_wrap(err, rc, "in-cluster service-account token");
         goto out;
     }
-    clock_gettime(CLOCK_MONOTONIC, &cfg->token_read_at);
+    cfg->token_read_at = clock_mono_ts();
     snprintf(path, sizeof(path), "%s/ca.crt", sa_dir);
     rc = load_pem_file(NULL, path, &cfg->ca, &cfg->ca_len, "in-cluster CA", err);
     if (rc)

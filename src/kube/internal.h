@@ -28,7 +28,7 @@ struct kube_config {
 
     pthread_mutex_t mu;            /* guards token and token_read_at */
     char *token;                   /* NULL: no bearer token */
-    struct timespec token_read_at; /* CLOCK_MONOTONIC */
+    struct timespec token_read_at; /* clock_mono_ts */
 };
 
 /* Reads at most cap bytes of path into an owned NUL-terminated buffer. -EFBIG over the cap. */
@@ -40,7 +40,7 @@ int kube__read_file(const char *path, size_t cap, char **out /* OUT */, size_t *
 int kube__b64_decode(const char *in, size_t len, unsigned char **out /* OUT */,
                      size_t *out_len /* OUT */);
 
-/* Milliseconds on CLOCK_MONOTONIC. */
+/* Milliseconds on the monotonic clock: the kube layer's name for clock_mono_ms (core/clock.h). */
 long long kube__now_ms(void);
 
 /* Appends "&key=value" (value URL-escaped) to buf (len bytes). -ENOSPC when it does not fit. */

@@ -6,100 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "load/report_fmt.h"
+#include "core/fmt.h"
 #include "load/streams.h"
-
-/* ---- formatting helpers ------------------------------------------------------------------ */
-
-#define FMT_LEN REPORT_FMT_LEN
-
-/* Latency for people: three significant figures, unit chosen by size. */
-static const char *fmt_lat(uint64_t us, char buf[FMT_LEN])
-{
-    double v = (double)us;
-    if (us < 1000)
-        snprintf(buf, FMT_LEN, "%" PRIu64 "us", us);
-    else if (us < 10000)
-        snprintf(buf, FMT_LEN, "%.2fms", v / 1e3);
-    else if (us < 100000)
-        snprintf(buf, FMT_LEN, "%.1fms", v / 1e3);
-    else if (us < 1000000)
-        snprintf(buf, FMT_LEN, "%.0fms", v / 1e3);
-    else if (us < 10000000)
-        snprintf(buf, FMT_LEN, "%.2fs", v / 1e6);
-    else if (us < 60000000)
-        snprintf(buf, FMT_LEN, "%.1fs", v / 1e6);
-    else
-        snprintf(buf, FMT_LEN, "%" PRIu64 "m%02" PRIu64 "s", us / 60000000,
-                 (us % 60000000) / 1000000);
-    return buf;
-}
-
-/* A count with thousands separators: 1234567 -> "1,234,567". */
-static const char *fmt_count(uint64_t n, char buf[FMT_LEN])
-{
-    char digits[FMT_LEN];
-    int len = snprintf(digits, sizeof(digits), "%" PRIu64, n);
-    int o = 0;
-    for (int i = 0; i < len; i++) {
-        if (i > 0 && (len - i) % 3 == 0)
-            buf[o++] = ',';
-        buf[o++] = digits[i];
-    }
-    buf[o] = '\0';
-    return buf;
-}
-
-static const char *fmt_bytes(uint64_t b, char buf[FMT_LEN])
-{
-    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
-    double v = (double)b;
-    size_t u = 0;
-    while (v >= 1024 && u + 1 < sizeof(units) / sizeof(units[0])) {
-        v /= 1024;
-        u++;
-    }
-    if (u == 0)
-        snprintf(buf, FMT_LEN, "%" PRIu64 " B", b);
-    else
-        snprintf(buf, FMT_LEN, "%.*f %s", v < 10 ? 2 : v < 100 ? 1 : 0, v, units[u]);
-    return buf;
-}
-
-/* An error rate as a percentage that never rounds a failure away: 1 in 10^6 shows as
- * "0.0001%", not "0.00%". */
-static const char *fmt_pct(double fraction, char buf[FMT_LEN])
-{
-    double pct = fraction * 100;
-    if (pct == 0)
-        snprintf(buf, FMT_LEN, "0%%");
-    else if (pct < 0.01)
-        snprintf(buf, FMT_LEN, "%.2g%%", pct);
-    else
-        snprintf(buf, FMT_LEN, "%.2f%%", pct);
-    return buf;
-}
-
-static const char *fmt_rate(double rps, char buf[FMT_LEN])
-{
-    snprintf(buf, FMT_LEN, rps < 100 ? "%.2f" : "%.1f", rps);
-    return buf;
-}
-
-const char *report_fmt_lat(uint64_t us, char buf[REPORT_FMT_LEN])
-{
-    return fmt_lat(us, buf);
-}
-
-const char *report_fmt_count(uint64_t n, char buf[REPORT_FMT_LEN])
-{
-    return fmt_count(n, buf);
-}
-
-const char *report_fmt_bytes(uint64_t b, char buf[REPORT_FMT_LEN])
-{
-    return fmt_bytes(b, buf);
-}
 
 /* ---- text -------------------------------------------------------------------------------- */
 
@@ -117,24 +25,24 @@ static void verdict_reason(const struct load_result *r, const struct profile *p,
         snprintf(out, len, "no request completed");
         return;
     }
-    fmt_lat(p95, a);
+    fmt_latency(p95, a);
     fmt_pct(er, c);
     switch (r->verdict) {
     case VERDICT_HEALTHY:
         snprintf(out, len, "p95 %s < %s and errors %s < %s", a,
-                 fmt_lat((uint64_t)t->healthy_p95_us, b), c, fmt_pct(t->healthy_errors, d));
+                 fmt_latency((uint64_t)t->healthy_p95_us, b), c, fmt_pct(t->healthy_errors, d));
         break;
     case VERDICT_OVERLOADED:
         if ((int64_t)p95 > t->overloaded_p95_us)
-            snprintf(out, len, "p95 %s > %s", a, fmt_lat((uint64_t)t->overloaded_p95_us, b));
+            snprintf(out, len, "p95 %s > %s", a, fmt_latency((uint64_t)t->overloaded_p95_us, b));
         else if (er > t->overloaded_errors)
             snprintf(out, len, "errors %s > %s", c, fmt_pct(t->overloaded_errors, d));
         break;
     case VERDICT_STRESSED:
         if ((int64_t)p95 >= t->healthy_p95_us)
             snprintf(out, len, "p95 %s between %s and %s", a,
-                     fmt_lat((uint64_t)t->healthy_p95_us, b),
-                     fmt_lat((uint64_t)t->overloaded_p95_us, d));
+                     fmt_latency((uint64_t)t->healthy_p95_us, b),
+                     fmt_latency((uint64_t)t->overloaded_p95_us, d));
         else
             snprintf(out, len, "errors %s, at or above %s", c, fmt_pct(t->healthy_errors, d));
         break;
@@ -159,9 +67,9 @@ static void scope_row(FILE *f, const char *label, int width, const struct load_s
     const struct hist *h = &s->latency;
     fprintf(f, "  %-*.*s %10s %9s %8s %8s %8s %8s %8s %8s\n", width, width, label,
             fmt_count(s->requests, n), fmt_rate(load_stats_throughput(s, duration_s), rate),
-            fmt_pct(load_stats_error_rate(s), err), fmt_lat((uint64_t)hist_mean(h), l[0]),
-            fmt_lat(hist_percentile(h, 50), l[1]), fmt_lat(hist_percentile(h, 95), l[2]),
-            fmt_lat(hist_percentile(h, 99), l[3]), fmt_lat(h->count ? h->max_us : 0, l[4]));
+            fmt_pct(load_stats_error_rate(s), err), fmt_latency((uint64_t)hist_mean(h), l[0]),
+            fmt_latency(hist_percentile(h, 50), l[1]), fmt_latency(hist_percentile(h, 95), l[2]),
+            fmt_latency(hist_percentile(h, 99), l[3]), fmt_latency(h->count ? h->max_us : 0, l[4]));
 }
 
 int report_text(FILE *f, const struct load_result *r, const struct profile *p)
@@ -192,11 +100,12 @@ int report_text(FILE *f, const struct load_result *r, const struct profile *p)
                 r->peak_concurrency);
     if (h->count) {
         char l[7][FMT_LEN];
-        fprintf(f, "  latency      mean %s  p50 %s  p90 %s  p95 %s  p99 %s  p99.9 %s  max %s\n",
-                fmt_lat((uint64_t)llround(hist_mean(h)), l[0]),
-                fmt_lat(hist_percentile(h, 50), l[1]), fmt_lat(hist_percentile(h, 90), l[2]),
-                fmt_lat(hist_percentile(h, 95), l[3]), fmt_lat(hist_percentile(h, 99), l[4]),
-                fmt_lat(hist_percentile(h, 99.9), l[5]), fmt_lat(h->max_us, l[6]));
+        fprintf(
+            f, "  latency      mean %s  p50 %s  p90 %s  p95 %s  p99 %s  p99.9 %s  max %s\n",
+            fmt_latency((uint64_t)llround(hist_mean(h)), l[0]),
+            fmt_latency(hist_percentile(h, 50), l[1]), fmt_latency(hist_percentile(h, 90), l[2]),
+            fmt_latency(hist_percentile(h, 95), l[3]), fmt_latency(hist_percentile(h, 99), l[4]),
+            fmt_latency(hist_percentile(h, 99.9), l[5]), fmt_latency(h->max_us, l[6]));
     } else {
         fprintf(f, "  latency      none recorded\n");
     }
@@ -240,9 +149,9 @@ int report_text(FILE *f, const struct load_result *r, const struct profile *p)
             fprintf(f, "  %-5zu %8.1fs %-12s %10s %9s %8s %8s %8s %8s\n", i + 1, dur, target,
                     fmt_count(s->requests, a), fmt_rate(load_stats_throughput(s, dur), b),
                     fmt_pct(load_stats_error_rate(s), c),
-                    fmt_lat(hist_percentile(&s->latency, 50), l[0]),
-                    fmt_lat(hist_percentile(&s->latency, 95), l[1]),
-                    fmt_lat(hist_percentile(&s->latency, 99), l[2]));
+                    fmt_latency(hist_percentile(&s->latency, 50), l[0]),
+                    fmt_latency(hist_percentile(&s->latency, 95), l[1]),
+                    fmt_latency(hist_percentile(&s->latency, 99), l[2]));
         }
     }
 

@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "load/report_fmt.h"
+#include "core/fmt.h"
 
 #define CW        760 /* chart width */
 #define CH        220 /* chart height */
@@ -292,7 +292,7 @@ static void chart(FILE *f, const struct chart *c, const struct report_html_segme
 static void points_table(FILE *f, const struct report_html_segment *seg, size_t nseg, bool delivery,
                          const char *id)
 {
-    char l[6][REPORT_FMT_LEN];
+    char l[6][FMT_LEN];
     fprintf(f,
             "<details><summary>The points</summary>\n<table class=\"series\" id=\"%s-points\">"
             "<thead><tr>%s<th>t (s)</th><th>length (s)</th><th>requests</th><th>errors</th>"
@@ -315,12 +315,12 @@ static void points_table(FILE *f, const struct report_html_segment *seg, size_t 
                     "<td>%g</td><td>%g</td><td>%" PRIu64 "</td><td>%" PRIu64
                     "</td><td>%.1f</td><td>%s</td><td>%s</td><td>%s</td>",
                     p->t_s, p->dur_s, p->requests, p->failed, rate_of(p->requests, p),
-                    report_fmt_lat(p->p50_us, l[0]), report_fmt_lat(p->p95_us, l[1]),
-                    report_fmt_lat(p->p99_us, l[2]));
+                    fmt_latency(p->p50_us, l[0]), fmt_latency(p->p95_us, l[1]),
+                    fmt_latency(p->p99_us, l[2]));
             if (delivery)
                 fprintf(f, "<td>%" PRIu64 "</td><td>%s</td><td>%s</td><td>%s</td>", p->frames,
-                        report_fmt_lat(p->d_p50_us, l[3]), report_fmt_lat(p->d_p95_us, l[4]),
-                        report_fmt_lat(p->d_p99_us, l[5]));
+                        fmt_latency(p->d_p50_us, l[3]), fmt_latency(p->d_p95_us, l[4]),
+                        fmt_latency(p->d_p99_us, l[5]));
             fputs("</tr>\n", f);
         }
     }
@@ -365,7 +365,7 @@ static const char style[] =
 int report_html(FILE *f, const struct load_result *r, const struct profile *p, char *err)
 {
     const struct load_stats *t = &r->total;
-    char a[REPORT_FMT_LEN], b[REPORT_FMT_LEN], c[REPORT_FMT_LEN];
+    char a[FMT_LEN], b[FMT_LEN], c[FMT_LEN];
 
     fprintf(f,
             "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
@@ -389,9 +389,9 @@ int report_html(FILE *f, const struct load_result *r, const struct profile *p, c
     fprintf(f, "<dt>Failed</dt><dd id=\"total-failed\">%" PRIu64 "</dd>\n", t->failed);
     fprintf(f, "<dt>Throughput</dt><dd>%.1f req/s</dd>\n", load_stats_throughput(t, r->duration_s));
     fprintf(f, "<dt>Latency</dt><dd>p50 %s, p95 %s, p99 %s</dd>\n",
-            report_fmt_lat(hist_percentile(&t->latency, 50), a),
-            report_fmt_lat(hist_percentile(&t->latency, 95), b),
-            report_fmt_lat(hist_percentile(&t->latency, 99), c));
+            fmt_latency(hist_percentile(&t->latency, 50), a),
+            fmt_latency(hist_percentile(&t->latency, 95), b),
+            fmt_latency(hist_percentile(&t->latency, 99), c));
     fprintf(f, "<dt>Verdict</dt><dd class=\"%s\">%s</dd>\n</dl>\n", verdict_name(r->verdict),
             verdict_name(r->verdict));
     fprintf(f, "<h2>Over time</h2>\n<p>One point per %g s of the measured window",

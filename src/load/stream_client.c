@@ -1,4 +1,9 @@
-/* The stream threads: one libwebsockets context each, holding up to 10,000 streams on one
+/* (About 870 lines: libwebsockets drives every stream of a thread through one callback, and
+ * that callback, the per-stream state it moves (open, frames, close, failure) and the thread's
+ * tick (the ramp, the measured windows, the quit) all work on the same private stream and
+ * thread structs; split, those structs would become a header every part reaches into.)
+ *
+ * The stream threads: one libwebsockets context each, holding up to 10,000 streams on one
  * thread. libwebsockets does the WebSocket protocol (handshake, masking, fragments, ping/pong,
  * the close handshake, permessage-deflate when the server accepts it, TLS verified against the
  * system CAs or SSL_CERT_FILE) and, for server-sent events, the HTTP client (status, headers,
@@ -27,6 +32,7 @@
 
 #include <libwebsockets.h>
 
+#include "core/clock.h"
 #include "load/stream_frame.h"
 
 /* The tick paces the ramp and notices phase changes. libwebsockets 4.1 waits in poll(), whose
@@ -111,13 +117,6 @@ struct stream_thread {
     atomic_uint pub_drain_seen, pub_collected;
 };
 
-int64_t stream_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
 static double thread_cpu(const struct rusage *a, const struct rusage *b)
 {
     return (double)(b->ru_utime.tv_sec - a->ru_utime.tv_sec) +
@@ -152,7 +151,7 @@ static void on_frame(struct stream_thread *t, struct stream *s, int matched, uin
 {
     /* The window may have begun since the last tick: a frame must not wait for it. */
     if (!t->measuring && t->ctl.measure_ns && !t->window_done && !t->quitting)
-        window_begin(t, stream_now_ns());
+        window_begin(t, clock_mono_ns());
     if (!t->measuring)
         return;
     t->st.frames++;
@@ -172,7 +171,7 @@ static void on_frame(struct stream_thread *t, struct stream *s, int matched, uin
     if (seq < t->ctl.win_lo || seq >= t->ctl.win_hi)
         return;
     s->win_frames++;
-    int64_t now = stream_now_ns();
+    int64_t now = clock_mono_ns();
     uint64_t lat = now > due ? (uint64_t)(now - due) / 1000 : 0;
     hist_record(&t->st.delivery, lat);
     /* By due time, not arrival: a command due in second s counts in s even when its frame
@@ -282,7 +281,7 @@ static void close_stream(struct stream *s)
 
 static void on_open(struct stream_thread *t, struct stream *s)
 {
-    int64_t now = stream_now_ns();
+    int64_t now = clock_mono_ns();
     if (s->state != S_CONNECTING)
         return;
     s->state = S_OPEN;
@@ -331,7 +330,7 @@ static void on_closed(struct stream_thread *t, struct stream *s, int ended)
     if (s->state == S_CONNECTING) {
         /* Closed without an error text: libwebsockets' own timeout when the handshake took
          * as long as it allows (the profile's timeout), else the server hung up on it. */
-        int64_t took = stream_now_ns() - s->connect_ns;
+        int64_t took = clock_mono_ns() - s->connect_ns;
         on_fail(t, s,
                 took >= (int64_t)t->su->timeout_s * 900000000LL ? STREAM_FAIL_TIMEOUT
                                                                 : STREAM_FAIL_HANDSHAKE);
@@ -500,7 +499,7 @@ static void open_stream(struct stream_thread *t, struct stream *s)
     memset(s, 0, sizeof(*s)); /* a stream closed by a smaller ramp may be opened again */
     s->state = S_CONNECTING;
     s->subscribed = su->subscribe == NULL || su->proto != PROFILE_STREAM_WS;
-    s->connect_ns = stream_now_ns();
+    s->connect_ns = clock_mono_ns();
     if (!lws_client_connect_via_info(&ci))
         on_fail(t, s, STREAM_FAIL_OTHER); /* no-op when its error callback already counted it */
 }
@@ -672,7 +671,7 @@ static void tick(lws_sorted_usec_list_t *sul)
 {
     struct stream_thread *t = lws_container_of(sul, struct stream_thread, tick);
     struct stream_setup *su = t->su;
-    int64_t now = stream_now_ns();
+    int64_t now = clock_mono_ns();
 
     if (!t->quitting)
         take_control(t);
@@ -735,7 +734,7 @@ static void *thread_main(void *arg)
         if (lws_service(t->ctx, 0) < 0)
             break;
     if (!t->quitting)
-        begin_quit(t, stream_now_ns());
+        begin_quit(t, clock_mono_ns());
     /* Destroying closes what is left (a close handshake that did not finish in the grace
      * time, a connect still pending): not drops, and not counted. */
     t->destroying = 1;

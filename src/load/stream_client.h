@@ -45,7 +45,7 @@ struct stream_ctl {
 
 /* What every stream thread reads; the fields above "control" are fixed before the threads
  * start, the control fields are written by the orchestrating thread only. Times are
- * CLOCK_MONOTONIC nanoseconds (stream_now_ns). */
+ * monotonic nanoseconds (clock_mono_ns, core/clock.h). */
 struct stream_setup {
     char address[64]; /* the target's resolved address, numeric ("127.0.0.1", "::1") */
     int port;
@@ -83,9 +83,6 @@ struct stream_progress {
 };
 
 struct stream_thread;
-
-/* CLOCK_MONOTONIC in nanoseconds. */
-int64_t stream_now_ns(void);
 
 /* Initializes su's control (nothing asked yet) / releases it. */
 int stream_setup_init(struct stream_setup *su, char *err);

@@ -5,7 +5,7 @@
 #include <inttypes.h>
 #include <math.h>
 
-#include "load/report_fmt.h"
+#include "core/fmt.h"
 #include "load/streams.h"
 
 static uint64_t per_frame(const struct stream_stats *s)
@@ -16,12 +16,12 @@ static uint64_t per_frame(const struct stream_stats *s)
 /* Lists the non-zero classes as "name: n, name: n", or "none". */
 static void classes(FILE *f, const uint64_t *counts, size_t n, const char *(*name)(int))
 {
-    char a[REPORT_FMT_LEN];
+    char a[FMT_LEN];
     int any = 0;
     for (size_t i = 0; i < n; i++) {
         if (!counts[i])
             continue;
-        fprintf(f, "%s%s: %s", any ? ", " : " ", name((int)i), report_fmt_count(counts[i], a));
+        fprintf(f, "%s%s: %s", any ? ", " : " ", name((int)i), fmt_count(counts[i], a));
         any = 1;
     }
     fprintf(f, "%s\n", any ? "" : " none");
@@ -39,59 +39,57 @@ static const char *fail_name(int c)
 
 int stream_report_text(FILE *f, const struct stream_result *r)
 {
-    char a[REPORT_FMT_LEN], b[REPORT_FMT_LEN], c[REPORT_FMT_LEN], d[REPORT_FMT_LEN];
-    char l[6][REPORT_FMT_LEN];
+    char a[FMT_LEN], b[FMT_LEN], c[FMT_LEN], d[FMT_LEN];
+    char l[6][FMT_LEN];
     const struct stream_stats *s = &r->s;
     const struct hist *h = &s->handshake, *dl = &s->delivery;
 
     fprintf(f, "\n  streams      %s, %s asked, %s opened, %s failed, %s dropped (%u thread%s)\n",
-            r->protocol, report_fmt_count(r->count, a), report_fmt_count(s->opened, b),
-            report_fmt_count(s->failed, c), report_fmt_count(s->dropped, d), r->threads,
-            r->threads == 1 ? "" : "s");
+            r->protocol, fmt_count(r->count, a), fmt_count(s->opened, b), fmt_count(s->failed, c),
+            fmt_count(s->dropped, d), r->threads, r->threads == 1 ? "" : "s");
     if (h->count)
         fprintf(f, "  handshake    p50 %s  p95 %s  p99 %s  max %s\n",
-                report_fmt_lat(hist_percentile(h, 50), l[0]),
-                report_fmt_lat(hist_percentile(h, 95), l[1]),
-                report_fmt_lat(hist_percentile(h, 99), l[2]), report_fmt_lat(h->max_us, l[3]));
-    fprintf(f, "  frames       %s, %s in, %s per frame", report_fmt_count(s->frames, a),
-            report_fmt_bytes(s->bytes_in, b), report_fmt_bytes(per_frame(s), c));
+                fmt_latency(hist_percentile(h, 50), l[0]),
+                fmt_latency(hist_percentile(h, 95), l[1]),
+                fmt_latency(hist_percentile(h, 99), l[2]), fmt_latency(h->max_us, l[3]));
+    fprintf(f, "  frames       %s, %s in, %s per frame", fmt_count(s->frames, a),
+            fmt_bytes(s->bytes_in, b), fmt_bytes(per_frame(s), c));
     if (r->matched)
-        fprintf(f, ", %s without a command number", report_fmt_count(s->unmatched, d));
+        fprintf(f, ", %s without a command number", fmt_count(s->unmatched, d));
     fprintf(f, "\n");
     if (r->matched) {
         if (dl->count)
             fprintf(f,
                     "  delivery     mean %s  p50 %s  p90 %s  p95 %s  p99 %s  max %s (from when "
                     "each command was due)\n",
-                    report_fmt_lat((uint64_t)llround(hist_mean(dl)), l[0]),
-                    report_fmt_lat(hist_percentile(dl, 50), l[1]),
-                    report_fmt_lat(hist_percentile(dl, 90), l[2]),
-                    report_fmt_lat(hist_percentile(dl, 95), l[3]),
-                    report_fmt_lat(hist_percentile(dl, 99), l[4]),
-                    report_fmt_lat(dl->max_us, l[5]));
+                    fmt_latency((uint64_t)llround(hist_mean(dl)), l[0]),
+                    fmt_latency(hist_percentile(dl, 50), l[1]),
+                    fmt_latency(hist_percentile(dl, 90), l[2]),
+                    fmt_latency(hist_percentile(dl, 95), l[3]),
+                    fmt_latency(hist_percentile(dl, 99), l[4]), fmt_latency(dl->max_us, l[5]));
         else
             fprintf(f, "  delivery     none recorded\n");
         if (r->fanout_all)
             fprintf(f,
                     "  missing      %s (%s commands to %s streams open all window), %s out "
                     "of order\n",
-                    report_fmt_count(s->missing, a), report_fmt_count(r->commands, b),
-                    report_fmt_count(s->whole_window, c), report_fmt_count(s->out_of_order, d));
+                    fmt_count(s->missing, a), fmt_count(r->commands, b),
+                    fmt_count(s->whole_window, c), fmt_count(s->out_of_order, d));
         else
-            fprintf(f, "  order        %s out of order\n", report_fmt_count(s->out_of_order, a));
+            fprintf(f, "  order        %s out of order\n", fmt_count(s->out_of_order, a));
     }
     fprintf(f, "  dropped by  ");
     classes(f, s->by_close, STREAM_CLOSE_COUNT, close_name);
     fprintf(f, "  failed by   ");
     classes(f, s->by_fail, STREAM_FAIL_COUNT, fail_name);
     if (r->mem_idle_per_stream >= 0)
-        fprintf(f, "  memory       %s per idle stream, %s per stream at the window's end",
-                report_fmt_bytes((uint64_t)r->mem_idle_per_stream, a),
-                report_fmt_bytes(
-                    (uint64_t)(r->mem_active_per_stream > 0 ? r->mem_active_per_stream : 0), b));
+        fprintf(
+            f, "  memory       %s per idle stream, %s per stream at the window's end",
+            fmt_bytes((uint64_t)r->mem_idle_per_stream, a),
+            fmt_bytes((uint64_t)(r->mem_active_per_stream > 0 ? r->mem_active_per_stream : 0), b));
     else
         fprintf(f, "  memory       not measured");
-    fprintf(f, "; permessage-deflate on %s\n", report_fmt_count(s->deflate, c));
+    fprintf(f, "; permessage-deflate on %s\n", fmt_count(s->deflate, c));
     fprintf(f, "  stream CPU   %.2f s", r->tool_cpu_s);
     if (r->tool_cpu_s > 0)
         fprintf(f, " over the window (%.0f frames per CPU-second)",

@@ -13,6 +13,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/clock.h"
+#include "load/load_int.h"
 #include "load/plan.h"
 #include "profile/profile_streams.h"
 #include "load/stream_client.h"
@@ -49,12 +51,6 @@ static bool stopped(const stream_session_t *s)
     return s->o.stop && *s->o.stop;
 }
 
-static void sleep_ns(int64_t ns)
-{
-    struct timespec ts = {(time_t)(ns / 1000000000LL), (long)(ns % 1000000000LL)};
-    nanosleep(&ts, NULL);
-}
-
 static void on_prod_progress(void *ud, const struct load_progress *p)
 {
     stream_session_t *s = ud;
@@ -65,14 +61,14 @@ static void on_prod_progress(void *ud, const struct load_progress *p)
 static void *prod_main(void *arg)
 {
     stream_session_t *s = arg;
-    s->prod_rc = load_run(&s->prod_o, &s->prod_res, s->prod_err);
+    s->prod_rc = load__requests_run(&s->prod_o, &s->prod_res, s->prod_err);
     return NULL;
 }
 
 /* The producers for the whole session, from t0 (the stream threads know it already). */
 static int start_producers(stream_session_t *s, char *err)
 {
-    struct timespec t0 = {(time_t)(s->t0_ns / 1000000000LL), (long)(s->t0_ns % 1000000000LL)};
+    struct timespec t0 = clock_ns_ts(s->t0_ns);
     sigset_t all, old;
 
     memset(&s->prod_o, 0, sizeof(s->prod_o));
@@ -115,7 +111,7 @@ int stream_session_start(const struct stream_session_opts *o, stream_session_t *
         return err_set(err, -EINVAL, "a stream session needs at least one stream");
     if ((rc = streams__base_init(&s->b, &lo, &s->prof, o->max_streams, err)))
         return rc;
-    s->t0_ns = stream_now_ns() + START_SLACK_NS;
+    s->t0_ns = clock_mono_ns() + START_SLACK_NS;
     atomic_store_explicit(&s->b.su.load0_ns, s->t0_ns, memory_order_release);
     if (s->b.ps->producers && (rc = start_producers(s, err)))
         return rc;
@@ -125,7 +121,7 @@ int stream_session_start(const struct stream_session_opts *o, stream_session_t *
 int stream_session_resize(stream_session_t *s, unsigned n, int64_t ramp_us, char *err)
 {
     struct stream_progress before, now;
-    int64_t start = stream_now_ns();
+    int64_t start = clock_mono_ns();
 
     if (n > s->o.max_streams)
         return err_set(err, -EINVAL, "%u streams asked for, at most %u in this session", n,
@@ -148,9 +144,9 @@ int stream_session_resize(stream_session_t *s, unsigned n, int64_t ramp_us, char
     for (;;) {
         streams__progress(&s->b, &now);
         uint64_t done = now.opened + now.failed - before.opened - before.failed;
-        if ((done >= want && now.open_now <= n) || stream_now_ns() > limit || stopped(s))
+        if ((done >= want && now.open_now <= n) || clock_mono_ns() > limit || stopped(s))
             break;
-        sleep_ns(WATCH_NS);
+        clock_sleep_us(WATCH_NS / 1000);
     }
     return 0;
 }
@@ -176,7 +172,7 @@ static int collect(stream_session_t *s, struct stream_window *out, char *err)
 {
     struct stream_ctl *c = &s->b.ctl;
     struct stream_stats sum;
-    int64_t limit = stream_now_ns() + COLLECT_NS;
+    int64_t limit = clock_mono_ns() + COLLECT_NS;
 
     c->collect_id++;
     stream_setup_control(&s->b.su, c);
@@ -187,9 +183,9 @@ static int collect(stream_session_t *s, struct stream_window *out, char *err)
         while (!(w = stream_thread_window(s->b.threads[i], c->collect_id, &cpu))) {
             struct stream_progress p;
             stream_thread_progress(s->b.threads[i], &p);
-            if (p.done || stream_now_ns() > limit)
+            if (p.done || clock_mono_ns() > limit)
                 return err_set(err, -EIO, "stream thread %u did not report its window", i + 1);
-            sleep_ns(WATCH_NS / 10);
+            clock_sleep_us(WATCH_NS / 10 / 1000);
         }
         stream_stats_merge(&sum, w);
         out->r.tool_cpu_s += cpu;
@@ -219,7 +215,7 @@ int stream_session_window(stream_session_t *s, int64_t warmup_us, int64_t window
     bool matched = ps->producers && s->b.su.match;
 
     memset(out, 0, sizeof(*out));
-    int64_t now = stream_now_ns();
+    int64_t now = clock_mono_ns();
     c->win_id++;
     c->measure_ns = now + (warmup_us * 1000 > WINDOW_LEAD_NS ? warmup_us * 1000 : WINDOW_LEAD_NS);
     c->end_ns = c->measure_ns + window_us * 1000;
@@ -229,19 +225,19 @@ int stream_session_window(stream_session_t *s, int64_t warmup_us, int64_t window
         c->win_hi = first_due_from(s, c->end_ns - s->t0_ns);
     }
     stream_setup_control(&s->b.su, c);
-    while (stream_now_ns() < c->end_ns + WATCH_NS && !stopped(s))
-        sleep_ns(WATCH_NS);
+    while (clock_mono_ns() < c->end_ns + WATCH_NS && !stopped(s))
+        clock_sleep_us(WATCH_NS / 1000);
     if (stopped(s))
         return err_set(err, -ECANCELED, "stopped");
     if (matched && ps->fanout_all) {
         atomic_store_explicit(&s->b.su.drain, c->win_id, memory_order_release);
-        int64_t until = stream_now_ns() + drain_us * 1000;
+        int64_t until = clock_mono_ns() + drain_us * 1000;
         for (;;) {
             struct stream_progress p;
             streams__progress(&s->b, &p);
-            if (p.pending == 0 || stream_now_ns() > until || stopped(s))
+            if (p.pending == 0 || clock_mono_ns() > until || stopped(s))
                 break;
-            sleep_ns(WATCH_NS);
+            clock_sleep_us(WATCH_NS / 1000);
         }
     }
     out->window_s = (double)window_us / 1e6;

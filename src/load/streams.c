@@ -1,8 +1,8 @@
 /* streams_run: a stream load from start to end. The streams open over the ramp (stream threads,
  * stream_client.c); the producers' commands, and any request load beside them, then run through
- * load_run with one shared time zero, so each stream thread knows from the producers' plan alone
- * when command k was due (plan_due_ns(k + 0.5), the engine's own schedule) without a message
- * between threads; after the window, the streams get a short drain for the frames still on
+ * load__requests_run with one shared time zero, so each stream thread knows from the producers'
+ * plan alone when command k was due (plan_due_ns(k + 0.5), the engine's own schedule) without a
+ * message between threads; after the window, the streams get a short drain for the frames still on
  * their way, then close with a close handshake. */
 
 #include "load/streams.h"
@@ -21,7 +21,9 @@
 
 #include <libwebsockets.h>
 
+#include "core/clock.h"
 #include "load/engine.h"
+#include "load/load_int.h"
 #include "load/plan.h"
 #include "profile/profile_streams.h"
 #include "load/stream_client.h"
@@ -58,12 +60,6 @@ static int64_t rss_bytes(void)
 static bool stopped(const struct load_opts *o)
 {
     return o->stop && *o->stop;
-}
-
-static void sleep_ns(int64_t ns)
-{
-    struct timespec ts = {(time_t)(ns / 1000000000LL), (long)(ns % 1000000000LL)};
-    nanosleep(&ts, NULL);
 }
 
 static bool has_scheme(const char *s, const char *scheme)
@@ -203,7 +199,7 @@ static int start_threads(struct streams__base *b, unsigned count, char *err)
         }
         if (sum.ready)
             return 0;
-        sleep_ns(WATCH_NS / 10);
+        clock_sleep_us(WATCH_NS / 10 / 1000);
     }
 }
 
@@ -211,7 +207,7 @@ static int start_threads(struct streams__base *b, unsigned count, char *err)
  * ramp and a handshake timeout have passed, or on a stop. */
 static void ramp(struct run *r)
 {
-    int64_t start = stream_now_ns();
+    int64_t start = clock_mono_ns();
     int64_t ramp_ns = r->ps->ramp_us * 1000;
     int64_t limit = start + ramp_ns + (int64_t)r->b.su.timeout_s * 1000000000LL + WATCH_NS;
     r->rss0 = rss_bytes();
@@ -224,9 +220,9 @@ static void ramp(struct run *r)
     for (;;) {
         struct stream_progress sum;
         streams__progress(&r->b, &sum);
-        if (sum.opened + sum.failed >= r->ps->count || stream_now_ns() > limit || stopped(r->o))
+        if (sum.opened + sum.failed >= r->ps->count || clock_mono_ns() > limit || stopped(r->o))
             break;
-        sleep_ns(WATCH_NS);
+        clock_sleep_us(WATCH_NS / 1000);
     }
 }
 
@@ -276,7 +272,7 @@ struct side_run {
 static void *side_main(void *arg)
 {
     struct side_run *s = arg;
-    s->rc = load_run(&s->o, &s->res, s->err);
+    s->rc = load__requests_run(&s->o, &s->res, s->err);
     return NULL;
 }
 
@@ -326,16 +322,16 @@ static int run_load(struct run *r, struct timespec t0, struct load_result *out, 
             po.progress = on_progress;
             po.progress_ud = &wrap;
         }
-        rc = load_run(&po, out, err);
+        rc = load__requests_run(&po, out, err);
     } else if (!have_side) {
         /* Streams only: hold them through the warm-up and the window. */
         if ((rc = empty_result(r, out, err)))
             return rc;
-        int64_t t0_ns = (int64_t)t0.tv_sec * 1000000000LL + t0.tv_nsec;
+        int64_t t0_ns = clock_ts_ns(&t0);
         int64_t end = t0_ns + (r->p->warmup_us + r->p->duration_us) * 1000;
-        while (stream_now_ns() < end && !stopped(o))
-            sleep_ns(WATCH_NS);
-        int64_t now = stream_now_ns(), ms = t0_ns + r->p->warmup_us * 1000;
+        while (clock_mono_ns() < end && !stopped(o))
+            clock_sleep_us(WATCH_NS / 1000);
+        int64_t now = clock_mono_ns(), ms = t0_ns + r->p->warmup_us * 1000;
         out->interrupted = now < end;
         out->duration_s = now > ms ? (double)((now < end ? now : end) - ms) / 1e9 : 0;
     }
@@ -365,13 +361,13 @@ static void drain_and_close(struct run *r)
     atomic_store_explicit(&r->b.su.drain, r->b.ctl.win_id, memory_order_release);
     if (r->ps->producers && r->ps->fanout_all && r->b.su.match) {
         int64_t limit = r->p->timeout_us > 0 ? r->p->timeout_us * 1000 : DRAIN_MAX_NS;
-        int64_t until = stream_now_ns() + (limit < DRAIN_MAX_NS ? limit : DRAIN_MAX_NS);
+        int64_t until = clock_mono_ns() + (limit < DRAIN_MAX_NS ? limit : DRAIN_MAX_NS);
         for (;;) {
             struct stream_progress sum;
             streams__progress(&r->b, &sum);
-            if (sum.pending == 0 || stream_now_ns() > until || stopped(r->o))
+            if (sum.pending == 0 || clock_mono_ns() > until || stopped(r->o))
                 break;
-            sleep_ns(WATCH_NS);
+            clock_sleep_us(WATCH_NS / 1000);
         }
     }
     atomic_store_explicit(&r->b.su.quit, 1, memory_order_release);
@@ -380,7 +376,7 @@ static void drain_and_close(struct run *r)
         streams__progress(&r->b, &sum);
         if (sum.done)
             break;
-        sleep_ns(WATCH_NS);
+        clock_sleep_us(WATCH_NS / 1000);
     }
 }
 
@@ -451,7 +447,7 @@ int streams__base_init(struct streams__base *b, const struct load_opts *o, const
     rlim_t need = (rlim_t)count + ps->producers + FD_SLACK;
     if (ps->load_given)
         need += o->max_connections ? o->max_connections : 10000;
-    if ((rc = engine_raise_nofile(need, err)))
+    if ((rc = load__raise_nofile(need, err)))
         return rc;
     lws_set_log_level(0, NULL); /* failures are counted and classed, not logged per stream */
     return start_threads(b, count, err);
@@ -493,8 +489,8 @@ int streams_run(const struct load_opts *o, struct load_result *out, char *err)
     streams__progress(&r.b, &sum);
     r.mem_idle = per_stream(r.rss0, rss_bytes(), sum.open_now);
 
-    int64_t t0_ns = stream_now_ns() + START_SLACK_NS;
-    struct timespec t0 = {(time_t)(t0_ns / 1000000000LL), (long)(t0_ns % 1000000000LL)};
+    int64_t t0_ns = clock_mono_ns() + START_SLACK_NS;
+    struct timespec t0 = clock_ns_ts(t0_ns);
     atomic_store_explicit(&r.b.su.load0_ns, t0_ns, memory_order_release);
     /* The one window: the producers' measured segment, or the profile's without them. */
     const struct plan *pl = r.b.have_plan ? &r.b.plan : NULL;

@@ -11,6 +11,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/clock.h"
+
 #define PERIOD_US 100000 /* the kubelet's CFS period */
 #define SMALL     4096   /* any control file sizeup reads (cgroup.procs has its own cap) */
 
@@ -319,8 +321,7 @@ static int rmdir_cg(const char *path)
             return 0;
         if (errno != EBUSY)
             return -errno;
-        struct timespec ts = {0, 20 * 1000 * 1000};
-        nanosleep(&ts, NULL);
+        clock_sleep_us(20 * 1000);
     }
     return -EBUSY;
 }

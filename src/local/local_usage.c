@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/clock.h"
 #include "local/local_internal.h"
 
 /* ---- usage --------------------------------------------------------------------------------- */
@@ -39,7 +40,7 @@ static void *sampler_main(void *arg)
         int64_t cur;
         if (cg_mem_current(&l->cg, &cur, NULL) == 0 && cur > l->sampled_peak)
             l->sampled_peak = cur;
-        local__sleep_ms(SAMPLE_MS);
+        clock_sleep_us(SAMPLE_MS * 1000);
     }
     return NULL;
 }
@@ -49,7 +50,7 @@ int local__usage_begin(void *self, char *err)
     struct local *l = self;
     (void)err;
 
-    l->t_begin = local__now_s();
+    l->t_begin = clock_mono_s();
     l->host_busy0 = host_busy_s();
     l->cpu0_ok = l->oom0_ok = l->thr0_ok = false;
     l->sampled_peak = -1;
@@ -84,7 +85,7 @@ int local__usage_end(void *self, struct platform_usage *out, char *err)
     (void)err;
 
     memset(out, 0, sizeof(*out));
-    out->window_s = local__now_s() - l->t_begin;
+    out->window_s = clock_mono_s() - l->t_begin;
     out->cpu_s = -1;
     out->peak_memory_bytes = -1;
     out->memory_bytes = -1;

@@ -12,6 +12,7 @@
 
 #include <curl/curl.h>
 
+#include "core/clock.h"
 #include "core/log.h"
 #include "core/quantity.h"
 #include "kube/objects.h"
@@ -585,8 +586,7 @@ static int pull_results(struct run *r, unsigned *left, char *err)
 
 static int sleep_poll(const struct load_opts *o)
 {
-    struct timespec ts = {0, POLL_NS};
-    nanosleep(&ts, NULL);
+    clock_sleep_us(POLL_NS / 1000);
     return o->stop && *o->stop ? -ECANCELED : 0;
 }
 

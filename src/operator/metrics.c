@@ -9,16 +9,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/clock.h"
+
 static const char *const sweep_names[METRICS_SWEEP_RESULT_COUNT] = {"done", "failed", "cancelled"};
 static const char *const verdict_names[METRICS_VERDICT_COUNT] = {"HEALTHY", "STRESSED",
                                                                  "OVERLOADED", "FAILED"};
-
-static int64_t mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 void metrics_init(struct metrics *m)
 {
@@ -57,7 +52,7 @@ void metrics_variant(struct metrics *m, enum metrics_verdict v)
 
 void metrics_heartbeat(struct metrics *m)
 {
-    atomic_store(&m->heartbeat_ms, mono_ms());
+    atomic_store(&m->heartbeat_ms, clock_mono_ms());
 }
 
 int64_t metrics_heartbeat_age_ms(const struct metrics *m)
@@ -65,7 +60,7 @@ int64_t metrics_heartbeat_age_ms(const struct metrics *m)
     int64_t hb = atomic_load(&((struct metrics *)m)->heartbeat_ms);
     if (hb == 0)
         return INT64_MAX;
-    return mono_ms() - hb;
+    return clock_mono_ms() - hb;
 }
 
 int metrics_rss_bytes(uint64_t *bytes)

@@ -75,9 +75,6 @@ struct op {
     int nworkers;
 };
 
-/* Milliseconds on the monotonic clock. */
-int64_t operator__mono_ms(void);
-
 /* A client for the operator's API calls, counted in its metrics; stop is polled with op as its
  * context. Returns 0 and an owned client in *out (free with kube_client_free). */
 int operator__new_client(struct op *op, kube_stop_fn stop, long request_timeout_ms, int attempts,

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/clock.h"
 #include "core/log.h"
 #include "kube/client.h"
 #include "kube/objects.h"
@@ -63,7 +64,7 @@ void operator__scan_cb(void *ctx, enum cache_action a, const char *ns, const cha
 void operator__promote_delayed_locked(struct op *op, const char *ns, const char *name)
 {
     struct job **pp = &op->delayed;
-    int64_t now = operator__mono_ms();
+    int64_t now = clock_mono_ms();
 
     while (*pp) {
         struct job *j = *pp;
@@ -239,7 +240,7 @@ static void resweep_check(struct op *op, kube_client_t *c, const char *ns, const
 out:
     if (retry_ms > 0) {
         pthread_mutex_lock(&op->mu);
-        resweep_schedule_locked(op, ns, name, operator__mono_ms() + retry_ms);
+        resweep_schedule_locked(op, ns, name, clock_mono_ms() + retry_ms);
         pthread_mutex_unlock(&op->mu);
     }
     free(patch);
@@ -252,7 +253,7 @@ void operator__resweep_run_due(struct op *op, kube_client_t *c)
     for (;;) {
         pthread_mutex_lock(&op->mu);
         struct resweep_item *it =
-            op->leader && !op->stopping ? resweep_take_due_locked(op, operator__mono_ms()) : NULL;
+            op->leader && !op->stopping ? resweep_take_due_locked(op, clock_mono_ms()) : NULL;
         pthread_mutex_unlock(&op->mu);
         if (!it)
             return;
@@ -280,7 +281,7 @@ static void observe(struct informer *inf, const cJSON *obj)
     pthread_mutex_lock(&op->mu);
     const char *rs = kube_annotation(obj, ANNOT_RESWEEP);
     if (rs && strcmp(rs, "off") != 0)
-        resweep_schedule_locked(op, meta.ns, meta.name, operator__mono_ms());
+        resweep_schedule_locked(op, meta.ns, meta.name, clock_mono_ms());
     enum cache_action a = cache_observe(op->cache, &o, op->leader && !op->stopping, &rc);
     if (a == CACHE_START || a == CACHE_RECOVER)
         enqueue_locked(op, a, meta.ns, meta.name, meta.uid);
@@ -411,7 +412,7 @@ static void *worker_thread(void *arg)
              * annotations afresh. */
             j->kind = CACHE_START;
             j->attempt = (j->attempt > 0 ? j->attempt : 1) + 1;
-            j->due_ms = operator__mono_ms() + (int64_t)j->retry_in_s * 1000;
+            j->due_ms = clock_mono_ms() + (int64_t)j->retry_in_s * 1000;
             j->retry_in_s = 0;
             j->stop = 0;
             j->next = op->delayed;
@@ -493,7 +494,7 @@ void operator__stop_workers(struct op *op, int64_t deadline_ms)
 
     for (int i = 0; i < op->nworkers; i++) {
         for (;;) {
-            int64_t left = deadline_ms - operator__mono_ms();
+            int64_t left = deadline_ms - clock_mono_ms();
             if (left <= 0) {
                 if (!op->hard_stop)
                     log_warn("operator.shutdown", "event=deadline action=abort-api-calls");

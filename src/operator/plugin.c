@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/fmt.h"
 #include "kube/objects.h"
 #include "profile/profile.h"
 #include "operator/job.h"
@@ -101,13 +102,19 @@ enum plugin_state plugin_judge(const char *sweep, const char *current, const cha
     return PLUGIN_WAITING;
 }
 
+/* results.json's milliseconds (a double, -1 when absent) as whole microseconds for fmt_latency. */
+static uint64_t ms_to_us(double ms)
+{
+    return ms > 0 ? (uint64_t)llround(ms * 1000) : 0;
+}
+
 size_t plugin_progress_lines(const char *results_json, size_t total, struct plugin_follow *st,
                              FILE *out)
 {
     cJSON *root = results_json ? cJSON_Parse(results_json) : NULL;
     const cJSON *vars = root ? cJSON_GetObjectItemCaseSensitive(root, "variants") : NULL;
     size_t n = (size_t)cJSON_GetArraySize(vars), lines = 0;
-    char tot[24] = "?";
+    char tot[24] = "?", rate[FMT_LEN], lat[FMT_LEN], pct[FMT_LEN];
 
     if (total)
         snprintf(tot, sizeof(tot), "%zu", total);
@@ -117,12 +124,11 @@ size_t plugin_progress_lines(const char *results_json, size_t total, struct plug
         if (!spec || !state)
             break;
         if (strcmp(state, "measured") == 0)
-            fprintf(out, "variant %zu/%s %s: %s, %.1f req/s, p95 %.1fms, errors %.2f%%\n", i + 1,
-                    tot, spec,
+            fprintf(out, "variant %zu/%s %s: %s, %s req/s, p95 %s, errors %s\n", i + 1, tot, spec,
                     kube_path_string(v, "verdict") ? kube_path_string(v, "verdict") : "?",
-                    kube_path_number(v, "throughput_rps", -1),
-                    kube_path_number(v, "latency_ms.p95", -1),
-                    fmax(0, kube_path_number(v, "error_rate", -1)) * 100);
+                    fmt_rate(kube_path_number(v, "throughput_rps", -1), rate),
+                    fmt_latency(ms_to_us(kube_path_number(v, "latency_ms.p95", -1)), lat),
+                    fmt_pct(fmax(0, kube_path_number(v, "error_rate", -1)), pct));
         else
             fprintf(out, "variant %zu/%s %s: FAILED: %s\n", i + 1, tot, spec,
                     kube_path_string(v, "failure.reason") ? kube_path_string(v, "failure.reason")

@@ -17,6 +17,7 @@
 
 #include <libwebsockets.h>
 
+#include "core/clock.h"
 #include "core/log.h"
 
 struct session {
@@ -37,13 +38,6 @@ struct progress_srv {
     uint64_t msg_id, seq_rendered;
     struct session *sessions[PROGRESS_MAX_CLIENTS];
 };
-
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* ---- who may read ------------------------------------------------------------------------ */
 
@@ -179,7 +173,7 @@ static void tick(lws_sorted_usec_list_t *sul)
     progress_srv_t *ps = lws_container_of(sul, progress_srv_t, sul);
     char *json = NULL;
     size_t len = 0;
-    int64_t now = now_ms();
+    int64_t now = clock_mono_ms();
     int clients = 0;
 
     for (int i = 0; i < PROGRESS_MAX_CLIENTS; i++)

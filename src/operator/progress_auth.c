@@ -9,6 +9,8 @@
 #include <cJSON.h>
 #include <openssl/evp.h>
 
+#include "core/clock.h"
+
 #define CACHE_SLOTS   32
 #define TOKEN_MAX     8192
 #define PROGRESS_URL  "/progress"
@@ -28,13 +30,6 @@ struct progress_auth {
     struct cache_entry cache[CACHE_SLOTS];
     size_t next;
 };
-
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 int progress_auth_new(kube_config_t *cfg, progress_auth_t **out, char *err)
 {
@@ -149,7 +144,7 @@ int progress_auth_check(void *ud, const char *token, char *err)
     progress_auth_t *a = ud;
     unsigned char h[32];
     unsigned int hl = 0;
-    int64_t now = now_ms();
+    int64_t now = clock_mono_ms();
     int rc;
 
     size_t tl = strnlen(token, TOKEN_MAX + 1);

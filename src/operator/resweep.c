@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/fmt.h"
 #include "kube/objects.h"
 #include "operator/annotations.h"
 #include "output/compare.h"
@@ -208,9 +209,8 @@ int resweep_compare(const char *previous, const struct advisor_row *rows, size_t
              "than %.0f%% in throughput or p95 of any variant is significant).",
              since, compared, compared == 1 ? "" : "s", r->variant.spec,
              best_dt < 0 ? "fell" : "rose", fabs(best_dt) * 100, old_rps, r->throughput_rps,
-             output_fmt_latency((uint64_t)llround(old_p95 * 1e3), l1),
-             output_fmt_latency(r->p95_us, l2), best_dp * 100, sig ? "significant" : "within noise",
-             RESWEEP_NOISE * 100);
+             fmt_latency((uint64_t)llround(old_p95 * 1e3), l1), fmt_latency(r->p95_us, l2),
+             best_dp * 100, sig ? "significant" : "within noise", RESWEEP_NOISE * 100);
     if (significant)
         *significant = sig;
 out:

@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdio.h>
 
+#include "core/fmt.h"
 #include "load/report_html.h"
 #include "output/output.h"
 #include "output/output_int.h"
@@ -185,8 +186,8 @@ static void knee_chart(FILE *f, const struct output_doc *d, size_t i)
                 "<circle class=\"step\" cx=\"%d\" cy=\"%d\" r=\"3\" fill=\"%s\"><title>%.0f req/s "
                 "offered, %.0f achieved: p95 %s, p99 %s, errors %.1f%%%s</title></circle>\n",
                 KX(st->offered_rps), KY((double)st->p95_us / 1e3), st->pass ? "#2e7d32" : "#c62828",
-                st->offered_rps, st->achieved_rps, output_fmt_latency(st->p95_us, l1),
-                output_fmt_latency(st->p99_us, l2), st->error_rate * 100,
+                st->offered_rps, st->achieved_rps, fmt_latency(st->p95_us, l1),
+                fmt_latency(st->p99_us, l2), st->error_rate * 100,
                 st->gen_limited ? " (generator-limited)" : "");
     }
     fprintf(f,

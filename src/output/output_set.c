@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/fmt.h"
 #include "core/log.h"
 #include "output/output_hpa.h"
 #include "advise/advise.h"
@@ -463,7 +464,7 @@ const char *output_no_rec_sentence(const struct output_doc *d, char *buf, size_t
     snprintf(buf, len,
              "No variant holds the load (%s); the closest was %s: %s, P95 %s, errors %.1f%%.",
              d->advice->why, r->variant.spec, output_state(d, (size_t)best, state, sizeof(state)),
-             output_fmt_latency(r->p95_us, lat), r->error_rate * 100);
+             fmt_latency(r->p95_us, lat), r->error_rate * 100);
     return buf;
 }
 

@@ -11,6 +11,8 @@
 
 #include <cJSON.h>
 
+#include "core/clock.h"
+
 struct hist_point {
     double t; /* seconds since the sweep began */
     double rps, p95_ms;
@@ -34,13 +36,6 @@ struct progress_feed {
     uint64_t seq; /* bumped by every update: the server sends only what changed */
     struct slot slots[PROGRESS_MAX_SWEEPS];
 };
-
-static double mono_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 int progress_feed_new(progress_feed_t **out)
 {
@@ -72,7 +67,7 @@ int progress_feed_open(progress_feed_t *f, const char *name)
         memset(s, 0, sizeof(*s));
         s->used = true;
         snprintf(s->name, sizeof(s->name), "%s", name ? name : "");
-        s->t0 = mono_s();
+        s->t0 = clock_mono_s();
         s->last_hist_t = -1;
         f->seq++;
         slot = i;
@@ -86,7 +81,7 @@ void progress_feed_update(progress_feed_t *f, int slot, const struct sweep_progr
 {
     if (!f || slot < 0 || slot >= PROGRESS_MAX_SWEEPS)
         return;
-    double now = mono_s();
+    double now = clock_mono_s();
     pthread_mutex_lock(&f->mu);
     struct slot *s = &f->slots[slot];
     s->p = *p;
@@ -187,7 +182,7 @@ int progress_feed_json(progress_feed_t *f, char **out, size_t *len)
     seq = f->seq;
     pthread_mutex_unlock(&f->mu);
 
-    double now = mono_s();
+    double now = clock_mono_s();
     root = cJSON_CreateObject();
     if (!root || !(arr = cJSON_AddArrayToObject(root, "sweeps")) ||
         !cJSON_AddNumberToObject(root, "seq", (double)seq))

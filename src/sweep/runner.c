@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/clock.h"
 #include "core/log.h"
 #include "core/quantity.h"
 #include "load/load.h"
@@ -31,13 +32,6 @@ const char *sweep_phase_name(enum sweep_phase p)
         return "done";
     }
     return "?";
-}
-
-double sweep__now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 bool sweep__stopped(const struct sweep_opts *o)
@@ -110,7 +104,7 @@ static double plan_length_s(const struct phase *plan, size_t n)
  * never past the sweep's deadline. */
 static double eta_s(const struct sweep__ctx *c)
 {
-    double now = sweep__now();
+    double now = clock_mono_s();
     double per = c->done_n ? c->done_wall_s / (double)c->done_n : c->variant_estimate_s;
     double cur = per - (now - c->t0);
     double left = (cur > 0 ? cur : 0) + per * (double)(c->s->n - c->index - 1);
@@ -131,7 +125,7 @@ void sweep__progress(struct sweep__ctx *c, enum sweep_phase phase, const struct 
     p.n = c->s->n;
     p.variant = &c->s->rows[c->index].variant;
     p.phase = phase;
-    p.elapsed_s = sweep__now() - c->t0;
+    p.elapsed_s = clock_mono_s() - c->t0;
     p.step = c->step;
     p.step_what = c->step_what;
     p.offered_rps = c->offered_rps;
@@ -263,7 +257,7 @@ static void run_variant(struct sweep__ctx *c)
     char err[ERR_LEN] = "", url[PLATFORM_URL_LEN];
     int rc;
 
-    c->t0 = sweep__now();
+    c->t0 = clock_mono_s();
     c->step = 0;
     c->step_what = NULL;
     c->offered_rps = 0;
@@ -309,7 +303,7 @@ static void run_variant(struct sweep__ctx *c)
                         fail.reason[0] ? fail.reason : err);
         goto stop;
     }
-    row->ready_s = sweep__now() - c->t0;
+    row->ready_s = clock_mono_s() - c->t0;
     rc = pl->ops->target_url(pl->self, url, sizeof(url), err);
     if (rc) {
         sweep__fail_row(row, PLATFORM_FAIL_NONE, err);
@@ -336,11 +330,11 @@ stop:
     if (pl->ops->applied_by)
         snprintf(row->applied_by, sizeof(row->applied_by), "%s", pl->ops->applied_by(pl->self));
     sweep__progress(c, SWEEP_PHASE_STOP, NULL);
-    double t_stop = sweep__now();
+    double t_stop = clock_mono_s();
     if (pl->ops->stop_variant(pl->self, err) != 0)
         log_warn("sweep.stop", "variant=%s error=\"%s\"", row->variant.spec, err);
-    row->stop_s = sweep__now() - t_stop;
-    row->wall_s = sweep__now() - c->t0;
+    row->stop_s = clock_mono_s() - t_stop;
+    row->wall_s = clock_mono_s() - c->t0;
     row->overhead_s = row->wall_s - c->load_s;
     mark_row(c->s, row);
     if (row->cap.flags & CAPACITY_FLAG_GENERATOR)
@@ -404,7 +398,7 @@ int sweep_run(const struct sweep_opts *o, struct sweep *s, char *err)
     c.o = o;
     c.s = s;
     if (o->profile->search.mode == PROFILE_SEARCH_CAPACITY) {
-        c.deadline = sweep__now() + (double)o->profile->search.budget_us / 1e6;
+        c.deadline = clock_mono_s() + (double)o->profile->search.budget_us / 1e6;
         c.variant_estimate_s = sweep__capacity_estimate_s(o->profile);
     } else {
         struct phase plan[MAX_PHASES];

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/resource.h>
 
+#include "core/clock.h"
 #include "core/log.h"
 #include "core/stats.h"
 #include "sweep/runner_int.h"
@@ -292,10 +293,10 @@ static void file_step(struct cap_ctx *x, struct step_run *r, bool representative
 /* Lets an app that just failed work off its backlog before the next step (see SETTLE_MAX_S). */
 static void settle(struct cap_ctx *x)
 {
-    double until = sweep__now() + SETTLE_MAX_S;
+    double until = clock_mono_s() + SETTLE_MAX_S;
     char err[ERR_LEN];
 
-    while (sweep__now() < until && !sweep__stopped(x->c->o)) {
+    while (clock_mono_s() < until && !sweep__stopped(x->c->o)) {
         struct load_result r;
         if (load_once(x, 0, 1, (int64_t)(SETTLE_WINDOW_S * 1e6), &r, err) != 0)
             return;
@@ -311,7 +312,7 @@ static bool time_for_step(const struct cap_ctx *x, int64_t window_us)
 {
     const struct profile_search *se = &x->p->search;
     double need = (double)(se->warmup_us + window_us) / 1e6;
-    return x->c->variant_deadline <= 0 || sweep__now() + need <= x->c->variant_deadline;
+    return x->c->variant_deadline <= 0 || clock_mono_s() + need <= x->c->variant_deadline;
 }
 
 /* The search proper. Returns 0 or a load run's error. */

@@ -32,7 +32,6 @@ struct sweep__ctx {
     double load_s;             /* planned length of this variant's load runs (for overhead_s) */
 };
 
-double sweep__now(void);
 bool sweep__stopped(const struct sweep_opts *o);
 
 /* Reports phase (and the load run's live figures, lp may be NULL) to the progress callback. */

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/clock.h"
 #include "core/log.h"
 #include "profile/profile_streams.h"
 #include "load/stream_session.h"
@@ -49,12 +50,6 @@ struct scap_ctx {
     bool have_keep, have_keep_usage, keep_pass;
 };
 
-static void sleep_s(double s)
-{
-    struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
-    nanosleep(&ts, NULL);
-}
-
 static int64_t drain_us(const struct profile *p)
 {
     return p->timeout_us > 0 && p->timeout_us < DRAIN_MAX_US ? p->timeout_us : DRAIN_MAX_US;
@@ -72,7 +67,7 @@ static bool time_for(const struct scap_ctx *x, unsigned n)
     const struct profile_search *se = &x->p->search;
     double need =
         (double)(ramp_us(x, x->asked, n) + se->warmup_us + se->window_us + drain_us(x->p)) / 1e6;
-    return x->c->variant_deadline <= 0 || sweep__now() + need <= x->c->variant_deadline;
+    return x->c->variant_deadline <= 0 || clock_mono_s() + need <= x->c->variant_deadline;
 }
 
 static void fill_step(struct stream_cap_step *st, unsigned n, const struct stream_window *w,
@@ -127,9 +122,9 @@ static int run_step(struct scap_ctx *x, unsigned n, struct stream_cap_step *st, 
     if (rc)
         return rc;
     x->asked = n;
-    for (double until = sweep__now() + (double)se->warmup_us / 1e6;
-         sweep__now() < until && !sweep__stopped(c->o);)
-        sleep_s(0.05);
+    for (double until = clock_mono_s() + (double)se->warmup_us / 1e6;
+         clock_mono_s() < until && !sweep__stopped(c->o);)
+        clock_sleep_us(50 * 1000);
     if (sweep__stopped(c->o))
         return 0;
     /* The live feed shows the streams this step holds. */
@@ -197,13 +192,13 @@ static int run_step(struct scap_ctx *x, unsigned n, struct stream_cap_step *st, 
 
 static void settle(struct scap_ctx *x, unsigned low)
 {
-    double until = sweep__now() + SETTLE_MAX_S;
+    double until = clock_mono_s() + SETTLE_MAX_S;
     char err[ERR_LEN];
 
     if (stream_session_resize(x->ss, low, 0, err) != 0)
         return;
     x->asked = low;
-    while (sweep__now() < until && !sweep__stopped(x->c->o)) {
+    while (clock_mono_s() < until && !sweep__stopped(x->c->o)) {
         struct stream_window w;
         struct stream_cap_step st;
         if (stream_session_window(x->ss, 0, SETTLE_WINDOW_US, drain_us(x->p), &w, err) != 0)
@@ -301,7 +296,7 @@ int sweep__streams(struct sweep__ctx *c, const char *url, char *err)
 
     memset(cap, 0, sizeof(*cap));
     cap->searched = true;
-    double left = c->variant_deadline > 0 ? c->variant_deadline - sweep__now()
+    double left = c->variant_deadline > 0 ? c->variant_deadline - clock_mono_s()
                                           : (double)p->search.budget_us / 1e6;
     struct stream_session_opts so = {
         .url = url,

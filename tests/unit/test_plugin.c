@@ -103,8 +103,8 @@ static void test_progress_lines(void **state)
     assert_int_equal(plugin_progress_lines(two, 3, &st, f), 0);
     assert_int_equal(plugin_progress_lines("garbage", 3, &st, f), 0);
     fclose(f);
-    assert_string_equal(buf, "variant 1/3 1@0.2/128Mi: HEALTHY, 27.2 req/s, p95 212.5ms, errors "
-                             "0.00%\nvariant 2/3 1@0.1/8Mi: FAILED: OOMKilled\n");
+    assert_string_equal(buf, "variant 1/3 1@0.2/128Mi: HEALTHY, 27.25 req/s, p95 212ms, errors "
+                             "0%\nvariant 2/3 1@0.1/8Mi: FAILED: OOMKilled\n");
     free(buf);
 }
 

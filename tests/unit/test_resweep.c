@@ -246,14 +246,14 @@ static void test_compare(void **state)
     assert_int_equal(resweep_compare(prev, rows, 3, out, sizeof(out), &sig), 0);
     assert_int_equal(sig, 1);
     assert_non_null(strstr(out, "throughput of 2@2/1Gi fell 23% (800.0 -> 616.0 req/s)"));
-    assert_non_null(strstr(out, "p95 10ms -> 13ms (+30%): significant"));
+    assert_non_null(strstr(out, "p95 10.0ms -> 13.0ms (+30%): significant"));
 
     /* Only p95 moved beyond the rule: that variant is the one named. */
     row(&rows[1], "2@2/1Gi", 800, 15000);
     assert_int_equal(resweep_compare(prev, rows, 2, out, sizeof(out), &sig), 0);
     assert_int_equal(sig, 1);
-    assert_non_null(strstr(out, "throughput of 2@2/1Gi rose 0% (800.0 -> 800.0 req/s), p95 10ms "
-                                "-> 15ms (+50%): significant"));
+    assert_non_null(strstr(out, "throughput of 2@2/1Gi rose 0% (800.0 -> 800.0 req/s), p95 10.0ms "
+                                "-> 15.0ms (+50%): significant"));
 
     /* No variant in common, or nothing readable: said, not guessed. */
     row(&rows[0], "8@8/4Gi", 100, 1000);
