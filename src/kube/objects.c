@@ -319,7 +319,10 @@ static int cm_fill(void *ud, cJSON *cm, char *err)
         }
     }
     cJSON_DeleteItemFromObjectCaseSensitive(cm, "data");
-    cJSON_AddItemToObject(cm, "data", data);
+    if (!cJSON_AddItemToObject(cm, "data", data)) {
+        cJSON_Delete(data);
+        return err_set(err, -ENOMEM, "out of memory");
+    }
     cJSON_ArrayForEach(l, x->labels)
     {
         if (cJSON_IsString(l) && kube_set_label(cm, l->string, l->valuestring))
@@ -332,7 +335,10 @@ static int cm_fill(void *ud, cJSON *cm, char *err)
         cJSON *refs = cJSON_AddArrayToObject(md, "ownerReferences"), *r = NULL;
         if (!refs || owner_ref(x->owner, &r))
             return err_set(err, -ENOMEM, "out of memory");
-        cJSON_AddItemToArray(refs, r);
+        if (!cJSON_AddItemToArray(refs, r)) {
+            cJSON_Delete(r);
+            return err_set(err, -ENOMEM, "out of memory");
+        }
     }
     return 0;
 }

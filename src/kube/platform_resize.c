@@ -212,14 +212,20 @@ static char *resize_body(const char *container, const cJSON *res, const struct v
         cJSON_Delete(c);
         goto out;
     }
-    cJSON_AddItemToArray(ctrs, c);
+    if (!cJSON_AddItemToArray(ctrs, c)) {
+        cJSON_Delete(c);
+        goto out;
+    }
     if (!cJSON_AddStringToObject(c, "name", container))
         goto out;
     if (res) {
         r = cJSON_Duplicate(res, 1);
         if (!r)
             goto out;
-        cJSON_AddItemToObject(c, "resources", r);
+        if (!cJSON_AddItemToObject(c, "resources", r)) {
+            cJSON_Delete(r);
+            goto out;
+        }
     } else {
         qty_format_cpu(v->cpu_millicores, cpu);
         qty_format_memory(v->memory_bytes, mem);
@@ -278,7 +284,8 @@ static int remember_original(struct kplat *k, char *err)
         !cJSON_AddStringToObject(o, "uid", k->rz_uid) ||
         !cJSON_AddStringToObject(o, "container", k->container) || !k->rz_resources)
         goto out;
-    cJSON_AddItemReferenceToObject(o, "resources", k->rz_resources);
+    if (!cJSON_AddItemReferenceToObject(o, "resources", k->rz_resources))
+        goto out;
     value = cJSON_PrintUnformatted(o);
     if (!value)
         goto out;
