@@ -147,7 +147,8 @@ static char *state_text(const struct sweep_job *sj, const struct advisor_row *ro
     if (!o)
         return NULL;
     clock_gettime(CLOCK_REALTIME, &now);
-    kube_time_format(&now, 0, ts, sizeof(ts));
+    if (kube_time_format(&now, 0, ts, sizeof(ts)) != 0)
+        jb_fail(b); /* cannot happen with ts[40]; a document without its time is no document */
     jb_num(b, o, "version", STATE_VERSION);
     jb_str(b, o, "sweep", sj->x->j->handled);
     jb_str(b, o, "uid", sj->x->j->uid);
