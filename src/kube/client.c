@@ -406,10 +406,10 @@ int kube__perform(kube_client_t *c, const char *method, const char *verb, const 
         curl_easy_setopt(h, CURLOPT_SSLKEY_BLOB, &bk);
         curl_easy_setopt(h, CURLOPT_SSLKEYTYPE, "PEM");
     }
-    /* A token file that cannot be read again keeps the token read before: the request still
-     * goes out, and a 401 forces another try. */
-    if (kube_config_reload_token(cfg, 0, NULL, NULL) != 0)
-        log_warn("kube.token", "reload=failed keeping=previous");
+    /* A token file that cannot be read again keeps the token read before (the reload logs
+     * kube.token.reload_failed): the request still goes out, and a 401 forces another try. */
+    int reload_rc = kube_config_reload_token(cfg, 0, NULL, NULL);
+    (void)reload_rc;
     if (kube_config_token(cfg, tok, sizeof(tok)) == 0) {
         /* The token goes to curl's auth machinery, never into a header list we could print. */
         have_tok = 1;
@@ -525,8 +525,9 @@ int kube__request(kube_client_t *c, const char *method, const char *verb, const 
             if (code == 401 && !reauth) {
                 int changed = 0;
                 reauth = 1;
-                if (kube_config_reload_token(c->cfg, 1, &changed, NULL) != 0)
-                    log_warn("kube.token", "reload=failed after=401");
+                /* A failed re-read is logged there and leaves changed 0: no retry. */
+                int reload_rc = kube_config_reload_token(c->cfg, 1, &changed, NULL);
+                (void)reload_rc;
                 /* Only a new token can change the answer. */
                 again = changed;
             } else if ((code == 429 || code >= 500) && attempt < c->o.max_attempts) {
