@@ -161,12 +161,16 @@ static void tally_print(const char *what, const struct tally *t)
 
 /* ---- the sweep fixture ---------------------------------------------------------------------- */
 
-#define NV 3
+/* Rows of the fixture: NV in make test; ALLOC_FAIL_ROWS (up to NV_MAX) for the fuller run of
+ * tests/reliability/p_alloc.sh, whose last row is a variant that failed (OOM-killed). */
+#define NV     3
+#define NV_MAX 8
 
 struct fixture {
     struct profile profile;
     struct sweep sweep;
-    struct advisor_row rows[NV];
+    struct advisor_row rows[NV_MAX];
+    size_t n;
     struct advice advice;
     struct output_doc doc;
 };
@@ -239,31 +243,54 @@ static void fill_row(struct sweep_row *r, struct advisor_row *a, const char *spe
     }
 }
 
-static void fixture_init(struct fixture *f)
+/* A variant that did not run to the end: the failure branch of every output. */
+static void fail_row(struct sweep_row *r, struct advisor_row *a, const char *spec)
 {
-    static const char *specs[NV] = {"1@0.5/256Mi", "1@1/256Mi", "2@2/512Mi"};
-    static const double rps[NV] = {200, 420, 800};
-    static const uint64_t lat_us[NV] = {150000, 60000, 30000};
     char err[ERR_LEN];
 
+    assert_int_equal(variant_parse(spec, &r->variant, err), 0);
+    r->state = SWEEP_ROW_FAILED;
+    r->failure.kind = PLATFORM_FAIL_OOM;
+    snprintf(r->failure.reason, sizeof(r->failure.reason), "OOM-killed after 2.1 s");
+    a->variant = r->variant;
+    a->measured = false;
+    a->fail = PLATFORM_FAIL_OOM;
+    snprintf(a->note, sizeof(a->note), "OOM-killed after 2.1 s");
+    a->cpu_cores_used = a->gen_cores = a->host_other_cores = -1;
+    a->peak_memory_bytes = -1;
+}
+
+static void fixture_init(struct fixture *f)
+{
+    static const char *specs[NV_MAX] = {"1@0.5/256Mi", "1@1/256Mi", "2@2/512Mi", "2@1/512Mi",
+                                        "4@2/1Gi",     "4@4/1Gi",   "8@4/2Gi",   "8@8/256Mi"};
+    static const double rps[NV_MAX] = {200, 420, 800, 400, 790, 1500, 1550, 0};
+    static const uint64_t lat_us[NV_MAX] = {150000, 60000, 30000, 70000, 32000, 18000, 17000, 0};
+    char err[ERR_LEN];
+    long rows = atol_env("ALLOC_FAIL_ROWS");
+
     memset(f, 0, sizeof(*f));
+    f->n = rows >= 1 && rows <= NV_MAX ? (size_t)rows : NV;
     assert_int_equal(profile_init_default(&f->profile), 0);
     f->profile.target_rps = 1500; /* a target: replicas, hpa.yaml */
-    f->sweep.n = NV;
-    f->sweep.rows = calloc(NV, sizeof(*f->sweep.rows));
+    f->sweep.n = f->n;
+    f->sweep.rows = calloc(f->n, sizeof(*f->sweep.rows));
     assert_non_null(f->sweep.rows);
-    for (int i = 0; i < NV; i++)
-        fill_row(&f->sweep.rows[i], &f->rows[i], specs[i], rps[i], lat_us[i], &f->profile);
+    for (size_t i = 0; i < f->n; i++)
+        if (f->n > NV && i == f->n - 1)
+            fail_row(&f->sweep.rows[i], &f->rows[i], specs[i]);
+        else
+            fill_row(&f->sweep.rows[i], &f->rows[i], specs[i], rps[i], lat_us[i], &f->profile);
     struct sweep *s = &f->sweep;
     s->facts.host_millicores = 4000;
     s->facts.limits_enforced = true;
     s->facts.load_shares_host = true;
     snprintf(s->facts.machine, sizeof(s->facts.machine), "test machine");
     snprintf(s->platform, sizeof(s->platform), "kube");
-    assert_int_equal(advise_rows(f->rows, NV, &f->profile, &s->facts, &f->advice, err), 0);
+    assert_int_equal(advise_rows(f->rows, f->n, &f->profile, &s->facts, &f->advice, err), 0);
     struct output_doc *d = &f->doc;
     d->rows = f->rows;
-    d->n = NV;
+    d->n = f->n;
     d->advice = &f->advice;
     d->sweep = s;
     d->profile = &f->profile;
@@ -281,8 +308,9 @@ static void fixture_init(struct fixture *f)
 
 static void fixture_free(struct fixture *f)
 {
-    for (int i = 0; i < NV; i++)
-        load_result_free(&f->sweep.rows[i].load);
+    for (size_t i = 0; i < f->n; i++)
+        if (f->sweep.rows[i].have_load)
+            load_result_free(&f->sweep.rows[i].load);
     free(f->sweep.rows);
     profile_free(&f->profile);
 }
