@@ -43,6 +43,8 @@
 #include "load/report.h"
 #include "operator/annotations.h"
 #include "operator/job_internal.h"
+#include "operator/loadjob.h"
+#include "output/compare.h"
 #include "output/output.h"
 #include "output/output_int.h"
 #include "output/output_set.h"
@@ -482,15 +484,16 @@ static void sweep_parser(const char *what, parse_fn parse)
 static char *print_of(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static char *print_of(const char *fmt, ...)
 {
-    char buf[2048];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(buf, sizeof(buf), fmt, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap);
     va_end(ap);
-    size_t len = strlen(buf) + 1;
-    char *s = __real_malloc(len);
+    assert_true(n >= 0);
+    char *s = __real_malloc((size_t)n + 1);
     assert_non_null(s);
-    memcpy(s, buf, len);
+    va_start(ap, fmt);
+    vsnprintf(s, (size_t)n + 1, fmt, ap);
+    va_end(ap);
     return s;
 }
 
@@ -600,6 +603,93 @@ static int parse_kubeconfig(char **print)
     return rc;
 }
 
+/* The worker's profile document (loadjob_profile_json) of PROFILE, loaded once unarmed. */
+static int render_loadjob(char **print)
+{
+    static struct profile p;
+    static bool loaded;
+    char err[ERR_LEN];
+
+    if (!loaded) {
+        long saved = fail_at;
+        disarm();
+        assert_int_equal(profile_load_buffer(PROFILE, sizeof(PROFILE) - 1, "p.yaml", &p, err), 0);
+        loaded = true;
+        fail_at = saved;
+    }
+    char *doc = loadjob_profile_json(&p);
+    if (!doc)
+        return -ENOMEM;
+    *print = print_of("%s", doc);
+    free(doc);
+    return 0;
+}
+
+/* sizeup compare of the fixture's results.json with itself: both files parsed, compared, and
+ * the report as JSON and as text. */
+static int render_compare(char **print)
+{
+    static char *results;
+    static size_t len;
+    struct compare_file a = {0}, b = {0};
+    struct compare_report r = {0};
+    char err[ERR_LEN], *json = NULL, *text = NULL;
+    size_t text_len = 0;
+    FILE *f = NULL;
+    cJSON *j = NULL;
+    int rc;
+
+    if (!results) {
+        long saved = fail_at;
+        struct fixture fx;
+        disarm();
+        fixture_init(&fx);
+        f = __real_open_memstream(&results, &len);
+        assert_non_null(f);
+        assert_int_equal(output_results_json_print(f, &fx.doc, err), 0);
+        assert_int_equal(fclose(f), 0);
+        f = NULL;
+        fixture_free(&fx);
+        fail_at = saved;
+    }
+    if ((rc = compare_parse(results, len, "a", &a, err)) != 0 ||
+        (rc = compare_parse(results, len, "b", &b, err)) != 0 ||
+        (rc = compare_run(&a, &b, 5, &r)) != 0)
+        goto out;
+    rc = -ENOMEM;
+    if (!(j = compare_json(&r)) || !(json = cJSON_PrintUnformatted(j)) ||
+        !(f = open_memstream(&text, &text_len)))
+        goto out;
+    rc = compare_write_text(f, &r);
+    if (fclose(f) != 0 && rc == 0)
+        rc = -ENOMEM;
+    f = NULL;
+    if (rc == 0)
+        *print = print_of("%s\n%s", json, text);
+out:
+    if (f)
+        fclose(f);
+    free(text);
+    free(json);
+    cJSON_Delete(j);
+    compare_report_free(&r);
+    compare_file_free(&a);
+    compare_file_free(&b);
+    return rc;
+}
+
+static void test_loadjob(void **state)
+{
+    (void)state;
+    sweep_parser("worker profile document", render_loadjob);
+}
+
+static void test_compare(void **state)
+{
+    (void)state;
+    sweep_parser("compare (parse, run, JSON and text)", render_compare);
+}
+
 static void test_annotations(void **state)
 {
     (void)state;
@@ -647,7 +737,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_outputs),    cmocka_unit_test(test_annotations),
         cmocka_unit_test(test_state),      cmocka_unit_test(test_profile),
-        cmocka_unit_test(test_kubeconfig),
+        cmocka_unit_test(test_kubeconfig), cmocka_unit_test(test_loadjob),
+        cmocka_unit_test(test_compare),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
