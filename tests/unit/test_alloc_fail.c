@@ -14,7 +14,8 @@
  * Runs: the outputs (output_set_render and output_write_all over a three-variant sweep with
  * real load results and a capacity search: results.md, results.json, values.yaml,
  * auto-sizing.yaml, hpa.yaml, report.html, deployment-patch.yaml), the annotation parser, the
- * state.json parser, the profile reader and the kubeconfig reader.
+ * state.json parser, the profile reader, the kubeconfig reader, the worker's profile document
+ * (loadjob) and sizeup compare (two results.json parsed, compared, rendered as JSON and text).
  *
  * ALLOC_FAIL_MAX (environment) bounds N per run (default: until a run completes),
  * ALLOC_FAIL_STRIDE=k checks the directory sink at every k-th N (default 10: each of its runs
