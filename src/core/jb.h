@@ -54,7 +54,6 @@ void jb_fail(struct jb *b);
 
 /* The end of a build: 0 with *root kept, or, when anything failed, *root deleted and NULL and
  * -ENOMEM with "out of memory building <what>" in err (may be NULL). */
-int jb_done(struct jb *b, cJSON **root, const char *what, char *err)
-    __attribute__((warn_unused_result));
+SIZEUP_MUST_USE int jb_done(struct jb *b, cJSON **root, const char *what, char *err);
 
 #endif
