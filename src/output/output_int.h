@@ -3,8 +3,8 @@
 
 #include "core/err.h"
 
-/* Helpers shared by the output renderers (output.c, output_yaml.c, output_html.c); not part of
- * the sweep layer's interface. */
+/* Helpers shared by the output renderers (output.c, output_md.c, output_json.c, output_yaml.c,
+ * output_html.c); not part of the output layer's interface. */
 
 #include <stddef.h>
 #include <stdio.h>
