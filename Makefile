@@ -72,6 +72,14 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libsizeup.a
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Itests/unit $(EXTRA_LDFLAGS) -o $@ $< $(BUILD)/libsizeup.a $(LDLIBS_ALL) -lcmocka
 
+# The allocation-failure test (tests/unit/test_alloc_fail.c) wraps the allocator at link time:
+# every call of libsizeup.a's objects and the test's own goes through its __wrap_ functions,
+# which work beside ASan's interceptors (the real functions are ASan's).
+ALLOC_WRAP := $(foreach f,malloc calloc realloc strdup strndup aligned_alloc open_memstream,-Wl,--wrap=$(f))
+$(BUILD)/tests/test_alloc_fail: tests/unit/test_alloc_fail.c $(BUILD)/libsizeup.a
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Itests/unit $(EXTRA_LDFLAGS) $(ALLOC_WRAP) -o $@ $< $(BUILD)/libsizeup.a $(LDLIBS_ALL) -lcmocka
+
 $(BUILD)/tests/kube/%: tests/kube/%.c $(BUILD)/obj/tests/kube/fakelib.o $(BUILD)/libsizeup.a
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(EXTRA_LDFLAGS) -o $@ $< $(BUILD)/obj/tests/kube/fakelib.o $(BUILD)/libsizeup.a $(LDLIBS_ALL) -lcmocka

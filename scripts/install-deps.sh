@@ -64,5 +64,10 @@ case "$what" in
             "$(dirname "$0")/install-helm.sh" $link >/dev/null ||
                 echo "install-deps: helm could not be installed; the chart tests will skip" >&2
         fi
+        # jscpd (npm, pinned): the copy-paste part of `make lint` (scripts/check-structure.sh).
+        if ! "$(dirname "$0")/install-jscpd.sh" >/dev/null 2>&1; then
+            echo "install-deps: jscpd could not be installed (npm missing or registry unreachable);" \
+                "make lint will skip its copy-paste check" >&2
+        fi
         ;;
 esac

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Lint: banned functions (house rule 14) and clang-format conformance of the C sources.
+# Lint: banned functions (house rule 14), clang-format conformance of the C sources, and the
+# structure checks of scripts/check-structure.sh.
 set -u
 cd "$(dirname "$0")/.."
 rc=0
@@ -19,4 +20,6 @@ if command -v clang-format >/dev/null; then
         echo "lint: formatting clean"
     fi
 fi
+# The structure figures (file sizes, layers, the clock, cJSON results, copied code).
+scripts/check-structure.sh || rc=1
 exit $rc

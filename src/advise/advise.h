@@ -25,13 +25,15 @@ void advise_opts(const struct profile *p, const struct platform_facts *f,
 
 /* Runs the advisor over rows[0..n) with advise_opts(p, f). Borrows everything; fills *a.
  * Returns 0 or the advisor's error. */
-int advise_rows(const struct advisor_row *rows, size_t n, const struct profile *p,
-                const struct platform_facts *f, struct advice *a /* OUT */, char *err);
+SIZEUP_MUST_USE int advise_rows(const struct advisor_row *rows, size_t n, const struct profile *p,
+                                const struct platform_facts *f, struct advice *a /* OUT */,
+                                char *err);
 
 /* The advisor's rows for the attempted (not pending) rows of s, the advice over them with
  * advise_rows, into rows[0..*n) (room for VARIANT_MAX) and *a. Returns 0 or the advisor's
  * error (*n is set either way). */
-int advise_sweep(const struct sweep *s, const struct profile *p, struct advisor_row *rows /* OUT */,
-                 size_t *n /* OUT */, struct advice *a /* OUT */, char *err);
+SIZEUP_MUST_USE int advise_sweep(const struct sweep *s, const struct profile *p,
+                                 struct advisor_row *rows /* OUT */, size_t *n /* OUT */,
+                                 struct advice *a /* OUT */, char *err);
 
 #endif

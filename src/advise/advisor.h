@@ -147,7 +147,8 @@ enum verdict advisor_classify(const struct advisor_row *r, const struct profile_
 
 /* Runs the advisor over rows[0..n) (n <= VARIANT_MAX), in sweep order. Borrows rows and o;
  * fills *out entirely. Returns 0 or -EINVAL (bad options, too many rows). */
-int advisor_run(const struct advisor_row *rows, size_t n, const struct advisor_opts *o,
-                struct advice *out /* OUT */, char *err);
+SIZEUP_MUST_USE int advisor_run(const struct advisor_row *rows, size_t n,
+                                const struct advisor_opts *o, struct advice *out /* OUT */,
+                                char *err);
 
 #endif

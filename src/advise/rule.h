@@ -31,17 +31,17 @@ struct rule {
 void rule_default(struct rule *r /* OUT */);
 
 /* Returns 0 when every constant is in range, else -EINVAL naming the constant. */
-int rule_check(const struct rule *r, char *err);
+SIZEUP_MUST_USE int rule_check(const struct rule *r, char *err);
 
 /* The worker count for cpu_millicores and memory_bytes (both > 0). r must pass rule_check. */
 unsigned rule_eval(const struct rule *r, int64_t cpu_millicores, int64_t memory_bytes);
 
 /* Parses an auto-sizing.yaml (as sizeup writes it: the constants under `constants:`) from buf
  * (len bytes, at most RULE_MAX_BYTES); source names it in errors. Returns 0 or -EINVAL. */
-int rule_load_buffer(const char *buf, size_t len, const char *source, struct rule *out /* OUT */,
-                     char *err);
+SIZEUP_MUST_USE int rule_load_buffer(const char *buf, size_t len, const char *source,
+                                     struct rule *out /* OUT */, char *err);
 
 /* Reads and parses the file at path. Returns 0, -EINVAL, -EFBIG or a read error. */
-int rule_load_file(const char *path, struct rule *out /* OUT */, char *err);
+SIZEUP_MUST_USE int rule_load_file(const char *path, struct rule *out /* OUT */, char *err);
 
 #endif

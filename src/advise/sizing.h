@@ -133,8 +133,8 @@ int64_t sizing_stream_memory(unsigned streams, int64_t per_stream, int64_t base,
 /* Sizes rows[0..n) (n <= VARIANT_MAX), in sweep order. Borrows rows and o; fills *out entirely
  * (out->recommended is -1 when no row is a candidate, with the reason in out->why). Returns 0,
  * or -EINVAL for bad options (both targets, negative weights, buffer outside [0, 1), ...). */
-int sizing_run(const struct sizing_row *rows, size_t n, const struct sizing_opts *o,
-               struct sizing *out /* OUT */, char *err);
+SIZEUP_MUST_USE int sizing_run(const struct sizing_row *rows, size_t n, const struct sizing_opts *o,
+                               struct sizing *out /* OUT */, char *err);
 
 /* CPU cores the variant used at `rps`, interpolated linearly between the capacity search's
  * passing steps (offered rate against cpu_cores) and the capacity point; below the lowest step

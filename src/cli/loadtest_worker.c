@@ -18,6 +18,7 @@
 #include <cJSON.h>
 
 #include "core/clock.h"
+#include "core/jb.h"
 #include "load/report.h"
 
 #define REQ_MAX    8192 /* the operator's GET is a few hundred bytes */
@@ -158,19 +159,22 @@ int lt_worker_wait_start(struct lt_worker *w, volatile sig_atomic_t *stop, char 
 /* The response bytes: headers and the JSON document. Owned string (free()), NULL on no memory. */
 static char *render(const struct lt_worker *w, const struct load_result *r, size_t *len)
 {
-    cJSON *doc = cJSON_CreateObject();
+    struct jb b = JB_INIT;
+    cJSON *doc = jb_new(&b);
     cJSON *res = report_json(r);
     char *body = NULL, *out = NULL;
 
     if (!doc || !res)
         goto out;
-    cJSON_AddNumberToObject(doc, "worker", w->k);
-    cJSON_AddNumberToObject(doc, "workers", w->share_set ? w->n : 1);
-    cJSON_AddNumberToObject(doc, "start_at", w->start_set ? w->start_at + w->offset_s : 0);
-    cJSON_AddNumberToObject(doc, "started_at", w->started_at);
-    cJSON_AddNumberToObject(doc, "late_s", w->late_s);
-    cJSON_AddItemToObject(doc, "result", res);
+    jb_num(&b, doc, "worker", w->k);
+    jb_num(&b, doc, "workers", w->share_set ? w->n : 1);
+    jb_num(&b, doc, "start_at", w->start_set ? w->start_at + w->offset_s : 0);
+    jb_num(&b, doc, "started_at", w->started_at);
+    jb_num(&b, doc, "late_s", w->late_s);
+    jb_put(&b, doc, "result", res);
     res = NULL;
+    if (jb_done(&b, &doc, "the worker's result", NULL) != 0)
+        goto out;
     body = cJSON_PrintUnformatted(doc);
     if (!body)
         goto out;

@@ -8,6 +8,11 @@
 
 #define ERR_LEN 256
 
+/* On the prototype of a function that returns an error code: a caller that drops the result
+ * fails to compile (-Werror). A cast to void does not silence it (gcc): log the error or
+ * propagate it. */
+#define SIZEUP_MUST_USE __attribute__((warn_unused_result))
+
 /* Writes the formatted message into err (ERR_LEN bytes, may be NULL) and returns code, so a
  * failure path reads `return err_set(err, -EINVAL, "bad token '%s'", tok);`. */
 int err_set(char *err, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

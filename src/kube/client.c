@@ -90,7 +90,11 @@ int kube_client_new(kube_config_t *cfg, const struct kube_client_opts *opts, kub
     if (!c->o.user_agent)
         c->o.user_agent = "sizeup";
     c->cfg = cfg;
-    kube_backoff_init(&c->bo, c->o.backoff_base_ms, c->o.backoff_max_ms, kube__seed(c));
+    int rc = kube_backoff_init(&c->bo, c->o.backoff_base_ms, c->o.backoff_max_ms, kube__seed(c));
+    if (rc) {
+        free(c);
+        return err_set(err, rc, "bad backoff settings");
+    }
     c->h = curl_easy_init();
     if (!c->h) {
         free(c);
@@ -402,7 +406,10 @@ int kube__perform(kube_client_t *c, const char *method, const char *verb, const 
         curl_easy_setopt(h, CURLOPT_SSLKEY_BLOB, &bk);
         curl_easy_setopt(h, CURLOPT_SSLKEYTYPE, "PEM");
     }
-    kube_config_reload_token(cfg, 0, NULL, NULL);
+    /* A token file that cannot be read again keeps the token read before (the reload logs
+     * kube.token.reload_failed): the request still goes out, and a 401 forces another try. */
+    int reload_rc = kube_config_reload_token(cfg, 0, NULL, NULL);
+    (void)reload_rc;
     if (kube_config_token(cfg, tok, sizeof(tok)) == 0) {
         /* The token goes to curl's auth machinery, never into a header list we could print. */
         have_tok = 1;
@@ -518,7 +525,9 @@ int kube__request(kube_client_t *c, const char *method, const char *verb, const 
             if (code == 401 && !reauth) {
                 int changed = 0;
                 reauth = 1;
-                kube_config_reload_token(c->cfg, 1, &changed, NULL);
+                /* A failed re-read is logged there and leaves changed 0: no retry. */
+                int reload_rc = kube_config_reload_token(c->cfg, 1, &changed, NULL);
+                (void)reload_rc;
                 /* Only a new token can change the answer. */
                 again = changed;
             } else if ((code == 429 || code >= 500) && attempt < c->o.max_attempts) {

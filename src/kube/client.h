@@ -69,13 +69,15 @@ struct kube_config_opts {
 /* Loads configuration as described in opts (may be NULL for all defaults). On success *out is
  * an owned config, free with kube_config_free(). Unsupported users (exec, auth-provider) fail
  * with -ENOTSUP and a message saying so. Never puts credentials in err. */
-int kube_config_load(const struct kube_config_opts *opts, kube_config_t **out /* OUT */, char *err);
+SIZEUP_MUST_USE int kube_config_load(const struct kube_config_opts *opts,
+                                     kube_config_t **out /* OUT */, char *err);
 
 /* Parses kubeconfig YAML from memory (len bytes, at most KUBE_KUBECONFIG_MAX). Relative file
  * paths in it resolve against base_dir (NULL: the current directory); context NULL selects
  * current-context; token_reload_s as in kube_config_opts. Borrows its inputs. *out is owned. */
-int kube_config_parse(const char *yaml, size_t len, const char *base_dir, const char *context,
-                      int token_reload_s, kube_config_t **out /* OUT */, char *err);
+SIZEUP_MUST_USE int kube_config_parse(const char *yaml, size_t len, const char *base_dir,
+                                      const char *context, int token_reload_s,
+                                      kube_config_t **out /* OUT */, char *err);
 
 /* One kubeconfig text of a merged list; every field borrowed. */
 struct kube_config_text {
@@ -89,13 +91,15 @@ struct kube_config_text {
  * merged as kubectl merges $KUBECONFIG: the first text to set current-context sets it, the
  * first to name a context, cluster or user provides it, each with its own base_dir. context
  * NULL: the merged current-context. *out is owned. */
-int kube_config_parse_merged(const struct kube_config_text *texts, size_t n, const char *context,
-                             int token_reload_s, kube_config_t **out /* OUT */, char *err);
+SIZEUP_MUST_USE int kube_config_parse_merged(const struct kube_config_text *texts, size_t n,
+                                             const char *context, int token_reload_s,
+                                             kube_config_t **out /* OUT */, char *err);
 
 /* Builds an in-cluster config from host, port and the service-account directory (sa_dir NULL:
  * the standard one). Reads token, ca.crt and namespace (namespace optional: "default"). */
-int kube_config_in_cluster(const char *host, const char *port, const char *sa_dir,
-                           int token_reload_s, kube_config_t **out /* OUT */, char *err);
+SIZEUP_MUST_USE int kube_config_in_cluster(const char *host, const char *port, const char *sa_dir,
+                                           int token_reload_s, kube_config_t **out /* OUT */,
+                                           char *err);
 
 void kube_config_free(kube_config_t *cfg);
 
@@ -107,12 +111,13 @@ const char *kube_config_namespace(const kube_config_t *cfg); /* context's, or "d
  * (no-op for static tokens). A failed read or an empty file keeps the old token, logs the
  * error (never the value) and returns the negative error; 0 when the token is current.
  * *changed (may be NULL) is set when a different token was loaded. Thread-safe. */
-int kube_config_reload_token(kube_config_t *cfg, int force, int *changed /* OUT */, char *err);
+SIZEUP_MUST_USE int kube_config_reload_token(kube_config_t *cfg, int force, int *changed /* OUT */,
+                                             char *err);
 
 /* Copies the current token into buf (len bytes). Returns 0, -ENOENT when the config has no
  * token (client certificates only), -ENOSPC when buf is too small. Thread-safe. For the
  * request path and tests; never log the result. */
-int kube_config_token(kube_config_t *cfg, char *buf, size_t len);
+SIZEUP_MUST_USE int kube_config_token(kube_config_t *cfg, char *buf, size_t len);
 
 /* ---- client and raw requests -------------------------------------------------------------- */
 
@@ -120,7 +125,7 @@ typedef struct kube_client kube_client_t;
 
 /* Initialises libcurl (whose global init is not thread-safe). Call once from main before any
  * thread creates a client; tests and single-threaded tools may skip it. Returns 0 or -EIO. */
-int kube_global_init(char *err);
+SIZEUP_MUST_USE int kube_global_init(char *err);
 
 /* Returns non-zero when the caller wants in-flight and future calls to stop (-ECANCELED). */
 typedef int (*kube_stop_fn)(void *ctx);
@@ -146,8 +151,8 @@ struct kube_client_opts {
 
 /* Creates a client bound to cfg (borrowed: cfg must outlive the client). opts may be NULL.
  * *out is owned, free with kube_client_free(). */
-int kube_client_new(kube_config_t *cfg, const struct kube_client_opts *opts,
-                    kube_client_t **out /* OUT */, char *err);
+SIZEUP_MUST_USE int kube_client_new(kube_config_t *cfg, const struct kube_client_opts *opts,
+                                    kube_client_t **out /* OUT */, char *err);
 void kube_client_free(kube_client_t *c);
 
 /* The decoded form of an API `Status` (or of an HTTP error without one). */
@@ -164,7 +169,8 @@ const struct kube_status *kube_client_last_status(const kube_client_t *c);
 /* Decodes a response body (len bytes, borrowed) that may be a Status object into out; when the
  * body is not a Status, out holds http_code and the standard reason phrase. Returns the
  * negative error code for http_code (table above), or 0 for a 2xx code. Never fails hard. */
-int kube_status_decode(const char *body, size_t len, long http_code, struct kube_status *out);
+SIZEUP_MUST_USE int kube_status_decode(const char *body, size_t len, long http_code,
+                                       struct kube_status *out);
 
 /* Maps an HTTP code (and Status.reason, may be NULL) to the negative error above. */
 int kube_code_to_errno(long http_code, const char *reason);
@@ -173,8 +179,9 @@ int kube_code_to_errno(long http_code, const char *reason);
  * method "GET"/"POST"/..., path starting with "/", body NULL or JSON text with content_type
  * (NULL: application/json), cap the body cap (0: KUBE_BODY_MAX). *out (may be NULL) receives the
  * parsed JSON body of a 2xx response (owned; NULL when the body is empty). */
-int kube_request(kube_client_t *c, const char *method, const char *path, const char *body,
-                 const char *content_type, size_t cap, cJSON **out /* OUT */, char *err);
+SIZEUP_MUST_USE int kube_request(kube_client_t *c, const char *method, const char *path,
+                                 const char *body, const char *content_type, size_t cap,
+                                 cJSON **out /* OUT */, char *err);
 
 /* ---- resources and verbs ------------------------------------------------------------------ */
 
@@ -197,12 +204,12 @@ extern const struct kube_resource KUBE_POD_METRICS; /* metrics.k8s.io/v1beta1 po
 /* Writes the URL path of res in namespace ns (NULL or "": all namespaces / cluster-scoped) and
  * name (may be NULL) into buf. Names and namespaces are checked to be DNS-1123-ish (no '/',
  * '?', '%', whitespace). Returns 0, -EINVAL or -ENOSPC. */
-int kube_path(const struct kube_resource *res, const char *ns, const char *name, char *buf,
-              size_t len);
+SIZEUP_MUST_USE int kube_path(const struct kube_resource *res, const char *ns, const char *name,
+                              char *buf, size_t len);
 
 /* GET one object. *out owned. */
-int kube_get(kube_client_t *c, const struct kube_resource *res, const char *ns, const char *name,
-             cJSON **out /* OUT */, char *err);
+SIZEUP_MUST_USE int kube_get(kube_client_t *c, const struct kube_resource *res, const char *ns,
+                             const char *name, cJSON **out /* OUT */, char *err);
 
 struct kube_list_opts {
     const char *label_selector; /* may be NULL */
@@ -213,22 +220,23 @@ struct kube_list_opts {
 
 /* GET one page of a list (body cap KUBE_BODY_MAX_LIST). *out owned: the List object, whose
  * metadata.resourceVersion and metadata.continue the caller reads. opts may be NULL. */
-int kube_list(kube_client_t *c, const struct kube_resource *res, const char *ns,
-              const struct kube_list_opts *opts, cJSON **out /* OUT */, char *err);
+SIZEUP_MUST_USE int kube_list(kube_client_t *c, const struct kube_resource *res, const char *ns,
+                              const struct kube_list_opts *opts, cJSON **out /* OUT */, char *err);
 
 /* POST obj (borrowed). -EEXIST when it exists. *out (may be NULL) receives the created object. */
-int kube_create(kube_client_t *c, const struct kube_resource *res, const char *ns, const cJSON *obj,
-                cJSON **out /* OUT */, char *err);
+SIZEUP_MUST_USE int kube_create(kube_client_t *c, const struct kube_resource *res, const char *ns,
+                                const cJSON *obj, cJSON **out /* OUT */, char *err);
 
 /* PUT obj (borrowed) to its name. obj should carry metadata.resourceVersion: a stale one fails
  * with KUBE_ECONFLICT. *out (may be NULL) receives the stored object. */
-int kube_update(kube_client_t *c, const struct kube_resource *res, const char *ns, const char *name,
-                const cJSON *obj, cJSON **out /* OUT */, char *err);
+SIZEUP_MUST_USE int kube_update(kube_client_t *c, const struct kube_resource *res, const char *ns,
+                                const char *name, const cJSON *obj, cJSON **out /* OUT */,
+                                char *err);
 
 /* DELETE. propagation NULL (server default), "Background", "Foreground" or "Orphan".
  * -ENOENT when already gone (callers deleting idempotently treat it as success). */
-int kube_delete(kube_client_t *c, const struct kube_resource *res, const char *ns, const char *name,
-                const char *propagation, char *err);
+SIZEUP_MUST_USE int kube_delete(kube_client_t *c, const struct kube_resource *res, const char *ns,
+                                const char *name, const char *propagation, char *err);
 
 enum kube_patch_type {
     KUBE_PATCH_STRATEGIC, /* application/strategic-merge-patch+json: merges lists by key */
@@ -237,8 +245,9 @@ enum kube_patch_type {
 };
 
 /* PATCH with patch (JSON text, borrowed). *out (may be NULL) receives the patched object. */
-int kube_patch(kube_client_t *c, const struct kube_resource *res, const char *ns, const char *name,
-               enum kube_patch_type type, const char *patch, cJSON **out /* OUT */, char *err);
+SIZEUP_MUST_USE int kube_patch(kube_client_t *c, const struct kube_resource *res, const char *ns,
+                               const char *name, enum kube_patch_type type, const char *patch,
+                               cJSON **out /* OUT */, char *err);
 
 /* Read-modify-write step: edits obj (a fresh copy from the server, owned by the helper) in
  * place. Returns 0 to write it, KUBE_MUTATE_SKIP to write nothing (already as wanted), or a
@@ -249,9 +258,10 @@ typedef int (*kube_mutate_fn)(void *ctx, cJSON *obj, char *err);
 /* GET, mutate, PUT; on KUBE_ECONFLICT re-reads and tries again, at most max_attempts times
  * (0: 5). Returns KUBE_ECONFLICT when the budget is spent. *out (may be NULL) receives the
  * stored object (or the unchanged one on KUBE_MUTATE_SKIP). */
-int kube_update_retry(kube_client_t *c, const struct kube_resource *res, const char *ns,
-                      const char *name, int max_attempts, kube_mutate_fn fn, void *ctx,
-                      cJSON **out /* OUT */, char *err);
+SIZEUP_MUST_USE int kube_update_retry(kube_client_t *c, const struct kube_resource *res,
+                                      const char *ns, const char *name, int max_attempts,
+                                      kube_mutate_fn fn, void *ctx, cJSON **out /* OUT */,
+                                      char *err);
 
 /* ---- watch and informer ------------------------------------------------------------------- */
 
@@ -282,8 +292,8 @@ typedef int (*kube_event_fn)(void *ctx, const struct kube_event *ev);
 /* Parses one watch line (len bytes, borrowed, no trailing newline needed) into ev; *root
  * receives the owned tree that ev->object points into (cJSON_Delete it after use). An ERROR
  * event carrying code 410 returns KUBE_EGONE (with *root set). -EBADMSG on malformed lines. */
-int kube_event_parse(const char *line, size_t len, cJSON **root /* OUT */,
-                     struct kube_event *ev /* OUT */, char *err);
+SIZEUP_MUST_USE int kube_event_parse(const char *line, size_t len, cJSON **root /* OUT */,
+                                     struct kube_event *ev /* OUT */, char *err);
 
 /* Incremental newline splitter for watch bodies: bytes arrive in arbitrary chunks, complete
  * lines go to the callback, the tail is kept. A line longer than max is an error. */
@@ -299,10 +309,11 @@ struct kube_lines {
 typedef int (*kube_line_fn)(void *ctx, const char *line, size_t len);
 
 /* Initialises l (max 0: KUBE_WATCH_LINE_MAX). Allocates lazily; cannot fail. */
-int kube_lines_init(struct kube_lines *l, size_t max);
+SIZEUP_MUST_USE int kube_lines_init(struct kube_lines *l, size_t max);
 /* Feeds n bytes. Returns 0, the callback's non-zero value, -EMSGSIZE for an over-long line
  * (the splitter is then unusable until kube_lines_reset) or -ENOMEM. */
-int kube_lines_feed(struct kube_lines *l, const char *data, size_t n, kube_line_fn fn, void *ctx);
+SIZEUP_MUST_USE int kube_lines_feed(struct kube_lines *l, const char *data, size_t n,
+                                    kube_line_fn fn, void *ctx);
 /* Drops the tail (after a reconnect). */
 void kube_lines_reset(struct kube_lines *l);
 void kube_lines_free(struct kube_lines *l);
@@ -326,14 +337,15 @@ struct kube_informer_opts {
  * until the client's stop callback fires (returns -ECANCELED) or on_event returns non-zero
  * (returns that value). Run it on a dedicated thread with a dedicated client. Only the event
  * being delivered is held in memory. */
-int kube_informer_run(kube_client_t *c, const struct kube_informer_opts *opts, char *err);
+SIZEUP_MUST_USE int kube_informer_run(kube_client_t *c, const struct kube_informer_opts *opts,
+                                      char *err);
 
 /* One watch request from resource_version (borrowed) for at most timeout_s seconds, events to
  * fn. *last_rv (rv_len bytes) is updated with every event's resourceVersion. Returns 0 when
  * the server ended the watch, KUBE_EGONE on 410, fn's non-zero value, or another error. */
-int kube_watch_once(kube_client_t *c, const struct kube_informer_opts *opts,
-                    const char *resource_version, int timeout_s, char *last_rv /* OUT */,
-                    size_t rv_len, char *err);
+SIZEUP_MUST_USE int kube_watch_once(kube_client_t *c, const struct kube_informer_opts *opts,
+                                    const char *resource_version, int timeout_s,
+                                    char *last_rv /* OUT */, size_t rv_len, char *err);
 
 /* ---- backoff ------------------------------------------------------------------------------ */
 
@@ -346,7 +358,8 @@ struct kube_backoff {
     uint64_t rng;
 };
 
-int kube_backoff_init(struct kube_backoff *b, unsigned base_ms, unsigned max_ms, uint64_t seed);
+SIZEUP_MUST_USE int kube_backoff_init(struct kube_backoff *b, unsigned base_ms, unsigned max_ms,
+                                      uint64_t seed);
 /* Returns the next delay in ms and advances. */
 unsigned kube_backoff_next(struct kube_backoff *b);
 void kube_backoff_reset(struct kube_backoff *b);

@@ -167,7 +167,9 @@ int kube_deploy_rollout(const cJSON *d, enum kube_rollout *out, char *msg)
 
     if (!name)
         name = "?";
-    kube_deploy_status_read(d, &s);
+    int rc = kube_deploy_status_read(d, &s);
+    if (rc)
+        return rc;
     if (s.generation > s.observed_generation) {
         *out = KUBE_ROLLOUT_WAITING;
         err_set(msg, 0, "Waiting for deployment spec update to be observed...");
@@ -252,9 +254,11 @@ int kube_pod_info_read(const cJSON *pod, const char *container, struct kube_pod_
     const cJSON *st = child(pod, "status"), *md = child(pod, "metadata"), *c;
 
     memset(out, 0, sizeof(*out));
-    kube_copy_field(out->name, sizeof(out->name), str_of(md, "name"));
-    kube_copy_field(out->phase, sizeof(out->phase), str_of(st, "phase"));
-    kube_copy_field(out->pod_ip, sizeof(out->pod_ip), str_of(st, "podIP"));
+    /* A name, phase or IP longer than Kubernetes allows is not a pod this code can name. */
+    if (kube_copy_field(out->name, sizeof(out->name), str_of(md, "name")) ||
+        kube_copy_field(out->phase, sizeof(out->phase), str_of(st, "phase")) ||
+        kube_copy_field(out->pod_ip, sizeof(out->pod_ip), str_of(st, "podIP")))
+        return -EINVAL;
     out->deleting = child(md, "deletionTimestamp") && !cJSON_IsNull(child(md, "deletionTimestamp"));
     cJSON_ArrayForEach(c, child(st, "conditions"))
     {
@@ -319,7 +323,10 @@ static int cm_fill(void *ud, cJSON *cm, char *err)
         }
     }
     cJSON_DeleteItemFromObjectCaseSensitive(cm, "data");
-    cJSON_AddItemToObject(cm, "data", data);
+    if (!cJSON_AddItemToObject(cm, "data", data)) {
+        cJSON_Delete(data);
+        return err_set(err, -ENOMEM, "out of memory");
+    }
     cJSON_ArrayForEach(l, x->labels)
     {
         if (cJSON_IsString(l) && kube_set_label(cm, l->string, l->valuestring))
@@ -332,7 +339,10 @@ static int cm_fill(void *ud, cJSON *cm, char *err)
         cJSON *refs = cJSON_AddArrayToObject(md, "ownerReferences"), *r = NULL;
         if (!refs || owner_ref(x->owner, &r))
             return err_set(err, -ENOMEM, "out of memory");
-        cJSON_AddItemToArray(refs, r);
+        if (!cJSON_AddItemToArray(refs, r)) {
+            cJSON_Delete(r);
+            return err_set(err, -ENOMEM, "out of memory");
+        }
     }
     return 0;
 }
@@ -470,7 +480,8 @@ int kube_event_emit(kube_client_t *c, const struct kube_event_spec *sp, char *er
     if (!rname || !rns)
         return err_set(err, -EINVAL, "event: the regarding object has no name or namespace");
     clock_gettime(CLOCK_REALTIME, &now);
-    kube_time_format(&now, 1, when, sizeof(when));
+    if (kube_time_format(&now, 1, when, sizeof(when)) != 0)
+        return err_set(err, -ENOSPC, "event: the time does not fit");
     snprintf(name, sizeof(name), "%.200s.%llx%04x", rname,
              (unsigned long long)now.tv_sec * 1000000000ull + (unsigned long long)now.tv_nsec,
              (unsigned)(kube__seed(&now) & 0xffff));
@@ -529,10 +540,11 @@ int kube_lease_read(const cJSON *lease, struct kube_lease *out)
         return -EINVAL;
     out->duration_s = (int)num_of(spec, "leaseDurationSeconds");
     out->transitions = (int)num_of(spec, "leaseTransitions");
-    if ((s = str_of(spec, "acquireTime")) != NULL)
-        kube_time_parse(s, &out->acquire_time);
-    if ((s = str_of(spec, "renewTime")) != NULL)
-        kube_time_parse(s, &out->renew_time);
+    /* A time that does not parse reads as never (zero): a lease nobody renewed. */
+    if ((s = str_of(spec, "acquireTime")) != NULL && kube_time_parse(s, &out->acquire_time) != 0)
+        out->acquire_time = (struct timespec){0};
+    if ((s = str_of(spec, "renewTime")) != NULL && kube_time_parse(s, &out->renew_time) != 0)
+        out->renew_time = (struct timespec){0};
     return 0;
 }
 
@@ -564,7 +576,8 @@ int kube_lease_acquire(kube_client_t *c, const char *ns, const char *name, const
     if (duration_s <= 0)
         duration_s = 15;
     clock_gettime(CLOCK_REALTIME, &now);
-    kube_time_format(&now, 1, when, sizeof(when));
+    if (kube_time_format(&now, 1, when, sizeof(when)) != 0)
+        return err_set(err, -ENOSPC, "lease: the time does not fit");
     rc = kube_get(c, &KUBE_LEASES, ns, name, &lease, err);
     if (rc == -ENOENT) {
         cJSON_Delete(lease);
@@ -646,7 +659,10 @@ int kube_lease_release(kube_client_t *c, const char *ns, const char *name, const
     if (!lease || kube_lease_read(lease, &l) != 0 || strcmp(l.holder, identity) != 0)
         goto out;
     clock_gettime(CLOCK_REALTIME, &now);
-    kube_time_format(&now, 1, when, sizeof(when));
+    if (kube_time_format(&now, 1, when, sizeof(when)) != 0) {
+        rc = err_set(err, -ENOSPC, "lease: the time does not fit");
+        goto out;
+    }
     spec = ensure_obj(lease, "spec");
     /* As client-go does: no holder, a one-second duration, so a successor takes it at once. */
     if (!spec || spec_set_str(spec, "holderIdentity", NULL) ||

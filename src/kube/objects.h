@@ -1,6 +1,8 @@
 #ifndef SIZEUP_KUBE_OBJECTS_H
 #define SIZEUP_KUBE_OBJECTS_H
 
+#include "core/err.h"
+
 /* Hand-written helpers for the few objects and fields sizeup uses, working on cJSON trees:
  * Deployments, Pods, ConfigMaps, Events (events.k8s.io/v1) and Leases (coordination.k8s.io/v1).
  * Readers borrow the tree and return borrowed pointers into it (valid while the tree lives);
@@ -24,7 +26,7 @@ struct kube_meta {
 };
 
 /* Fills out from obj's metadata. -EINVAL when metadata.name is missing or a field is too long. */
-int kube_meta_read(const cJSON *obj, struct kube_meta *out /* OUT */);
+SIZEUP_MUST_USE int kube_meta_read(const cJSON *obj, struct kube_meta *out /* OUT */);
 
 /* Borrowed string value of metadata.annotations[key] / metadata.labels[key], or NULL. */
 const char *kube_annotation(const cJSON *obj, const char *key);
@@ -32,8 +34,8 @@ const char *kube_label(const cJSON *obj, const char *key);
 
 /* Sets (value non-NULL) or removes (value NULL) an annotation / label in obj, creating the
  * maps as needed. Returns 0 or -ENOMEM. */
-int kube_set_annotation(cJSON *obj, const char *key, const char *value);
-int kube_set_label(cJSON *obj, const char *key, const char *value);
+SIZEUP_MUST_USE int kube_set_annotation(cJSON *obj, const char *key, const char *value);
+SIZEUP_MUST_USE int kube_set_label(cJSON *obj, const char *key, const char *value);
 
 /* Borrowed child by dotted path ("spec.template.spec"), or NULL. No array indexing. */
 const cJSON *kube_path_get(const cJSON *obj, const char *dotted);
@@ -57,7 +59,8 @@ struct kube_deploy_status {
 };
 
 /* Reads spec.replicas, metadata.generation and the status block (missing fields are 0). */
-int kube_deploy_status_read(const cJSON *deploy, struct kube_deploy_status *out /* OUT */);
+SIZEUP_MUST_USE int kube_deploy_status_read(const cJSON *deploy,
+                                            struct kube_deploy_status *out /* OUT */);
 
 enum kube_rollout { KUBE_ROLLOUT_WAITING, KUBE_ROLLOUT_DONE, KUBE_ROLLOUT_FAILED };
 
@@ -65,7 +68,8 @@ enum kube_rollout { KUBE_ROLLOUT_WAITING, KUBE_ROLLOUT_DONE, KUBE_ROLLOUT_FAILED
  * WAITING while observedGeneration < generation, updated < replicas, status.replicas >
  * updated (old replicas left) or available < updated; else DONE. msg (ERR_LEN, may be NULL)
  * receives kubectl's sentence for the state. */
-int kube_deploy_rollout(const cJSON *deploy, enum kube_rollout *out /* OUT */, char *msg);
+SIZEUP_MUST_USE int kube_deploy_rollout(const cJSON *deploy, enum kube_rollout *out /* OUT */,
+                                        char *msg);
 
 /* Borrowed container object in spec.template.spec.containers: by name, or the first when name
  * is NULL or "". NULL when absent. */
@@ -90,8 +94,8 @@ struct kube_pod_info {
 };
 
 /* Reads a Pod; container selects the container status to read (NULL: all containers). */
-int kube_pod_info_read(const cJSON *pod, const char *container,
-                       struct kube_pod_info *out /* OUT */);
+SIZEUP_MUST_USE int kube_pod_info_read(const cJSON *pod, const char *container,
+                                       struct kube_pod_info *out /* OUT */);
 
 /* ---- ConfigMaps --------------------------------------------------------------------------- */
 
@@ -99,9 +103,9 @@ int kube_pod_info_read(const cJSON *pod, const char *container,
  * data, and the labels in labels (a cJSON object, borrowed, may be NULL) merged into its
  * labels; owner (borrowed, may be NULL) becomes an ownerReference. Conflicts are retried on a
  * fresh read. */
-int kube_configmap_put(kube_client_t *c, const char *ns, const char *name, const char *const *keys,
-                       const char *const *values, size_t n, const cJSON *labels, const cJSON *owner,
-                       char *err);
+SIZEUP_MUST_USE int kube_configmap_put(kube_client_t *c, const char *ns, const char *name,
+                                       const char *const *keys, const char *const *values, size_t n,
+                                       const cJSON *labels, const cJSON *owner, char *err);
 
 /* Borrowed data[key] of a ConfigMap, or NULL. */
 const char *kube_configmap_get_key(const cJSON *cm, const char *key);
@@ -125,15 +129,16 @@ struct kube_event_spec {
 
 /* Creates an events.k8s.io/v1 Event in the regarding object's namespace, eventTime now
  * (RFC 3339 with microseconds), name "<regarding>.<unique hex>". */
-int kube_event_emit(kube_client_t *c, const struct kube_event_spec *spec, char *err);
+SIZEUP_MUST_USE int kube_event_emit(kube_client_t *c, const struct kube_event_spec *spec,
+                                    char *err);
 
 /* ---- time --------------------------------------------------------------------------------- */
 
 /* Formats t (UTC) as RFC 3339: "2026-11-29T20:15:00Z", or with micro set
  * "2026-11-29T20:15:00.123456Z" (MicroTime). Returns 0 or -ENOSPC. */
-int kube_time_format(const struct timespec *t, int micro, char *buf, size_t len);
+SIZEUP_MUST_USE int kube_time_format(const struct timespec *t, int micro, char *buf, size_t len);
 /* Parses RFC 3339 (Z or +hh:mm offsets, optional fraction). Returns 0 or -EINVAL. */
-int kube_time_parse(const char *s, struct timespec *out /* OUT */);
+SIZEUP_MUST_USE int kube_time_parse(const char *s, struct timespec *out /* OUT */);
 
 /* ---- Leases (leader election) ------------------------------------------------------------- */
 
@@ -147,23 +152,24 @@ struct kube_lease {
 };
 
 /* Reads a Lease object. Missing fields are zero / empty. */
-int kube_lease_read(const cJSON *lease, struct kube_lease *out /* OUT */);
+SIZEUP_MUST_USE int kube_lease_read(const cJSON *lease, struct kube_lease *out /* OUT */);
 
 /* One leader-election step for identity on Lease ns/name: creates the Lease if missing; renews
  * it when identity holds it; takes it over when it is free (no holder) or expired (renewTime +
  * leaseDurationSeconds in the past, by this machine's clock), bumping leaseTransitions.
  * Writes use the read resourceVersion, so two candidates cannot both win. *leader (OUT) is 1
  * when identity holds the lease after the call. A lost race is not an error (leader = 0). */
-int kube_lease_acquire(kube_client_t *c, const char *ns, const char *name, const char *identity,
-                       int duration_s, int *leader /* OUT */, char *err);
+SIZEUP_MUST_USE int kube_lease_acquire(kube_client_t *c, const char *ns, const char *name,
+                                       const char *identity, int duration_s, int *leader /* OUT */,
+                                       char *err);
 
 /* Releases the lease if identity holds it (holderIdentity cleared, so a successor need not wait
  * for expiry). 0 when released or not held. */
-int kube_lease_release(kube_client_t *c, const char *ns, const char *name, const char *identity,
-                       char *err);
+SIZEUP_MUST_USE int kube_lease_release(kube_client_t *c, const char *ns, const char *name,
+                                       const char *identity, char *err);
 
 /* Copies src (NULL: "") into dst of len bytes. Returns 0, or -EINVAL when it does not fit (dst
  * then unchanged). */
-int kube_copy_field(char *dst, size_t len, const char *src);
+SIZEUP_MUST_USE int kube_copy_field(char *dst, size_t len, const char *src);
 
 #endif

@@ -166,8 +166,9 @@ static int op_prepare(void *self, char *err)
     if (!ctr)
         return err_set(err, -ENOENT, "deployment %s/%s has no container %s", k->ns, k->name,
                        k->container[0] ? k->container : "at all");
-    kube_copy_field(k->container, sizeof(k->container),
-                    cJSON_GetStringValue(cJSON_GetObjectItem(ctr, "name")));
+    if (kube_copy_field(k->container, sizeof(k->container),
+                        cJSON_GetStringValue(cJSON_GetObjectItem(ctr, "name"))) != 0)
+        return err_set(err, -EINVAL, "deployment %s/%s: a container name too long", k->ns, k->name);
     if (!k->container[0])
         return err_set(err, -EINVAL, "deployment %s/%s: container without a name", k->ns, k->name);
     if (!k->port)
@@ -191,8 +192,10 @@ static int op_prepare(void *self, char *err)
                 goto out;
             }
             const char *run = kube_label(clone, KUBE_LABEL_RUN);
-            if (run)
-                kube_copy_field(k->run_id, sizeof(k->run_id), run);
+            if (run && kube_copy_field(k->run_id, sizeof(k->run_id), run) != 0) {
+                rc = err_set(err, -EINVAL, "deployment %s/%s: run label too long", k->ns, k->clone);
+                goto out;
+            }
             k->clone_exists = true;
         } else if (rc != -ENOENT) {
             goto out;
@@ -258,7 +261,8 @@ static int op_wait_ready(void *self, int64_t timeout_us, volatile sig_atomic_t *
     int rc = a->wait_ready(k, timeout_us, stop, fail, err);
     /* The ready pod is the one the next CPU/memory-only variant resizes. */
     if (rc == 0 && strcmp(k->rz_pod, k->pod) != 0) {
-        kube_copy_field(k->rz_pod, sizeof(k->rz_pod), k->pod);
+        if (kube_copy_field(k->rz_pod, sizeof(k->rz_pod), k->pod) != 0)
+            return err_set(err, -EINVAL, "pod %s: name too long", k->pod);
         k->rz_uid[0] = '\0';
     }
     return rc;

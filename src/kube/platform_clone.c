@@ -115,7 +115,10 @@ static int set_container(cJSON *ctr, const char *env_name, const struct variant 
         cJSON_Delete(e);
         return -ENOMEM;
     }
-    cJSON_AddItemToArray(env, e);
+    if (!cJSON_AddItemToArray(env, e)) {
+        cJSON_Delete(e);
+        return -ENOMEM;
+    }
     cJSON *res = obj_child(ctr, "resources");
     return res ? set_resources(res, v) : -ENOMEM;
 }
@@ -140,7 +143,10 @@ char *kube__plat_variant_patch(const struct kplat *k, const struct variant *v)
         cJSON_Delete(ctr);
         goto out;
     }
-    cJSON_AddItemToArray(ctrs, ctr);
+    if (!cJSON_AddItemToArray(ctrs, ctr)) {
+        cJSON_Delete(ctr);
+        goto out;
+    }
     if (!cJSON_AddStringToObject(ann, KUBE_ANN_VARIANT, v->spec) ||
         !cJSON_AddStringToObject(ctr, "name", k->container) ||
         set_container(ctr, k->workers_env, v, true) != 0)
@@ -172,7 +178,8 @@ cJSON *kube__plat_build_clone(const struct kplat *k, const struct variant *v)
     ref = cJSON_CreateObject();
     if (!labels || !ann || !refs || !ref)
         goto fail_ref;
-    cJSON_AddItemToArray(refs, ref);
+    if (!cJSON_AddItemToArray(refs, ref))
+        goto fail_ref;
     if (put_str(labels, KUBE_LABEL_CLONE, k->clone_label) ||
         put_str(labels, KUBE_LABEL_RUN, k->run_id) ||
         put_str(labels, "app.kubernetes.io/managed-by", "sizeup") ||
@@ -187,7 +194,10 @@ cJSON *kube__plat_build_clone(const struct kplat *k, const struct variant *v)
         cJSON_Delete(spec);
         goto fail;
     }
-    cJSON_AddItemToObject(d, "spec", spec);
+    if (!cJSON_AddItemToObject(d, "spec", spec)) {
+        cJSON_Delete(spec);
+        goto fail;
+    }
     cJSON_DeleteItemFromObjectCaseSensitive(spec, "replicas");
     cJSON_DeleteItemFromObjectCaseSensitive(spec, "paused");
     cJSON_DeleteItemFromObjectCaseSensitive(spec, "selector");

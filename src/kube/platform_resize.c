@@ -125,11 +125,11 @@ static int pick_pod(struct kplat *k, char *err)
     cJSON_ArrayForEach(p, cJSON_GetObjectItem(list, "items"))
     {
         struct kube_pod_info pi;
-        kube_pod_info_read(p, k->container, &pi);
-        if (pi.ready && !pi.deleting && pi.pod_ip[0] && strcmp(pi.phase, "Running") == 0) {
-            kube_copy_field(k->rz_pod, sizeof(k->rz_pod), pi.name);
+        if (kube_pod_info_read(p, k->container, &pi) != 0)
+            continue; /* a pod it cannot name is not one to resize */
+        if (pi.ready && !pi.deleting && pi.pod_ip[0] && strcmp(pi.phase, "Running") == 0 &&
+            kube_copy_field(k->rz_pod, sizeof(k->rz_pod), pi.name) == 0)
             break;
-        }
     }
     cJSON_Delete(list);
     return 0;
@@ -154,7 +154,10 @@ bool kube__resize_fits(struct kplat *k, const struct variant *v, char *why)
         goto out;
     }
     struct kube_pod_info pi;
-    kube_pod_info_read(pod, k->container, &pi);
+    if (kube_pod_info_read(pod, k->container, &pi) != 0) {
+        snprintf(w, sizeof(w), "pod %s: a status field longer than Kubernetes allows", k->rz_pod);
+        goto out;
+    }
     const char *uid = cJSON_GetStringValue(kube_path_get(pod, "metadata.uid"));
     const cJSON *spec = cJSON_GetObjectItem(pod, "spec");
     const cJSON *ctr = named(cJSON_GetObjectItem(spec, "containers"), k->container);
@@ -183,7 +186,11 @@ bool kube__resize_fits(struct kplat *k, const struct variant *v, char *why)
         ok = true;
         if (uid && strcmp(k->rz_uid, uid) != 0) {
             /* A pod we have not resized yet: what it runs with now is what restore puts back. */
-            kube_copy_field(k->rz_uid, sizeof(k->rz_uid), uid);
+            if (kube_copy_field(k->rz_uid, sizeof(k->rz_uid), uid) != 0) {
+                snprintf(w, sizeof(w), "pod %s: uid too long", k->rz_pod);
+                ok = false;
+                goto out;
+            }
             cJSON_Delete(k->rz_resources);
             k->rz_resources = cJSON_Duplicate(res, 1);
             if (!k->rz_resources)
@@ -212,14 +219,20 @@ static char *resize_body(const char *container, const cJSON *res, const struct v
         cJSON_Delete(c);
         goto out;
     }
-    cJSON_AddItemToArray(ctrs, c);
+    if (!cJSON_AddItemToArray(ctrs, c)) {
+        cJSON_Delete(c);
+        goto out;
+    }
     if (!cJSON_AddStringToObject(c, "name", container))
         goto out;
     if (res) {
         r = cJSON_Duplicate(res, 1);
         if (!r)
             goto out;
-        cJSON_AddItemToObject(c, "resources", r);
+        if (!cJSON_AddItemToObject(c, "resources", r)) {
+            cJSON_Delete(r);
+            goto out;
+        }
     } else {
         qty_format_cpu(v->cpu_millicores, cpu);
         qty_format_memory(v->memory_bytes, mem);
@@ -278,7 +291,8 @@ static int remember_original(struct kplat *k, char *err)
         !cJSON_AddStringToObject(o, "uid", k->rz_uid) ||
         !cJSON_AddStringToObject(o, "container", k->container) || !k->rz_resources)
         goto out;
-    cJSON_AddItemReferenceToObject(o, "resources", k->rz_resources);
+    if (!cJSON_AddItemReferenceToObject(o, "resources", k->rz_resources))
+        goto out;
     value = cJSON_PrintUnformatted(o);
     if (!value)
         goto out;
@@ -426,8 +440,11 @@ static int resize_wait(void *self, int64_t timeout_us, volatile sig_atomic_t *st
             return resize_failed(fail, PLATFORM_FAIL_DIED, -ECHILD, err,
                                  "pod %s disappeared during the resize", k->rz_pod);
         if (rc == 0) {
-            kube_pod_info_read(pod, k->container, &pi);
-            resize_state_read(pod, k->container, k->v, &s);
+            rc = kube_pod_info_read(pod, k->container, &pi);
+            if (rc)
+                err_set(err, rc, "pod %s: a status field longer than Kubernetes allows", k->rz_pod);
+            else
+                resize_state_read(pod, k->container, k->v, &s);
         }
         cJSON_Delete(pod);
         if (rc == -ECANCELED)
@@ -455,8 +472,10 @@ static int resize_wait(void *self, int64_t timeout_us, volatile sig_atomic_t *st
                 return resize_failed(fail, PLATFORM_FAIL_APPLY, -EIO, err,
                                      "resize not applied by the kubelet: %s", s.error_msg);
             if (!s.pending[0] && !s.in_progress && s.applied && pi.ready && pi.pod_ip[0]) {
-                kube_copy_field(k->pod, sizeof(k->pod), k->rz_pod);
-                kube_copy_field(k->pod_ip, sizeof(k->pod_ip), pi.pod_ip);
+                if (kube_copy_field(k->pod, sizeof(k->pod), k->rz_pod) ||
+                    kube_copy_field(k->pod_ip, sizeof(k->pod_ip), pi.pod_ip))
+                    return resize_failed(fail, PLATFORM_FAIL_APPLY, -EINVAL, err,
+                                         "pod %s: name or IP too long", k->rz_pod);
                 log_info("kube.platform.ready",
                          "deployment=%s/%s variant=%s pod=%s ip=%s "
                          "resized_ms=%lld",
@@ -508,7 +527,8 @@ static int replace_pod(struct kplat *k, char *err)
     cJSON *out = NULL;
 
     clock_gettime(CLOCK_REALTIME, &now);
-    kube_time_format(&now, 0, ts, sizeof(ts));
+    if (kube_time_format(&now, 0, ts, sizeof(ts)) != 0)
+        return err_set(err, -ENOSPC, "restartedAt: the time does not fit");
     snprintf(patch, sizeof(patch),
              "{\"spec\":{\"template\":{\"metadata\":{\"annotations\":{\"%s\":\"%s\"}}}}}",
              ANN_RESTARTED, ts);

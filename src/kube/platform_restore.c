@@ -125,7 +125,10 @@ static int restore_fields(struct kplat *k, cJSON *tpl, const cJSON *orig_tpl)
                     cJSON *dup = cJSON_Duplicate(ov, 1);
                     if (!dup)
                         return -ENOMEM;
-                    cJSON_AddItemToObject(cur, keys[q], dup);
+                    if (!cJSON_AddItemToObject(cur, keys[q], dup)) {
+                        cJSON_Delete(dup);
+                        return -ENOMEM;
+                    }
                 }
             }
         }

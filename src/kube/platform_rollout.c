@@ -126,9 +126,8 @@ static int scan_pods(struct kplat *k, const cJSON *d, struct pod_scan *s, char *
         struct kube_pod_info pi;
         if (!var || strcmp(var, k->v->spec) != 0)
             continue;
-        kube_pod_info_read(p, k->container, &pi);
-        if (pi.deleting)
-            continue;
+        if (kube_pod_info_read(p, k->container, &pi) != 0 || pi.deleting)
+            continue; /* one it cannot name counts as not there */
         s->variant_pods++;
         if (pi.restarts > s->restarts)
             s->restarts = pi.restarts;
@@ -137,9 +136,8 @@ static int scan_pods(struct kplat *k, const cJSON *d, struct pod_scan *s, char *
         if (pod_unschedulable(p, s->why, sizeof(s->why)))
             s->unschedulable = true;
         if (pi.ready && pi.pod_ip[0] && !s->ready) {
-            s->ready = true;
-            kube_copy_field(s->pod, sizeof(s->pod), pi.name);
-            kube_copy_field(s->ip, sizeof(s->ip), pi.pod_ip);
+            s->ready = kube_copy_field(s->pod, sizeof(s->pod), pi.name) == 0 &&
+                       kube_copy_field(s->ip, sizeof(s->ip), pi.pod_ip) == 0;
         }
     }
     cJSON_Delete(list);
@@ -197,8 +195,9 @@ int kube__plat_wait_ready(void *self, int64_t timeout_us, volatile sig_atomic_t 
         }
         rc = kube_get(k->c, &KUBE_DEPLOYMENTS, k->ns, kube__plat_target(k), &d, err);
         if (rc == 0) {
-            kube_deploy_rollout(d, &state, msg);
-            rc = scan_pods(k, d, &s, err);
+            rc = kube_deploy_rollout(d, &state, msg);
+            if (rc == 0)
+                rc = scan_pods(k, d, &s, err);
         }
         cJSON_Delete(d);
         if (rc == -ECANCELED) {
@@ -208,8 +207,9 @@ int kube__plat_wait_ready(void *self, int64_t timeout_us, volatile sig_atomic_t 
         }
         if (rc == 0) {
             if (state == KUBE_ROLLOUT_DONE && s.ready) {
-                kube_copy_field(k->pod, sizeof(k->pod), s.pod);
-                kube_copy_field(k->pod_ip, sizeof(k->pod_ip), s.ip);
+                if (kube_copy_field(k->pod, sizeof(k->pod), s.pod) ||
+                    kube_copy_field(k->pod_ip, sizeof(k->pod_ip), s.ip))
+                    return err_set(err, -EINVAL, "pod %s: name or IP too long", s.pod);
                 log_info("kube.platform.ready", "deployment=%s/%s variant=%s pod=%s ip=%s", k->ns,
                          kube__plat_target(k), k->v->spec, k->pod, k->pod_ip);
                 return 0;

@@ -113,8 +113,8 @@ static int pod_now(struct kplat *k, struct kube_pod_info *pi, char *err)
 {
     cJSON *p = NULL;
     int rc = kube_get(k->c, &KUBE_PODS, k->ns, k->pod, &p, err);
-    if (rc == 0)
-        kube_pod_info_read(p, k->container, pi);
+    if (rc == 0 && (rc = kube_pod_info_read(p, k->container, pi)) != 0)
+        err_set(err, rc, "pod %s: a status field longer than Kubernetes allows", k->pod);
     cJSON_Delete(p);
     return rc;
 }

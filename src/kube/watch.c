@@ -223,7 +223,11 @@ int kube_watch_once(kube_client_t *c, const struct kube_informer_opts *o,
     w.last_rv = last_rv;
     w.rv_len = rv_len;
     w.err = err;
-    kube_lines_init(&w.lines, 0);
+    rc = kube_lines_init(&w.lines, 0);
+    if (rc) {
+        err_set(err, rc, "watch %s: no line buffer", o->res->plural);
+        goto out;
+    }
     rc = kube_path(o->res, o->ns, NULL, path, sizeof(path));
     if (rc) {
         err_set(err, rc, "watch %s: invalid namespace", o->res->plural);
@@ -350,8 +354,10 @@ int kube_informer_run(kube_client_t *c, const struct kube_informer_opts *o, char
     int rc = 0, need_list = 1;
     char eb[ERR_LEN];
 
-    kube_backoff_init(&bo, o->backoff_base_ms ? o->backoff_base_ms : 500,
-                      o->backoff_max_ms ? o->backoff_max_ms : 30000, kube__seed(o));
+    rc = kube_backoff_init(&bo, o->backoff_base_ms ? o->backoff_base_ms : 500,
+                           o->backoff_max_ms ? o->backoff_max_ms : 30000, kube__seed(o));
+    if (rc)
+        return err_set(err, rc, "watch %s: bad backoff", o->res->plural);
     for (;;) {
         unsigned wait = 0;
         if (kube__stopped(c))

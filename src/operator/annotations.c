@@ -470,7 +470,9 @@ int annot_parse(const struct annot_kv *kv, size_t n, struct annot_request *req, 
         goto out;
     if (!req->resweep_interval_s) {
         int on = 0;
-        annot_parse_resweep(NULL, NULL, &on, &req->resweep_interval_s, err);
+        rc = annot_parse_resweep(NULL, NULL, &on, &req->resweep_interval_s, err);
+        if (rc)
+            goto out;
     }
 out:
     if (rc)

@@ -85,8 +85,8 @@ struct annot_request {
  * says so), -EINVAL with the reason in err for a bad value, or -ENOMEM. On failure *req is
  * left zeroed. warn (ERR_LEN, may be NULL) receives a note about unknown sizeup.dev/ keys
  * (most likely typos), which do not fail the request; it is "" when there is nothing to say. */
-int annot_parse(const struct annot_kv *kv, size_t n, struct annot_request *req /* OUT */,
-                char *warn, char *err);
+SIZEUP_MUST_USE int annot_parse(const struct annot_kv *kv, size_t n,
+                                struct annot_request *req /* OUT */, char *warn, char *err);
 
 /* Frees what req owns and zeroes it; a zeroed request is a no-op. */
 void annot_request_free(struct annot_request *req);
@@ -101,12 +101,12 @@ int annot_key_relevant(const char *key);
 /* Parses the re-sweep annotations: mode (NULL or "off": off; "on-image-change": on) and
  * interval (NULL: ANNOT_RESWEEP_DEFAULT; a duration from 1s to 366 days). Fills *on and
  * *interval_s. Returns 0 or -EINVAL with a reason naming the annotation. Borrows its inputs. */
-int annot_parse_resweep(const char *mode, const char *interval, int *on /* OUT */,
-                        long long *interval_s /* OUT */, char *err);
+SIZEUP_MUST_USE int annot_parse_resweep(const char *mode, const char *interval, int *on /* OUT */,
+                                        long long *interval_s /* OUT */, char *err);
 
 /* Checks a variant list "workers@cpu/memory ..." with the sweep layer's parser and counts its
  * variants; the reason ("configs: bad variant '2@x/1Gi': ...") names the bad token. Borrows s. */
-int annot_check_configs(const char *s, size_t *nvariants /* OUT */, char *err);
+SIZEUP_MUST_USE int annot_check_configs(const char *s, size_t *nvariants /* OUT */, char *err);
 
 /* Whether real users share what a sweep of req loads: a URL target (a Service or ingress), or
  * in-place and resize modes (the Deployment's own pods). The one place the operator decides it. */
@@ -116,7 +116,7 @@ bool annot_shared_target(const struct annot_request *req);
  * users share) or in in-place mode (the Deployment real users reach) must not search upwards
  * without a ceiling, so it needs the profile's search.max_rps. Returns 0, or -EINVAL with a
  * reason that says what to set. Borrows both arguments. */
-int annot_check_load_ceiling(const struct annot_request *req, const struct profile_search *search,
-                             char *err);
+SIZEUP_MUST_USE int annot_check_load_ceiling(const struct annot_request *req,
+                                             const struct profile_search *search, char *err);
 
 #endif

@@ -8,6 +8,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "core/err.h"
 #include "kube/client.h"
 #include "profile/profile.h"
 #include "advise/advisor.h"
@@ -31,7 +32,7 @@ struct jctx {
 
 /* Sets sizeup.dev/status (and sizeup.dev/last-sweep when last is non-NULL) with a merge patch.
  * A Deployment deleted meanwhile is not an error. */
-int job_set_status(struct jctx *x, const char *status, const char *last, char *err);
+SIZEUP_MUST_USE int job_set_status(struct jctx *x, const char *status, const char *last, char *err);
 
 /* Emits an Event about the Deployment (type "Normal" or "Warning"); failures are logged, not
  * returned: an Event lost must not stop a sweep. */
@@ -40,19 +41,19 @@ void job_event(struct jctx *x, const char *type, const char *reason, const char 
 
 /* Writes the ConfigMap <deployment>-sizing with keys[0..n) = values[0..n) (all borrowed),
  * labelled app.kubernetes.io/managed-by: sizeup and owned by the Deployment. */
-int job_put_sizing(struct jctx *x, const char *const *keys, const char *const *values, size_t n,
-                   char *err);
+SIZEUP_MUST_USE int job_put_sizing(struct jctx *x, const char *const *keys,
+                                   const char *const *values, size_t n, char *err);
 
 /* Reports a request that cannot run: a Warning Event and status "failed: <reason>", nothing
  * else changed. Returns 0 when reported. */
-int job_fail_request(struct jctx *x, const char *reason, char *err);
+SIZEUP_MUST_USE int job_fail_request(struct jctx *x, const char *reason, char *err);
 
 /* Runs the validated request x->req (START) to its end. */
-int job_sweep(struct jctx *x, char *err);
+SIZEUP_MUST_USE int job_sweep(struct jctx *x, char *err);
 
 /* Handles a sweep left running by an earlier operator (RECOVER): resumes it from the
  * ConfigMap's progress, or restores the original and marks it failed. */
-int job_recover(struct jctx *x, char *err);
+SIZEUP_MUST_USE int job_recover(struct jctx *x, char *err);
 
 #define JOB_STATUS_LEN 64 /* "running 12/64, about 1h20m left" */
 
@@ -113,9 +114,10 @@ char *job_state_json(const struct sweep_job *sj, const struct advisor_row *rows,
  * this sweep value, Deployment uid and variant list, and its rows match the first variants of
  * all, returns 0 with *prior an owned array (free()) of *nprior measured rows, capacity results
  * included. -ENOENT when the document is missing, malformed or not this sweep's; -ENOMEM. */
-int job_progress_parse(const char *text, const char *sweep, const char *uid, const char *configs,
-                       const struct variant_list *all, struct advisor_row **prior /* OUT */,
-                       size_t *nprior /* OUT */);
+SIZEUP_MUST_USE int job_progress_parse(const char *text, const char *sweep, const char *uid,
+                                       const char *configs, const struct variant_list *all,
+                                       struct advisor_row **prior /* OUT */,
+                                       size_t *nprior /* OUT */);
 
 /* The sweep runner's options for sj (sj->todo on sj->plat, the job's stop flag, the progress and
  * row callbacks). shared_target is set for a URL target, in-place and resize modes, so the runner
@@ -130,10 +132,10 @@ unsigned job_generators(const struct annot_request *req, const struct profile *p
 
 /* Runs sj->todo (validated, status already "running 0/n" or resumed) through the sweep runner
  * on the Kubernetes platform and reports the end: ConfigMap, status, Events, metrics. */
-int job_run_sweep(struct sweep_job *sj, char *err);
+SIZEUP_MUST_USE int job_run_sweep(struct sweep_job *sj, char *err);
 
 /* Cleans up what an earlier operator left for this Deployment: deletes a leftover clone and
  * puts a saved pod template back. */
-int job_restore_leftovers(struct sweep_job *sj, char *err);
+SIZEUP_MUST_USE int job_restore_leftovers(struct sweep_job *sj, char *err);
 
 #endif

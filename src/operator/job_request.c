@@ -323,7 +323,9 @@ int job_recover(struct jctx *x, char *err)
         m++;
         if (annot_parse(only, m, &x->req, NULL, NULL) != 0) {
             struct annot_kv minimal = {ANNOT_SWEEP, "recover"};
-            annot_parse(&minimal, 1, &x->req, NULL, NULL);
+            if (annot_parse(&minimal, 1, &x->req, NULL, NULL) != 0)
+                log_warn("sweep.recover", "namespace=%s deployment=%s request=unparsable", x->j->ns,
+                         x->j->name);
         }
     }
     if (resumable) {
@@ -344,7 +346,9 @@ int job_recover(struct jctx *x, char *err)
         snprintf(status, sizeof(status), "failed: interrupted, and restoring failed: %s", err);
         job_event(x, "Warning", "SweepFailed", "%s", status);
         metrics_sweep_result(x->env->m, METRICS_SWEEP_FAILED);
-        job_set_status(x, status, NULL, reason);
+        if (job_set_status(x, status, NULL, reason) != 0)
+            log_warn("sweep.status", "namespace=%s deployment=%s write=failed reason=\"%s\"",
+                     x->j->ns, x->j->name, reason);
         goto out;
     }
     snprintf(status, sizeof(status),

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/jb.h"
 #include "core/stats.h"
 #include "kube/objects.h"
 #include "operator/job_internal.h"
@@ -42,10 +43,10 @@ static double rounded(double v)
     return strtod(buf, NULL);
 }
 
-static void add_nums(cJSON *arr, const double *v, size_t n)
+static void add_nums(struct jb *b, cJSON *arr, const double *v, size_t n)
 {
     for (size_t i = 0; i < n; i++)
-        cJSON_AddItemToArray(arr, cJSON_CreateNumber(v[i]));
+        jb_num(b, arr, NULL, v[i]);
 }
 
 /* Bits of a step's third-to-last element. */
@@ -57,7 +58,7 @@ static void add_nums(cJSON *arr, const double *v, size_t n)
  * cpu cores, peak memory bytes, generator cores, bits, periods, throttled periods, throttled s. */
 #define STEP_FIELDS 15
 
-static cJSON *step_to_json(const struct capacity_step *st)
+static void step_to_json(struct jb *b, cJSON *arr, const struct capacity_step *st)
 {
     unsigned bits = (st->pass ? STEP_PASS : 0) | (st->gen_limited ? STEP_GEN : 0) |
                     (st->throttling.known ? STEP_THROTTLED : 0);
@@ -78,70 +79,67 @@ static cJSON *step_to_json(const struct capacity_step *st)
         (double)st->throttling.throttled_periods,
         rounded(st->throttling.throttled_s),
     };
-    cJSON *a = cJSON_CreateArray();
-    if (a)
-        add_nums(a, v, STEP_FIELDS);
-    return a;
+    add_nums(b, jb_arr(b, arr, NULL), v, STEP_FIELDS);
 }
 
 /* A capacity result in compact form (the field names of results.json's slo_capacity where they
  * exist). The interval is not stored: it is recomputed from the repeats it was made of. */
-static cJSON *cap_to_json(const struct capacity_result *cap, bool with_steps)
+static void cap_to_json(struct jb *b, cJSON *parent, const struct capacity_result *cap,
+                        bool with_steps)
 {
-    cJSON *o = cJSON_CreateObject(), *a;
+    cJSON *o = jb_obj(b, parent, "capacity"), *a;
     if (!o)
-        return NULL;
-    cJSON_AddNumberToObject(o, "rps", rounded(cap->rps));
-    cJSON_AddNumberToObject(o, "per_core", rounded(cap->per_core));
-    cJSON_AddStringToObject(o, "limited_by", search_limit_name(cap->limited_by));
-    cJSON_AddNumberToObject(o, "flags", cap->flags);
-    cJSON_AddNumberToObject(o, "cpu_cores", cap->cpu_cores < 0 ? -1 : rounded(cap->cpu_cores));
-    cJSON_AddNumberToObject(o, "peak_memory_bytes", (double)cap->peak_memory_bytes);
-    if ((a = cJSON_AddArrayToObject(o, "repeat_rps")))
+        return;
+    jb_num(b, o, "rps", rounded(cap->rps));
+    jb_num(b, o, "per_core", rounded(cap->per_core));
+    jb_str(b, o, "limited_by", search_limit_name(cap->limited_by));
+    jb_num(b, o, "flags", cap->flags);
+    jb_num(b, o, "cpu_cores", cap->cpu_cores < 0 ? -1 : rounded(cap->cpu_cores));
+    jb_num(b, o, "peak_memory_bytes", (double)cap->peak_memory_bytes);
+    if ((a = jb_arr(b, o, "repeat_rps")))
         for (size_t i = 0; i < cap->interval.n && i < CAPACITY_MAX_REPEATS; i++)
-            cJSON_AddItemToArray(a, cJSON_CreateNumber(rounded(cap->repeat_rps[i])));
-    if (cap->throttling.known && (a = cJSON_AddArrayToObject(o, "throttling"))) {
+            jb_num(b, a, NULL, rounded(cap->repeat_rps[i]));
+    if (cap->throttling.known && (a = jb_arr(b, o, "throttling"))) {
         double t[3] = {(double)cap->throttling.periods, (double)cap->throttling.throttled_periods,
                        rounded(cap->throttling.throttled_s)};
-        add_nums(a, t, 3);
+        add_nums(b, a, t, 3);
     }
-    if (with_steps && (a = cJSON_AddArrayToObject(o, "steps")))
+    if (with_steps && (a = jb_arr(b, o, "steps")))
         for (size_t i = 0; i < cap->nsteps && i < CAPACITY_MAX_STEPS; i++)
-            cJSON_AddItemToArray(a, step_to_json(&cap->steps[i]));
-    return o;
+            step_to_json(b, a, &cap->steps[i]);
 }
 
-static cJSON *row_to_json(const struct advisor_row *r, bool with_steps)
+static void row_to_json(struct jb *b, cJSON *arr, const struct advisor_row *r, bool with_steps)
 {
-    cJSON *o = cJSON_CreateObject();
+    cJSON *o = jb_obj(b, arr, NULL);
     if (!o)
-        return NULL;
-    cJSON_AddStringToObject(o, "spec", r->variant.spec);
-    cJSON_AddBoolToObject(o, "measured", r->measured);
-    cJSON_AddStringToObject(o, "note", r->note);
-    cJSON_AddStringToObject(o, "fail", platform_fail_name(r->fail));
-    cJSON_AddNumberToObject(o, "throughput_rps", r->throughput_rps);
-    cJSON_AddNumberToObject(o, "p50_us", (double)r->p50_us);
-    cJSON_AddNumberToObject(o, "p95_us", (double)r->p95_us);
-    cJSON_AddNumberToObject(o, "p99_us", (double)r->p99_us);
-    cJSON_AddNumberToObject(o, "error_rate", r->error_rate);
-    cJSON_AddNumberToObject(o, "requests", (double)r->requests);
-    cJSON_AddNumberToObject(o, "cpu_cores_used", r->cpu_cores_used);
-    cJSON_AddNumberToObject(o, "peak_memory_bytes", (double)r->peak_memory_bytes);
-    cJSON_AddNumberToObject(o, "gen_cores", r->gen_cores);
-    cJSON_AddNumberToObject(o, "host_other_cores", r->host_other_cores);
-    cJSON_AddNumberToObject(o, "flags", r->flags);
+        return;
+    jb_str(b, o, "spec", r->variant.spec);
+    jb_bool(b, o, "measured", r->measured);
+    jb_str(b, o, "note", r->note);
+    jb_str(b, o, "fail", platform_fail_name(r->fail));
+    jb_num(b, o, "throughput_rps", r->throughput_rps);
+    jb_num(b, o, "p50_us", (double)r->p50_us);
+    jb_num(b, o, "p95_us", (double)r->p95_us);
+    jb_num(b, o, "p99_us", (double)r->p99_us);
+    jb_num(b, o, "error_rate", r->error_rate);
+    jb_num(b, o, "requests", (double)r->requests);
+    jb_num(b, o, "cpu_cores_used", r->cpu_cores_used);
+    jb_num(b, o, "peak_memory_bytes", (double)r->peak_memory_bytes);
+    jb_num(b, o, "gen_cores", r->gen_cores);
+    jb_num(b, o, "host_other_cores", r->host_other_cores);
+    jb_num(b, o, "flags", r->flags);
     if (r->applied_by[0])
-        cJSON_AddStringToObject(o, "applied_by", r->applied_by);
+        jb_str(b, o, "applied_by", r->applied_by);
     if (r->cap.searched)
-        cJSON_AddItemToObject(o, "capacity", cap_to_json(&r->cap, with_steps));
-    return o;
+        cap_to_json(b, o, &r->cap, with_steps);
 }
 
 static char *state_text(const struct sweep_job *sj, const struct advisor_row *rows, size_t n,
                         const char *phase, bool with_steps)
 {
-    cJSON *o = cJSON_CreateObject(), *arr;
+    struct jb jb = JB_INIT, *b = &jb;
+    cJSON *o = jb_new(b), *arr;
     char ts[40] = "";
     struct timespec now;
     char *text = NULL;
@@ -149,22 +147,22 @@ static char *state_text(const struct sweep_job *sj, const struct advisor_row *ro
     if (!o)
         return NULL;
     clock_gettime(CLOCK_REALTIME, &now);
-    kube_time_format(&now, 0, ts, sizeof(ts));
-    cJSON_AddNumberToObject(o, "version", STATE_VERSION);
-    cJSON_AddStringToObject(o, "sweep", sj->x->j->handled);
-    cJSON_AddStringToObject(o, "uid", sj->x->j->uid);
-    cJSON_AddStringToObject(o, "mode", annot_mode_name(sj->x->req.mode));
-    cJSON_AddStringToObject(o, "configs", sj->configs);
-    cJSON_AddNumberToObject(o, "total", (double)sj->all.n);
-    cJSON_AddNumberToObject(o, "done", (double)n);
-    cJSON_AddStringToObject(o, "phase", phase);
-    cJSON_AddStringToObject(o, "updated", ts);
-    arr = cJSON_AddArrayToObject(o, "rows");
-    for (size_t i = 0; arr && i < n; i++) {
-        cJSON *r = row_to_json(&rows[i], with_steps);
-        if (r)
-            cJSON_AddItemToArray(arr, r);
-    }
+    if (kube_time_format(&now, 0, ts, sizeof(ts)) != 0)
+        jb_fail(b); /* cannot happen with ts[40]; a document without its time is no document */
+    jb_num(b, o, "version", STATE_VERSION);
+    jb_str(b, o, "sweep", sj->x->j->handled);
+    jb_str(b, o, "uid", sj->x->j->uid);
+    jb_str(b, o, "mode", annot_mode_name(sj->x->req.mode));
+    jb_str(b, o, "configs", sj->configs);
+    jb_num(b, o, "total", (double)sj->all.n);
+    jb_num(b, o, "done", (double)n);
+    jb_str(b, o, "phase", phase);
+    jb_str(b, o, "updated", ts);
+    arr = jb_arr(b, o, "rows");
+    for (size_t i = 0; arr && i < n; i++)
+        row_to_json(b, arr, &rows[i], with_steps);
+    if (jb_done(b, &o, "state.json", NULL) != 0)
+        return NULL;
     text = cJSON_PrintUnformatted(o);
     cJSON_Delete(o);
     return text;

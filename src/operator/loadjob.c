@@ -96,6 +96,7 @@ char *loadjob_profile_json(const struct profile *p)
     rc |= add_duration(o, "warmup", p->warmup_us);
     rc |= add_duration(o, "timeout", p->timeout_us);
     stages = p->nstages ? cJSON_AddArrayToObject(o, "stages") : NULL;
+    rc |= p->nstages && !stages;
     for (size_t i = 0; stages && i < p->nstages; i++) {
         cJSON *s = cJSON_CreateObject();
         rc |= !s || !cJSON_AddItemToArray(stages, s);
@@ -121,6 +122,7 @@ char *loadjob_profile_json(const struct profile *p)
         if (r->body)
             rc |= !cJSON_AddStringToObject(q, "body", r->body);
         cJSON *h = r->nheaders ? cJSON_AddObjectToObject(q, "headers") : NULL;
+        rc |= r->nheaders && !h;
         for (size_t k = 0; h && k < r->nheaders; k++)
             rc |= !cJSON_AddStringToObject(h, r->headers[k].name, r->headers[k].value);
     }

@@ -235,7 +235,10 @@ int plugin_sweep(kube_client_t *c, const char *ns, const char *name,
         goto out;
 
     clock_gettime(CLOCK_REALTIME, &now);
-    kube_time_format(&now, 0, ts, sizeof(ts));
+    if ((rc = kube_time_format(&now, 0, ts, sizeof(ts))) != 0) {
+        err_set(err, rc, "the time does not fit");
+        goto out;
+    }
     k = (size_t)snprintf(sweep, ANNOT_MAX_SWEEP + 1, "%s", PLUGIN_SWEEP_PREFIX);
     for (const char *p = ts; *p && k < ANNOT_MAX_SWEEP; p++)
         if (*p != '-' && *p != ':')

@@ -119,12 +119,12 @@ struct compare_report {
  * it in errors and headings. Returns 0, -EINVAL with the reason in err (not JSON, not a sizeup
  * results file, another major version, a field of the wrong type or range) or -ENOMEM. On
  * failure *out is left empty. Free with compare_file_free(). */
-int compare_parse(const char *text, size_t len, const char *source,
-                  struct compare_file *out /* OUT */, char *err);
+SIZEUP_MUST_USE int compare_parse(const char *text, size_t len, const char *source,
+                                  struct compare_file *out /* OUT */, char *err);
 
 /* Reads path, a results.json or a directory holding one, and parses it. Returns as
  * compare_parse, plus -ENOENT / -EIO / -EFBIG (over COMPARE_MAX_BYTES) with the reason. */
-int compare_load(const char *path, struct compare_file *out /* OUT */, char *err);
+SIZEUP_MUST_USE int compare_load(const char *path, struct compare_file *out /* OUT */, char *err);
 
 /* Frees what f owns and zeroes it; a zeroed file is a no-op. */
 void compare_file_free(struct compare_file *f);
@@ -132,8 +132,8 @@ void compare_file_free(struct compare_file *f);
 /* Compares a with b (both borrowed until compare_report_free). fail_pct < 0: no regression
  * threshold; otherwise a row is a regression when its capacity fell by more than fail_pct
  * percent and the fall is significant. Returns 0 or -ENOMEM. */
-int compare_run(const struct compare_file *a, const struct compare_file *b, double fail_pct,
-                struct compare_report *out /* OUT */);
+SIZEUP_MUST_USE int compare_run(const struct compare_file *a, const struct compare_file *b,
+                                double fail_pct, struct compare_report *out /* OUT */);
 
 /* Frees what r owns and zeroes it. */
 void compare_report_free(struct compare_report *r);
@@ -141,7 +141,7 @@ void compare_report_free(struct compare_report *r);
 /* The report for people: one table per metric, the geometric means, the variants found on
  * one side only, and each reason for a `~` explained once under the tables. Returns 0, -ENOMEM
  * or -EIO (a write error). */
-int compare_write_text(FILE *f, const struct compare_report *r);
+SIZEUP_MUST_USE int compare_write_text(FILE *f, const struct compare_report *r);
 
 /* The --fail-on-regression verdict in one line: the regressions with their change, "no
  * regression", or that none can be judged (no capacity with repeats on both sides). Prints

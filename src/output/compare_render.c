@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/jb.h"
 #include "output/compare.h"
 
 #define CELL_LEN 96
@@ -365,68 +366,69 @@ static const char *const why_names[COMPARE_NWHY] = {
     [COMPARE_WHY_RESOLUTION] = "within_resolution",
 };
 
-static void add_num_or_null(cJSON *o, const char *key, double v)
+static void add_num_or_null(struct jb *b, cJSON *o, const char *key, double v)
 {
     if (isfinite(v))
-        cJSON_AddNumberToObject(o, key, v);
+        jb_num(b, o, key, v);
     else
-        cJSON_AddNullToObject(o, key);
+        jb_null(b, o, key);
 }
 
-static void json_side(cJSON *cell, const char *key, enum compare_metric m,
+static void json_side(struct jb *b, cJSON *cell, const char *key, enum compare_metric m,
                       const struct compare_variant *v, bool have, const struct stats_summary *s)
 {
     if (!have) {
-        cJSON_AddNullToObject(cell, key);
+        jb_null(b, cell, key);
         return;
     }
-    cJSON *o = cJSON_AddObjectToObject(cell, key);
+    cJSON *o = jb_obj(b, cell, key);
     if (!o)
         return;
-    cJSON_AddNumberToObject(o, "value", m == COMPARE_CAPACITY ? v->capacity_rps : s->mean);
-    cJSON_AddNumberToObject(o, "n", (double)s->n);
+    jb_num(b, o, "value", m == COMPARE_CAPACITY ? v->capacity_rps : s->mean);
+    jb_num(b, o, "n", (double)s->n);
     if (s->n >= 2) {
-        cJSON_AddNumberToObject(o, "mean", s->mean);
-        cJSON_AddNumberToObject(o, "low", s->low);
-        cJSON_AddNumberToObject(o, "high", s->high);
+        jb_num(b, o, "mean", s->mean);
+        jb_num(b, o, "low", s->low);
+        jb_num(b, o, "high", s->high);
     }
     if (m == COMPARE_CAPACITY) {
-        cJSON_AddBoolToObject(o, "valid", v->valid);
-        cJSON *fl = cJSON_AddArrayToObject(o, "flags");
+        jb_bool(b, o, "valid", v->valid);
+        cJSON *fl = jb_arr(b, o, "flags");
         for (size_t i = 0; fl && i < v->nflags; i++)
-            cJSON_AddItemToArray(fl, cJSON_CreateString(v->flags[i]));
+            jb_push_str(b, fl, v->flags[i]);
     }
 }
 
-static void json_cell(cJSON *parent, const struct compare_row *row, enum compare_metric m)
+static void json_cell(struct jb *b, cJSON *parent, const struct compare_row *row,
+                      enum compare_metric m)
 {
     const struct compare_cell *c = &row->cell[m];
-    cJSON *o = cJSON_AddObjectToObject(parent, metrics[m].key);
+    cJSON *o = jb_obj(b, parent, metrics[m].key);
 
     if (!o)
         return;
-    json_side(o, "a", m, row->a, c->have_a, &c->a);
-    json_side(o, "b", m, row->b, c->have_b, &c->b);
-    add_num_or_null(o, "change_pct", c->change_pct);
-    cJSON_AddBoolToObject(o, "significant", c->significant);
-    add_num_or_null(o, "p",
+    json_side(b, o, "a", m, row->a, c->have_a, &c->a);
+    json_side(b, o, "b", m, row->b, c->have_b, &c->b);
+    add_num_or_null(b, o, "change_pct", c->change_pct);
+    jb_bool(b, o, "significant", c->significant);
+    add_num_or_null(b, o, "p",
                     c->why == COMPARE_WHY_TESTED || c->why == COMPARE_WHY_RESOLUTION ? c->welch.p
                                                                                      : NAN);
     if (why_names[c->why])
-        cJSON_AddStringToObject(o, "not_tested", why_names[c->why]);
+        jb_str(b, o, "not_tested", why_names[c->why]);
     else
-        cJSON_AddNullToObject(o, "not_tested");
+        jb_null(b, o, "not_tested");
 }
 
-static void json_file(cJSON *root, const char *key, const struct compare_file *x)
+static void json_file(struct jb *b, cJSON *root, const char *key, const struct compare_file *x)
 {
-    cJSON *o = cJSON_AddObjectToObject(root, key);
+    cJSON *o = jb_obj(b, root, key);
     if (!o)
         return;
-    cJSON_AddStringToObject(o, "source", x->source);
-    cJSON_AddStringToObject(o, "tool", x->tool);
-    cJSON_AddStringToObject(o, "started_at", x->started_at);
-    cJSON_AddStringToObject(o, "mode", x->capacity_mode ? "capacity" : "fixed");
+    jb_str(b, o, "source", x->source);
+    jb_str(b, o, "tool", x->tool);
+    jb_str(b, o, "started_at", x->started_at);
+    jb_str(b, o, "mode", x->capacity_mode ? "capacity" : "fixed");
 }
 
 static const char *state_name(const struct compare_variant *v)
@@ -436,55 +438,56 @@ static const char *state_name(const struct compare_variant *v)
 
 cJSON *compare_json(const struct compare_report *r)
 {
-    cJSON *root = cJSON_CreateObject(), *arr, *o, *lower, *higher, *reg;
+    struct jb jb = JB_INIT, *b = &jb;
+    cJSON *root = jb_new(b), *arr, *o, *lower, *higher, *reg;
 
     if (!root)
         return NULL;
-    json_file(root, "a", r->a);
-    json_file(root, "b", r->b);
-    cJSON_AddNumberToObject(root, "alpha", STATS_ALPHA);
-    cJSON_AddNumberToObject(root, "min_repeats", STATS_MIN_REPEATS);
-    arr = cJSON_AddArrayToObject(root, "variants");
-    lower = cJSON_AddArrayToObject(root, "significantly_lower");
-    higher = cJSON_AddArrayToObject(root, "significantly_higher");
+    json_file(b, root, "a", r->a);
+    json_file(b, root, "b", r->b);
+    jb_num(b, root, "alpha", STATS_ALPHA);
+    jb_num(b, root, "min_repeats", STATS_MIN_REPEATS);
+    arr = jb_arr(b, root, "variants");
+    lower = jb_arr(b, root, "significantly_lower");
+    higher = jb_arr(b, root, "significantly_higher");
     for (size_t i = 0; arr && i < r->n; i++) {
         const struct compare_row *row = &r->rows[i];
-        if (!(o = cJSON_CreateObject()))
+        if (!(o = jb_obj(b, arr, NULL)))
             break;
-        cJSON_AddItemToArray(arr, o);
-        cJSON_AddStringToObject(o, "spec", row->spec);
-        cJSON_AddStringToObject(o, "in", row->a && row->b ? "both" : row->a ? "a" : "b");
+        jb_str(b, o, "spec", row->spec);
+        jb_str(b, o, "in", row->a && row->b ? "both" : row->a ? "a" : "b");
         if (row->a)
-            cJSON_AddStringToObject(o, "state_a", state_name(row->a));
+            jb_str(b, o, "state_a", state_name(row->a));
         else
-            cJSON_AddNullToObject(o, "state_a");
+            jb_null(b, o, "state_a");
         if (row->b)
-            cJSON_AddStringToObject(o, "state_b", state_name(row->b));
+            jb_str(b, o, "state_b", state_name(row->b));
         else
-            cJSON_AddNullToObject(o, "state_b");
+            jb_null(b, o, "state_b");
         for (int m = 0; m < COMPARE_NMETRICS; m++)
-            json_cell(o, row, (enum compare_metric)m);
-        cJSON_AddBoolToObject(o, "regression", row->regression);
+            json_cell(b, o, row, (enum compare_metric)m);
+        jb_bool(b, o, "regression", row->regression);
         const struct compare_cell *cap = &row->cell[COMPARE_CAPACITY];
         if (cap->significant)
-            cJSON_AddItemToArray(cap->change_pct > 0 ? higher : lower,
-                                 cJSON_CreateString(row->spec));
+            jb_push_str(b, cap->change_pct > 0 ? higher : lower, row->spec);
     }
-    o = cJSON_AddObjectToObject(root, "overall");
+    o = jb_obj(b, root, "overall");
     for (int m = 0; o && m < COMPARE_NMETRICS; m++) {
         const struct compare_geomean *g = &r->overall[m];
-        cJSON *x = cJSON_AddObjectToObject(o, metrics[m].key);
+        cJSON *x = jb_obj(b, o, metrics[m].key);
         if (!x)
             continue;
-        cJSON_AddNumberToObject(x, "variants", (double)g->n);
-        add_num_or_null(x, "geomean_a", g->n ? g->a : NAN);
-        add_num_or_null(x, "geomean_b", g->n ? g->b : NAN);
-        add_num_or_null(x, "change_pct", g->change_pct);
+        jb_num(b, x, "variants", (double)g->n);
+        add_num_or_null(b, x, "geomean_a", g->n ? g->a : NAN);
+        add_num_or_null(b, x, "geomean_b", g->n ? g->b : NAN);
+        add_num_or_null(b, x, "change_pct", g->change_pct);
     }
-    add_num_or_null(root, "fail_on_regression_pct", r->fail_set ? r->fail_pct : NAN);
-    reg = cJSON_AddArrayToObject(root, "regressions");
+    add_num_or_null(b, root, "fail_on_regression_pct", r->fail_set ? r->fail_pct : NAN);
+    reg = jb_arr(b, root, "regressions");
     for (size_t i = 0; reg && i < r->n; i++)
         if (r->rows[i].regression)
-            cJSON_AddItemToArray(reg, cJSON_CreateString(r->rows[i].spec));
+            jb_push_str(b, reg, r->rows[i].spec);
+    if (jb_done(b, &root, "the comparison", NULL) != 0)
+        return NULL;
     return root;
 }

@@ -89,22 +89,22 @@ void output_paths_default(struct output_paths *p /* OUT */);
  * autoscaling=autoscaling" (any key may be omitted and keeps its default; none twice). Paths are
  * dotted names of [A-Za-z0-9_-] segments, at most OUTPUT_PATH_SEGS deep, and none may be a prefix
  * of another. NULL or "" gives the defaults. Returns 0 or -EINVAL. */
-int output_paths_parse(const char *s, struct output_paths *p /* OUT */, char *err);
+SIZEUP_MUST_USE int output_paths_parse(const char *s, struct output_paths *p /* OUT */, char *err);
 
-int output_results_md(FILE *f, const struct output_doc *d, char *err);
+SIZEUP_MUST_USE int output_results_md(FILE *f, const struct output_doc *d, char *err);
 
 /* Returns an owned object (cJSON_Delete), or NULL when out of memory. */
 cJSON *output_results_json(const struct output_doc *d);
 
-int output_values_yaml(FILE *f, const struct output_doc *d, char *err);
-int output_rule_yaml(FILE *f, const struct output_doc *d, char *err);
-int output_report_html(FILE *f, const struct output_doc *d, char *err);
+SIZEUP_MUST_USE int output_values_yaml(FILE *f, const struct output_doc *d, char *err);
+SIZEUP_MUST_USE int output_rule_yaml(FILE *f, const struct output_doc *d, char *err);
+SIZEUP_MUST_USE int output_report_html(FILE *f, const struct output_doc *d, char *err);
 
 /* deployment-patch.yaml: a strategic-merge patch of the Deployment d->workload names with the
  * recommended container resources, the workers env and (with a target) the replicas, accepted
  * unchanged by `kubectl patch --type strategic --patch-file` and a kustomize `patches:` entry.
  * -EINVAL without a recommendation, a workload, or with a name YAML could misread. */
-int output_deployment_patch(FILE *f, const struct output_doc *d, char *err);
+SIZEUP_MUST_USE int output_deployment_patch(FILE *f, const struct output_doc *d, char *err);
 
 /* Kubernetes' rule for env var names: letters, digits, '_', '-', '.', not starting with a digit,
  * at most 256 bytes. Returns non-zero when s is one. */
@@ -112,17 +112,17 @@ int output_env_name_valid(const char *s);
 
 /* Checks that w's names are ones deployment-patch.yaml can carry (a Deployment name, a
  * container name, an env var name); a NULL deployment passes. Returns 0 or -EINVAL. */
-int output_workload_check(const struct output_workload *w, char *err);
+SIZEUP_MUST_USE int output_workload_check(const struct output_workload *w, char *err);
 
 /* previous-results.json: d->previous_results as it was kept. */
-int output_previous_results(FILE *f, const struct output_doc *d, char *err);
+SIZEUP_MUST_USE int output_previous_results(FILE *f, const struct output_doc *d, char *err);
 
 /* Renders d through the one output path (output_set_render) and writes it into dir (created if
  * missing), each file atomically. Returns 0 or the first error. */
-int output_write_all(const char *dir, const struct output_doc *d, char *err);
+SIZEUP_MUST_USE int output_write_all(const char *dir, const struct output_doc *d, char *err);
 
 /* Creates dir and its missing parents (mode 0755). Returns 0 or a negative errno. */
-int output_mkdir_p(const char *dir, char *err);
+SIZEUP_MUST_USE int output_mkdir_p(const char *dir, char *err);
 
 /* Latency for tables: "114ms", "0.8ms", "1.25s". Returns buf. */
 const char *output_fmt_latency(uint64_t us, char buf[32]);

@@ -6,16 +6,17 @@
 
 #include <cJSON.h>
 
+#include "core/jb.h"
 #include "sweep/capacity.h"
 #include "sweep/stream_capacity.h"
 
 /* Adds "slo_capacity" to the variant object v: an object when cap->searched, else null (fixed
  * mode, or a variant that never ran). Borrows both; on out of memory the key may be missing. */
-void output_capacity_add(cJSON *v, const struct capacity_result *cap);
+void output_capacity_add(struct jb *b, cJSON *v, const struct capacity_result *cap);
 
 /* Adds "stream_capacity" to v: an object when scap->searched (a profile with streams), else
  * null. Borrows both; on out of memory the key may be missing. */
-void output_stream_capacity_add(cJSON *v, const struct stream_capacity *scap);
+void output_stream_capacity_add(struct jb *b, cJSON *v, const struct stream_capacity *scap);
 
 /* "generator-limited", "noisy", "contended", "too few repeats", "budget", "none passed" for the
  * flag bit f (one of CAPACITY_FLAG_*); NULL for an unknown bit. */

@@ -23,11 +23,11 @@
 
 /* hpa.yaml for the one output path: output_hpa_yaml with d->advice->sizing and
  * d->workload.deployment (OUTPUT_HPA_DEFAULT_NAME when NULL). */
-int output_hpa_doc(FILE *f, const struct output_doc *d, char *err);
+SIZEUP_MUST_USE int output_hpa_doc(FILE *f, const struct output_doc *d, char *err);
 
 /* Writes the HPA for Deployment `name` (borrowed; a DNS-1123 subdomain, the HPA takes the same
  * name) from s->hpa to f. Returns 0, -ENOENT when s recommends no HPA (err says why), -EINVAL
  * for a bad name, -ENOMEM or -EIO. */
-int output_hpa_yaml(FILE *f, const struct sizing *s, const char *name, char *err);
+SIZEUP_MUST_USE int output_hpa_yaml(FILE *f, const struct sizing *s, const char *name, char *err);
 
 #endif

@@ -1,8 +1,10 @@
 #ifndef SIZEUP_OUTPUT_OUTPUT_INT_H
 #define SIZEUP_OUTPUT_OUTPUT_INT_H
 
-/* Helpers shared by the output renderers (output.c, output_yaml.c, output_html.c); not part of
- * the sweep layer's interface. */
+#include "core/err.h"
+
+/* Helpers shared by the output renderers (output.c, output_md.c, output_json.c, output_yaml.c,
+ * output_html.c); not part of the output layer's interface. */
 
 #include <stddef.h>
 #include <stdio.h>
@@ -45,7 +47,7 @@ void output_html_capacity(FILE *f, const struct output_doc *d);
 void output_fmt_profile(const struct profile *p, char *buf, size_t len);
 
 /* results.json printed, with a final newline (the renderer of the results.json output). */
-int output_results_json_print(FILE *f, const struct output_doc *d, char *err);
+SIZEUP_MUST_USE int output_results_json_print(FILE *f, const struct output_doc *d, char *err);
 
 /* The id of one OUTPUT_OMIT_* bit for results.json's `omitted` ("results.json#by_name"). */
 const char *output_omit_id(unsigned bit);

@@ -52,8 +52,8 @@ struct output_extra {
  * plus extra[0..nextra), leaving out optional parts until the outputs fit OUTPUT_BUDGET and the
  * whole set OUTPUT_DATA_MAX. d is borrowed (its `omit` is ignored); extras are copied. On success
  * *out owns the bytes (output_set_free). -EFBIG when even the rows alone do not fit, -ENOMEM. */
-int output_set_render(const struct output_doc *d, const struct output_extra *extra, size_t nextra,
-                      struct output_set *out /* OUT */, char *err);
+SIZEUP_MUST_USE int output_set_render(const struct output_doc *d, const struct output_extra *extra,
+                                      size_t nextra, struct output_set *out /* OUT */, char *err);
 
 /* Frees what s owns and zeroes it. NULL-safe. */
 void output_set_free(struct output_set *s);
@@ -62,7 +62,7 @@ void output_set_free(struct output_set *s);
  * rename) and removes the table's files that s does not hold (values.yaml of an earlier sweep
  * with a recommendation, a report.html left out for size), so no stale file passes for this
  * sweep's. Returns 0 or the first error (the other files are still attempted). */
-int output_set_write_dir(const char *dir, const struct output_set *s, char *err);
+SIZEUP_MUST_USE int output_set_write_dir(const char *dir, const struct output_set *s, char *err);
 
 /* The ConfigMap sink: keys[i] / values[i] for every item, borrowed from s (valid until
  * output_set_free). A ConfigMap is written whole, so a key of an earlier sweep that s does not
@@ -92,7 +92,7 @@ struct sweep; /* runner.h */
 
 /* The local sweep's outputs: advises over s, renders the set and writes it into dir. Borrows s
  * and in. Returns 0 or the first error. */
-int output_write_sweep(const char *dir, const struct sweep *s, const struct output_inputs *in,
-                       char *err);
+SIZEUP_MUST_USE int output_write_sweep(const char *dir, const struct sweep *s,
+                                       const struct output_inputs *in, char *err);
 
 #endif

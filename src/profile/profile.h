@@ -125,15 +125,15 @@ struct profile {
 
 /* Fills p with the built-in default: GET /, 50 users, 20 s, 5 s warm-up, 5 s timeout,
  * per_user_rps 0.5, thresholds p95 100 ms / 1% and 500 ms / 1%. Returns 0 or -ENOMEM. */
-int profile_init_default(struct profile *p /* OUT */);
+SIZEUP_MUST_USE int profile_init_default(struct profile *p /* OUT */);
 
 /* Parses YAML from buf (len bytes); source names it in errors ("profile.yaml:12: ...").
  * Fields absent from the YAML keep the defaults above. On failure p is left empty (freed). */
-int profile_load_buffer(const char *buf, size_t len, const char *source,
-                        struct profile *p /* OUT */, char *err);
+SIZEUP_MUST_USE int profile_load_buffer(const char *buf, size_t len, const char *source,
+                                        struct profile *p /* OUT */, char *err);
 
 /* Reads and parses a file (at most PROFILE_MAX_BYTES). */
-int profile_load_file(const char *path, struct profile *p /* OUT */, char *err);
+SIZEUP_MUST_USE int profile_load_file(const char *path, struct profile *p /* OUT */, char *err);
 
 /* The note a run in this process gives for a profile field it ignores (generators: N is the
  * operator's: an Indexed Job of N pods), formatted into buf; NULL when there is none. front is

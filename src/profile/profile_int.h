@@ -1,6 +1,8 @@
 #ifndef SIZEUP_PROFILE_PROFILE_INT_H
 #define SIZEUP_PROFILE_PROFILE_INT_H
 
+#include "core/err.h"
+
 /* The profile loader's YAML readers and sections, shared by its files (profile_yaml.c: the
  * readers and the pre-scan; profile.c: the root and the public API; profile_requests.c:
  * requests and stages; profile_sizing.c: search, slo, cost, planning; profile_streams.c:
@@ -27,8 +29,8 @@ struct profile__ctx {
 };
 
 /* Formats "source:line: path: message" into c->err and returns -EINVAL. */
-int profile__fail(struct profile__ctx *c, const yaml_node_t *n, const char *path, const char *fmt,
-                  ...) __attribute__((format(printf, 4, 5)));
+SIZEUP_MUST_USE int profile__fail(struct profile__ctx *c, const yaml_node_t *n, const char *path,
+                                  const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
 /* The 1-based line a node starts on (1 for NULL), for errors. */
 int profile__line_of(const yaml_node_t *n);
@@ -57,52 +59,61 @@ bool profile__is_mapping(const yaml_node_t *n);
 
 /* Sorts a mapping's pairs into vals[] by keys[]; unknown, duplicate and non-scalar keys are
  * errors (with a "did you mean" for near misses). prefix is the mapping's field path. */
-int profile__fields(struct profile__ctx *c, const yaml_node_t *map, const char *prefix,
-                    const char *const *keys, size_t nkeys, yaml_node_t **vals /* OUT */);
+SIZEUP_MUST_USE int profile__fields(struct profile__ctx *c, const yaml_node_t *map,
+                                    const char *prefix, const char *const *keys, size_t nkeys,
+                                    yaml_node_t **vals /* OUT */);
 
 /* Scalar readers: each names path in its error. */
-int profile__get_uint(struct profile__ctx *c, const yaml_node_t *n, const char *path, uint64_t min,
-                      uint64_t max, uint64_t *out /* OUT */);
-int profile__get_number(struct profile__ctx *c, const yaml_node_t *n, const char *path,
-                        bool allow_zero, double max, double *out /* OUT */);
-int profile__get_duration(struct profile__ctx *c, const yaml_node_t *n, const char *path,
-                          bool allow_zero, int64_t max, int64_t *out /* OUT */);
+SIZEUP_MUST_USE int profile__get_uint(struct profile__ctx *c, const yaml_node_t *n,
+                                      const char *path, uint64_t min, uint64_t max,
+                                      uint64_t *out /* OUT */);
+SIZEUP_MUST_USE int profile__get_number(struct profile__ctx *c, const yaml_node_t *n,
+                                        const char *path, bool allow_zero, double max,
+                                        double *out /* OUT */);
+SIZEUP_MUST_USE int profile__get_duration(struct profile__ctx *c, const yaml_node_t *n,
+                                          const char *path, bool allow_zero, int64_t max,
+                                          int64_t *out /* OUT */);
 /* "1%" or a fraction "0.01", at most 100%. */
-int profile__get_percent(struct profile__ctx *c, const yaml_node_t *n, const char *path,
-                         double *out /* OUT */);
+SIZEUP_MUST_USE int profile__get_percent(struct profile__ctx *c, const yaml_node_t *n,
+                                         const char *path, double *out /* OUT */);
 
 /* Rejects before the document is built what would make it costly or ambiguous: aliases, a
  * second document, deep nesting, too many values. Borrows buf until the call returns. */
-int profile__prescan(struct profile__ctx *c, const char *buf, size_t len);
+SIZEUP_MUST_USE int profile__prescan(struct profile__ctx *c, const char *buf, size_t len);
 
 /* Formats the parser's error as "source:line: YAML syntax: ..." and returns it. */
-int profile__syntax_error(struct profile__ctx *c, const yaml_parser_t *ps, const char *buf,
-                          size_t len);
+SIZEUP_MUST_USE int profile__syntax_error(struct profile__ctx *c, const yaml_parser_t *ps,
+                                          const char *buf, size_t len);
 
 /* requests: and stages: into p (the lists are owned by p on success; p is unchanged on
  * failure). */
-int profile__load_requests(struct profile__ctx *c, const yaml_node_t *seq, struct profile *p);
-int profile__load_stages(struct profile__ctx *c, const yaml_node_t *seq, struct profile *p);
+SIZEUP_MUST_USE int profile__load_requests(struct profile__ctx *c, const yaml_node_t *seq,
+                                           struct profile *p);
+SIZEUP_MUST_USE int profile__load_stages(struct profile__ctx *c, const yaml_node_t *seq,
+                                         struct profile *p);
 
 /* The sizing sections of the root mapping (each may be NULL: absent). slo follows the HEALTHY
  * thresholds already loaded into p where it is absent or leaves a field out, so call it after
  * the thresholds. */
-int profile__load_sizing(struct profile__ctx *c, const yaml_node_t *search, const yaml_node_t *slo,
-                         const yaml_node_t *cost, const yaml_node_t *planning, struct profile *p);
+SIZEUP_MUST_USE int profile__load_sizing(struct profile__ctx *c, const yaml_node_t *search,
+                                         const yaml_node_t *slo, const yaml_node_t *cost,
+                                         const yaml_node_t *planning, struct profile *p);
 
 /* A non-empty string without NUL of at most maxlen bytes, as an owned copy in *out. */
-int profile__get_string(struct profile__ctx *c, const yaml_node_t *n, const char *path,
-                        size_t maxlen, const char *what, char **out /* OUT */);
+SIZEUP_MUST_USE int profile__get_string(struct profile__ctx *c, const yaml_node_t *n,
+                                        const char *path, size_t maxlen, const char *what,
+                                        char **out /* OUT */);
 
 /* One request mapping { name, method, path, weight, headers, body } into r (left for
  * profile__request_free on failure); prefix names it in errors ("producers.request"). */
-int profile__load_request(struct profile__ctx *c, const yaml_node_t *item, const char *prefix,
-                          struct profile_request *r /* OUT */);
+SIZEUP_MUST_USE int profile__load_request(struct profile__ctx *c, const yaml_node_t *item,
+                                          const char *prefix, struct profile_request *r /* OUT */);
 void profile__request_free(struct profile_request *r);
 
 /* streams: and producers: (each may be NULL: absent) into p->streams. load_given: the root
  * also sets users, rate, stages or requests, which then run beside the streams. */
-int profile__load_streams(struct profile__ctx *c, const yaml_node_t *streams,
-                          const yaml_node_t *producers, bool load_given, struct profile *p);
+SIZEUP_MUST_USE int profile__load_streams(struct profile__ctx *c, const yaml_node_t *streams,
+                                          const yaml_node_t *producers, bool load_given,
+                                          struct profile *p);
 
 #endif

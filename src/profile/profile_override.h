@@ -31,6 +31,7 @@ struct profile_override {
 
 /* Applies o over p, or changes nothing and returns -EINVAL with a message in err naming the
  * flag and what in the profile it conflicts with. Borrows both. */
-int profile_override_apply(const struct profile_override *o, struct profile *p, char *err);
+SIZEUP_MUST_USE int profile_override_apply(const struct profile_override *o, struct profile *p,
+                                           char *err);
 
 #endif

@@ -34,16 +34,16 @@ struct url_addr {
 /* Parses s (NUL-terminated, at most URL_MAX bytes) into *u. Rejects other schemes, user info,
  * fragments, empty hosts, bad ports and control characters, naming the problem in err.
  * Returns 0 or -EINVAL. */
-int url_parse(const char *s, struct url *u /* OUT */, char *err);
+SIZEUP_MUST_USE int url_parse(const char *s, struct url *u /* OUT */, char *err);
 
 /* Resolves u's host once (getaddrinfo) and fills *a with the first address returned; when
  * there are several, with the first that accepts a TCP connection (probed, 500 ms each).
  * Returns 0, or -EHOSTUNREACH when the name does not resolve (err says why). */
-int url_resolve(const struct url *u, struct url_addr *a /* OUT */, char *err);
+SIZEUP_MUST_USE int url_resolve(const struct url *u, struct url_addr *a /* OUT */, char *err);
 
 /* Writes base_path joined with path (which starts with '/') into out (cap bytes, NUL
  * terminated); path "/" on a non-empty base path gives the base path itself. Returns the
  * length, or -ENAMETOOLONG when it does not fit. */
-int url_join_path(const struct url *u, const char *path, char *out, size_t cap);
+SIZEUP_MUST_USE int url_join_path(const struct url *u, const char *path, char *out, size_t cap);
 
 #endif

@@ -25,6 +25,13 @@
 #include "kube/internal.h"
 #include "kube/objects.h"
 
+/* A clean-up whose object may already be gone: its result is looked at and let go. */
+#define CLEANUP(call)                                                                              \
+    do {                                                                                           \
+        int cleanup_rc_ = (call);                                                                  \
+        (void)cleanup_rc_;                                                                         \
+    } while (0)
+
 static struct fk fake;
 static int failed;
 
@@ -159,7 +166,7 @@ static void cm_create(kube_client_t *c, const char *name, const char *label)
              "{\"metadata\":{\"name\":\"%s\",\"labels\":{\"t\":\"%s\"}},\"data\":{\"n\":\"0\"}}",
              name, label);
     cJSON *o = cJSON_Parse(body);
-    kube_delete(c, &KUBE_CONFIGMAPS, "default", name, NULL, err);
+    CLEANUP(kube_delete(c, &KUBE_CONFIGMAPS, "default", name, NULL, err));
     if (kube_create(c, &KUBE_CONFIGMAPS, "default", o, NULL, err))
         die("create", err);
     cJSON_Delete(o);
@@ -367,7 +374,7 @@ static int sc_resume(void)
     CHECK(zero == 0 && regress == 0, "watches from rv 0: %d, backwards: %d", zero, regress);
     CHECK(lost == 0 && dups == 0, "lost %d dup %d", lost, dups);
     CHECK(max_rv >= other_rv, "bookmark rv %ld < %ld", max_rv, other_rv);
-    kube_delete(c, &KUBE_CONFIGMAPS, "default", "res-other", NULL, err);
+    CLEANUP(kube_delete(c, &KUBE_CONFIGMAPS, "default", "res-other", NULL, err));
     kube_client_free(c);
     kube_config_free(cfg);
     return failed;
@@ -446,7 +453,8 @@ static int sc_conflict(void)
     for (int k = 0; k <= budget; k++) {
         cm_create(c, "conflict", "conflict");
         cJSON *before = NULL, *after = NULL;
-        kube_get(c, &KUBE_CONFIGMAPS, "default", "conflict", &before, err);
+        if (kube_get(c, &KUBE_CONFIGMAPS, "default", "conflict", &before, err) != 0)
+            die("kube_get", err);
         snprintf(rule, sizeof(rule),
                  "{\"type\":\"error\",\"code\":409,\"count\":%d,\"match\":{\"resource\":"
                  "\"configmaps\",\"verb\":\"update\",\"name\":\"conflict\"}}",
@@ -457,7 +465,8 @@ static int sc_conflict(void)
         int calls = 0;
         int rc = kube_update_retry(c, &KUBE_CONFIGMAPS, "default", "conflict", budget, set_n,
                                    &calls, NULL, err);
-        kube_get(c, &KUBE_CONFIGMAPS, "default", "conflict", &after, err);
+        if (kube_get(c, &KUBE_CONFIGMAPS, "default", "conflict", &after, err) != 0)
+            die("kube_get", err);
         const char *n = path_str(after, "data.n");
         if (k < budget) {
             CHECK(rc == 0 && calls == k + 1 && n && strcmp(n, "written") == 0,
@@ -480,7 +489,7 @@ static int sc_conflict(void)
         cJSON_Delete(before);
         cJSON_Delete(after);
     }
-    kube_delete(c, &KUBE_CONFIGMAPS, "default", "conflict", NULL, err);
+    CLEANUP(kube_delete(c, &KUBE_CONFIGMAPS, "default", "conflict", NULL, err));
     kube_client_free(c);
     kube_config_free(cfg);
     return failed;
@@ -566,7 +575,7 @@ static int sc_backoff(void)
     CHECK(rc == -EIO && n + 1 == 5 && sum <= 3.1, "500: rc %d attempts %d sum %.2f", rc, n + 1,
           sum);
     faults_clear();
-    kube_delete(c, &KUBE_CONFIGMAPS, "default", "backoff", NULL, err);
+    CLEANUP(kube_delete(c, &KUBE_CONFIGMAPS, "default", "backoff", NULL, err));
     kube_client_free(c);
     kube_config_free(cfg);
     return failed;

@@ -24,6 +24,13 @@
 #include "kube/internal.h"
 #include "kube/objects.h"
 
+/* A clean-up whose object may already be gone: its result is looked at and let go. */
+#define CLEANUP(call)                                                                              \
+    do {                                                                                           \
+        int cleanup_rc_ = (call);                                                                  \
+        (void)cleanup_rc_;                                                                         \
+    } while (0)
+
 static struct fk fake;    /* the fake (FAKEAPI_DIR) */
 static struct fk badhost; /* a second fake whose certificate names another host */
 static char tmp[256];
@@ -147,7 +154,7 @@ static void test_crud_and_patches(void **state)
     cJSON *out = NULL;
 
     assert_string_equal(kube_config_namespace(cfg), "default");
-    kube_delete(c, &KUBE_CONFIGMAPS, "default", "crud", NULL, err);
+    CLEANUP(kube_delete(c, &KUBE_CONFIGMAPS, "default", "crud", NULL, err));
     cJSON *cm =
         cJSON_Parse("{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{"
                     "\"name\":\"crud\",\"labels\":{\"t\":\"crud\"}},\"data\":{\"a\":\"1\"}}");
@@ -214,7 +221,7 @@ static void test_crud_and_patches(void **state)
     assert_string_equal(kube_label(out, "t"), "crud");
     cJSON_Delete(out);
     out = NULL;
-    kube_delete(c, &KUBE_CONFIGMAPS, "default", "crud-new", NULL, err);
+    CLEANUP(kube_delete(c, &KUBE_CONFIGMAPS, "default", "crud-new", NULL, err));
     assert_int_equal(
         kube_configmap_put(c, "default", "crud-new", keys, vals, 1, labels, created, err), 0);
     assert_int_equal(kube_get(c, &KUBE_CONFIGMAPS, "default", "crud-new", &out, err), 0);
@@ -284,7 +291,7 @@ static void test_injected_faults(void **state)
     kube_client_t *c = admin(&cfg);
     char err[ERR_LEN] = "";
     cJSON *cm = cJSON_Parse("{\"metadata\":{\"name\":\"faulty\"},\"data\":{\"n\":\"0\"}}");
-    kube_delete(c, &KUBE_CONFIGMAPS, "default", "faulty", NULL, err);
+    CLEANUP(kube_delete(c, &KUBE_CONFIGMAPS, "default", "faulty", NULL, err));
     assert_int_equal(kube_create(c, &KUBE_CONFIGMAPS, "default", cm, NULL, err), 0);
 
     /* 429 with Retry-After: 2 waits at least 2 s. */
@@ -341,7 +348,7 @@ static void test_informer(void **state)
 
     for (int i = 0; i < 5; i++) {
         snprintf(name, sizeof(name), "inf-%d", i);
-        kube_delete(c, &KUBE_CONFIGMAPS, "default", name, NULL, err);
+        CLEANUP(kube_delete(c, &KUBE_CONFIGMAPS, "default", name, NULL, err));
     }
     for (int i = 0; i < 3; i++) {
         char body[160];
@@ -403,7 +410,7 @@ static void test_informer(void **state)
     assert_int_equal(s.rc, -ECANCELED);
     for (int i = 0; i < 4; i++) {
         snprintf(name, sizeof(name), "inf-%d", i);
-        kube_delete(c, &KUBE_CONFIGMAPS, "default", name, NULL, err);
+        CLEANUP(kube_delete(c, &KUBE_CONFIGMAPS, "default", name, NULL, err));
     }
     kube_client_free(c);
     kube_config_free(cfg);
@@ -419,7 +426,7 @@ static void test_lease_and_events(void **state)
     cJSON *out = NULL;
     struct kube_lease l;
 
-    kube_delete(c, &KUBE_LEASES, "default", "sizeup-test", NULL, err);
+    CLEANUP(kube_delete(c, &KUBE_LEASES, "default", "sizeup-test", NULL, err));
     assert_int_equal(kube_lease_acquire(c, "default", "sizeup-test", "op-a", 15, &leader, err), 0);
     assert_int_equal(leader, 1);
     assert_int_equal(kube_lease_acquire(c, "default", "sizeup-test", "op-b", 15, &leader, err), 0);

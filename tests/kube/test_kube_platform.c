@@ -28,6 +28,13 @@
 #include "sweep/runner.h"
 #include "sweep/variant.h"
 
+/* A clean-up whose object may already be gone: its result is looked at and let go. */
+#define CLEANUP(call)                                                                              \
+    do {                                                                                           \
+        int cleanup_rc_ = (call);                                                                  \
+        (void)cleanup_rc_;                                                                         \
+    } while (0)
+
 static kube_config_t *cfg;
 static kube_client_t *cl;
 static struct fk fake;
@@ -69,7 +76,7 @@ static void create_app(const char *name, const char *image, const char *extra_me
     char body[4096], err[ERR_LEN] = "";
     /* The app's own label: its name, unless that is too long for a label value. */
     const char *app = strlen(name) <= KUBE_LABEL_VALUE_MAX ? name : "long-named-app";
-    kube_delete(cl, &KUBE_DEPLOYMENTS, "default", name, NULL, err);
+    CLEANUP(kube_delete(cl, &KUBE_DEPLOYMENTS, "default", name, NULL, err));
     for (int i = 0; i < 50; i++) {
         if (kube_get(cl, &KUBE_DEPLOYMENTS, "default", name, NULL, err) == -ENOENT)
             break;
@@ -102,7 +109,7 @@ static void wait_rollout(const char *name)
         cJSON *d = NULL;
         enum kube_rollout r = KUBE_ROLLOUT_WAITING;
         if (kube_get(cl, &KUBE_DEPLOYMENTS, "default", name, &d, err) == 0)
-            kube_deploy_rollout(d, &r, msg);
+            assert_int_equal(kube_deploy_rollout(d, &r, msg), 0);
         cJSON_Delete(d);
         if (r == KUBE_ROLLOUT_DONE)
             return;
@@ -281,8 +288,8 @@ static void test_clone_refuses_foreign(void **state)
     /* restore after a failed prepare deletes nothing that is not ours. */
     p.ops->free(p.self);
     assert_int_equal(kube_get(cl, &KUBE_DEPLOYMENTS, "default", "web2-sizeup", NULL, err), 0);
-    kube_delete(cl, &KUBE_DEPLOYMENTS, "default", "web2-sizeup", NULL, err);
-    kube_delete(cl, &KUBE_DEPLOYMENTS, "default", "web2", NULL, err);
+    CLEANUP(kube_delete(cl, &KUBE_DEPLOYMENTS, "default", "web2-sizeup", NULL, err));
+    CLEANUP(kube_delete(cl, &KUBE_DEPLOYMENTS, "default", "web2", NULL, err));
 }
 
 /* A Deployment whose name is too long for a label value (and for `<name>-sizeup` to stay
@@ -330,7 +337,7 @@ static void test_clone_long_name(void **state)
     assert_int_equal(kube_platform_recover(cl, "default", name, &done, err), 0);
     assert_int_equal(done, KUBE_RECOVER_CLONE_DELETED);
     assert_int_equal(kube_get(cl, &KUBE_DEPLOYMENTS, "default", clone_name, NULL, err), -ENOENT);
-    kube_delete(cl, &KUBE_DEPLOYMENTS, "default", name, NULL, err);
+    CLEANUP(kube_delete(cl, &KUBE_DEPLOYMENTS, "default", name, NULL, err));
 }
 
 /* ---- in-place mode ------------------------------------------------------------------------ */
@@ -455,7 +462,7 @@ static void test_in_place_drift(void **state)
     cJSON_Delete(after);
     cJSON_Delete(before);
     p.ops->free(p.self);
-    kube_delete(cl, &KUBE_DEPLOYMENTS, "default", "drift", NULL, err);
+    CLEANUP(kube_delete(cl, &KUBE_DEPLOYMENTS, "default", "drift", NULL, err));
 }
 
 /* ---- failures ----------------------------------------------------------------------------- */
@@ -494,7 +501,7 @@ static void test_failures(void **state)
     assert_int_equal(p.ops->stop_variant(p.self, err), 0);
     assert_int_equal(p.ops->restore(p.self, err), 0);
     p.ops->free(p.self);
-    kube_delete(cl, &KUBE_DEPLOYMENTS, "default", "oom", NULL, err);
+    CLEANUP(kube_delete(cl, &KUBE_DEPLOYMENTS, "default", "oom", NULL, err));
 }
 
 static void test_crash_and_unschedulable(void **state)
@@ -519,7 +526,7 @@ static void test_crash_and_unschedulable(void **state)
     assert_int_equal(p.ops->stop_variant(p.self, err), 0);
     assert_int_equal(p.ops->restore(p.self, err), 0);
     p.ops->free(p.self);
-    kube_delete(cl, &KUBE_DEPLOYMENTS, "default", "crash", NULL, err);
+    CLEANUP(kube_delete(cl, &KUBE_DEPLOYMENTS, "default", "crash", NULL, err));
 
     /* A rollout that never progresses past its deadline: FAILED as unschedulable. */
     create_app("stuck", "example/web:1", NULL, NULL);
@@ -549,7 +556,7 @@ static void test_crash_and_unschedulable(void **state)
     assert_string_equal(kube_container_env(kube_deploy_container(after, "app"), "WORKERS"), "1");
     cJSON_Delete(after);
     p.ops->free(p.self);
-    kube_delete(cl, &KUBE_DEPLOYMENTS, "default", "stuck", NULL, err);
+    CLEANUP(kube_delete(cl, &KUBE_DEPLOYMENTS, "default", "stuck", NULL, err));
 }
 
 /* An operator killed mid-sweep leaves a clone or a patched template: recover undoes either. */
@@ -595,7 +602,7 @@ static void test_recover_after_crash(void **state)
     assert_int_equal(kube_platform_recover(cl, "default", "crashy", &done, err), 0);
     assert_int_equal(done, 0);
     assert_int_equal(kube_platform_recover(cl, "default", "no-such-app", &done, err), 0);
-    kube_delete(cl, &KUBE_DEPLOYMENTS, "default", "crashy", NULL, err);
+    CLEANUP(kube_delete(cl, &KUBE_DEPLOYMENTS, "default", "crashy", NULL, err));
 }
 
 /* The sweep runner drives the kube platform end to end: each variant cloned, rolled out,
@@ -648,7 +655,7 @@ static void test_sweep_runner(void **state)
     sweep_free(&s);
     profile_free(&pr);
     p.ops->free(p.self);
-    kube_delete(cl, &KUBE_DEPLOYMENTS, "default", "swept", NULL, err);
+    CLEANUP(kube_delete(cl, &KUBE_DEPLOYMENTS, "default", "swept", NULL, err));
 }
 
 /* ---- CPU from metrics.k8s.io ---------------------------------------------------------------- */
@@ -764,7 +771,7 @@ static void test_metrics_window(void **state)
     assert_int_equal(p.ops->stop_variant(p.self, err), 0);
     assert_int_equal(p.ops->restore(p.self, err), 0);
     p.ops->free(p.self);
-    kube_delete(cl, &KUBE_DEPLOYMENTS, "default", "metered", NULL, err);
+    CLEANUP(kube_delete(cl, &KUBE_DEPLOYMENTS, "default", "metered", NULL, err));
 }
 
 int main(void)

@@ -401,11 +401,11 @@ static void test_in_cluster_and_token_rotation(void **state)
     write_sa(sa, "token-B");
     assert_int_equal(kube_config_reload_token(cfg, 0, &changed, err), 0);
     assert_int_equal(changed, 0);
-    kube_config_token(cfg, tok, sizeof(tok));
+    assert_int_equal(kube_config_token(cfg, tok, sizeof(tok)), 0);
     assert_string_equal(tok, "token-A");
     assert_int_equal(kube_config_reload_token(cfg, 1, &changed, err), 0);
     assert_int_equal(changed, 1);
-    kube_config_token(cfg, tok, sizeof(tok));
+    assert_int_equal(kube_config_token(cfg, tok, sizeof(tok)), 0);
     assert_string_equal(tok, "token-B");
 
     /* An empty file keeps the old token and reports the error without any token value. */
@@ -415,7 +415,7 @@ static void test_in_cluster_and_token_rotation(void **state)
     assert_int_equal(changed, 0);
     assert_non_null(strstr(err, "empty"));
     assert_null(strstr(err, "token-B"));
-    kube_config_token(cfg, tok, sizeof(tok));
+    assert_int_equal(kube_config_token(cfg, tok, sizeof(tok)), 0);
     assert_string_equal(tok, "token-B");
 
     /* A missing file: same. */
@@ -423,20 +423,20 @@ static void test_in_cluster_and_token_rotation(void **state)
     snprintf(tp, sizeof(tp), "%s/token", sa);
     unlink(tp);
     assert_int_equal(kube_config_reload_token(cfg, 1, &changed, err), -ENOENT);
-    kube_config_token(cfg, tok, sizeof(tok));
+    assert_int_equal(kube_config_token(cfg, tok, sizeof(tok)), 0);
     assert_string_equal(tok, "token-B");
 
     /* A file that would inject a header line is refused. */
     write_sa(sa, "token-C\r\nX-Evil: yes");
     assert_int_equal(kube_config_reload_token(cfg, 1, &changed, err), -EINVAL);
-    kube_config_token(cfg, tok, sizeof(tok));
+    assert_int_equal(kube_config_token(cfg, tok, sizeof(tok)), 0);
     assert_string_equal(tok, "token-B");
 
     /* Recovery: a good token again. */
     write_sa(sa, "token-D\n");
     assert_int_equal(kube_config_reload_token(cfg, 1, &changed, err), 0);
     assert_int_equal(changed, 1);
-    kube_config_token(cfg, tok, sizeof(tok));
+    assert_int_equal(kube_config_token(cfg, tok, sizeof(tok)), 0);
     assert_string_equal(tok, "token-D");
     kube_config_free(cfg);
 
@@ -449,7 +449,7 @@ static void test_in_cluster_and_token_rotation(void **state)
     usleep(100000);
     assert_int_equal(kube_config_reload_token(cfg, 0, &changed, err), 0);
     assert_int_equal(changed, 1);
-    kube_config_token(cfg, tok, sizeof(tok));
+    assert_int_equal(kube_config_token(cfg, tok, sizeof(tok)), 0);
     assert_string_equal(tok, "token-E");
     kube_config_free(cfg);
 

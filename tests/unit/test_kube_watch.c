@@ -58,7 +58,7 @@ static void test_split_every_boundary(void **state)
     for (size_t i = 0; i <= n; i++) {
         struct kube_lines l;
         struct collect c = {.stop_at = -1};
-        kube_lines_init(&l, 0);
+        assert_int_equal(kube_lines_init(&l, 0), 0);
         assert_int_equal(kube_lines_feed(&l, stream, i, on_line, &c), 0);
         assert_int_equal(kube_lines_feed(&l, stream + i, n - i, on_line, &c), 0);
         check_lines(&c);
@@ -69,7 +69,7 @@ static void test_split_every_boundary(void **state)
         for (size_t j = i; j <= n; j += 5) {
             struct kube_lines l;
             struct collect c = {.stop_at = -1};
-            kube_lines_init(&l, 0);
+            assert_int_equal(kube_lines_init(&l, 0), 0);
             assert_int_equal(kube_lines_feed(&l, stream, i, on_line, &c), 0);
             assert_int_equal(kube_lines_feed(&l, stream + i, j - i, on_line, &c), 0);
             assert_int_equal(kube_lines_feed(&l, stream + j, n - j, on_line, &c), 0);
@@ -80,7 +80,7 @@ static void test_split_every_boundary(void **state)
     /* One byte at a time. */
     struct kube_lines l;
     struct collect c = {.stop_at = -1};
-    kube_lines_init(&l, 0);
+    assert_int_equal(kube_lines_init(&l, 0), 0);
     for (size_t i = 0; i < n; i++)
         assert_int_equal(kube_lines_feed(&l, stream + i, 1, on_line, &c), 0);
     check_lines(&c);
@@ -96,7 +96,7 @@ static void test_split_limits(void **state)
     memset(big, 'x', sizeof(big));
 
     /* Exactly max bytes fits, in one chunk or in pieces. */
-    kube_lines_init(&l, 100);
+    assert_int_equal(kube_lines_init(&l, 100), 0);
     assert_int_equal(kube_lines_feed(&l, big, 100, on_line, &c), 0);
     assert_int_equal(kube_lines_feed(&l, "\n", 1, on_line, &c), 0);
     assert_int_equal(c.n, 1);
@@ -106,7 +106,7 @@ static void test_split_limits(void **state)
     assert_int_equal(kube_lines_feed(&l, "y", 1, on_line, &c), -EMSGSIZE);
     kube_lines_free(&l);
 
-    kube_lines_init(&l, 100);
+    assert_int_equal(kube_lines_init(&l, 100), 0);
     char whole[102];
     memset(whole, 'z', 101);
     whole[101] = '\n';
@@ -114,7 +114,7 @@ static void test_split_limits(void **state)
     kube_lines_free(&l);
 
     /* The buffer never grows past the cap however the bytes arrive. */
-    kube_lines_init(&l, 64);
+    assert_int_equal(kube_lines_init(&l, 64), 0);
     for (int i = 0; i < 64; i++)
         assert_int_equal(kube_lines_feed(&l, "a", 1, on_line, &c), 0);
     assert_int_equal(kube_lines_feed(&l, "a", 1, on_line, &c), -EMSGSIZE);
@@ -123,7 +123,7 @@ static void test_split_limits(void **state)
 
     /* A callback's non-zero value stops feeding and is returned. */
     struct collect s = {.stop_at = 1};
-    kube_lines_init(&l, 0);
+    assert_int_equal(kube_lines_init(&l, 0), 0);
     assert_int_equal(kube_lines_feed(&l, stream, strlen(stream), on_line, &s), 7);
     assert_int_equal(s.n, 2);
     kube_lines_free(&l);
@@ -187,7 +187,7 @@ static void test_backoff_bounds(void **state)
     (void)state;
     struct kube_backoff b;
     for (uint64_t seed = 1; seed < 50; seed++) {
-        kube_backoff_init(&b, 100, 5000, seed);
+        assert_int_equal(kube_backoff_init(&b, 100, 5000, seed), 0);
         unsigned prev_cap = 0;
         for (unsigned n = 0; n < 40; n++) {
             unsigned long long cap = 100ull << (n < 20 ? n : 20);
@@ -206,14 +206,14 @@ static void test_backoff_bounds(void **state)
     }
     /* Jitter: two clients failing together do not retry in lockstep. */
     struct kube_backoff x, y;
-    kube_backoff_init(&x, 1000, 60000, 1);
-    kube_backoff_init(&y, 1000, 60000, 2);
+    assert_int_equal(kube_backoff_init(&x, 1000, 60000, 1), 0);
+    assert_int_equal(kube_backoff_init(&y, 1000, 60000, 2), 0);
     int same = 0;
     for (int i = 0; i < 10; i++)
         same += kube_backoff_next(&x) == kube_backoff_next(&y);
     assert_true(same < 3);
     /* Degenerate settings never give a zero delay (no hot loop). */
-    kube_backoff_init(&x, 0, 0, 3);
+    assert_int_equal(kube_backoff_init(&x, 0, 0, 3), 0);
     for (int i = 0; i < 10; i++)
         assert_true(kube_backoff_next(&x) >= 1);
 }

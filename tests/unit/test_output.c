@@ -27,6 +27,7 @@
 #include "output/output_set.h"
 #include "advise/rule.h"
 #include "sweep/runner.h"
+#include "sweep_fixture.h"
 #include "advise/sizing.h"
 
 #define NV 3
@@ -38,52 +39,6 @@ struct fixture {
     struct advice advice;
     struct output_doc doc;
 };
-
-/* One measured variant with a real load result: samples latencies spread over lat_us/2 ..
- * lat_us*1.5, recorded in the total and round-robin in every request name, at rps for 10 s. */
-static void fill_row(struct sweep_row *r, struct advisor_row *a, const char *spec, double rps,
-                     uint64_t lat_us, const struct profile *p)
-{
-    char err[ERR_LEN];
-
-    assert_int_equal(variant_parse(spec, &r->variant, err), 0);
-    r->state = SWEEP_ROW_MEASURED;
-    r->have_load = true;
-    assert_int_equal(load_result_init(&r->load, p), 0);
-    r->load.duration_s = 10;
-    uint64_t n = (uint64_t)(rps * 10);
-    for (uint64_t k = 0; k < n; k++) {
-        uint64_t us = lat_us / 2 + (k % 100) * lat_us / 100;
-        struct load_stats *by = &r->load.by_name[k % r->load.nnames];
-        hist_record(&r->load.total.latency, us);
-        hist_record(&by->latency, us);
-        by->requests++;
-        by->responses++;
-        by->status[200]++;
-    }
-    r->load.total.requests = r->load.total.responses = n;
-    r->load.total.status[200] = n;
-    r->load.tool_cpu_s = 1.0;
-    r->load.threads = 2;
-    r->load.users = 50;
-    r->have_usage = true;
-    r->usage.window_s = 10;
-    r->usage.cpu_s = 10 * (double)r->variant.cpu_millicores / 1000.0 * 0.9;
-    r->usage.peak_memory_bytes = (70LL << 20) * r->variant.workers;
-    r->gen_cores = 0.1;
-
-    a->variant = r->variant;
-    a->measured = true;
-    a->throughput_rps = load_stats_throughput(&r->load.total, r->load.duration_s);
-    a->p50_us = hist_percentile(&r->load.total.latency, 50);
-    a->p95_us = hist_percentile(&r->load.total.latency, 95);
-    a->p99_us = hist_percentile(&r->load.total.latency, 99);
-    a->requests = n;
-    a->cpu_cores_used = r->usage.cpu_s / r->usage.window_s;
-    a->peak_memory_bytes = r->usage.peak_memory_bytes;
-    a->gen_cores = r->gen_cores;
-    a->host_other_cores = -1;
-}
 
 /* The document over rows[0..n), with the advice the advisor gives for them. */
 static void fill_doc(struct output_doc *d, struct sweep *s, struct advisor_row *rows, size_t n,
@@ -126,7 +81,7 @@ static int setup(void **state)
     f->sweep.rows = calloc(NV, sizeof(*f->sweep.rows));
     assert_non_null(f->sweep.rows);
     for (int i = 0; i < NV; i++)
-        fill_row(&f->sweep.rows[i], &f->rows[i], specs[i], rps[i], lat_us[i], &f->profile);
+        sweep_fixture_row(&f->sweep.rows[i], &f->rows[i], specs[i], rps[i], lat_us[i], &f->profile);
     fill_doc(&f->doc, &f->sweep, f->rows, NV, &f->advice, &f->profile, 2000);
     f->doc.configs = "1@0.5/256Mi 1@1/256Mi 2@2/512Mi";
     *state = f;
@@ -951,7 +906,8 @@ static void test_big_document_fits(void **state)
     memset(rows, 0, sizeof(rows));
     for (int i = 0; i < BIG_VARIANTS; i++) {
         snprintf(spec, sizeof(spec), "%d@%dm/%dMi", 1 + i % 4, 250 * (1 + i / 4), 256 + 64 * i);
-        fill_row(&sw.rows[i], &rows[i], spec, 50 + 20 * i, 200000 - 5000 * (uint64_t)i, &p);
+        sweep_fixture_row(&sw.rows[i], &rows[i], spec, 50 + 20 * i, 200000 - 5000 * (uint64_t)i,
+                          &p);
     }
     fill_doc(&d, &sw, rows, BIG_VARIANTS, a, &p, 64000);
     d.configs = "many";
