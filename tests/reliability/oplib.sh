@@ -21,7 +21,7 @@ op_cleanup() {
     fake_stop
     rm -rf "$W"
 }
-trap op_cleanup EXIT
+on_exit op_cleanup
 
 op_cluster() { # PROMISE DIR APPS [FAKE-FLAGS...]: fails the promise when it cannot be set up
     local name=$1 dir=$2 apps=$3
