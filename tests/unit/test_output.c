@@ -28,6 +28,7 @@
 #include "advise/rule.h"
 #include "sweep/runner.h"
 #include "advise/sizing.h"
+#include "fixtures.h"
 
 #define NV 3
 
@@ -72,17 +73,13 @@ static void fill_row(struct sweep_row *r, struct advisor_row *a, const char *spe
     r->usage.peak_memory_bytes = (70LL << 20) * r->variant.workers;
     r->gen_cores = 0.1;
 
-    a->variant = r->variant;
-    a->measured = true;
-    a->throughput_rps = load_stats_throughput(&r->load.total, r->load.duration_s);
-    a->p50_us = hist_percentile(&r->load.total.latency, 50);
-    a->p95_us = hist_percentile(&r->load.total.latency, 95);
-    a->p99_us = hist_percentile(&r->load.total.latency, 99);
-    a->requests = n;
+    fixture_row(a, spec, load_stats_throughput(&r->load.total, r->load.duration_s),
+                hist_percentile(&r->load.total.latency, 50),
+                hist_percentile(&r->load.total.latency, 95),
+                hist_percentile(&r->load.total.latency, 99), n);
     a->cpu_cores_used = r->usage.cpu_s / r->usage.window_s;
     a->peak_memory_bytes = r->usage.peak_memory_bytes;
     a->gen_cores = r->gen_cores;
-    a->host_other_cores = -1;
 }
 
 /* The document over rows[0..n), with the advice the advisor gives for them. */
