@@ -25,6 +25,7 @@ import time
 
 import resize
 from api import jcopy, now_ts
+from controller import Controller
 from resources import BY_PATH
 from sandbox import Sandbox, container_argv, expand_env, image_entry
 from store import ApiError
@@ -843,15 +844,16 @@ class PodRun:
         self.sa_token = None  # its token, valid while the pod exists
 
 
-class Kubelet:
+class Kubelet(Controller):
+    name = "kubelet"
+    watches = (POD.key,)
+
     def __init__(self, api, stop, images, args, auth=None):
         """auth issues and revokes tokens (add_token, revoke) and knows the API server's port
         and CA (port, dir): with it, pods get a ServiceAccount token and the KUBERNETES_SERVICE_*
         variables, as in a cluster."""
-        self.api = api
+        Controller.__init__(self, api, stop)
         self.auth = auth
-        self.store = api.store
-        self.stop = stop
         self.images = images or {}
         self.args = args
         self.dir = args.dir
@@ -860,7 +862,6 @@ class Kubelet:
         self.prefix = args.pod_net
         self.runs = {}  # (ns, name) -> PodRun
         self.lock = threading.RLock()
-        self.wake = threading.Event()
         self.cg = Cgroups(disabled=getattr(args, "no_cgroups", False))
         self.apps_dir = os.path.join(os.path.dirname(os.path.abspath(__file__)), "apps")
         self.sandbox = Sandbox(args.dir, log)
@@ -871,18 +872,6 @@ class Kubelet:
             log("cgroups unavailable, pods run without limits: %s" % self.cg.reason)
         else:
             log("pod cgroups (%s) under %s" % (self.cg.mode, ", ".join(self.cg.bases.values())))
-        self.store.listeners.append(self._on_change)
-
-    def _on_change(self, key, etype, obj, old):
-        if key == POD.key:
-            self.wake.set()
-
-    def kick(self):
-        self.wake.set()
-
-    def start(self):
-        self.thread = threading.Thread(target=self.run, name="kubelet", daemon=True)
-        self.thread.start()
 
     def owns(self, pod):
         m = pod["metadata"]
@@ -893,18 +882,11 @@ class Kubelet:
 
     # --- the loop -------------------------------------------------------------------------------
 
-    def run(self):
-        while not self.stop.is_set():
-            # Woken at the next scrape too, so a PodMetrics window ends where it is due.
-            now = time.time()
-            scrape = (math.floor(now / self.metrics_window) + 1) * self.metrics_window
-            self.wake.wait(min(0.25, max(0.01, scrape - now + 0.005)))
-            self.wake.clear()
-            try:
-                self.sync()
-            except Exception:
-                import traceback
-                traceback.print_exc()
+    def timeout(self):
+        # Woken at the next scrape too, so a PodMetrics window ends where it is due.
+        now = time.time()
+        scrape = (math.floor(now / self.metrics_window) + 1) * self.metrics_window
+        return min(0.25, max(0.01, scrape - now + 0.005))
 
     def sync(self):
         entries, _ = self.store.entries(POD.key)
@@ -1558,38 +1540,23 @@ def _killpg(proc, sig):
 
 # --- Services: Endpoints and a loopback proxy on each ClusterIP --------------------------------
 
-class ServiceProxy:
+class ServiceProxy(Controller):
     """Keeps an Endpoints object per Service (ready pods matching its selector) and listens on
     each ClusterIP:port, forwarding TCP connections round-robin to the ready pods, so a URL
     through a Service works as it would in a cluster (all on 127.0.0.0/8)."""
 
+    name = "service-proxy"
+    watches = (POD.key, SVC.key)
+    period = 1.0
+
     def __init__(self, api, stop):
-        self.api = api
-        self.store = api.store
-        self.stop = stop
-        self.wake = threading.Event()
+        Controller.__init__(self, api, stop)
         self.listeners = {}  # (ip, port) -> (socket, service key, port spec)
         self.backends = {}  # (ns, svc, port name or number) -> [(ip, port)]
         self.rr = 0
         self.lock = threading.Lock()
-        self.store.listeners.append(self._on_change)
 
-    def _on_change(self, key, etype, obj, old):
-        if key in (POD.key, SVC.key):
-            self.wake.set()
-
-    def start(self):
-        threading.Thread(target=self.run, name="service-proxy", daemon=True).start()
-
-    def run(self):
-        while not self.stop.is_set():
-            self.wake.wait(1.0)
-            self.wake.clear()
-            try:
-                self.sync()
-            except Exception:
-                import traceback
-                traceback.print_exc()
+    def finish(self):
         for sock, _, _ in list(self.listeners.values()):
             sock.close()
 

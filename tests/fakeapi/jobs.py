@@ -15,10 +15,10 @@ it count.
 import calendar
 import random
 import sys
-import threading
 import time
 
 from api import jcopy, now_ts
+from controller import Controller
 from resources import BY_PATH
 from store import ApiError
 
@@ -140,32 +140,15 @@ class _Track:
         self.next_create = 0.0
 
 
-class JobController:
+class JobController(Controller):
+    name = "job-controller"
+    watches = (JOB.key, POD.key)
+    period = 0.5
+
     def __init__(self, api, stop, args):
-        self.api = api
-        self.store = api.store
-        self.stop = stop
+        Controller.__init__(self, api, stop)
         self.backoff = max(0.05, float(getattr(args, "restart_backoff", 1.0)))
-        self.wake = threading.Event()
         self.tracks = {}  # job uid -> _Track
-        self.store.listeners.append(self._on_change)
-
-    def _on_change(self, key, etype, obj, old):
-        if key in (JOB.key, POD.key):
-            self.wake.set()
-
-    def start(self):
-        threading.Thread(target=self.run, name="job-controller", daemon=True).start()
-
-    def run(self):
-        while not self.stop.is_set():
-            self.wake.wait(0.5)
-            self.wake.clear()
-            try:
-                self.sync()
-            except Exception:
-                import traceback
-                traceback.print_exc()
 
     def sync(self):
         entries, _ = self.store.entries(JOB.key)

@@ -15,10 +15,6 @@ PY=/usr/bin/python3
 $PY -c 'import websockets' 2>/dev/null ||
     { echo "python3-websockets is missing for $PY (scripts/install-deps.sh test)"; exit 1; }
 client="$ROOT/tests/servers/progress_client.py"
-free_port() {
-    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0))
-print(s.getsockname()[1]); s.close()'
-}
 e2e_setup
 k apply -f - >/dev/null <<'YAML'
 apiVersion: v1

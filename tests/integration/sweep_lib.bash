@@ -2,10 +2,8 @@
 # every tests/integration/*.sh, does not run it as a test).
 # shellcheck shell=bash
 
-# A free TCP port on 127.0.0.1.
-free_port() {
-    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
-}
+# free_port, jget, fail, skip, on_exit and workdir.
+. "$ROOT/tests/lib/common.sh"
 
 # Every cgroup directory a sizeup process with this pid made (sizeup-<pid>...), in any
 # hierarchy, v1 or v2.

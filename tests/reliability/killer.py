@@ -4,7 +4,8 @@
     killer.py --dir FAKE_DIR --pid PID --user USER --since SEQ --at POINT [--timeout S]
 
 POINT is VERB:RESOURCE:NAME#N[+DELAY]: the N-th request by USER since SEQ with that verb
-(`write` = create/update/patch/delete), resource and name (`*` = any) is answered, DELAY
+(`write` = create/update/patch/delete), resource (`pods` also matches its subresources,
+`pods/resize` only that one) and name (`*` = any) is answered, DELAY
 seconds pass, then PID gets SIGKILL. The fake's request log is polled every 20 ms over one
 connection. Prints what it matched and when; exits 0 once it killed, 1 if the point was not
 reached within the timeout (or the process ended first), 2 on bad usage.
@@ -63,7 +64,10 @@ def main():
             v = e.get("verb", "")
             if not (v == verb or (verb == "write" and v in WRITES)):
                 continue
-            if resource != "*" and e.get("resource") != resource:
+            res = e.get("resource", "")
+            if e.get("sub"):
+                res += "/" + e["sub"]
+            if resource != "*" and res != resource and e.get("resource") != resource:
                 continue
             if name != "*" and e.get("name", "") != name:
                 continue

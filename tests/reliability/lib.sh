@@ -8,6 +8,8 @@
 # and reports with `result PASS|FAIL NAME FIGURE`. A promise not kept is a FAIL with its figure.
 
 : "${ROOT:?}" "${BUILD:?}"
+# free_port, jget, now_ms, on_exit (the cleanup stack), workdir, fail and skip.
+. "$ROOT/tests/lib/common.sh"
 SIZEUP=${SIZEUP:-$BUILD/sizeup}
 REL_FAST=${REL_FAST:-0}
 if [ -z "${REL_RESULTS:-}" ]; then
@@ -29,7 +31,6 @@ result() {
     printf '%s %s: %s\n' "$verdict" "$name" "$*" | tee -a "$REL_RESULTS"
 }
 
-now_ms() { echo $(($(date +%s%N) / 1000000)); }
 
 # sanitizer_report FILE...: prints the first sanitizer finding in the files, if any.
 sanitizer_report() {
@@ -54,11 +55,6 @@ remember_secret() {
         [ -s "$f" ] && { tr -d '\n' <"$f"; echo; } >>"$REL_SECRETS"
     done
     return 0
-}
-
-# jq-like access to a JSON file with Python: jget FILE EXPR (j is the document).
-jget() {
-    python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"
 }
 
 # wait_file FILE SECONDS: waits until FILE is non-empty.

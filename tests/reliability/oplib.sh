@@ -21,7 +21,7 @@ op_cleanup() {
     fake_stop
     rm -rf "$W"
 }
-trap op_cleanup EXIT
+on_exit op_cleanup
 
 op_cluster() { # PROMISE DIR APPS [FAKE-FLAGS...]: fails the promise when it cannot be set up
     local name=$1 dir=$2 apps=$3
@@ -80,9 +80,11 @@ op_stop() { # PID
 ann() { k get deployment "${2:-web}" -o json | python3 -c 'import json,sys; print(json.load(sys.stdin)["metadata"].get("annotations",{}).get(sys.argv[1],""))' "$1"; }
 last_seq() { fakectl GET /fake/log | python3 -c 'import json,sys; e=json.load(sys.stdin)["entries"]; print(e[-1]["seq"] if e else 0)'; }
 
-# The Deployment minus what a sweep may legitimately change.
-fingerprint() {
-    k get deployment "${1:-web}" -o json | python3 -c '
+# The Deployment minus what a sweep may legitimately change (fingerprint_json: of the JSON of a
+# Deployment on stdin).
+fingerprint() { k get deployment "${1:-web}" -o json | fingerprint_json; }
+fingerprint_json() {
+    python3 -c '
 import json, sys
 o = json.load(sys.stdin)
 m = o["metadata"]

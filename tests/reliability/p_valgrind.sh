@@ -52,7 +52,7 @@ verdict() { # NAME RC LOG WHAT
 rc=0
 
 # 1. A local sweep, two variants, real cgroups when writable.
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')
+port=$(free_port)
 t0=$(now_ms)
 timeout 600 "${VG[@]}" --log-file="$W/vg-sweep.log" "$BIN" sweep \
     --configs "1@0.5/128Mi 1@1/128Mi" --port "$port" --load fixed --users 2 --duration 2s --warmup 0s \

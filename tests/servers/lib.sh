@@ -4,24 +4,21 @@
 #   srv_stats PORT                       prints the server's counters (JSON)
 #   jget FILE EXPR                       evaluates a Python expression on JSON FILE bound to j
 #   fail MSG / skip MSG                  exit 1 / exit 77 with MSG as the last line
+#   (free_port, jget, fail, skip, on_exit and workdir come from tests/lib/common.sh)
 # Needs python3 and curl. Every process started here is killed by the EXIT trap.
 
 SRV_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-SRV_TMP=$(mktemp -d /tmp/sizeup-test.XXXXXX)
+. "$SRV_DIR/../lib/common.sh"
+workdir SRV_TMP test
 SRV_PIDS=()
 
 srv_cleanup() {
     for p in "${SRV_PIDS[@]}"; do kill "$p" 2>/dev/null; done
     for p in "${SRV_PIDS[@]}"; do wait "$p" 2>/dev/null; done
-    rm -rf "$SRV_TMP"
 }
-trap srv_cleanup EXIT
+on_exit srv_cleanup
 
-fail() { echo "FAIL: $*"; exit 1; }
-skip() { echo "skipped: $*"; exit 77; }
-
-command -v python3 >/dev/null || skip "python3 is not installed"
-command -v curl >/dev/null || skip "curl is not installed"
+need python3 curl
 
 srv_start() { # NAME, flags...
     local name=$1; shift
@@ -47,11 +44,3 @@ srv_stats() { # PORT [scheme]
     curl -sS --max-time 5 -k "${2:-http}://127.0.0.1:$1/__stats"
 }
 
-jget() { # FILE, python expression over j
-    python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"
-}
-
-# A port on 127.0.0.1 where nothing listens (bound then released; nothing else takes it here).
-free_port() {
-    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
-}

@@ -4,7 +4,7 @@
 /* A measured sweep row for output tests (test_output.c, test_alloc_fail.c): a real load result
  * whose latencies spread over lat_us/2 .. lat_us*1.5, recorded in the total and round-robin in
  * every request name, at rps for 10 s, with usage figures that follow the CPU limit; a the
- * advisor row made of it. Include after cmocka.h. */
+ * advisor row made of it (fixture_row). Include after cmocka.h. */
 
 #include <stdint.h>
 
@@ -14,6 +14,7 @@
 #include "sweep/runner.h"
 #include "sweep/variant.h"
 #include "advise/advisor.h"
+#include "fixtures.h"
 
 static void sweep_fixture_row(struct sweep_row *r, struct advisor_row *a, const char *spec,
                               double rps, uint64_t lat_us, const struct profile *p)
@@ -46,17 +47,13 @@ static void sweep_fixture_row(struct sweep_row *r, struct advisor_row *a, const 
     r->usage.peak_memory_bytes = (70LL << 20) * r->variant.workers;
     r->gen_cores = 0.1;
 
-    a->variant = r->variant;
-    a->measured = true;
-    a->throughput_rps = load_stats_throughput(&r->load.total, r->load.duration_s);
-    a->p50_us = hist_percentile(&r->load.total.latency, 50);
-    a->p95_us = hist_percentile(&r->load.total.latency, 95);
-    a->p99_us = hist_percentile(&r->load.total.latency, 99);
-    a->requests = n;
+    fixture_row(a, spec, load_stats_throughput(&r->load.total, r->load.duration_s),
+                hist_percentile(&r->load.total.latency, 50),
+                hist_percentile(&r->load.total.latency, 95),
+                hist_percentile(&r->load.total.latency, 99), n);
     a->cpu_cores_used = r->usage.cpu_s / r->usage.window_s;
     a->peak_memory_bytes = r->usage.peak_memory_bytes;
     a->gen_cores = r->gen_cores;
-    a->host_other_cores = -1;
 }
 
 #endif

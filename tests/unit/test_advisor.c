@@ -21,6 +21,7 @@
 #include <cmocka.h>
 
 #include "advise/advisor.h"
+#include "fixtures.h"
 
 #define MS 1000ULL
 
@@ -50,21 +51,9 @@ static void seed_opts(struct advisor_opts *o)
 
 static void seed_rows(struct advisor_row *rows)
 {
-    char err[ERR_LEN];
-    for (size_t i = 0; i < NSEED; i++) {
-        memset(&rows[i], 0, sizeof(rows[i]));
-        assert_int_equal(variant_parse(seed000[i].spec, &rows[i].variant, err), 0);
-        rows[i].measured = true;
-        rows[i].throughput_rps = seed000[i].rps;
-        rows[i].p50_us = seed000[i].p50 * MS;
-        rows[i].p95_us = seed000[i].p95 * MS;
-        rows[i].p99_us = seed000[i].p99 * MS;
-        rows[i].requests = (uint64_t)(seed000[i].rps * 20);
-        rows[i].cpu_cores_used = -1;
-        rows[i].peak_memory_bytes = -1;
-        rows[i].gen_cores = -1;
-        rows[i].host_other_cores = -1;
-    }
+    for (size_t i = 0; i < NSEED; i++)
+        fixture_row(&rows[i], seed000[i].spec, seed000[i].rps, seed000[i].p50 * MS,
+                    seed000[i].p95 * MS, seed000[i].p99 * MS, (uint64_t)(seed000[i].rps * 20));
 }
 
 static int has(const struct advice *a, const char *needle)
@@ -222,23 +211,12 @@ static void test_failed_and_overloaded(void **state)
     char err[ERR_LEN] = "";
 
     seed_opts(&o);
-    memset(rows, 0, sizeof(rows));
-    assert_int_equal(variant_parse("1@1/64Mi", &rows[0].variant, err), 0);
-    rows[0].fail = PLATFORM_FAIL_OOM;
-    snprintf(rows[0].note, sizeof(rows[0].note), "OOM-killed");
-    assert_int_equal(variant_parse("1@1/512Mi", &rows[1].variant, err), 0);
-    rows[1].measured = true;
-    rows[1].throughput_rps = 900;
-    rows[1].p95_us = 800 * MS;
-    rows[1].requests = 100;
+    fixture_failed_row(&rows[0], "1@1/64Mi", PLATFORM_FAIL_OOM, "OOM-killed");
+    fixture_row(&rows[1], "1@1/512Mi", 900, 0, 800 * MS, 0, 100);
     rows[1].peak_memory_bytes = 100LL << 20;
     rows[1].cpu_cores_used = 0.98;
-    assert_int_equal(variant_parse("2@2/512Mi", &rows[2].variant, err), 0);
-    rows[2].measured = true;
-    rows[2].throughput_rps = 500;
-    rows[2].p95_us = 50 * MS;
+    fixture_row(&rows[2], "2@2/512Mi", 500, 0, 50 * MS, 0, 100);
     rows[2].error_rate = 0.02; /* 2% errors: OVERLOADED despite a low p95 */
-    rows[2].requests = 100;
     assert_int_equal(advisor_run(rows, 3, &o, &a, err), 0);
     dump(&a);
     assert_int_equal(a.rows[1].verdict, VERDICT_OVERLOADED);
@@ -327,22 +305,8 @@ static void test_classify_boundaries(void **state)
 static void make_rows(struct advisor_row *rows, size_t n, const char *const *specs,
                       const double *rps)
 {
-    char err[ERR_LEN];
-
-    memset(rows, 0, n * sizeof(*rows));
-    for (size_t i = 0; i < n; i++) {
-        assert_int_equal(variant_parse(specs[i], &rows[i].variant, err), 0);
-        rows[i].measured = true;
-        rows[i].throughput_rps = rps[i];
-        rows[i].p50_us = 10 * MS;
-        rows[i].p95_us = 40 * MS;
-        rows[i].p99_us = 60 * MS;
-        rows[i].requests = 1000;
-        rows[i].cpu_cores_used = -1;
-        rows[i].peak_memory_bytes = -1;
-        rows[i].gen_cores = -1;
-        rows[i].host_other_cores = -1;
-    }
+    for (size_t i = 0; i < n; i++)
+        fixture_row(&rows[i], specs[i], rps[i], 10 * MS, 40 * MS, 60 * MS, 1000);
 }
 
 /* The one finding that contains needle, or fails the test. */

@@ -1,4 +1,4 @@
-/* Tests for src/sweep/output*.c: values.yaml and auto-sizing.yaml parse back (libyaml) to what
+/* Tests for src/output/output*.c: values.yaml and auto-sizing.yaml parse back (libyaml) to what
  * the advisor decided; results.json carries each variant's spec, verdict, usage and the load
  * run's own fields exactly as report_json names them; report.html is self-contained; files are
  * written atomically. */
@@ -29,6 +29,7 @@
 #include "sweep/runner.h"
 #include "sweep_fixture.h"
 #include "advise/sizing.h"
+#include "fixtures.h"
 
 #define NV 3
 

@@ -13,6 +13,7 @@
 
 #include <cmocka.h>
 
+#include "fixtures.h"
 #include "operator/resweep.h"
 
 #define NOW 1764560000 /* 2025-12-01T03:33:20Z */
@@ -210,12 +211,7 @@ static void test_patch(void **state)
 
 static void row(struct advisor_row *r, const char *spec, double rps, uint64_t p95_us)
 {
-    char err[ERR_LEN];
-    memset(r, 0, sizeof(*r));
-    assert_int_equal(variant_parse(spec, &r->variant, err), 0);
-    r->measured = true;
-    r->throughput_rps = rps;
-    r->p95_us = p95_us;
+    fixture_row(r, spec, rps, 0, p95_us, 0, 0);
 }
 
 static void test_compare(void **state)

@@ -4,6 +4,9 @@
 # cleans everything up on exit. Every process it starts is stopped by its own PID. Set E2E_KEEP=1
 # to keep the work directory (logs, kubeconfig) for a look afterwards.
 
+# free_port and jget (its EXIT trap gives way to e2e_cleanup's once e2e_setup runs).
+. "$ROOT/tests/lib/common.sh"
+
 E2E_W=
 OP_PID=
 OP_LOG=
