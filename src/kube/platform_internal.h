@@ -8,6 +8,9 @@
  *   platform_usage.c    usage from the pod status and metrics.k8s.io
  *   platform_restore.c  stop a variant, restore (delete the clone / put the template back)
  *   platform_resize.c   apply a variant to a running pod through pods/resize, and undo it
+ *   platform_util.c     the helpers more than one of them needs
+ * Calls run one way: platform.c -> restore -> resize -> rollout -> clone, usage; each of them ->
+ * platform_util.c, which calls none of them.
  * A variant is applied by one of two appliers (struct kube__applier): a rollout or a resize;
  * apply picks one per variant (kube__resize_fits), and the resize applier hands over to the
  * rollout applier when the server or the kubelet refuses the resize.
@@ -81,7 +84,7 @@ struct kplat {
     char rz_uid[64];
 };
 
-/* ---- shared helpers (platform.c) ---- */
+/* ---- shared helpers (platform_util.c) ---- */
 
 /* The Deployment the variants run in: the clone, or the original in place. */
 const char *kube__plat_target(const struct kplat *k);
@@ -97,6 +100,13 @@ int kube__plat_selector(const cJSON *d, char *buf, size_t len);
  * shortened label alone could in principle be shared by two long names). Borrows d. */
 bool kube__plat_is_our_clone(const struct kplat *k, const cJSON *d);
 
+/* Sleeps us in 50 ms slices; 1 when *stop (may be NULL) was raised. */
+int kube__plat_nap(int64_t us, volatile sig_atomic_t *stop);
+
+/* Scales the clone to zero and waits for its pods to go (stop_variant without the resize
+ * shortcut). */
+int kube__plat_scale_down(struct kplat *k, char *err);
+
 /* ---- platform_clone.c ---- */
 
 /* The clone of k->original with v applied. Owned result, NULL on allocation failure. */
@@ -109,9 +119,6 @@ char *kube__plat_variant_patch(const struct kplat *k, const struct variant *v);
 /* ---- platform_rollout.c: the platform_ops of the same names ---- */
 
 extern const struct kube__applier kube__rollout;
-
-/* Sleeps us in 50 ms slices; 1 when *stop (may be NULL) was raised. */
-int kube__plat_nap(int64_t us, volatile sig_atomic_t *stop);
 
 int kube__plat_apply(void *self, const struct variant *v, struct platform_failure *fail, char *err);
 int kube__plat_wait_ready(void *self, int64_t timeout_us, volatile sig_atomic_t *stop,
@@ -130,10 +137,6 @@ int kube__plat_usage_end(void *self, struct platform_usage *out, char *err);
 
 int kube__plat_stop_variant(void *self, char *err);
 int kube__plat_restore(void *self, char *err);
-
-/* Scales the clone to zero and waits for its pods to go (stop_variant without the resize
- * shortcut). */
-int kube__plat_scale_down(struct kplat *k, char *err);
 
 /* A kube_update_retry mutator (ud: the struct kplat) that puts the template saved in
  * KUBE_ANN_ORIGINAL back and drops the annotation; when k->last_template is set and the live
