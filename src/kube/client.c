@@ -44,6 +44,11 @@ int kube__stopped(kube_client_t *c)
     return c && c->o.stop && c->o.stop(c->o.stop_ctx);
 }
 
+kube_config_t *kube__cfg(kube_client_t *c)
+{
+    return c->cfg;
+}
+
 const struct kube_client_opts *kube__opts(const kube_client_t *c)
 {
     return &c->o;
@@ -394,6 +399,17 @@ int kube__perform(kube_client_t *c, const char *method, const char *verb, const 
         curl_easy_setopt(h, CURLOPT_CAINFO_BLOB, &b);
         curl_easy_setopt(h, CURLOPT_CAPATH, NULL);
     }
+    if (cfg->proxy)
+        curl_easy_setopt(h, CURLOPT_PROXY, cfg->proxy);
+    /* An exec plugin's credential must be in place before the request; its failure is the
+     * request's (without one the server would only answer 401). A token file's failed re-read
+     * keeps the old token. */
+    rc = kube_config_reload_token(cfg, 0, NULL, cfg->exec ? err : NULL);
+    if (rc && cfg->exec)
+        goto out;
+    rc = 0;
+    /* The plugin may replace the certificate: curl copies the blobs under the lock. */
+    pthread_mutex_lock(&cfg->mu);
     if (cfg->cert && cfg->key) {
         struct curl_blob bc = {cfg->cert, cfg->cert_len, CURL_BLOB_COPY};
         struct curl_blob bk = {cfg->key, cfg->key_len, CURL_BLOB_COPY};
@@ -402,7 +418,7 @@ int kube__perform(kube_client_t *c, const char *method, const char *verb, const 
         curl_easy_setopt(h, CURLOPT_SSLKEY_BLOB, &bk);
         curl_easy_setopt(h, CURLOPT_SSLKEYTYPE, "PEM");
     }
-    kube_config_reload_token(cfg, 0, NULL, NULL);
+    pthread_mutex_unlock(&cfg->mu);
     if (kube_config_token(cfg, tok, sizeof(tok)) == 0) {
         /* The token goes to curl's auth machinery, never into a header list we could print. */
         have_tok = 1;
@@ -519,7 +535,8 @@ int kube__request(kube_client_t *c, const char *method, const char *verb, const 
                 int changed = 0;
                 reauth = 1;
                 kube_config_reload_token(c->cfg, 1, &changed, NULL);
-                /* Only a new token can change the answer. */
+                /* Only a new token can change the answer (an exec plugin counts as new each
+                 * time it runs: it is asked once more, and the request retried once). */
                 again = changed;
             } else if ((code == 429 || code >= 500) && attempt < c->o.max_attempts) {
                 again = 1;

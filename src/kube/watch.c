@@ -263,6 +263,10 @@ int kube_watch_once(kube_client_t *c, const struct kube_informer_opts *o,
         rc = kube_status_decode(x.buf, x.len, code, &st);
         st.retry_after_s = x.retry_after_s;
         kube__set_last(c, &st);
+        /* A credential the server refuses is renewed now (token file re-read, exec plugin run
+         * again), so the informer's next watch carries the new one. */
+        if (code == 401)
+            kube_config_reload_token(kube__cfg(c), 1, NULL, NULL);
         err_set(err, rc, "watch %s: %ld %s%s%s", o->res->plural, st.code, st.reason,
                 st.message[0] ? ": " : "", st.message);
         goto out;
