@@ -150,6 +150,17 @@ static int dup_pem(const char *s, unsigned char **out, size_t *len)
     return *out ? 0 : -ENOMEM;
 }
 
+/* True when s is short printable ASCII: the only part of a plugin's output an error may quote
+ * (its apiVersion), and only then. */
+static bool plain(const char *s)
+{
+    size_t n = 0;
+    for (; s[n]; n++)
+        if ((unsigned char)s[n] < 0x20 || (unsigned char)s[n] >= 0x7f || n >= 64)
+            return false;
+    return true;
+}
+
 int kube_exec_parse(const char *json, size_t len, const char *api_version,
                     struct kube_exec_cred *out, char *err)
 {
@@ -172,7 +183,10 @@ int kube_exec_parse(const char *json, size_t len, const char *api_version,
     }
     if (!av || !api_version || strcmp(av, api_version) != 0) {
         rc = err_set(err, -EBADMSG, "returned apiVersion %.64s, but the kubeconfig asks for %.64s",
-                     av ? av : "(none)", api_version ? api_version : "(none)");
+                     !av         ? "(none)"
+                     : plain(av) ? av
+                                 : "(unprintable)",
+                     api_version ? api_version : "(none)");
         goto out;
     }
     const cJSON *st = cJSON_GetObjectItemCaseSensitive(root, "status");
@@ -506,7 +520,9 @@ int kube_exec_run(const struct kube_exec *ex, bool have_tty, struct kube_exec_cr
     int rr = reap(pid, !interactive, rc ? kube__now_ms() : deadline, &status);
     pid = -1;
     if (rc == -ETIMEDOUT || rr == -ETIMEDOUT) {
-        rc = fail(ex, err, -ETIMEDOUT, "did not finish within %ld s", timeout_ms(ex) / 1000);
+        /* -ETIME, not -ETIMEDOUT: the client retries a transport's timeout, and running a
+         * hung plugin again would only multiply the wait. */
+        rc = fail(ex, err, -ETIME, "did not finish within %ld s", timeout_ms(ex) / 1000);
         goto out;
     }
     if (rc == -EFBIG) {

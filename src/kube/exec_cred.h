@@ -80,7 +80,8 @@ int kube_exec_parse_time(const char *s, time_t *out /* OUT */);
 char *kube_exec_info(const struct kube_exec *ex, bool interactive);
 
 /* Runs ex's plugin and parses what it prints into *out. have_tty: whether stdin is a
- * terminal the plugin may use. Errors name the plugin and end with its installHint. */
+ * terminal the plugin may use. Errors name the plugin and end with its installHint; a plugin
+ * that outlives the timeout is killed (with its process group) and returns -ETIME. */
 int kube_exec_run(const struct kube_exec *ex, bool have_tty, struct kube_exec_cred *out /* OUT */,
                   char *err);
 

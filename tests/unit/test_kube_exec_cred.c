@@ -94,6 +94,10 @@ static void test_parse(void **state)
         {"other apiVersion", V1,
          "{\"apiVersion\":\"" V1B "\",\"kind\":\"ExecCredential\",\"status\":{\"token\":\"a\"}}",
          -EBADMSG, "returned apiVersion " V1B ", but the kubeconfig asks for " V1, 0},
+        {"apiVersion with a control character", V1,
+         "{\"apiVersion\":\"client.\\u0001v1\",\"kind\":\"ExecCredential\",\"status\":{\"token\":"
+         "\"a\"}}",
+         -EBADMSG, "returned apiVersion (unprintable)", 0},
         {"no status", V1, "{\"apiVersion\":\"" V1 "\",\"kind\":\"ExecCredential\"}", -EBADMSG,
          "returned no status", 0},
         {"empty status", V1,
@@ -251,7 +255,7 @@ static void test_run(void **state)
     } bad[] = {
         {"fail.sh", "echo 'secret-ish output'; exit 3", -ECHILD, "exited with status 3"},
         {"badjson.sh", "echo 'secret-ish output'", -EBADMSG, "not a JSON object"},
-        {"hang.sh", "sleep 30", -ETIMEDOUT, "did not finish within"},
+        {"hang.sh", "sleep 30", -ETIME, "did not finish within"},
         {"killed.sh", "kill -9 $$", -ECHILD, "killed by signal 9"},
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
