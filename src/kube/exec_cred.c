@@ -20,6 +20,7 @@
 #include "core/err.h"
 #include "kube/exec_cred.h"
 #include "kube/internal.h"
+#include "kube/objects.h"
 
 extern char **environ;
 
@@ -73,62 +74,6 @@ int kube_exec_interactive_parse(const char *s, enum kube_exec_interactive *out)
 }
 
 /* ---- the ExecCredential ------------------------------------------------------------------- */
-
-static int digits(const char **p, int n, int *out)
-{
-    int v = 0;
-    for (int i = 0; i < n; i++, (*p)++) {
-        if (**p < '0' || **p > '9')
-            return -EINVAL;
-        v = v * 10 + (**p - '0');
-    }
-    *out = v;
-    return 0;
-}
-
-int kube_exec_parse_time(const char *s, time_t *out)
-{
-    struct tm tm = {0};
-    int y, mo, d, h, mi, se, oh = 0, om = 0;
-    const char *p = s;
-
-    if (!s || digits(&p, 4, &y) || *p++ != '-' || digits(&p, 2, &mo) || *p++ != '-' ||
-        digits(&p, 2, &d) || (*p != 'T' && *p != 't' && *p != ' '))
-        return -EINVAL;
-    p++;
-    if (digits(&p, 2, &h) || *p++ != ':' || digits(&p, 2, &mi) || *p++ != ':' || digits(&p, 2, &se))
-        return -EINVAL;
-    if (*p == '.') {
-        p++;
-        if (*p < '0' || *p > '9')
-            return -EINVAL;
-        while (*p >= '0' && *p <= '9')
-            p++;
-    }
-    int sign = 0;
-    if (*p == 'Z' || *p == 'z') {
-        p++;
-    } else if (*p == '+' || *p == '-') {
-        sign = *p++ == '+' ? 1 : -1;
-        if (digits(&p, 2, &oh) || *p++ != ':' || digits(&p, 2, &om) || oh > 23 || om > 59)
-            return -EINVAL;
-    } else {
-        return -EINVAL;
-    }
-    if (*p || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || se > 60)
-        return -EINVAL;
-    tm.tm_year = y - 1900;
-    tm.tm_mon = mo - 1;
-    tm.tm_mday = d;
-    tm.tm_hour = h;
-    tm.tm_min = mi;
-    tm.tm_sec = se;
-    time_t t = timegm(&tm);
-    if (t == (time_t)-1)
-        return -EINVAL;
-    *out = t - sign * (oh * 3600 + om * 60);
-    return 0;
-}
 
 /* A token is one header-safe word (printable ASCII, no spaces) of at most KUBE_TOKEN_MAX - 1
  * bytes: anything else could inject header lines. */
@@ -234,14 +179,15 @@ int kube_exec_parse(const char *json, size_t len, const char *api_version,
     }
     if (expj && !cJSON_IsNull(expj)) {
         const char *es = cJSON_GetStringValue(expj);
-        if (!es || kube_exec_parse_time(es, &out->expiry) != 0) {
+        struct timespec ts;
+        if (!es || kube_time_parse(es, &ts) != 0) {
             rc = err_set(err, -EBADMSG,
                          "returned an expirationTimestamp that is not an RFC 3339 "
                          "time");
             goto out;
         }
-        if (out->expiry == 0)
-            out->expiry = 1; /* 0 means "never"; the epoch itself is long expired */
+        /* 0 means "never"; the epoch itself is long expired. */
+        out->expiry = ts.tv_sec ? ts.tv_sec : 1;
     }
     if (tok && !(out->token = strdup(tok))) {
         rc = err_set(err, -ENOMEM, "out of memory");

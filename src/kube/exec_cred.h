@@ -71,10 +71,6 @@ int kube_exec_interactive_parse(const char *s, enum kube_exec_interactive *out /
 int kube_exec_parse(const char *json, size_t len, const char *api_version,
                     struct kube_exec_cred *out /* OUT */, char *err);
 
-/* Parses an RFC 3339 time ("2026-12-01T21:00:00Z", fractions and offsets allowed) into
- * seconds since the epoch. -EINVAL when it is not one. */
-int kube_exec_parse_time(const char *s, time_t *out /* OUT */);
-
 /* The KUBERNETES_EXEC_INFO value for ex: an owned JSON string (free with free()), NULL on
  * allocation failure. */
 char *kube_exec_info(const struct kube_exec *ex, bool interactive);

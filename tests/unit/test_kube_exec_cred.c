@@ -1,5 +1,6 @@
 /* Tests for src/kube/exec_cred.c and the exec part of src/kube/config.c: the ExecCredential
- * parser (table-driven, malformed output included), RFC 3339 times, KUBERNETES_EXEC_INFO, and
+ * parser (table-driven, malformed output included; its times are kube_time_parse's, tested in
+ * test_kube_objects.c), KUBERNETES_EXEC_INFO, and
  * running plugin scripts (success, failure, a hang, bad JSON, interactiveMode Always, the
  * credential's cache until its expiry). */
 
@@ -150,37 +151,6 @@ static void test_parse(void **state)
             assert_null(strstr(err, "log in"));
         }
         kube_exec_cred_clear(&cr);
-    }
-}
-
-static void test_parse_time(void **state)
-{
-    (void)state;
-    static const struct {
-        const char *s;
-        int rc;
-        long long t;
-    } cases[] = {
-        {"1970-01-01T00:00:00Z", 0, 0},
-        {"2026-12-01T21:00:00Z", 0, 1796158800},
-        {"2026-12-01T21:00:00.123456789Z", 0, 1796158800},
-        {"2026-12-01T22:30:00+01:30", 0, 1796158800},
-        {"2026-12-01T19:00:00-02:00", 0, 1796158800},
-        {"2026-12-01t21:00:00z", 0, 1796158800},
-        {"2026-12-01T21:00:00", -EINVAL, 0},
-        {"2026-12-01", -EINVAL, 0},
-        {"2026-13-01T21:00:00Z", -EINVAL, 0},
-        {"2026-12-01T25:00:00Z", -EINVAL, 0},
-        {"2026-12-01T21:00:00.Z", -EINVAL, 0},
-        {"2026-12-01T21:00:00Zjunk", -EINVAL, 0},
-        {"2026-12-01T21:00:00+1:00", -EINVAL, 0},
-        {"", -EINVAL, 0},
-    };
-    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        time_t t = 0;
-        int rc = kube_exec_parse_time(cases[i].s, &t);
-        if (rc != cases[i].rc || (rc == 0 && (long long)t != cases[i].t))
-            fail_msg("'%s': rc %d t %lld", cases[i].s, rc, (long long)t);
     }
 }
 
@@ -353,7 +323,6 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parse),
-        cmocka_unit_test(test_parse_time),
         cmocka_unit_test(test_info),
         cmocka_unit_test(test_run),
         cmocka_unit_test(test_cache_until_expiry),
