@@ -79,12 +79,12 @@ static int save_original(void *ud, cJSON *obj, char *err)
     struct save_ctx *s = ud;
     if (kube_annotation(obj, KUBE_ANN_ORIGINAL))
         return KUBE_MUTATE_SKIP;
-    const cJSON *tpl = kube_path_get(obj, "spec.template");
-    char *json = tpl ? cJSON_PrintUnformatted(tpl) : NULL;
-    if (!json)
-        return err_set(err, -EINVAL, "deployment %s/%s has no pod template", s->k->ns, s->k->name);
-    int rc = kube_set_annotation(obj, KUBE_ANN_ORIGINAL, json);
-    cJSON_free(json);
+    char *value = NULL;
+    int rc = kube__orig_value(s->k, kube_path_get(obj, "spec.template"), &value, err);
+    if (rc)
+        return rc;
+    rc = kube_set_annotation(obj, KUBE_ANN_ORIGINAL, value);
+    free(value);
     s->saved_now = true;
     return rc ? err_set(err, rc, "out of memory") : 0;
 }
@@ -138,6 +138,9 @@ static int op_prepare(void *self, char *err)
         rc = 0;
     } else {
         struct save_ctx s = {k, false};
+        rc = kube__orig_prepare(k, err);
+        if (rc)
+            goto out;
         rc = kube_update_retry(k->c, &KUBE_DEPLOYMENTS, k->ns, k->name, 5, save_original, &s, &cur,
                                err);
         if (rc)
@@ -275,6 +278,7 @@ int kube_platform_recover(kube_client_t *c, const char *ns, const char *name, un
     if (rc == -ENOENT)
         rc = 0;
     else if (rc == 0) {
+        rc = kube__orig_cleanup(k, err);
         did |= KUBE_RECOVER_TEMPLATE_RESTORED;
         log_info("kube.platform.recovered", "deployment=%s/%s action=template_restored", ns, name);
     }

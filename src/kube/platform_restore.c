@@ -103,13 +103,9 @@ int kube__plat_restore_template(void *ud, cJSON *obj, char *err)
 
     if (!saved)
         return KUBE_MUTATE_SKIP; /* restored already */
-    orig = cJSON_Parse(saved);
-    if (!cJSON_IsObject(orig)) {
-        cJSON_Delete(orig);
-        return err_set(err, -EBADMSG,
-                       "annotation %s on %s/%s is not a pod template: restore by hand",
-                       KUBE_ANN_ORIGINAL, k->ns, k->name);
-    }
+    rc = kube__orig_load(k, saved, &orig, err);
+    if (rc)
+        return rc;
     spec = cJSON_GetObjectItem(obj, "spec");
     cJSON *cur = cJSON_GetObjectItem(spec, "template");
     if (k->last_template && cur && !cJSON_Compare(cur, k->last_template, 1)) {
@@ -170,6 +166,7 @@ int kube__plat_restore(void *self, char *err)
     if (rc == 0) {
         cJSON_Delete(k->last_template);
         k->last_template = NULL;
+        rc = kube__orig_cleanup(k, err);
     }
     return rc;
 }
