@@ -324,6 +324,11 @@ int kube_config_token(kube_config_t *cfg, char *buf, size_t len)
 
 /* ---- exec credential plugins ------------------------------------------------------------- */
 
+void kube_config_exec_no_terminal(kube_config_t *cfg)
+{
+    cfg->exec_no_tty = true;
+}
+
 static bool exec_due(kube_config_t *cfg)
 {
     pthread_mutex_lock(&cfg->mu);
@@ -348,7 +353,7 @@ int kube__exec_refresh(kube_config_t *cfg, int force, int *ran, char *err)
     /* Another thread may have run it while this one waited. */
     if (!force && !exec_due(cfg))
         goto out;
-    rc = kube_exec_run(cfg->exec, isatty(STDIN_FILENO) == 1, &cred, err);
+    rc = kube_exec_run(cfg->exec, !cfg->exec_no_tty && isatty(STDIN_FILENO) == 1, &cred, err);
     if (rc) {
         log_warn("kube.exec.failed", "error=\"%s\"", err);
         goto out;

@@ -41,6 +41,7 @@ struct kube_config {
     bool exec_have;     /* a credential from the plugin is in place */
     time_t exec_expiry; /* wall clock; 0: never */
     unsigned exec_runs; /* how often it ran, for the log line and tests */
+    bool exec_no_tty;   /* kube_config_exec_no_terminal */
     pthread_mutex_t exec_run_mu;
 };
 

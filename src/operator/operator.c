@@ -170,6 +170,8 @@ int operator_run(const struct operator_opts *o, char *err)
     rc = kube_config_load(&kco, &op->cfg, err);
     if (rc)
         goto out;
+    /* An exec credential plugin runs unattended here, even when started from a terminal. */
+    kube_config_exec_no_terminal(op->cfg);
     rc = cache_new(&op->cache);
     if (rc) {
         err_set(err, rc, "out of memory");

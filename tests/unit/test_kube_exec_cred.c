@@ -288,6 +288,12 @@ static kube_config_t *counting_config(long expires_in)
     return cfg;
 }
 
+/* Sets the parsed plugin's interactiveMode to Always. */
+static void sed_interactive_always(kube_config_t *cfg)
+{
+    cfg->exec->interactive = KUBE_EXEC_ALWAYS;
+}
+
 static void test_cache_until_expiry(void **state)
 {
     (void)state;
@@ -316,6 +322,17 @@ static void test_cache_until_expiry(void **state)
     assert_int_equal(cfg->exec_runs, 3);
     assert_int_equal(kube_config_token(cfg, tok, sizeof(tok)), 0);
     assert_string_equal(tok, "tok-3");
+    kube_config_free(cfg);
+
+    /* The operator's config never runs a plugin interactively: Always is refused even when a
+     * terminal might be there. */
+    cfg = counting_config(3600);
+    sed_interactive_always(cfg);
+    kube_config_exec_no_terminal(cfg);
+    char err[ERR_LEN] = "";
+    assert_int_equal(kube_config_reload_token(cfg, 0, NULL, err), -ENOTTY);
+    assert_non_null(strstr(err, "interactiveMode is Always"));
+    assert_int_equal(cfg->exec_runs, 0);
     kube_config_free(cfg);
 }
 
