@@ -70,12 +70,15 @@ for _ in $(seq 1 100); do
 done
 k patch configmap web-sizeup-original --type merge -p '{"data":{"template.json":"{\"spec\":{}}"}}' \
     >/dev/null || fail "could not alter the ConfigMap"
+refused() {
+    grep -q 'does not hold the pod template sizeup saved' "$OP_LOG" ||
+        ann web sizeup.dev/status | grep -q 'does not hold the pod template sizeup saved'
+}
 for _ in $(seq 1 240); do
-    grep -q 'does not hold the pod template sizeup saved' "$OP_LOG" && break
+    refused && break
     sleep 0.5
 done
-grep -q 'does not hold the pod template sizeup saved' "$OP_LOG" ||
-    fail "the restore did not refuse the altered ConfigMap"
+refused || { tail -n 20 "$OP_LOG"; fail "the restore did not refuse the altered ConfigMap"; }
 [ -n "$(ann web sizeup.dev/original-template)" ] || fail "the reference was dropped after a refused restore"
 echo "  an altered copy: restore refused (SHA-256 differs), the reference kept for a restore by hand"
 op_stop
