@@ -44,6 +44,11 @@ int kube__stopped(kube_client_t *c)
     return c && c->o.stop && c->o.stop(c->o.stop_ctx);
 }
 
+kube_config_t *kube__cfg(kube_client_t *c)
+{
+    return c->cfg;
+}
+
 const struct kube_client_opts *kube__opts(const kube_client_t *c)
 {
     return &c->o;
@@ -381,6 +386,11 @@ int kube__perform(kube_client_t *c, const char *method, const char *verb, const 
     curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, c->o.connect_timeout_ms);
     curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, timeout_ms);
     curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
+    /* HTTP/2 when the server offers it by ALPN (a real API server does), HTTP/1.1 otherwise, as
+     * client-go does. Watches are one long stream each on this handle, read incrementally like
+     * any body; tests/integration/kube_http2.sh runs lists, patches, 429s, a long watch and 410s
+     * over h2 through nginx. */
+    curl_easy_setopt(h, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
     curl_easy_setopt(h, CURLOPT_USERAGENT, c->o.user_agent);
     curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
     curl_easy_setopt(h, CURLOPT_VERBOSE, 0L);
@@ -398,6 +408,17 @@ int kube__perform(kube_client_t *c, const char *method, const char *verb, const 
         curl_easy_setopt(h, CURLOPT_CAINFO_BLOB, &b);
         curl_easy_setopt(h, CURLOPT_CAPATH, NULL);
     }
+    if (cfg->proxy)
+        curl_easy_setopt(h, CURLOPT_PROXY, cfg->proxy);
+    /* An exec plugin's credential must be in place before the request; its failure is the
+     * request's (without one the server would only answer 401). A token file's failed re-read
+     * keeps the old token. */
+    rc = kube_config_reload_token(cfg, 0, NULL, cfg->exec ? err : NULL);
+    if (rc && cfg->exec)
+        goto out;
+    rc = 0;
+    /* The plugin may replace the certificate: curl copies the blobs under the lock. */
+    pthread_mutex_lock(&cfg->mu);
     if (cfg->cert && cfg->key) {
         struct curl_blob bc = {cfg->cert, cfg->cert_len, CURL_BLOB_COPY};
         struct curl_blob bk = {cfg->key, cfg->key_len, CURL_BLOB_COPY};
@@ -406,10 +427,7 @@ int kube__perform(kube_client_t *c, const char *method, const char *verb, const 
         curl_easy_setopt(h, CURLOPT_SSLKEY_BLOB, &bk);
         curl_easy_setopt(h, CURLOPT_SSLKEYTYPE, "PEM");
     }
-    /* A token file that cannot be read again keeps the token read before (the reload logs
-     * kube.token.reload_failed): the request still goes out, and a 401 forces another try. */
-    int reload_rc = kube_config_reload_token(cfg, 0, NULL, NULL);
-    (void)reload_rc;
+    pthread_mutex_unlock(&cfg->mu);
     if (kube_config_token(cfg, tok, sizeof(tok)) == 0) {
         /* The token goes to curl's auth machinery, never into a header list we could print. */
         have_tok = 1;
@@ -528,7 +546,8 @@ int kube__request(kube_client_t *c, const char *method, const char *verb, const 
                 /* A failed re-read is logged there and leaves changed 0: no retry. */
                 int reload_rc = kube_config_reload_token(c->cfg, 1, &changed, NULL);
                 (void)reload_rc;
-                /* Only a new token can change the answer. */
+                /* Only a new token can change the answer (an exec plugin counts as new each
+                 * time it runs: it is asked once more, and the request retried once). */
                 again = changed;
             } else if ((code == 429 || code >= 500) && attempt < c->o.max_attempts) {
                 again = 1;

@@ -114,6 +114,10 @@ const char *kube_config_namespace(const kube_config_t *cfg); /* context's, or "d
 SIZEUP_MUST_USE int kube_config_reload_token(kube_config_t *cfg, int force, int *changed /* OUT */,
                                              char *err);
 
+/* Never runs cfg's exec credential plugin interactively, terminal or not (the operator: it
+ * must not stop on a prompt); interactiveMode Always is then an error. */
+void kube_config_exec_no_terminal(kube_config_t *cfg);
+
 /* Copies the current token into buf (len bytes). Returns 0, -ENOENT when the config has no
  * token (client certificates only), -ENOSPC when buf is too small. Thread-safe. For the
  * request path and tests; never log the result. */

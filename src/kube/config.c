@@ -7,8 +7,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <openssl/evp.h>
 #include <yaml.h>
 
 #include "core/clock.h"
@@ -217,6 +219,11 @@ static int config_alloc(kube_config_t **out, int token_reload_s)
         free(cfg);
         return -ENOMEM;
     }
+    if (pthread_mutex_init(&cfg->exec_run_mu, NULL) != 0) {
+        pthread_mutex_destroy(&cfg->mu);
+        free(cfg);
+        return -ENOMEM;
+    }
     cfg->token_reload_s = token_reload_s > 0 ? token_reload_s : DEFAULT_RELOAD_S;
     *out = cfg;
     return 0;
@@ -236,6 +243,10 @@ void kube_config_free(kube_config_t *cfg)
     }
     free(cfg->token_file);
     wipe_free(cfg->token);
+    free(cfg->proxy);
+    kube_exec_free(cfg->exec);
+    free(cfg->exec);
+    pthread_mutex_destroy(&cfg->exec_run_mu);
     pthread_mutex_destroy(&cfg->mu);
     free(cfg);
 }
@@ -259,6 +270,8 @@ int kube_config_reload_token(kube_config_t *cfg, int force, int *changed, char *
 
     if (changed)
         *changed = 0;
+    if (cfg->exec)
+        return kube__exec_refresh(cfg, force, changed, err);
     if (!cfg->token_file)
         return 0;
     now = clock_mono_ts();
@@ -305,6 +318,73 @@ int kube_config_token(kube_config_t *cfg, char *buf, size_t len)
     else
         memcpy(buf, cfg->token, strlen(cfg->token) + 1);
     pthread_mutex_unlock(&cfg->mu);
+    return rc;
+}
+
+/* ---- exec credential plugins ------------------------------------------------------------- */
+
+void kube_config_exec_no_terminal(kube_config_t *cfg)
+{
+    cfg->exec_no_tty = true;
+}
+
+static bool exec_due(kube_config_t *cfg)
+{
+    pthread_mutex_lock(&cfg->mu);
+    bool due = !cfg->exec_have || (cfg->exec_expiry && time(NULL) >= cfg->exec_expiry);
+    pthread_mutex_unlock(&cfg->mu);
+    return due;
+}
+
+int kube__exec_refresh(kube_config_t *cfg, int force, int *ran, char *err)
+{
+    struct kube_exec_cred cred;
+    char local[ERR_LEN];
+    int rc = 0;
+
+    if (ran)
+        *ran = 0;
+    if (!force && !exec_due(cfg))
+        return 0;
+    if (!err)
+        err = local;
+    pthread_mutex_lock(&cfg->exec_run_mu);
+    /* Another thread may have run it while this one waited. */
+    if (!force && !exec_due(cfg))
+        goto out;
+    rc = kube_exec_run(cfg->exec, !cfg->exec_no_tty && isatty(STDIN_FILENO) == 1, &cred, err);
+    if (rc) {
+        log_warn("kube.exec.failed", "error=\"%s\"", err);
+        goto out;
+    }
+    pthread_mutex_lock(&cfg->mu);
+    wipe_free(cfg->token);
+    cfg->token = cred.token;
+    if (cred.cert) {
+        /* The plugin's certificate replaces the kubeconfig's (curl copies the blobs per
+         * request, under this lock). */
+        free(cfg->cert);
+        if (cfg->key) {
+            explicit_bzero(cfg->key, cfg->key_len);
+            free(cfg->key);
+        }
+        cfg->cert = cred.cert;
+        cfg->cert_len = cred.cert_len;
+        cfg->key = cred.key;
+        cfg->key_len = cred.key_len;
+    }
+    cfg->exec_have = true;
+    cfg->exec_expiry = cred.expiry;
+    unsigned runs = ++cfg->exec_runs;
+    pthread_mutex_unlock(&cfg->mu);
+    log_info("kube.exec.credential", "plugin=%.64s kind=%s expires_in_s=%lld runs=%u",
+             cfg->exec->command, cred.token ? "token" : "client-certificate",
+             cred.expiry ? (long long)(cred.expiry - time(NULL)) : -1LL, runs);
+    memset(&cred, 0, sizeof(cred)); /* ownership moved into cfg */
+    if (ran)
+        *ran = 1;
+out:
+    pthread_mutex_unlock(&cfg->exec_run_mu);
     return rc;
 }
 
@@ -455,6 +535,135 @@ static yaml_node_t *kc_find(struct kc_source *src, size_t n, const char *section
     return NULL;
 }
 
+/* spec.cluster of KUBERNETES_EXEC_INFO from cfg's cluster: an owned JSON string or NULL. */
+static char *exec_cluster_json(const kube_config_t *cfg, const char *tls_server_name)
+{
+    cJSON *cl = cJSON_CreateObject();
+    char *ca = NULL, *s = NULL;
+
+    if (!cl || !cJSON_AddStringToObject(cl, "server", cfg->server) ||
+        (tls_server_name && !cJSON_AddStringToObject(cl, "tls-server-name", tls_server_name)) ||
+        (cfg->insecure && !cJSON_AddBoolToObject(cl, "insecure-skip-tls-verify", 1)) ||
+        (cfg->proxy && !cJSON_AddStringToObject(cl, "proxy-url", cfg->proxy)))
+        goto out;
+    if (cfg->ca) {
+        /* certificate-authority-data is bytes: base64 in JSON, as kubectl sends it. */
+        ca = malloc(4 * ((cfg->ca_len + 2) / 3) + 1);
+        if (!ca)
+            goto out;
+        EVP_EncodeBlock((unsigned char *)ca, cfg->ca, (int)cfg->ca_len);
+        if (!cJSON_AddStringToObject(cl, "certificate-authority-data", ca))
+            goto out;
+    }
+    s = cJSON_PrintUnformatted(cl);
+out:
+    free(ca);
+    cJSON_Delete(cl);
+    return s;
+}
+
+/* A scalar of the exec mapping as an owned string into *dst; absent is fine (NULL). */
+static int exec_str(yaml_document_t *doc, yaml_node_t *ex, const char *key, char **dst)
+{
+    const char *v = ymap_str(doc, ex, key);
+    if (!v)
+        return 0;
+    *dst = strdup(v);
+    return *dst ? 0 : -ENOMEM;
+}
+
+/* Reads a user's exec section into cfg->exec. */
+static int kc_exec(kube_config_t *cfg, yaml_document_t *doc, yaml_node_t *exn,
+                   const char *user_name, const char *base_dir, char *err)
+{
+    struct kube_exec *ex = calloc(1, sizeof(*ex));
+    yaml_node_t *n;
+    int rc = 0;
+
+    if (!ex)
+        return err_set(err, -ENOMEM, "out of memory");
+    cfg->exec = ex;
+    if (exn->type != YAML_MAPPING_NODE)
+        return err_set(err, -EINVAL, "user '%.64s': exec is not a mapping", user_name);
+    if (exec_str(doc, exn, "apiVersion", &ex->api_version) ||
+        exec_str(doc, exn, "installHint", &ex->install_hint))
+        return err_set(err, -ENOMEM, "out of memory");
+    const char *cmd = ymap_str(doc, exn, "command");
+    if (!cmd || !cmd[0])
+        return err_set(err, -EINVAL, "user '%.64s': exec has no command", user_name);
+    /* A relative path with a slash is relative to the kubeconfig, as kubectl resolves it; a
+     * bare name is looked up in PATH. */
+    ex->command = strchr(cmd, '/') ? resolve_path(base_dir, cmd) : strdup(cmd);
+    if (!ex->command)
+        return err_set(err, -ENOMEM, "out of memory");
+    if (!ex->api_version || (strcmp(ex->api_version, KUBE_EXEC_API_V1) != 0 &&
+                             strcmp(ex->api_version, KUBE_EXEC_API_V1BETA1) != 0))
+        return err_set(err, -ENOTSUP,
+                       "user '%.64s': exec apiVersion '%.64s' is not supported (use %s or %s)",
+                       user_name, ex->api_version ? ex->api_version : "", KUBE_EXEC_API_V1,
+                       KUBE_EXEC_API_V1BETA1);
+    const char *im = ymap_str(doc, exn, "interactiveMode");
+    if (im && im[0]) {
+        if (kube_exec_interactive_parse(im, &ex->interactive) != 0)
+            return err_set(err, -EINVAL,
+                           "user '%.64s': exec interactiveMode '%.32s' is not Never, IfAvailable "
+                           "or Always",
+                           user_name, im);
+    } else if (strcmp(ex->api_version, KUBE_EXEC_API_V1) == 0) {
+        return err_set(err, -EINVAL, "user '%.64s': exec interactiveMode is required with %s",
+                       user_name, KUBE_EXEC_API_V1);
+    } else {
+        ex->interactive = KUBE_EXEC_IF_AVAILABLE;
+    }
+    if ((n = ymap(doc, exn, "args")) != NULL) {
+        if (n->type != YAML_SEQUENCE_NODE)
+            return err_set(err, -EINVAL, "user '%.64s': exec args is not a list", user_name);
+        for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top;
+             it++) {
+            const char *a = yscalar(yaml_document_get_node(doc, *it));
+            if (!a)
+                return err_set(err, -EINVAL, "user '%.64s': an exec arg is not a string",
+                               user_name);
+            if (ex->nargs >= KUBE_EXEC_ARGS_MAX)
+                return err_set(err, -E2BIG, "user '%.64s': more than %d exec args", user_name,
+                               KUBE_EXEC_ARGS_MAX);
+            if (!(ex->args[ex->nargs++] = strdup(a)))
+                return err_set(err, -ENOMEM, "out of memory");
+        }
+    }
+    if ((n = ymap(doc, exn, "env")) != NULL && n->type != YAML_SCALAR_NODE) {
+        if (n->type != YAML_SEQUENCE_NODE)
+            return err_set(err, -EINVAL, "user '%.64s': exec env is not a list", user_name);
+        for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top;
+             it++) {
+            yaml_node_t *e = yaml_document_get_node(doc, *it);
+            const char *en = ymap_str(doc, e, "name"), *ev = ymap_str(doc, e, "value");
+            if (!en || !en[0] || strchr(en, '=') || !ev)
+                return err_set(err, -EINVAL,
+                               "user '%.64s': an exec env entry needs a name (without '=') and a "
+                               "value",
+                               user_name);
+            if (ex->nenv >= KUBE_EXEC_ENV_MAX)
+                return err_set(err, -E2BIG, "user '%.64s': more than %d exec env entries",
+                               user_name, KUBE_EXEC_ENV_MAX);
+            struct kube_exec_env *ee = &ex->env[ex->nenv++];
+            if (!(ee->name = strdup(en)) || !(ee->value = strdup(ev)))
+                return err_set(err, -ENOMEM, "out of memory");
+        }
+    }
+    const char *pci = ymap_str(doc, exn, "provideClusterInfo");
+    int b = 0;
+    if (pci && ybool(pci, &b) != 0)
+        return err_set(err, -EINVAL,
+                       "user '%.64s': exec provideClusterInfo '%.16s' is not a "
+                       "boolean",
+                       user_name, pci);
+    ex->provide_cluster_info = b;
+    if (ex->provide_cluster_info && !(ex->cluster_json = exec_cluster_json(cfg, NULL)))
+        return err_set(err, -ENOMEM, "out of memory");
+    return rc;
+}
+
 /* Fills cfg's user credentials from user (a mapping of doc, relative paths from base_dir). */
 static int kc_user(kube_config_t *cfg, yaml_document_t *doc, yaml_node_t *user,
                    const char *user_name, const char *base_dir, char *err)
@@ -462,11 +671,6 @@ static int kc_user(kube_config_t *cfg, yaml_document_t *doc, yaml_node_t *user,
     const char *s;
     int rc = 0;
 
-    if (ymap(doc, user, "exec"))
-        return err_set(err, -ENOTSUP,
-                       "user '%.64s' uses an exec credential plugin, which sizeup does not "
-                       "support: use a token, tokenFile or client certificate",
-                       user_name);
     if (ymap(doc, user, "auth-provider"))
         return err_set(err, -ENOTSUP,
                        "user '%.64s' uses an auth-provider, which sizeup does not support: "
@@ -512,6 +716,67 @@ static int kc_user(kube_config_t *cfg, yaml_document_t *doc, yaml_node_t *user,
         if (rc)
             return rc;
         cfg->token_read_at = clock_mono_ts();
+    }
+    yaml_node_t *ex = ymap(doc, user, "exec");
+    if (ex && ex->type != YAML_SCALAR_NODE) {
+        /* A static token or certificate wins over the plugin, as in kubectl. */
+        if (cfg->token || cfg->cert) {
+            log_warn("kube.exec.ignored", "user=%.64s why=\"a static token or certificate is set\"",
+                     user_name);
+            return 0;
+        }
+        return kc_exec(cfg, doc, ex, user_name, base_dir, err);
+    }
+    return 0;
+}
+
+/* The host of cfg->server (without brackets or port) into buf. */
+static void server_host(const char *server, char *buf, size_t len)
+{
+    const char *h = strstr(server, "://");
+    h = h ? h + 3 : server;
+    size_t n;
+    if (*h == '[') {
+        h++;
+        n = strcspn(h, "]");
+    } else {
+        n = strcspn(h, ":/");
+    }
+    snprintf(buf, len, "%.*s", (int)n, h);
+}
+
+/* The cluster's proxy-url (handed to libcurl, which speaks every scheme kubectl accepts) and
+ * tls-server-name: libcurl sends the URL's host as SNI and checks the certificate against it,
+ * with no way to name another, so a tls-server-name other than the server's own host is
+ * refused rather than silently not honoured. */
+static int kc_proxy_sni(kube_config_t *cfg, yaml_document_t *doc, yaml_node_t *cluster,
+                        const char *cluster_name, char *err)
+{
+    const char *s = ymap_str(doc, cluster, "proxy-url");
+    if (s && s[0]) {
+        if (strncmp(s, "http://", 7) != 0 && strncmp(s, "https://", 8) != 0 &&
+            strncmp(s, "socks5://", 9) != 0)
+            return err_set(err, -EINVAL,
+                           "cluster '%.64s': proxy-url must be an http, https or socks5 URL",
+                           cluster_name);
+        for (const char *p = s; *p; p++)
+            if ((unsigned char)*p <= 0x20 || (unsigned char)*p >= 0x7f)
+                return err_set(err, -EINVAL,
+                               "cluster '%.64s': proxy-url holds a control character or space",
+                               cluster_name);
+        if (!(cfg->proxy = strdup(s)))
+            return err_set(err, -ENOMEM, "out of memory");
+    }
+    s = ymap_str(doc, cluster, "tls-server-name");
+    if (s && s[0]) {
+        char host[256];
+        server_host(cfg->server, host, sizeof(host));
+        if (strcasecmp(host, s) != 0)
+            return err_set(err, -ENOTSUP,
+                           "cluster '%.64s' sets tls-server-name %.64s, which sizeup cannot honour "
+                           "(libcurl checks the certificate against the server URL's host, %.64s): "
+                           "use a server URL whose host the certificate names",
+                           cluster_name, s, host);
     }
     return 0;
 }
@@ -585,6 +850,9 @@ static int kc_build(struct kc_source *src, size_t n, const char *context, int to
     else if ((s = ymap_str(cdoc, cluster, "certificate-authority")) != NULL && s[0])
         rc = load_pem_file(src[ci].base_dir, s, &cfg->ca, &cfg->ca_len, "certificate-authority",
                            err);
+    if (rc)
+        goto out;
+    rc = kc_proxy_sni(cfg, cdoc, cluster, cluster_name, err);
     if (rc)
         goto out;
     if (user)

@@ -5,11 +5,13 @@
  * helpers shared between the module's files. Prefix kube__ marks them internal. */
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <time.h>
 
 #include "kube/client.h"
+#include "kube/exec_cred.h"
 
 struct kube_config {
     char *server; /* "https://host:port[/prefix]", no trailing slash */
@@ -26,10 +28,27 @@ struct kube_config {
     char *token_file; /* re-read periodically; NULL for static or absent tokens */
     int token_reload_s;
 
-    pthread_mutex_t mu;            /* guards token and token_read_at */
+    char *proxy; /* the cluster's proxy-url, NULL when none */
+
+    pthread_mutex_t mu;            /* guards token, token_read_at, and cert/key/exec_* below */
     char *token;                   /* NULL: no bearer token */
     struct timespec token_read_at; /* clock_mono_ts */
+
+    /* An exec credential plugin (NULL when the user has none): its credential replaces token,
+     * or cert and key, each time it runs; it runs at the first request, after exec_expiry and
+     * on a 401. exec_run_mu keeps two threads from running it at once. */
+    struct kube_exec *exec;
+    bool exec_have;     /* a credential from the plugin is in place */
+    time_t exec_expiry; /* wall clock; 0: never */
+    unsigned exec_runs; /* how often it ran, for the log line and tests */
+    bool exec_no_tty;   /* kube_config_exec_no_terminal */
+    pthread_mutex_t exec_run_mu;
 };
+
+/* Runs the exec plugin when its credential is missing, expired or force is set, and puts the
+ * new one in place. 0 when a credential is current; *ran (may be NULL) set when the plugin
+ * ran and succeeded. Errors name the plugin (never its output). */
+int kube__exec_refresh(kube_config_t *cfg, int force, int *ran /* OUT */, char *err);
 
 /* Reads at most cap bytes of path into an owned NUL-terminated buffer. -EFBIG over the cap. */
 int kube__read_file(const char *path, size_t cap, char **out /* OUT */, size_t *len /* OUT */,
@@ -79,6 +98,9 @@ int kube__request(kube_client_t *c, const char *method, const char *verb, const 
 
 /* Frees x's buffer and zeroes it for reuse. */
 void kube__xfer_clear(struct kube__xfer *x);
+
+/* The config the client is bound to (borrowed). */
+kube_config_t *kube__cfg(kube_client_t *c);
 
 /* The client's options after defaults. */
 const struct kube_client_opts *kube__opts(const kube_client_t *c);

@@ -152,9 +152,19 @@ int kube_deploy_status_read(const cJSON *d, struct kube_deploy_status *out)
         cJSON_ArrayForEach(c, conds)
         {
             const char *type = str_of(c, "type"), *reason = str_of(c, "reason");
+            const char *status = str_of(c, "status"), *m = str_of(c, "message");
             if (type && reason && strcmp(type, "Progressing") == 0 &&
                 strcmp(reason, "ProgressDeadlineExceeded") == 0)
                 out->progress_deadline_exceeded = 1;
+            if (type && status && strcmp(type, "ReplicaFailure") == 0 &&
+                strcmp(status, "True") == 0) {
+                out->replica_failure = 1;
+                snprintf(out->replica_failure_msg, sizeof(out->replica_failure_msg), "%s%s%s",
+                         reason ? reason : "", reason && m ? ": " : "", m ? m : "");
+                for (char *p = out->replica_failure_msg; *p; p++)
+                    if ((unsigned char)*p < 0x20)
+                        *p = ' ';
+            }
         }
     }
     return 0;
@@ -178,6 +188,14 @@ int kube_deploy_rollout(const cJSON *d, enum kube_rollout *out, char *msg)
     if (s.progress_deadline_exceeded) {
         *out = KUBE_ROLLOUT_FAILED;
         err_set(msg, 0, "deployment \"%s\" exceeded its progress deadline", name);
+        return 0;
+    }
+    /* Pods refused at admission never appear: waiting for the deadline would only delay the
+     * same answer. */
+    if (s.replica_failure) {
+        *out = KUBE_ROLLOUT_FAILED;
+        err_set(msg, 0, "deployment \"%.64s\" cannot create pods: %s", name,
+                s.replica_failure_msg[0] ? s.replica_failure_msg : "ReplicaFailure");
         return 0;
     }
     *out = KUBE_ROLLOUT_WAITING;

@@ -56,6 +56,10 @@ struct kube_deploy_status {
     long available;
     long unavailable;
     int progress_deadline_exceeded; /* Progressing condition reason ProgressDeadlineExceeded */
+    /* ReplicaFailure condition True: the ReplicaSet cannot create pods (reason FailedCreate:
+     * a ResourceQuota, a LimitRange or Pod Security admission refused them). */
+    int replica_failure;
+    char replica_failure_msg[200]; /* its message, control characters dropped */
 };
 
 /* Reads spec.replicas, metadata.generation and the status block (missing fields are 0). */
@@ -64,7 +68,8 @@ SIZEUP_MUST_USE int kube_deploy_status_read(const cJSON *deploy,
 
 enum kube_rollout { KUBE_ROLLOUT_WAITING, KUBE_ROLLOUT_DONE, KUBE_ROLLOUT_FAILED };
 
-/* Judges the rollout as `kubectl rollout status` does: FAILED on ProgressDeadlineExceeded;
+/* Judges the rollout as `kubectl rollout status` does: FAILED on ProgressDeadlineExceeded, and
+ * (sooner than kubectl, which waits for the deadline) on a ReplicaFailure condition;
  * WAITING while observedGeneration < generation, updated < replicas, status.replicas >
  * updated (old replicas left) or available < updated; else DONE. msg (ERR_LEN, may be NULL)
  * receives kubectl's sentence for the state. */

@@ -1,10 +1,9 @@
 /* The Kubernetes platform: a variant is a Deployment pod template rolled out through the API,
  * in a clone (default) or in place. See platform.h for the contract and platform_internal.h for
  * which file does which job; this one holds the ops table, creation, the facts, prepare and
- * crash recovery. */
+ * crash recovery, and only calls into the others (their shared helpers are platform_util.c's). */
 
 #include <errno.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,67 +14,6 @@
 #include "kube/internal.h"
 #include "kube/objects.h"
 #include "kube/platform_internal.h"
-
-/* ---- helpers shared by the platform's files ------------------------------------------------ */
-
-const char *kube__plat_target(const struct kplat *k)
-{
-    return k->mode == KUBE_MODE_CLONE ? k->clone : k->name;
-}
-
-void kube__plat_sleep_us(int64_t us)
-{
-    struct timespec ts = {(time_t)(us / 1000000), (long)(us % 1000000) * 1000L};
-    nanosleep(&ts, NULL);
-}
-
-int kube__plat_selector(const cJSON *d, char *buf, size_t len)
-{
-    const cJSON *ml = kube_path_get(d, "spec.selector.matchLabels"), *l;
-    size_t n = 0;
-    buf[0] = '\0';
-    cJSON_ArrayForEach(l, ml)
-    {
-        if (!cJSON_IsString(l))
-            continue;
-        int w = snprintf(buf + n, len - n, "%s%s=%s", n ? "," : "", l->string, l->valuestring);
-        if (w < 0 || (size_t)w >= len - n)
-            return -ENOSPC;
-        n += (size_t)w;
-    }
-    return n ? 0 : -EINVAL;
-}
-
-bool kube__plat_is_our_clone(const struct kplat *k, const cJSON *d)
-{
-    const char *of = kube_label(d, KUBE_LABEL_CLONE);
-    const char *full = kube_annotation(d, KUBE_ANN_CLONE_OF);
-    return of && strcmp(of, k->clone_label) == 0 && (!full || strcmp(full, k->name) == 0);
-}
-
-int kube_parse_cores(const char *s, double *cores)
-{
-    char *end;
-    double v;
-    if (!s || !*s)
-        return -EINVAL;
-    v = strtod(s, &end);
-    if (end == s || !isfinite(v) || v < 0)
-        return -EINVAL;
-    if (strcmp(end, "") == 0)
-        *cores = v;
-    else if (strcmp(end, "m") == 0)
-        *cores = v / 1e3;
-    else if (strcmp(end, "u") == 0)
-        *cores = v / 1e6;
-    else if (strcmp(end, "n") == 0)
-        *cores = v / 1e9;
-    else if (strcmp(end, "k") == 0)
-        *cores = v * 1e3;
-    else
-        return -EINVAL;
-    return 0;
-}
 
 /* ---- facts -------------------------------------------------------------------------------- */
 
@@ -141,12 +79,12 @@ static int save_original(void *ud, cJSON *obj, char *err)
     struct save_ctx *s = ud;
     if (kube_annotation(obj, KUBE_ANN_ORIGINAL))
         return KUBE_MUTATE_SKIP;
-    const cJSON *tpl = kube_path_get(obj, "spec.template");
-    char *json = tpl ? cJSON_PrintUnformatted(tpl) : NULL;
-    if (!json)
-        return err_set(err, -EINVAL, "deployment %s/%s has no pod template", s->k->ns, s->k->name);
-    int rc = kube_set_annotation(obj, KUBE_ANN_ORIGINAL, json);
-    cJSON_free(json);
+    char *value = NULL;
+    int rc = kube__orig_value(s->k, kube_path_get(obj, "spec.template"), &value, err);
+    if (rc)
+        return rc;
+    rc = kube_set_annotation(obj, KUBE_ANN_ORIGINAL, value);
+    free(value);
     s->saved_now = true;
     return rc ? err_set(err, rc, "out of memory") : 0;
 }
@@ -203,6 +141,9 @@ static int op_prepare(void *self, char *err)
         rc = 0;
     } else {
         struct save_ctx s = {k, false};
+        rc = kube__orig_prepare(k, err);
+        if (rc)
+            goto out;
         rc = kube_update_retry(k->c, &KUBE_DEPLOYMENTS, k->ns, k->name, 5, save_original, &s, &cur,
                                err);
         if (rc)
@@ -341,6 +282,7 @@ int kube_platform_recover(kube_client_t *c, const char *ns, const char *name, un
     if (rc == -ENOENT)
         rc = 0;
     else if (rc == 0) {
+        rc = kube__orig_cleanup(k, err);
         did |= KUBE_RECOVER_TEMPLATE_RESTORED;
         log_info("kube.platform.recovered", "deployment=%s/%s action=template_restored", ns, name);
     }

@@ -8,6 +8,11 @@
  *   platform_usage.c    usage from the pod status and metrics.k8s.io
  *   platform_restore.c  stop a variant, restore (delete the clone / put the template back)
  *   platform_resize.c   apply a variant to a running pod through pods/resize, and undo it
+ *   platform_original.c the saved original template: in an annotation, or a ConfigMap past
+ *                       KUBE_ORIGINAL_INLINE_MAX
+ *   platform_util.c     the helpers more than one of them needs
+ * Calls run one way: platform.c -> restore -> resize -> rollout -> clone, usage; each of them ->
+ * platform_util.c, which calls none of them.
  * A variant is applied by one of two appliers (struct kube__applier): a rollout or a resize;
  * apply picks one per variant (kube__resize_fits), and the resize applier hands over to the
  * rollout applier when the server or the kubelet refuses the resize.
@@ -22,6 +27,11 @@
 #include <cjson/cJSON.h>
 
 #include "kube/platform.h"
+
+/* A saved template longer than this goes to a ConfigMap (the API server's limit on all of an
+ * object's annotations together is 256 KiB, and kubectl apply's last-applied-configuration
+ * is one of them). */
+#define KUBE_ORIGINAL_INLINE_MAX (200u << 10)
 
 /* One way to apply a variant: apply and wait_ready as in struct platform_ops (self: the struct
  * kplat). */
@@ -79,9 +89,13 @@ struct kplat {
     char rz_pod[254];                    /* the pod a resize applies to: the last ready one */
     cJSON *rz_resources;                 /* its container's resources before our first resize */
     char rz_uid[64];
+
+    /* The original template's copy (platform_original.c). */
+    char orig_sha[65]; /* SHA-256 of the template the ConfigMap holds; "" when inline */
+    bool orig_in_cm;   /* restore read it from the ConfigMap: delete that after */
 };
 
-/* ---- shared helpers (platform.c) ---- */
+/* ---- shared helpers (platform_util.c) ---- */
 
 /* The Deployment the variants run in: the clone, or the original in place. */
 const char *kube__plat_target(const struct kplat *k);
@@ -97,6 +111,13 @@ int kube__plat_selector(const cJSON *d, char *buf, size_t len);
  * shortened label alone could in principle be shared by two long names). Borrows d. */
 bool kube__plat_is_our_clone(const struct kplat *k, const cJSON *d);
 
+/* Sleeps us in 50 ms slices; 1 when *stop (may be NULL) was raised. */
+int kube__plat_nap(int64_t us, volatile sig_atomic_t *stop);
+
+/* Scales the clone to zero and waits for its pods to go (stop_variant without the resize
+ * shortcut). */
+int kube__plat_scale_down(struct kplat *k, char *err);
+
 /* ---- platform_clone.c ---- */
 
 /* The clone of k->original with v applied. Owned result, NULL on allocation failure. */
@@ -109,9 +130,6 @@ char *kube__plat_variant_patch(const struct kplat *k, const struct variant *v);
 /* ---- platform_rollout.c: the platform_ops of the same names ---- */
 
 extern const struct kube__applier kube__rollout;
-
-/* Sleeps us in 50 ms slices; 1 when *stop (may be NULL) was raised. */
-int kube__plat_nap(int64_t us, volatile sig_atomic_t *stop);
 
 int kube__plat_apply(void *self, const struct variant *v, struct platform_failure *fail, char *err);
 int kube__plat_wait_ready(void *self, int64_t timeout_us, volatile sig_atomic_t *stop,
@@ -131,14 +149,32 @@ int kube__plat_usage_end(void *self, struct platform_usage *out, char *err);
 int kube__plat_stop_variant(void *self, char *err);
 int kube__plat_restore(void *self, char *err);
 
-/* Scales the clone to zero and waits for its pods to go (stop_variant without the resize
- * shortcut). */
-int kube__plat_scale_down(struct kplat *k, char *err);
-
 /* A kube_update_retry mutator (ud: the struct kplat) that puts the template saved in
  * KUBE_ANN_ORIGINAL back and drops the annotation; when k->last_template is set and the live
  * template differs from it, only sizeup's own fields go back and k->drift says so. */
 int kube__plat_restore_template(void *ud, cJSON *obj, char *err);
+
+/* ---- platform_original.c ---- */
+
+/* "<name>-sizeup-original" into buf. -ENAMETOOLONG past 253 characters. */
+int kube__orig_cm_name(const struct kplat *k, char *buf, size_t len);
+
+/* Before the template is saved (in-place and resize): when k->original's template is larger
+ * than KUBE_ORIGINAL_INLINE_MAX and not saved yet, writes it to the ConfigMap (created, or
+ * replaced when it is sizeup's) and records its hash. */
+int kube__orig_prepare(struct kplat *k, char *err);
+
+/* The KUBE_ANN_ORIGINAL value for template tpl (borrowed): its JSON, or the ConfigMap
+ * reference; -EAGAIN when a large template is not the one kube__orig_prepare copied. *value is
+ * owned (free with free()). */
+int kube__orig_value(struct kplat *k, const cJSON *tpl, char **value /* OUT */, char *err);
+
+/* The saved template from the annotation's value (borrowed): parsed inline, or read from the
+ * ConfigMap, refused when its SHA-256 differs. *tpl owned (cJSON_Delete). */
+int kube__orig_load(struct kplat *k, const char *saved, cJSON **tpl /* OUT */, char *err);
+
+/* After a restore that read the ConfigMap: deletes it (gone already is success). */
+int kube__orig_cleanup(struct kplat *k, char *err);
 
 /* ---- platform_resize.c ---- */
 

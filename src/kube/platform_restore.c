@@ -26,45 +26,6 @@ int kube__plat_stop_variant(void *self, char *err)
     return kube__plat_scale_down(k, err);
 }
 
-int kube__plat_scale_down(struct kplat *k, char *err)
-{
-    cJSON *d = NULL;
-    int rc = 0;
-
-    k->pod_kept = false;
-    k->rz_pod[0] = '\0';
-    rc = kube_patch(k->c, &KUBE_DEPLOYMENTS, k->ns, k->clone, KUBE_PATCH_MERGE,
-                    "{\"spec\":{\"replicas\":0}}", &d, err);
-    if (rc == -ENOENT) {
-        k->clone_exists = false;
-        return 0;
-    }
-    if (rc)
-        return rc;
-    /* Wait for the pods to go, so the next variant never shares the node with this one. */
-    char sel[1024];
-    if (kube__plat_selector(d, sel, sizeof(sel)) == 0) {
-        long long deadline = kube__now_ms() + k->stop_timeout_us / 1000;
-        for (;;) {
-            cJSON *list = NULL;
-            struct kube_list_opts lo = {.label_selector = sel};
-            rc = kube_list(k->c, &KUBE_PODS, k->ns, &lo, &list, err);
-            int n = rc ? -1 : cJSON_GetArraySize(cJSON_GetObjectItem(list, "items"));
-            cJSON_Delete(list);
-            if (rc || n == 0)
-                break;
-            if (kube__now_ms() >= deadline) {
-                rc = err_set(err, -ETIMEDOUT, "clone %s/%s: %d pods still terminating", k->ns,
-                             k->clone, n);
-                break;
-            }
-            kube__plat_sleep_us(250000);
-        }
-    }
-    cJSON_Delete(d);
-    return rc;
-}
-
 /* Puts back only what apply changed in the current template (someone else edited it). */
 static int restore_fields(struct kplat *k, cJSON *tpl, const cJSON *orig_tpl)
 {
@@ -145,13 +106,9 @@ int kube__plat_restore_template(void *ud, cJSON *obj, char *err)
 
     if (!saved)
         return KUBE_MUTATE_SKIP; /* restored already */
-    orig = cJSON_Parse(saved);
-    if (!cJSON_IsObject(orig)) {
-        cJSON_Delete(orig);
-        return err_set(err, -EBADMSG,
-                       "annotation %s on %s/%s is not a pod template: restore by hand",
-                       KUBE_ANN_ORIGINAL, k->ns, k->name);
-    }
+    rc = kube__orig_load(k, saved, &orig, err);
+    if (rc)
+        return rc;
     spec = cJSON_GetObjectItem(obj, "spec");
     cJSON *cur = cJSON_GetObjectItem(spec, "template");
     if (k->last_template && cur && !cJSON_Compare(cur, k->last_template, 1)) {
@@ -212,6 +169,7 @@ int kube__plat_restore(void *self, char *err)
     if (rc == 0) {
         cJSON_Delete(k->last_template);
         k->last_template = NULL;
+        rc = kube__orig_cleanup(k, err);
     }
     return rc;
 }

@@ -163,16 +163,6 @@ static void describe_failure(const struct pod_scan *s, const char *rollout_msg,
     }
 }
 
-int kube__plat_nap(int64_t us, volatile sig_atomic_t *stop)
-{
-    for (int64_t t = 0; t < us; t += 50000) {
-        if (stop && *stop)
-            return 1;
-        kube__plat_sleep_us(us - t < 50000 ? us - t : 50000);
-    }
-    return stop && *stop;
-}
-
 int kube__plat_wait_ready(void *self, int64_t timeout_us, volatile sig_atomic_t *stop,
                           struct platform_failure *fail, char *err)
 {

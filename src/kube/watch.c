@@ -267,6 +267,13 @@ int kube_watch_once(kube_client_t *c, const struct kube_informer_opts *o,
         rc = kube_status_decode(x.buf, x.len, code, &st);
         st.retry_after_s = x.retry_after_s;
         kube__set_last(c, &st);
+        /* A credential the server refuses is renewed now (token file re-read, exec plugin run
+         * again), so the informer's next watch carries the new one. */
+        if (code == 401) {
+            /* A renewal that fails is logged there; this watch reports its own 401. */
+            int reload_rc = kube_config_reload_token(kube__cfg(c), 1, NULL, NULL);
+            (void)reload_rc;
+        }
         err_set(err, rc, "watch %s: %ld %s%s%s", o->res->plural, st.code, st.reason,
                 st.message[0] ? ": " : "", st.message);
         goto out;

@@ -169,6 +169,8 @@ static int setup(struct op *op, const struct operator_opts *o, struct run *r, ch
     rc = kube_config_load(&kco, &op->cfg, err);
     if (rc)
         return rc;
+    /* An exec credential plugin runs unattended here, even when started from a terminal. */
+    kube_config_exec_no_terminal(op->cfg);
     rc = cache_new(&op->cache);
     if (rc)
         return err_set(err, rc, "out of memory");

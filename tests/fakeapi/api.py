@@ -211,6 +211,10 @@ def validate(res, obj, old=None):
         if not isinstance(v, str):
             causes.append(("metadata.annotations", "Invalid value: annotation %r must be a "
                            "string" % k))
+    causes += _annotations_size(meta.get("annotations"), "metadata.annotations")
+    if res.plural in ("deployments", "replicasets", "jobs"):
+        tpl_meta = ((obj.get("spec") or {}).get("template") or {}).get("metadata") or {}
+        causes += _annotations_size(tpl_meta.get("annotations"), "spec.template.metadata.annotations")
     if res.plural in ("deployments", "replicasets"):
         spec = obj.get("spec") or {}
         sel = spec.get("selector")
@@ -247,6 +251,20 @@ def validate(res, obj, old=None):
 
 
 CONFIGMAP_MAX_BYTES = 1 << 20  # core.MaxSecretSize: data and binaryData values together
+ANNOTATIONS_MAX_BYTES = 256 << 10  # apimachinery's TotalAnnotationSizeLimitB
+
+
+def _annotations_size(ann, path):
+    """The API server's limit on one object's annotations: the bytes of every key and value
+    together; over it, 422 with the annotations as field (the real server's message)."""
+    if not isinstance(ann, dict):
+        return []
+    total = sum(len(str(k).encode()) + len(v.encode() if isinstance(v, str) else b"")
+                for k, v in ann.items())
+    if total > ANNOTATIONS_MAX_BYTES:
+        return [(path, "Too long: must have at most %d bytes" % ANNOTATIONS_MAX_BYTES)]
+    return []
+
 
 
 def _configmap_size(obj):

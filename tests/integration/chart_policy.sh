@@ -53,7 +53,7 @@ watch_rules='[
   (("apps",), ("deployments",), ("create", "delete", "get", "list", "patch", "update", "watch")),
   (("",), ("pods", "services"), ("get", "list", "watch")),
   (("",), ("pods/resize",), ("patch",)),
-  (("",), ("configmaps",), ("create", "get", "list", "patch", "update", "watch")),
+  (("",), ("configmaps",), ("create", "delete", "get", "list", "patch", "update", "watch")),
   (("events.k8s.io",), ("events",), ("create", "patch")),
   (("metrics.k8s.io",), ("pods",), ("get", "list")),
 ]'

@@ -84,4 +84,11 @@ int fk_inf_start(struct fk_inf *s, const struct fk *f, const struct kube_informe
 /* Stops the informer, joins its thread and frees its client. */
 void fk_inf_stop(struct fk_inf *s);
 
+/* A clean-up whose object may already be gone: its result is looked at and let go. */
+#define CLEANUP(call)                                                                              \
+    do {                                                                                           \
+        int cleanup_rc_ = (call);                                                                  \
+        (void)cleanup_rc_;                                                                         \
+    } while (0)
+
 #endif

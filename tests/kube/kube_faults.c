@@ -25,13 +25,6 @@
 #include "kube/internal.h"
 #include "kube/objects.h"
 
-/* A clean-up whose object may already be gone: its result is looked at and let go. */
-#define CLEANUP(call)                                                                              \
-    do {                                                                                           \
-        int cleanup_rc_ = (call);                                                                  \
-        (void)cleanup_rc_;                                                                         \
-    } while (0)
-
 static struct fk fake;
 static int failed;
 

@@ -57,6 +57,9 @@ static int teardown(void **state)
     "- name: other\n  context: {cluster: c2, user: u2}\n"                                          \
     "clusters:\n- name: c2\n  cluster: {server: 'https://10.0.0.9:6443/'}\n"
 
+#define EXEC_V1  "client.authentication.k8s.io/v1"
+#define EXEC_V1B "client.authentication.k8s.io/v1beta1"
+
 struct ok_case {
     const char *name;
     const char *yaml;
@@ -170,8 +173,58 @@ static void test_kubeconfig_bad(void **state)
          "current-context: a\ncontexts: [{name: a, context: {cluster: c}}]\n"
          "clusters: [{name: c, cluster: {server: 'https://'}}]\n",
          -EINVAL, "names no host"},
-        {"exec plugin", ONE_CLUSTER "users: [{name: u, user: {exec: {command: aws}}}]\n", -ENOTSUP,
-         "exec credential plugin"},
+        {"exec without apiVersion",
+         ONE_CLUSTER "users: [{name: u, user: {exec: {command: aws}}}]\n", -ENOTSUP,
+         "exec apiVersion '' is not supported"},
+        {"exec v1alpha1",
+         ONE_CLUSTER "users: [{name: u, user: {exec: {command: aws, apiVersion: "
+                     "client.authentication.k8s.io/v1alpha1}}}]\n",
+         -ENOTSUP, "v1alpha1' is not supported"},
+        {"exec v1 without interactiveMode",
+         ONE_CLUSTER "users: [{name: u, user: {exec: {command: aws, apiVersion: " EXEC_V1 "}}}]\n",
+         -EINVAL, "interactiveMode is required"},
+        {"exec bad interactiveMode",
+         ONE_CLUSTER "users: [{name: u, user: {exec: {command: aws, apiVersion: " EXEC_V1
+                     ", interactiveMode: Sometimes}}}]\n",
+         -EINVAL, "'Sometimes' is not Never"},
+        {"exec without command",
+         ONE_CLUSTER "users: [{name: u, user: {exec: {apiVersion: " EXEC_V1B "}}}]\n", -EINVAL,
+         "exec has no command"},
+        {"exec not a mapping", ONE_CLUSTER "users: [{name: u, user: {exec: [a, b]}}]\n", -EINVAL,
+         "exec is not a mapping"},
+        {"exec args not a list",
+         ONE_CLUSTER "users: [{name: u, user: {exec: {command: x, apiVersion: " EXEC_V1B
+                     ", args: {a: b}}}}]\n",
+         -EINVAL, "exec args is not a list"},
+        {"exec arg not a string",
+         ONE_CLUSTER "users: [{name: u, user: {exec: {command: x, apiVersion: " EXEC_V1B
+                     ", args: [[1]]}}}]\n",
+         -EINVAL, "an exec arg is not a string"},
+        {"exec env without value",
+         ONE_CLUSTER "users: [{name: u, user: {exec: {command: x, apiVersion: " EXEC_V1B
+                     ", env: [{name: A}]}}}]\n",
+         -EINVAL, "needs a name"},
+        {"exec env name with =",
+         ONE_CLUSTER "users: [{name: u, user: {exec: {command: x, apiVersion: " EXEC_V1B
+                     ", env: [{name: 'A=B', value: c}]}}}]\n",
+         -EINVAL, "needs a name"},
+        {"exec provideClusterInfo not a bool",
+         ONE_CLUSTER "users: [{name: u, user: {exec: {command: x, apiVersion: " EXEC_V1B
+                     ", provideClusterInfo: perhaps}}}]\n",
+         -EINVAL, "provideClusterInfo 'perhaps' is not a boolean"},
+        {"proxy-url not a URL",
+         "current-context: a\ncontexts: [{name: a, context: {cluster: c}}]\n"
+         "clusters: [{name: c, cluster: {server: 'https://h:1', proxy-url: 'ftp://p:1'}}]\n",
+         -EINVAL, "proxy-url must be an http, https or socks5 URL"},
+        {"proxy-url with a space",
+         "current-context: a\ncontexts: [{name: a, context: {cluster: c}}]\n"
+         "clusters: [{name: c, cluster: {server: 'https://h:1', proxy-url: 'http://p:1/ x'}}]\n",
+         -EINVAL, "proxy-url holds a control character"},
+        {"tls-server-name for another host",
+         "current-context: a\ncontexts: [{name: a, context: {cluster: c}}]\n"
+         "clusters: [{name: c, cluster: {server: 'https://10.1.2.3:6443', tls-server-name: "
+         "api.example}}]\n",
+         -ENOTSUP, "tls-server-name api.example, which sizeup cannot honour"},
         {"auth-provider", ONE_CLUSTER "users: [{name: u, user: {auth-provider: {name: gcp}}}]\n",
          -ENOTSUP, "auth-provider"},
         {"basic auth", ONE_CLUSTER "users: [{name: u, user: {username: a, password: b}}]\n",
@@ -226,7 +279,7 @@ static void test_errors_hold_no_credentials(void **state)
 {
     (void)state;
     static const char y[] = ONE_CLUSTER "users: [{name: u, user: {token: s3cr3t-t0ken, "
-                                        "exec: {command: x}}}]\n";
+                                        "auth-provider: {name: x}}}]\n";
     kube_config_t *cfg = NULL;
     char err[ERR_LEN] = "";
     assert_int_equal(kube_config_parse(y, strlen(y), NULL, NULL, 0, &cfg, err), -ENOTSUP);
@@ -487,11 +540,53 @@ static void test_b64(void **state)
     }
 }
 
+/* An exec user's fields, proxy-url, and a tls-server-name that names the server's own host. */
+static void test_kubeconfig_exec_fields(void **state)
+{
+    (void)state;
+    static const char y[] =
+        "current-context: a\ncontexts: [{name: a, context: {cluster: c, user: u}}]\n"
+        "clusters: [{name: c, cluster: {server: 'https://API.example:6443', proxy-url: "
+        "'socks5://127.0.0.1:1080', tls-server-name: api.example, "
+        "certificate-authority-data: QUJD}}]\n"
+        "users: [{name: u, user: {exec: {apiVersion: " EXEC_V1B ", command: ./bin/plug, "
+        "args: [get-token, --x], env: [{name: A, value: '1'}, {name: B, value: ''}], "
+        "installHint: 'apt install plug', provideClusterInfo: true}}}]\n";
+    kube_config_t *cfg = NULL;
+    char err[ERR_LEN] = "";
+    assert_int_equal(kube_config_parse(y, strlen(y), "/kc", NULL, 0, &cfg, err), 0);
+    assert_string_equal(cfg->proxy, "socks5://127.0.0.1:1080");
+    assert_non_null(cfg->exec);
+    assert_string_equal(cfg->exec->command, "/kc/./bin/plug");
+    assert_int_equal(cfg->exec->nargs, 2);
+    assert_string_equal(cfg->exec->args[1], "--x");
+    assert_int_equal(cfg->exec->nenv, 2);
+    assert_string_equal(cfg->exec->env[1].name, "B");
+    assert_string_equal(cfg->exec->env[1].value, "");
+    assert_string_equal(cfg->exec->install_hint, "apt install plug");
+    /* v1beta1's default. */
+    assert_int_equal(cfg->exec->interactive, KUBE_EXEC_IF_AVAILABLE);
+    assert_true(cfg->exec->provide_cluster_info);
+    assert_non_null(strstr(cfg->exec->cluster_json, "\"server\":\"https://API.example:6443\""));
+    assert_non_null(strstr(cfg->exec->cluster_json, "\"certificate-authority-data\":\"QUJD\""));
+    assert_non_null(strstr(cfg->exec->cluster_json, "\"proxy-url\":\"socks5://127.0.0.1:1080\""));
+    kube_config_free(cfg);
+
+    /* A static token wins over the plugin, as in kubectl: the plugin is never run. */
+    static const char both[] = ONE_CLUSTER "users: [{name: u, user: {token: abc, exec: "
+                                           "{command: x}}}]\n";
+    cfg = NULL;
+    assert_int_equal(kube_config_parse(both, strlen(both), NULL, NULL, 0, &cfg, err), 0);
+    assert_null(cfg->exec);
+    kube_config_free(cfg);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_kubeconfig_ok),
         cmocka_unit_test(test_kubeconfig_bad),
+        cmocka_unit_test(test_kubeconfig_exec_fields),
         cmocka_unit_test(test_errors_hold_no_credentials),
         cmocka_unit_test(test_load_from_file_and_env),
         cmocka_unit_test(test_kubeconfig_merged),

@@ -56,6 +56,18 @@ static void test_rollout(void **state)
          "\"conditions\":[{\"type\":\"Available\",\"status\":\"True\"},{\"type\":"
          "\"Progressing\",\"status\":\"False\",\"reason\":\"ProgressDeadlineExceeded\"}]}}",
          KUBE_ROLLOUT_FAILED, "exceeded its progress deadline"},
+        /* Pods refused at admission: failed at once, with the API server's message. */
+        {"{\"metadata\":{\"name\":\"w\",\"generation\":2},\"spec\":{\"replicas\":1},"
+         "\"status\":{\"observedGeneration\":2,\"replicas\":0,\"conditions\":[{\"type\":"
+         "\"ReplicaFailure\",\"status\":\"True\",\"reason\":\"FailedCreate\",\"message\":"
+         "\"pods \\\"w-1\\\" is forbidden: exceeded quota: q, requested: limits.cpu=2\"}]}}",
+         KUBE_ROLLOUT_FAILED,
+         "cannot create pods: FailedCreate: pods \"w-1\" is forbidden: exceeded quota: q"},
+        /* A ReplicaFailure that is over (status False) is no failure. */
+        {"{\"metadata\":{\"name\":\"w\",\"generation\":2},\"spec\":{\"replicas\":1},"
+         "\"status\":{\"observedGeneration\":2,\"replicas\":0,\"conditions\":[{\"type\":"
+         "\"ReplicaFailure\",\"status\":\"False\",\"reason\":\"FailedCreate\"}]}}",
+         KUBE_ROLLOUT_WAITING, "0 out of 1"},
         /* Garbage status fields do not crash and do not read as done. */
         {"{\"metadata\":{\"generation\":\"x\"},\"spec\":{\"replicas\":\"3\"},\"status\":7}",
          KUBE_ROLLOUT_WAITING, "0 out of 1"},

@@ -82,10 +82,11 @@ is named, and docs/safety.md says why each one is there.
 - apiGroups: [""]
   resources: ["pods/resize"]
   verbs: ["patch"]
-# Read the profile ConfigMap; write "<name>-sizing" with the results after every variant.
+# Read the profile ConfigMap; write "<name>-sizing" with the results after every variant;
+# in place, a pod template over 200 KiB is saved in "<name>-sizeup-original" until restored.
 - apiGroups: [""]
   resources: ["configmaps"]
-  verbs: ["get", "list", "watch", "create", "update", "patch"]
+  verbs: ["get", "list", "watch", "create", "update", "patch", "delete"]
 # Events on the Deployment: sweep started, each verdict, done or failed.
 - apiGroups: ["events.k8s.io"]
   resources: ["events"]
