@@ -285,7 +285,28 @@ void output_fmt_profile(const struct profile *p, char *buf, size_t len)
 
     qty_format_duration(p->duration_us, dur);
     qty_format_duration(p->warmup_us, wu);
-    if (p->nstages > 0)
+    if (p->search.mode == PROFILE_SEARCH_CAPACITY) {
+        /* What the search ran, not the fixed-load fields it does not use (they only shape the
+         * probe's users), and the SLO every step was judged against. */
+        const struct profile_search *se = &p->search;
+        char win[QTY_LEN], swu[QTY_LEN], bud[QTY_LEN], p95[QTY_LEN], p99[QTY_LEN], top[48] = "";
+        qty_format_duration(se->window_us, win);
+        qty_format_duration(se->warmup_us, swu);
+        qty_format_duration(se->budget_us, bud);
+        qty_format_duration(p->slo.p95_us, p95);
+        if (se->max_rps > 0)
+            snprintf(top, sizeof(top), ", at most %g req/s", se->max_rps);
+        if (p->slo.p99_us > 0)
+            qty_format_duration(p->slo.p99_us, p99);
+        used = (size_t)snprintf(
+            buf, len,
+            "%s: capacity search within the SLO (p95 < %s%s%s, errors < %g%%): open-loop steps "
+            "of %s after %s warm-up, precision %g%%, %u repeats at capacity, budget %s%s; probe "
+            "%u users",
+            p->source, p95, p->slo.p99_us > 0 ? ", p99 < " : "", p->slo.p99_us > 0 ? p99 : "",
+            p->slo.errors * 100, win, swu, se->precision * 100, se->repeats, bud, top,
+            p->users > 0 ? p->users : CAPACITY_PROBE_USERS);
+    } else if (p->nstages > 0)
         used = (size_t)snprintf(buf, len, "%s: %zu stages, %s warm-up", p->source, p->nstages, wu);
     else if (p->rate > 0)
         used = (size_t)snprintf(buf, len, "%s: open loop %g req/s, %s each after %s warm-up",

@@ -18,6 +18,10 @@
  * saturation mark and the capacity search's generator limit. */
 #define SWEEP_GEN_SATURATED_SHARE 0.9
 
+/* The probe's concurrency when the profile is open loop or staged: enough users to saturate an
+ * app of a few workers, as the default closed-loop profile does. */
+#define CAPACITY_PROBE_USERS 50
+
 /* Steps kept per variant: the probe, max_steps search steps, the repeats and one re-measure, and
  * once more steps and repeats when the repeats did not hold (runner_capacity.c). */
 #define CAPACITY_MAX_STEPS   64

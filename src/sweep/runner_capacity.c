@@ -18,9 +18,6 @@
 
 _Static_assert(PROFILE_MAX_REPEATS <= CAPACITY_MAX_REPEATS, "repeats must fit in repeat_rps");
 
-/* The probe's concurrency when the profile is open loop or staged: enough users to saturate an
- * app of a few workers, as the default closed-loop profile does. */
-#define PROBE_USERS 50
 /* The engine's connection cap when descriptors do not bound it. */
 #define MAX_CONNS 10000
 /* Descriptors kept for everything but connections: the engine's own slack (epoll, stdio) plus
@@ -508,7 +505,7 @@ int sweep__capacity(struct sweep__ctx *c, const char *url, char *err)
     x.conn_cap = conn_cap(c->o->load_threads);
 
     /* The probe: closed loop, the profile's users, to calibrate where the search starts. */
-    unsigned users = p->users > 0 ? p->users : PROBE_USERS;
+    unsigned users = p->users > 0 ? p->users : CAPACITY_PROBE_USERS;
     if (users > x.conn_cap)
         users = x.conn_cap;
     rc = run_step(&x, CAPACITY_STEP_PROBE, 0, users, &probe, err);

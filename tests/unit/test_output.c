@@ -397,6 +397,20 @@ static void test_md_and_html(void **state)
     assert_non_null(strstr(md, "## What the shape tells you"));
     free(md);
 
+    /* The setup names the load that ran: the fixed load, or the search and its SLO. */
+    enum profile_search_mode mode = f->profile.search.mode;
+    f->profile.search.mode = PROFILE_SEARCH_FIXED;
+    md = render(output_results_md, &f->doc);
+    assert_non_null(strstr(md, "concurrent users, 20s each after 5s warm-up"));
+    free(md);
+    f->profile.search.mode = PROFILE_SEARCH_CAPACITY;
+    md = render(output_results_md, &f->doc);
+    assert_null(strstr(md, "each after"));
+    assert_non_null(strstr(md, "capacity search within the SLO (p95 < 100ms, errors < 1%): "
+                               "open-loop steps of 5s after 2s warm-up, precision 5%, 3 repeats"));
+    free(md);
+    f->profile.search.mode = mode;
+
     char *html = render(output_report_html, &f->doc);
     assert_non_null(strstr(html, "<svg id=\"chart-throughput\""));
     assert_non_null(strstr(html, "<svg id=\"chart-p95\""));
