@@ -231,7 +231,7 @@ else
 fi
 cannot "read Secrets" get secret app-secret -n default
 cannot "list Secrets" get secrets -A
-cannot "delete a ConfigMap" delete configmap rbac-check -n default
+can "delete a ConfigMap (a saved pod template's, once restored)" delete configmap rbac-check -n default
 cannot "delete Pods" delete pods -n default --all
 cannot "update a Pod" label pods -n default --all x=y
 pod=
