@@ -40,6 +40,19 @@ void advise_row_from_sweep(const struct sweep *s, size_t i, struct advisor_row *
         out->error_rate = load_stats_error_rate(t);
         out->requests = t->requests;
     }
+    /* Capacity mode: one coherent row. Throughput is the capacity within the SLO, and the latency
+     * and error columns are the repeats at that capacity merged (histograms add exactly), so the
+     * state beside them is judged on what the capacity was measured from, not on one repeat. */
+    if (r->have_load && r->cap.searched) {
+        out->throughput_rps = r->cap.rps;
+        if (r->cap.merged.have) {
+            out->p50_us = r->cap.merged.p50_us;
+            out->p95_us = r->cap.merged.p95_us;
+            out->p99_us = r->cap.merged.p99_us;
+            out->error_rate = r->cap.merged.error_rate;
+            out->requests = r->cap.merged.requests;
+        }
+    }
     if (r->have_usage) {
         if (r->usage.cpu_s >= 0 && r->usage.window_s > 0)
             out->cpu_cores_used = r->usage.cpu_s / r->usage.window_s;

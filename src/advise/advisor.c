@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "advise/advisor_internal.h"
+#include "sweep/search.h"
 #include "advise/sizing.h"
 
 enum verdict advisor_classify(const struct advisor_row *r, const struct profile_thresholds *t)
@@ -221,6 +222,17 @@ static bool stream_mode(const struct advisor_row *rows, size_t n)
 /* Capacity mode: the recommendation, the replicas and the requests are the sizing answer's
  * (sizing.c): the cheapest total for the target at each pod's planned load, or the most capacity
  * per unit of cost. Returns 0 or sizing_run's error (bad cost or planning options). */
+/* Capacity mode: whether a row's repeats at capacity, merged (its latency and error columns),
+ * met the SLO. A row whose merged repeats missed it is never HEALTHY and never the `*`, even
+ * when most repeats passed one by one. True where there is nothing to judge (no repeats, no SLO).
+ */
+static bool repeats_met_slo(const struct advisor_row *r, const struct advisor_opts *o)
+{
+    if (!r->measured || !r->cap.searched || !r->cap.merged.have || o->slo.p95_us <= 0)
+        return true;
+    return search_meets_slo(r->p95_us, r->p99_us, r->error_rate, &o->slo, NULL);
+}
+
 static int recommend_capacity(const struct advisor_row *rows, size_t n,
                               const struct advisor_opts *o, struct advice *a, char *err)
 {
@@ -230,8 +242,8 @@ static int recommend_capacity(const struct advisor_row *rows, size_t n,
     int rc;
 
     for (size_t i = 0; i < n; i++)
-        sr[i] =
-            (struct sizing_row){&rows[i].variant, &rows[i].cap, &rows[i].scap, usable(rows, a, i)};
+        sr[i] = (struct sizing_row){&rows[i].variant, &rows[i].cap, &rows[i].scap,
+                                    usable(rows, a, i) && repeats_met_slo(&rows[i], o)};
     so.streams = stream_mode(rows, n);
     so.target_streams = o->target_streams;
     /* The target as the user gave it: users keep their unit, so the sentences can say so. */
@@ -298,6 +310,8 @@ int advisor_run(const struct advisor_row *rows, size_t n, const struct advisor_o
         double rps = rows[i].cap.searched ? rows[i].cap.rps : rows[i].throughput_rps;
         out->rows[i].est_users = rows[i].measured ? rps / o->per_user_rps : 0;
         out->rows[i].capacity = rows[i].measured && !(rows[i].flags & SWEEP_FLAG_NOT_CAPACITY);
+        if (out->rows[i].verdict == VERDICT_HEALTHY && !repeats_met_slo(&rows[i], o))
+            out->rows[i].verdict = VERDICT_STRESSED;
     }
     if (capacity) {
         rc = recommend_capacity(rows, n, o, out, err);

@@ -266,6 +266,9 @@ static void print_table(const struct sweep *s, const struct profile *p)
         }
         printf("%s\n", marks);
     }
+    char note[512];
+    if (output_fmt_capacity_note(p, note, sizeof(note))[0])
+        printf("\n  %s\n", note);
     if (a.recommended >= 0)
         printf("\n  * recommended: %s (%s)\n", rows[a.recommended].variant.label, a.why);
     else

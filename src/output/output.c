@@ -278,6 +278,25 @@ const char *output_state(const struct output_doc *d, size_t i, char *buf, size_t
     return buf;
 }
 
+const char *output_fmt_capacity_note(const struct profile *p, char *buf, size_t len)
+{
+    char p95[QTY_LEN], p99[QTY_LEN] = "";
+
+    if (p->search.mode != PROFILE_SEARCH_CAPACITY) {
+        buf[0] = '\0';
+        return buf;
+    }
+    qty_format_duration(p->slo.p95_us, p95);
+    if (p->slo.p99_us > 0)
+        qty_format_duration(p->slo.p99_us, p99);
+    snprintf(buf, len,
+             "Capacity search: Throughput is each variant's capacity within the SLO (p95 < %s%s%s, "
+             "errors < %g%%); P50, P95, P99 and Errors are its repeats at that capacity merged, "
+             "and a row whose merged repeats miss the SLO is never HEALTHY or recommended.",
+             p95, p99[0] ? ", p99 < " : "", p99, p->slo.errors * 100);
+    return buf;
+}
+
 void output_fmt_profile(const struct profile *p, char *buf, size_t len)
 {
     char dur[QTY_LEN], wu[QTY_LEN];

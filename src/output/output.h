@@ -134,6 +134,10 @@ const char *output_fmt_capacity(const struct capacity_result *c, char *buf, size
 /* The per core column: capacity / CPU limit, "-" when not searched. Returns buf. */
 const char *output_fmt_per_core(const struct capacity_result *c, char *buf, size_t len);
 
+/* In capacity mode, what the table's columns are and the SLO they were judged against, one
+ * sentence for results.md, report.html and the terminal: "" in fixed mode. Returns buf. */
+const char *output_fmt_capacity_note(const struct profile *p, char *buf, size_t len);
+
 /* True when any row of d carries a capacity search: the tables then add the two columns. */
 bool output_has_capacity(const struct output_doc *d);
 

@@ -331,6 +331,11 @@ static void html_results(FILE *f, const struct output_doc *d)
     for (size_t i = 0; i < d->n; i++)
         html_result_row(f, d, i, cap, streams);
     fputs("</tbody></table>\n", f);
+    if (output_fmt_capacity_note(d->profile, line, sizeof(line))[0]) {
+        fputs("<p class=\"slo\">", f);
+        report_html_esc(f, line);
+        fputs("</p>\n", f);
+    }
 }
 
 /* What the shape tells you: the advisor's findings. */

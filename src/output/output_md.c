@@ -131,6 +131,8 @@ static void md_results(FILE *f, const struct output_doc *d)
         md_result_row(f, d, i, cap, streams);
     fmt_threshold_line(d, line, sizeof(line));
     fprintf(f, "\n%s\n", line);
+    if (output_fmt_capacity_note(d->profile, line, sizeof(line))[0])
+        fprintf(f, "\n%s\n", line);
     if (a->recommended >= 0 && a->by_target)
         fprintf(f, "\nTarget: %.0f req/s; at the recommended size that takes %u replica%s.\n",
                 a->target_rps, a->replicas, a->replicas == 1 ? "" : "s");

@@ -87,6 +87,15 @@ struct capacity_step {
     struct capacity_throttling throttling;
 };
 
+/* The repeats at capacity as one measurement: their histograms and counts added (histograms add
+ * exactly), for the row's latency columns in capacity mode. */
+struct capacity_merged {
+    bool have; /* at least one repeat was merged */
+    uint64_t requests;
+    uint64_t p50_us, p95_us, p99_us;
+    double error_rate;
+};
+
 struct capacity_result {
     bool searched; /* a capacity search ran for this variant */
     double rps;    /* the sustained rate: the repeats' mean (the best passing step without them) */
@@ -99,6 +108,7 @@ struct capacity_result {
     double cpu_cores;          /* mean cores over the repeats at capacity; < 0 unknown */
     int64_t peak_memory_bytes; /* highest peak over the repeats; < 0 unknown */
     struct capacity_throttling throttling; /* summed over the search */
+    struct capacity_merged merged;         /* the last set of repeats, merged */
     size_t nsteps;
     struct capacity_step steps[CAPACITY_MAX_STEPS];
 };

@@ -7,12 +7,14 @@
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 
 #include "core/clock.h"
 #include "core/log.h"
 #include "core/stats.h"
+#include "load/hist.h"
 #include "sweep/runner_int.h"
 #include "sweep/search.h"
 
@@ -354,9 +356,15 @@ static int measure_repeats(struct cap_ctx *x, double rate, unsigned *failed_n,
     size_t n = 0;
     double cpu = 0;
     size_t ncpu = 0;
+    /* The repeats as one measurement, for the row's latency columns (capacity_merged). Out of
+     * memory costs the row those columns' merge (it keeps the last repeat's), never a repeat. */
+    struct load_stats *merged = malloc(sizeof(*merged));
 
     *failed_n = 0;
     memset(&cap->interval, 0, sizeof(cap->interval));
+    memset(&cap->merged, 0, sizeof(cap->merged));
+    if (merged)
+        load_stats_init(merged);
     for (unsigned i = 0; i < x->p->search.repeats && i < CAPACITY_MAX_REPEATS; i++) {
         /* Until a repeat gave the CPU at capacity, a repeat is held as long as the platform
          * needs to report CPU at all (a cluster's metrics window): one long repeat, not all. */
@@ -369,6 +377,7 @@ static int measure_repeats(struct cap_ctx *x, double rate, unsigned *failed_n,
         int rc = run_step(x, CAPACITY_STEP_REPEAT, rate, 0, &r, err);
         if (rc) {
             step_free(&r);
+            free(merged);
             return rc;
         }
         if (r.have_res && r.res.interrupted) {
@@ -376,6 +385,8 @@ static int measure_repeats(struct cap_ctx *x, double rate, unsigned *failed_n,
             break;
         }
         cap->repeat_rps[n++] = r.st.sustained_rps;
+        if (merged && r.have_res)
+            load_stats_merge(merged, &r.res.total);
         if (r.st.cpu_cores >= 0) {
             cpu += r.st.cpu_cores;
             ncpu++;
@@ -399,6 +410,15 @@ static int measure_repeats(struct cap_ctx *x, double rate, unsigned *failed_n,
         capacity_set_interval(cap, n);
         cap->cpu_cores = ncpu ? cpu / (double)ncpu : -1;
     }
+    if (merged && merged->requests > 0) {
+        cap->merged.have = true;
+        cap->merged.requests = merged->requests;
+        cap->merged.p50_us = hist_percentile(&merged->latency, 50);
+        cap->merged.p95_us = hist_percentile(&merged->latency, 95);
+        cap->merged.p99_us = hist_percentile(&merged->latency, 99);
+        cap->merged.error_rate = load_stats_error_rate(merged);
+    }
+    free(merged);
     return 0;
 }
 

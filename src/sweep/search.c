@@ -129,6 +129,27 @@ void search_out_of_time(struct search *s)
         finish_early(s);
 }
 
+bool search_meets_slo(uint64_t p95_us, uint64_t p99_us, double error_rate,
+                      const struct profile_slo *slo, enum capacity_limit *why)
+{
+    enum capacity_limit dummy;
+    if (!why)
+        why = &dummy;
+    if (p95_us >= (uint64_t)slo->p95_us) {
+        *why = CAPACITY_LIMIT_SLO_P95;
+        return false;
+    }
+    if (slo->p99_us > 0 && p99_us >= (uint64_t)slo->p99_us) {
+        *why = CAPACITY_LIMIT_SLO_P99;
+        return false;
+    }
+    if (error_rate > 0 && error_rate >= slo->errors) {
+        *why = CAPACITY_LIMIT_SLO_ERRORS;
+        return false;
+    }
+    return true;
+}
+
 enum search_outcome search_judge(const struct search_measure *m, const struct profile_slo *slo,
                                  enum capacity_limit *why)
 {
@@ -152,18 +173,8 @@ enum search_outcome search_judge(const struct search_measure *m, const struct pr
     if (!cap_hit && m->offered_rps > 0 && m->sent_rps < SEARCH_KEPT_UP * m->offered_rps)
         return SEARCH_GEN_LIMITED;
 
-    if (m->p95_us >= (uint64_t)slo->p95_us) {
-        *why = CAPACITY_LIMIT_SLO_P95;
+    if (!search_meets_slo(m->p95_us, m->p99_us, m->error_rate, slo, why))
         return SEARCH_FAIL;
-    }
-    if (slo->p99_us > 0 && m->p99_us >= (uint64_t)slo->p99_us) {
-        *why = CAPACITY_LIMIT_SLO_P99;
-        return SEARCH_FAIL;
-    }
-    if (m->error_rate > 0 && m->error_rate >= slo->errors) {
-        *why = CAPACITY_LIMIT_SLO_ERRORS;
-        return SEARCH_FAIL;
-    }
     /* Requests unanswered at the window's end beyond the ones a median latency keeps in flight
      * have no latency yet, but they are late: the app was falling behind. */
     double sent = m->sent_rps > 0 ? m->sent_rps : m->offered_rps;

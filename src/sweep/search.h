@@ -102,6 +102,12 @@ void search_out_of_time(struct search *s);
 enum search_outcome search_judge(const struct search_measure *m, const struct profile_slo *slo,
                                  enum capacity_limit *why /* OUT */);
 
+/* Whether latencies and an error rate meet the SLO's objectives (p95, p99 when set, errors):
+ * the part of search_judge that is about the app alone, also used on the repeats merged. Sets
+ * *why (may be NULL) to the objective missed. */
+bool search_meets_slo(uint64_t p95_us, uint64_t p99_us, double error_rate,
+                      const struct profile_slo *slo, enum capacity_limit *why /* OUT */);
+
 /* The rate the app answered in a window of window_s seconds: requests due in the window that are
  * still in flight at its end are not counted by the load engine, about one median latency's
  * worth (Little's law), so done_rps is scaled by window / (window - p50), never above what was

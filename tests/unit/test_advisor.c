@@ -628,6 +628,56 @@ static void test_unmeetable_finding(void **state)
     assert_int_equal(a.recommended, 1);
 }
 
+/* Capacity mode, one coherent row: a row's state is judged on its repeats at capacity merged
+ * (its P95 column), against the SLO too. A row whose merged repeats missed the SLO is never
+ * HEALTHY and never the `*`, even with a valid capacity; the next row is recommended instead.
+ * (A make demo row read "1210 req/s STRESSED" from its last repeat beside a higher capacity, and
+ * could carry the star.) */
+static void test_coherent_capacity_row(void **state)
+{
+    (void)state;
+    static struct advice a;
+    struct advisor_row rows[2];
+    const char *specs[] = {"1@1/256Mi", "2@2/256Mi"};
+    const double rps[] = {500, 1200};
+    struct advisor_opts o;
+    char err[ERR_LEN] = "";
+
+    make_rows(rows, 2, specs, rps);
+    for (int i = 0; i < 2; i++) {
+        struct capacity_result *c = &rows[i].cap;
+        c->searched = true;
+        c->rps = rps[i];
+        c->valid = true;
+        c->cpu_cores = -1;
+        c->peak_memory_bytes = -1;
+        c->interval.n = 3;
+        c->interval.low = rps[i] * 0.95;
+        c->interval.high = rps[i] * 1.05;
+        c->merged.have = true;
+        c->merged.requests = 3000;
+        c->merged.p95_us = rows[i].p95_us = 40 * MS;
+    }
+    seed_opts(&o);
+    o.slo.p95_us = 100 * MS;
+    o.slo.errors = 0.01;
+    o.cost.cpu = 1;
+    o.cost.memory_gib = 0.13;
+    o.planning.buffer = 0.10;
+    o.planning.growth = 0.30;
+    assert_int_equal(advisor_run(rows, 2, &o, &a, err), 0);
+    assert_int_equal(a.rows[1].verdict, VERDICT_HEALTHY);
+    int star = a.recommended;
+    assert_true(star >= 0);
+
+    /* The starred row's merged repeats at the SLO's p95: no longer HEALTHY, no longer starred. */
+    rows[star].p95_us = rows[star].cap.merged.p95_us = 100 * MS;
+    assert_int_equal(advisor_run(rows, 2, &o, &a, err), 0);
+    assert_int_not_equal(a.rows[star].verdict, VERDICT_HEALTHY);
+    assert_int_not_equal(a.recommended, star);
+    assert_true(a.recommended >= 0);
+}
+
 /* Requests and the rule's derivations state the constants they used. */
 static void test_sentences_from_constants(void **state)
 {
@@ -891,6 +941,7 @@ int main(void)
         cmocka_unit_test(test_memory_and_cpu_bands),
         cmocka_unit_test(test_cpu_band_edges_both_signs),
         cmocka_unit_test(test_unmeetable_finding),
+        cmocka_unit_test(test_coherent_capacity_row),
         cmocka_unit_test(test_sentences_from_constants),
         cmocka_unit_test(test_oom_by_failure_kind),
         cmocka_unit_test(test_capacity_mode_uses_the_sizing),

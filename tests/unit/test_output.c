@@ -408,10 +408,16 @@ static void test_md_and_html(void **state)
     assert_null(strstr(md, "each after"));
     assert_non_null(strstr(md, "capacity search within the SLO (p95 < 100ms, errors < 1%): "
                                "open-loop steps of 5s after 2s warm-up, precision 5%, 3 repeats"));
+    /* Beside the table: what its columns are in capacity mode and the SLO they were judged on. */
+    assert_non_null(strstr(md, "Capacity search: Throughput is each variant's capacity within "
+                               "the SLO (p95 < 100ms, errors < 1%)"));
     free(md);
+    char *html = render(output_report_html, &f->doc);
+    assert_non_null(strstr(html, "<p class=\"slo\">Capacity search: Throughput is"));
+    free(html);
     f->profile.search.mode = mode;
 
-    char *html = render(output_report_html, &f->doc);
+    html = render(output_report_html, &f->doc);
     assert_non_null(strstr(html, "<svg id=\"chart-throughput\""));
     assert_non_null(strstr(html, "<svg id=\"chart-p95\""));
     assert_non_null(strstr(html, "<svg id=\"chart-latency\""));
