@@ -186,6 +186,19 @@ static int parse_variant(const cJSON *o, size_t idx, struct compare_variant *cv,
         if (rc)
             return rc;
     }
+    /* Capacity mode: the row's latencies are its repeats at capacity merged, when written. */
+    const cJSON *cap = cJSON_GetObjectItemCaseSensitive(o, "slo_capacity");
+    const cJSON *at =
+        cJSON_IsObject(cap) ? cJSON_GetObjectItemCaseSensitive(cap, "at_capacity") : NULL;
+    if (at && !cJSON_IsNull(at)) {
+        if (!cJSON_IsObject(at))
+            return err_set(err, -EINVAL, "%s: slo_capacity.at_capacity is not an object", where);
+        rc = opt_figure(at, "p95_ms", where, &cv->p95_ms, err);
+        if (!rc)
+            rc = opt_figure(at, "p99_ms", where, &cv->p99_ms, err);
+        if (rc)
+            return rc;
+    }
     return parse_capacity(o, where, cv, err);
 }
 

@@ -105,6 +105,19 @@ void output_capacity_add(struct jb *b, cJSON *v, const struct capacity_result *c
     add_num_or_null(b, o, "cpu_cores", cap->cpu_cores, cap->cpu_cores >= 0);
     add_num_or_null(b, o, "peak_memory_bytes", (double)cap->peak_memory_bytes,
                     cap->peak_memory_bytes >= 0);
+    /* The repeats at capacity merged: the row's latency and error columns in capacity mode. */
+    if (cap->merged.have) {
+        cJSON *m = jb_obj(b, o, "at_capacity");
+        if (m) {
+            jb_num(b, m, "requests", (double)cap->merged.requests);
+            jb_num(b, m, "p50_ms", (double)cap->merged.p50_us / 1e3);
+            jb_num(b, m, "p95_ms", (double)cap->merged.p95_us / 1e3);
+            jb_num(b, m, "p99_ms", (double)cap->merged.p99_us / 1e3);
+            jb_num(b, m, "error_rate", cap->merged.error_rate);
+        }
+    } else {
+        jb_null(b, o, "at_capacity");
+    }
     if (cap->throttling.known) {
         cJSON *t = jb_obj(b, o, "throttling");
         if (t) {

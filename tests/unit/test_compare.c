@@ -508,6 +508,25 @@ static void test_parse_rejects(void **state)
     }
 }
 
+/* Capacity mode: the p95 compared is the repeats' at capacity merged (slo_capacity.at_capacity),
+ * what the row's columns show, not the representative step's latency_ms. */
+static void test_parse_at_capacity_latency(void **state)
+{
+    (void)state;
+    const char *text = "{\"tool\": \"sizeup 0.1.0\", \"variants\": [{\"spec\": \"1@1/256Mi\", "
+                       "\"state\": \"measured\", \"throughput_rps\": 1210, \"latency_ms\": "
+                       "{\"p95\": 103, \"p99\": 140}, \"slo_capacity\": {\"rps\": 1247, "
+                       "\"repeat_rps\": [1240, 1247, 1254], \"repeats\": 3, \"limited_by\": "
+                       "\"slo-p95\", \"valid\": true, \"flags\": [], \"steps\": [], "
+                       "\"at_capacity\": {\"requests\": 18000, \"p50_ms\": 20, \"p95_ms\": 61, "
+                       "\"p99_ms\": 90, \"error_rate\": 0}}}]}";
+    struct compare_file f;
+    parse_ok(text, "f.json", &f);
+    assert_true(f.variants[0].p95_ms == 61);
+    assert_true(f.variants[0].p99_ms == 90);
+    compare_file_free(&f);
+}
+
 static void test_parse_accepts_fixed_and_unknown_fields(void **state)
 {
     (void)state;
@@ -584,6 +603,7 @@ int main(void)
         cmocka_unit_test(test_json),
         cmocka_unit_test(test_parse_rejects),
         cmocka_unit_test(test_parse_accepts_fixed_and_unknown_fields),
+        cmocka_unit_test(test_parse_at_capacity_latency),
         cmocka_unit_test(test_load_paths),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
