@@ -17,7 +17,8 @@ mkdir -p "$REL_LOGS"
 export REL_RESULTS="$REL_LOGS/results" REL_SECRETS="$REL_LOGS/.secrets"
 : >"$REL_RESULTS"
 : >"$REL_SECRETS"
-order=(loadgen kube_faults op_faults scope bad_input drift sigterm leader crash rbac valgrind fuzz alloc)
+order=(loadgen streams kube_faults op_faults scope bad_input drift sigterm leader crash
+    capacity_kill resize generators noisy rbac valgrind fuzz alloc)
 [ $# -gt 0 ] && order=("$@")
 started=$(date +%s)
 for p in "${order[@]}"; do
