@@ -14,8 +14,8 @@
  * Runs: the outputs (output_set_render and output_write_all over a three-variant sweep with
  * real load results and a capacity search: results.md, results.json, values.yaml,
  * auto-sizing.yaml, hpa.yaml, report.html, deployment-patch.yaml, previous-results.json), the
- * annotation parser, the state.json parser, the profile reader, the kubeconfig reader, the
- * worker's profile document (loadjob) and sizeup compare (two results.json parsed, compared,
+ * annotation parser, the state.json parser and writer, the profile reader, the kubeconfig reader,
+ * the worker's profile document (loadjob) and sizeup compare (two results.json parsed, compared,
  * rendered as JSON and text).
  *
  * ALLOC_FAIL_MAX (environment) bounds N per run (default: until a run completes),
@@ -686,6 +686,49 @@ out:
     return rc;
 }
 
+/* state.json as the operator writes it (job_state_json) for the outputs' rows, with their
+ * capacity searches; its "updated" time blanked (it is the wall clock). */
+static int render_state(char **print)
+{
+    static struct fixture fx;
+    static struct job j;
+    static struct jctx x;
+    static struct sweep_job sj;
+    static bool ready;
+
+    if (!ready) {
+        long saved = fail_at;
+        disarm();
+        fixture_init(&fx);
+        snprintf(j.ns, sizeof(j.ns), "shop");
+        snprintf(j.name, sizeof(j.name), "web");
+        snprintf(j.uid, sizeof(j.uid), "uid-1");
+        snprintf(j.handled, sizeof(j.handled), "sweep-7");
+        x.j = &j;
+        x.req.mode = ANNOT_MODE_IN_PLACE;
+        sj.x = &x;
+        snprintf(sj.configs, sizeof(sj.configs), "%s", fx.doc.configs);
+        sj.all.n = fx.n;
+        ready = true;
+        fail_at = saved;
+    }
+    char *text = job_state_json(&sj, fx.rows, fx.n, "running");
+    if (!text)
+        return -ENOMEM;
+    char *t = strstr(text, "\"updated\":\"");
+    for (t = t ? t + 11 : NULL; t && *t && *t != '"'; t++)
+        *t = '-';
+    *print = print_of("%s", text);
+    free(text);
+    return 0;
+}
+
+static void test_state_writer(void **state)
+{
+    (void)state;
+    sweep_parser("state.json writer", render_state);
+}
+
 static void test_loadjob(void **state)
 {
     (void)state;
@@ -746,7 +789,7 @@ int main(void)
         cmocka_unit_test(test_outputs),    cmocka_unit_test(test_annotations),
         cmocka_unit_test(test_state),      cmocka_unit_test(test_profile),
         cmocka_unit_test(test_kubeconfig), cmocka_unit_test(test_loadjob),
-        cmocka_unit_test(test_compare),
+        cmocka_unit_test(test_compare),    cmocka_unit_test(test_state_writer),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
