@@ -723,46 +723,28 @@ static int render_state(char **print)
     return 0;
 }
 
-static void test_state_writer(void **state)
-{
-    (void)state;
-    sweep_parser("state.json writer", render_state);
-}
+/* The runs of sweep_parser, one cmocka test each (named by its run). */
+struct parser_run {
+    const char *what;
+    parse_fn fn;
+};
 
-static void test_loadjob(void **state)
-{
-    (void)state;
-    sweep_parser("worker profile document", render_loadjob);
-}
+static const struct parser_run parser_runs[] = {
+    {"annotation parser", parse_annotations},
+    {"state.json parser", parse_state},
+    {"profile reader", parse_profile},
+    {"kubeconfig reader", parse_kubeconfig},
+    {"worker profile document", render_loadjob},
+    {"compare (parse, run, JSON and text)", render_compare},
+    {"state.json writer", render_state},
+};
 
-static void test_compare(void **state)
-{
-    (void)state;
-    sweep_parser("compare (parse, run, JSON and text)", render_compare);
-}
+#define NRUNS (sizeof(parser_runs) / sizeof(parser_runs[0]))
 
-static void test_annotations(void **state)
+static void test_parser_run(void **state)
 {
-    (void)state;
-    sweep_parser("annotation parser", parse_annotations);
-}
-
-static void test_state(void **state)
-{
-    (void)state;
-    sweep_parser("state.json parser", parse_state);
-}
-
-static void test_profile(void **state)
-{
-    (void)state;
-    sweep_parser("profile reader", parse_profile);
-}
-
-static void test_kubeconfig(void **state)
-{
-    (void)state;
-    sweep_parser("kubeconfig reader", parse_kubeconfig);
+    const struct parser_run *r = *state;
+    sweep_parser(r->what, r->fn);
 }
 
 /* ALLOC_FAIL_DUMP=dir: the fixture's outputs, for comparing bytes across builds. */
@@ -785,11 +767,9 @@ int main(void)
     cJSON_InitHooks(&hooks);
     if (getenv("ALLOC_FAIL_DUMP"))
         return dump(getenv("ALLOC_FAIL_DUMP"));
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_outputs),    cmocka_unit_test(test_annotations),
-        cmocka_unit_test(test_state),      cmocka_unit_test(test_profile),
-        cmocka_unit_test(test_kubeconfig), cmocka_unit_test(test_loadjob),
-        cmocka_unit_test(test_compare),    cmocka_unit_test(test_state_writer),
-    };
+    struct CMUnitTest tests[1 + NRUNS] = {cmocka_unit_test(test_outputs)};
+    for (size_t i = 0; i < NRUNS; i++)
+        tests[1 + i] = (struct CMUnitTest){parser_runs[i].what, test_parser_run, NULL, NULL,
+                                           (void *)&parser_runs[i]};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
