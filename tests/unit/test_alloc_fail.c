@@ -15,8 +15,8 @@
  * real load results and a capacity search: results.md, results.json, values.yaml,
  * auto-sizing.yaml, hpa.yaml, report.html, deployment-patch.yaml, previous-results.json), the
  * annotation parser, the state.json parser and writer, the profile reader, the kubeconfig reader,
- * the worker's profile document (loadjob) and sizeup compare (two results.json parsed, compared,
- * rendered as JSON and text).
+ * the load generators' profile document, Job object and result parser (loadjob), and sizeup
+ * compare (two results.json parsed, compared, rendered as JSON and text).
  *
  * ALLOC_FAIL_MAX (environment) bounds N per run (default: until a run completes),
  * ALLOC_FAIL_STRIDE=k checks the directory sink at every k-th N (default 10: each of its runs
@@ -723,6 +723,80 @@ static int render_state(char **print)
     return 0;
 }
 
+/* The Job object of a generator run (loadjob_job_object) for PROFILE. */
+static int render_job(char **print)
+{
+    static struct profile p;
+    static bool loaded;
+    char err[ERR_LEN];
+
+    if (!loaded) {
+        long saved = fail_at;
+        disarm();
+        assert_int_equal(profile_load_buffer(PROFILE, sizeof(PROFILE) - 1, "p.yaml", &p, err), 0);
+        loaded = true;
+        fail_at = saved;
+    }
+    struct loadjob_config c = {.ns = "sizeup",
+                               .image = "registry.example/sizeup:1.2",
+                               .pull_secrets = "regcred, other",
+                               .service_account = "sizeup-generator",
+                               .owner_pod = "sizeup-abc",
+                               .owner_uid = "uid-1",
+                               .cpu = "250m",
+                               .memory = "128Mi",
+                               .for_label = "web",
+                               .generators = 3};
+    struct load_opts o = {.url = "http://10.1.2.3:8080", .profile = &p};
+    cJSON *j = loadjob_job_object(&c, &o, 1764559200.5);
+    if (!j)
+        return -ENOMEM;
+    char *text = cJSON_PrintUnformatted(j);
+    cJSON_Delete(j);
+    if (!text)
+        return -ENOMEM;
+    *print = print_of("%s", text);
+    free(text);
+    return 0;
+}
+
+/* A generator pod's result document (outside input) read back: worker 1 of 3 with the first
+ * fixture row's load result. */
+static int parse_worker_result(char **print)
+{
+    static char *body;
+    struct load_result got;
+    char why[ERR_LEN];
+
+    if (!body) {
+        long saved = fail_at;
+        struct fixture fx;
+        disarm();
+        fixture_init(&fx);
+        cJSON *doc = cJSON_CreateObject();
+        assert_non_null(doc);
+        assert_non_null(cJSON_AddNumberToObject(doc, "worker", 1));
+        assert_non_null(cJSON_AddNumberToObject(doc, "workers", 3));
+        assert_non_null(cJSON_AddNumberToObject(doc, "late_s", 0.2));
+        cJSON *res = report_json(&fx.sweep.rows[0].load);
+        assert_non_null(res);
+        assert_true(cJSON_AddItemToObject(doc, "result", res));
+        body = cJSON_PrintUnformatted(doc);
+        assert_non_null(body);
+        cJSON_Delete(doc);
+        fixture_free(&fx);
+        fail_at = saved;
+    }
+    int rc = loadjob_result_parse(body, strlen(body), 1, 3, 1.0, &got, why);
+    if (rc)
+        return rc;
+    *print = print_of("%llu|%llu|%zu|%g", (unsigned long long)got.total.requests,
+                      (unsigned long long)hist_percentile(&got.total.latency, 95), got.nnames,
+                      got.duration_s);
+    load_result_free(&got);
+    return 0;
+}
+
 /* The runs of sweep_parser, one cmocka test each (named by its run). */
 struct parser_run {
     const char *what;
@@ -737,6 +811,8 @@ static const struct parser_run parser_runs[] = {
     {"worker profile document", render_loadjob},
     {"compare (parse, run, JSON and text)", render_compare},
     {"state.json writer", render_state},
+    {"generator Job object", render_job},
+    {"worker result parser", parse_worker_result},
 };
 
 #define NRUNS (sizeof(parser_runs) / sizeof(parser_runs[0]))
