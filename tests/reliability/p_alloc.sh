@@ -7,7 +7,7 @@
 #     render and output_write_all into a directory of an earlier sweep's files, every N;
 #   the annotation parser, the state.json parser and writer, the profile and the kubeconfig readers, the
 #     generator workers' profile document, Job object and result parser (loadjob), and sizeup
-#     compare (parse, run, JSON and text).
+#     compare (parse, run, JSON and text), and the watch event parser.
 # Each run either fails with an error and leaves nothing written (the earlier files as they
 # were), or gives byte-identical outputs; ASan/LSan find nothing. REL_FAST=1: the 3-variant
 # fixture of make test, the directory sink every 10th N.
@@ -35,7 +35,8 @@ summary+=" $(grep -oE 'checked at [0-9]+' <<<"$outs" | grep -oE '[0-9]+$') of th
 summary+=" annotations $(figure annotation), state.json parser $(figure "state.json parser"), profile $(figure profile),"
 summary+=" kubeconfig $(figure kubeconfig), state.json writer $(figure "state.json writer"),"
 summary+=" worker profile $(figure worker), generator Job $(figure "generator Job"),"
-summary+=" worker result $(figure "worker result"), compare $(figure compare);"
+summary+=" worker result $(figure "worker result"), watch event $(figure "watch event"),"
+summary+=" compare $(figure compare);"
 summary+=" ${secs} s"
 san=$(sanitizer_report "$log")
 if [ $rc -ne 0 ] || [ -n "$san" ] || ! grep -q 'PASSED' "$log"; then

@@ -16,7 +16,8 @@
  * auto-sizing.yaml, hpa.yaml, report.html, deployment-patch.yaml, previous-results.json), the
  * annotation parser, the state.json parser and writer, the profile reader, the kubeconfig reader,
  * the load generators' profile document, Job object and result parser (loadjob), and sizeup
- * compare (two results.json parsed, compared, rendered as JSON and text).
+ * compare (two results.json parsed, compared, rendered as JSON and text), and the watch event
+ * parser.
  *
  * ALLOC_FAIL_MAX (environment) bounds N per run (default: until a run completes),
  * ALLOC_FAIL_STRIDE=k checks the directory sink at every k-th N (default 10: each of its runs
@@ -42,6 +43,7 @@
 
 #include "advise/advise.h"
 #include "kube/client.h"
+#include "kube/objects.h"
 #include "load/report.h"
 #include "operator/annotations.h"
 #include "operator/job_internal.h"
@@ -797,6 +799,25 @@ static int parse_worker_result(char **print)
     return 0;
 }
 
+/* One watch line (outside input: the API server's stream) parsed into an event. */
+static int parse_watch_event(char **print)
+{
+    static const char line[] =
+        "{\"type\":\"MODIFIED\",\"object\":{\"kind\":\"Deployment\",\"metadata\":{\"name\":"
+        "\"web\",\"namespace\":\"shop\",\"resourceVersion\":\"42\",\"annotations\":{"
+        "\"sizeup.dev/sweep\":\"2026-11-29\"}},\"spec\":{\"replicas\":2}}}";
+    cJSON *root = NULL;
+    struct kube_event ev;
+    char err[ERR_LEN];
+    int rc = kube_event_parse(line, sizeof(line) - 1, &root, &ev, err);
+    if (rc == 0)
+        *print = print_of("%d|%s|%s|%s", (int)ev.type, ev.resource_version,
+                          kube_annotation(ev.object, "sizeup.dev/sweep"),
+                          kube_path_string(ev.object, "metadata.name"));
+    cJSON_Delete(root);
+    return rc;
+}
+
 /* The runs of sweep_parser, one cmocka test each (named by its run). */
 struct parser_run {
     const char *what;
@@ -813,6 +834,7 @@ static const struct parser_run parser_runs[] = {
     {"state.json writer", render_state},
     {"generator Job object", render_job},
     {"worker result parser", parse_worker_result},
+    {"watch event parser", parse_watch_event},
 };
 
 #define NRUNS (sizeof(parser_runs) / sizeof(parser_runs[0]))
