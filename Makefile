@@ -51,7 +51,7 @@ help:
 	@echo "make demo-streams  the same for the live-board demo: stream capacity per variant"
 	@echo "make fuzz      libFuzzer targets, FUZZ_SECONDS each (default $(FUZZ_SECONDS))"
 	@echo "make bench     benchmarks in bench/, figures for bench/RESULTS.md"
-	@echo "make lint      banned functions and formatting"
+	@echo "make lint      banned functions, formatting, the structure checks (check-structure.sh)"
 	@echo "make reliability  faults, crashes, bad input and security: one line per promise"
 	@echo "make install   sizeup and kubectl-sizeup (the kubectl plugin) into PREFIX/bin"
 	@echo "               (PREFIX=$(PREFIX); DESTDIR for staging)"

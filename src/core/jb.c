@@ -73,6 +73,12 @@ void jb_push_str(struct jb *b, cJSON *arr, const char *s)
     add(b, arr, NULL, s ? JB_MAKE(b, cJSON_CreateString(s)) : NULL);
 }
 
+bool jb_attach(cJSON *parent, const char *key, cJSON *item)
+{
+    struct jb b = JB_INIT;
+    return add(&b, parent, key, item) != NULL;
+}
+
 void jb_fail(struct jb *b)
 {
     b->failed = true;

@@ -49,6 +49,12 @@ void jb_put(struct jb *b, cJSON *parent, const char *key, cJSON *item);
 /* Appends the string s (NULL: a failure) to the array arr. */
 void jb_push_str(struct jb *b, cJSON *arr, const char *s);
 
+/* Without a builder: adds item (owned) under key of parent, or, key NULL, appends it to the
+ * array parent; when it cannot (item or parent NULL, no memory for the key) deletes item and
+ * returns false. For code that checks each call itself: cJSON_AddItemToObject keeps the item
+ * when it fails, a leak in a `!cJSON_AddItemToObject(o, k, make())` chain. */
+bool jb_attach(cJSON *parent, const char *key, cJSON *item);
+
 /* Records a failure found outside the builder (a helper that returned NULL). */
 void jb_fail(struct jb *b);
 

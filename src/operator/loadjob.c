@@ -13,6 +13,7 @@
 #include <curl/curl.h>
 
 #include "core/clock.h"
+#include "core/jb.h"
 #include "core/log.h"
 #include "core/quantity.h"
 #include "kube/objects.h"
@@ -209,21 +210,19 @@ static cJSON *container(const struct loadjob_config *c, const struct load_opts *
         return NULL;
     int bad = !cJSON_AddStringToObject(k, "name", "load") ||
               !cJSON_AddStringToObject(k, "image", c->image) ||
-              !cJSON_AddItemToObject(k, "args", str_array(args, n));
+              !jb_attach(k, "args", str_array(args, n));
     env = cJSON_AddArrayToObject(k, "env");
     e = cJSON_CreateObject();
-    bad |= !env || !e || !cJSON_AddItemToArray(env, e) ||
-           !cJSON_AddStringToObject(e, "name", LOADJOB_PROFILE_ENV) ||
+    bad |= !jb_attach(env, NULL, e) || !cJSON_AddStringToObject(e, "name", LOADJOB_PROFILE_ENV) ||
            !cJSON_AddStringToObject(e, "value", profile);
     ports = cJSON_AddArrayToObject(k, "ports");
     port = cJSON_CreateObject();
-    bad |= !ports || !port || !cJSON_AddItemToArray(ports, port) ||
-           !cJSON_AddStringToObject(port, "name", "result") ||
+    bad |= !jb_attach(ports, NULL, port) || !cJSON_AddStringToObject(port, "name", "result") ||
            !cJSON_AddNumberToObject(port, "containerPort", LOADJOB_RESULT_PORT);
     res = cJSON_AddObjectToObject(k, "resources");
-    bad |= !res || !cJSON_AddItemToObject(res, "limits", cJSON_Parse(limits)) ||
-           !cJSON_AddItemToObject(res, "requests", cJSON_Parse(limits)) ||
-           !cJSON_AddItemToObject(k, "securityContext", cJSON_Parse(SECURITY_CONTEXT));
+    bad |= !res || !jb_attach(res, "limits", cJSON_Parse(limits)) ||
+           !jb_attach(res, "requests", cJSON_Parse(limits)) ||
+           !jb_attach(k, "securityContext", cJSON_Parse(SECURITY_CONTEXT));
     if (bad) {
         cJSON_Delete(k);
         return NULL;
@@ -267,14 +266,13 @@ cJSON *loadjob_job_object(const struct loadjob_config *c, const struct load_opts
           !cJSON_AddStringToObject(job, "kind", "Job");
     meta = cJSON_AddObjectToObject(job, "metadata");
     bad |= !meta || !cJSON_AddStringToObject(meta, "generateName", "sizeup-load-") ||
-           !cJSON_AddItemToObject(meta, "labels", labels(c));
+           !jb_attach(meta, "labels", labels(c));
     if (!bad && c->owner_pod && c->owner_uid) {
         /* The operator's pod owns the Job: should the operator vanish for good, the garbage
          * collector removes the Job and its pods with it. */
         cJSON *refs = cJSON_AddArrayToObject(meta, "ownerReferences");
         cJSON *r = cJSON_CreateObject();
-        bad |= !refs || !r || !cJSON_AddItemToArray(refs, r) ||
-               !cJSON_AddStringToObject(r, "apiVersion", "v1") ||
+        bad |= !jb_attach(refs, NULL, r) || !cJSON_AddStringToObject(r, "apiVersion", "v1") ||
                !cJSON_AddStringToObject(r, "kind", "Pod") ||
                !cJSON_AddStringToObject(r, "name", c->owner_pod) ||
                !cJSON_AddStringToObject(r, "uid", c->owner_uid);
@@ -289,24 +287,24 @@ cJSON *loadjob_job_object(const struct loadjob_config *c, const struct load_opts
            !cJSON_AddNumberToObject(spec, "activeDeadlineSeconds", ceil(active_s));
     tpl = spec ? cJSON_AddObjectToObject(spec, "template") : NULL;
     tmeta = tpl ? cJSON_AddObjectToObject(tpl, "metadata") : NULL;
-    bad |= !tmeta || !cJSON_AddItemToObject(tmeta, "labels", labels(c));
+    bad |= !tmeta || !jb_attach(tmeta, "labels", labels(c));
     pspec = tpl ? cJSON_AddObjectToObject(tpl, "spec") : NULL;
     bad |= !pspec || !cJSON_AddStringToObject(pspec, "restartPolicy", "Never") ||
            /* The workers talk to the target and to nobody else: no API token at all. */
            !cJSON_AddFalseToObject(pspec, "automountServiceAccountToken") ||
            !cJSON_AddFalseToObject(pspec, "enableServiceLinks") ||
            !cJSON_AddNumberToObject(pspec, "terminationGracePeriodSeconds", 5) ||
-           !cJSON_AddItemToObject(pspec, "securityContext",
-                                  cJSON_Parse("{\"runAsNonRoot\":true,\"runAsUser\":65532,"
-                                              "\"seccompProfile\":{\"type\":"
-                                              "\"RuntimeDefault\"}}"));
+           !jb_attach(pspec, "securityContext",
+                      cJSON_Parse("{\"runAsNonRoot\":true,\"runAsUser\":65532,"
+                                  "\"seccompProfile\":{\"type\":"
+                                  "\"RuntimeDefault\"}}"));
     if (!bad && c->service_account)
         bad |= !cJSON_AddStringToObject(pspec, "serviceAccountName", c->service_account);
     if (!bad)
         bad |= add_pull_secrets(pspec, c->pull_secrets) != 0;
     cs = pspec ? cJSON_AddArrayToObject(pspec, "containers") : NULL;
     k = cs ? container(c, o, start_at, profile) : NULL;
-    bad |= !k || !cJSON_AddItemToArray(cs, k);
+    bad |= !jb_attach(cs, NULL, k);
     if (bad)
         goto fail;
     free(profile);

@@ -5,8 +5,9 @@
 # allocation failing for every N until a run completes, over:
 #   the outputs of an 8-variant sweep (7 measured with capacity searches, 1 OOM-killed): the
 #     render and output_write_all into a directory of an earlier sweep's files, every N;
-#   the annotation parser, the state.json parser, the profile and the kubeconfig readers, the
-#     worker's profile document (loadjob) and sizeup compare (parse, run, JSON and text).
+#   the annotation parser, the state.json parser and writer, the profile and the kubeconfig readers, the
+#     generator workers' profile document, Job object and result parser (loadjob), and sizeup
+#     compare (parse, run, JSON and text), and the watch event parser.
 # Each run either fails with an error and leaves nothing written (the earlier files as they
 # were), or gives byte-identical outputs; ASan/LSan find nothing. REL_FAST=1: the 3-variant
 # fixture of make test, the directory sink every 10th N.
@@ -31,8 +32,11 @@ outs=$(grep -m1 'alloc_fail: outputs' "$log")
 summary="outputs of $rows variants $(figure outputs) ($(grep -oE '[0-9]+ failed cleanly' <<<"$outs"),"
 summary+=" $(grep -oE '[0-9]+ identical' <<<"$outs"), directory sink at"
 summary+=" $(grep -oE 'checked at [0-9]+' <<<"$outs" | grep -oE '[0-9]+$') of them);"
-summary+=" annotations $(figure annotation), state.json $(figure state), profile $(figure profile),"
-summary+=" kubeconfig $(figure kubeconfig), worker profile $(figure worker), compare $(figure compare);"
+summary+=" annotations $(figure annotation), state.json parser $(figure "state.json parser"), profile $(figure profile),"
+summary+=" kubeconfig $(figure kubeconfig), state.json writer $(figure "state.json writer"),"
+summary+=" worker profile $(figure worker), generator Job $(figure "generator Job"),"
+summary+=" worker result $(figure "worker result"), watch event $(figure "watch event"),"
+summary+=" compare $(figure compare);"
 summary+=" ${secs} s"
 san=$(sanitizer_report "$log")
 if [ $rc -ne 0 ] || [ -n "$san" ] || ! grep -q 'PASSED' "$log"; then

@@ -14,9 +14,10 @@
  * Runs: the outputs (output_set_render and output_write_all over a three-variant sweep with
  * real load results and a capacity search: results.md, results.json, values.yaml,
  * auto-sizing.yaml, hpa.yaml, report.html, deployment-patch.yaml, previous-results.json), the
- * annotation parser, the state.json parser, the profile reader, the kubeconfig reader, the
- * worker's profile document (loadjob) and sizeup compare (two results.json parsed, compared,
- * rendered as JSON and text).
+ * annotation parser, the state.json parser and writer, the profile reader, the kubeconfig reader,
+ * the load generators' profile document, Job object and result parser (loadjob), and sizeup
+ * compare (two results.json parsed, compared, rendered as JSON and text), and the watch event
+ * parser.
  *
  * ALLOC_FAIL_MAX (environment) bounds N per run (default: until a run completes),
  * ALLOC_FAIL_STRIDE=k checks the directory sink at every k-th N (default 10: each of its runs
@@ -42,6 +43,7 @@
 
 #include "advise/advise.h"
 #include "kube/client.h"
+#include "kube/objects.h"
 #include "load/report.h"
 #include "operator/annotations.h"
 #include "operator/job_internal.h"
@@ -686,40 +688,161 @@ out:
     return rc;
 }
 
-static void test_loadjob(void **state)
+/* state.json as the operator writes it (job_state_json) for the outputs' rows, with their
+ * capacity searches; its "updated" time blanked (it is the wall clock). */
+static int render_state(char **print)
 {
-    (void)state;
-    sweep_parser("worker profile document", render_loadjob);
+    static struct fixture fx;
+    static struct job j;
+    static struct jctx x;
+    static struct sweep_job sj;
+    static bool ready;
+
+    if (!ready) {
+        long saved = fail_at;
+        disarm();
+        fixture_init(&fx);
+        snprintf(j.ns, sizeof(j.ns), "shop");
+        snprintf(j.name, sizeof(j.name), "web");
+        snprintf(j.uid, sizeof(j.uid), "uid-1");
+        snprintf(j.handled, sizeof(j.handled), "sweep-7");
+        x.j = &j;
+        x.req.mode = ANNOT_MODE_IN_PLACE;
+        sj.x = &x;
+        snprintf(sj.configs, sizeof(sj.configs), "%s", fx.doc.configs);
+        sj.all.n = fx.n;
+        ready = true;
+        fail_at = saved;
+    }
+    char *text = job_state_json(&sj, fx.rows, fx.n, "running");
+    if (!text)
+        return -ENOMEM;
+    char *t = strstr(text, "\"updated\":\"");
+    for (t = t ? t + 11 : NULL; t && *t && *t != '"'; t++)
+        *t = '-';
+    *print = print_of("%s", text);
+    free(text);
+    return 0;
 }
 
-static void test_compare(void **state)
+/* The Job object of a generator run (loadjob_job_object) for PROFILE. */
+static int render_job(char **print)
 {
-    (void)state;
-    sweep_parser("compare (parse, run, JSON and text)", render_compare);
+    static struct profile p;
+    static bool loaded;
+    char err[ERR_LEN];
+
+    if (!loaded) {
+        long saved = fail_at;
+        disarm();
+        assert_int_equal(profile_load_buffer(PROFILE, sizeof(PROFILE) - 1, "p.yaml", &p, err), 0);
+        loaded = true;
+        fail_at = saved;
+    }
+    struct loadjob_config c = {.ns = "sizeup",
+                               .image = "registry.example/sizeup:1.2",
+                               .pull_secrets = "regcred, other",
+                               .service_account = "sizeup-generator",
+                               .owner_pod = "sizeup-abc",
+                               .owner_uid = "uid-1",
+                               .cpu = "250m",
+                               .memory = "128Mi",
+                               .for_label = "web",
+                               .generators = 3};
+    struct load_opts o = {.url = "http://10.1.2.3:8080", .profile = &p};
+    cJSON *j = loadjob_job_object(&c, &o, 1764559200.5);
+    if (!j)
+        return -ENOMEM;
+    char *text = cJSON_PrintUnformatted(j);
+    cJSON_Delete(j);
+    if (!text)
+        return -ENOMEM;
+    *print = print_of("%s", text);
+    free(text);
+    return 0;
 }
 
-static void test_annotations(void **state)
+/* A generator pod's result document (outside input) read back: worker 1 of 3 with the first
+ * fixture row's load result. */
+static int parse_worker_result(char **print)
 {
-    (void)state;
-    sweep_parser("annotation parser", parse_annotations);
+    static char *body;
+    struct load_result got;
+    char why[ERR_LEN];
+
+    if (!body) {
+        long saved = fail_at;
+        struct fixture fx;
+        disarm();
+        fixture_init(&fx);
+        cJSON *doc = cJSON_CreateObject();
+        assert_non_null(doc);
+        assert_non_null(cJSON_AddNumberToObject(doc, "worker", 1));
+        assert_non_null(cJSON_AddNumberToObject(doc, "workers", 3));
+        assert_non_null(cJSON_AddNumberToObject(doc, "late_s", 0.2));
+        cJSON *res = report_json(&fx.sweep.rows[0].load);
+        assert_non_null(res);
+        assert_true(cJSON_AddItemToObject(doc, "result", res));
+        body = cJSON_PrintUnformatted(doc);
+        assert_non_null(body);
+        cJSON_Delete(doc);
+        fixture_free(&fx);
+        fail_at = saved;
+    }
+    int rc = loadjob_result_parse(body, strlen(body), 1, 3, 1.0, &got, why);
+    if (rc)
+        return rc;
+    *print = print_of("%llu|%llu|%zu|%g", (unsigned long long)got.total.requests,
+                      (unsigned long long)hist_percentile(&got.total.latency, 95), got.nnames,
+                      got.duration_s);
+    load_result_free(&got);
+    return 0;
 }
 
-static void test_state(void **state)
+/* One watch line (outside input: the API server's stream) parsed into an event. */
+static int parse_watch_event(char **print)
 {
-    (void)state;
-    sweep_parser("state.json parser", parse_state);
+    static const char line[] =
+        "{\"type\":\"MODIFIED\",\"object\":{\"kind\":\"Deployment\",\"metadata\":{\"name\":"
+        "\"web\",\"namespace\":\"shop\",\"resourceVersion\":\"42\",\"annotations\":{"
+        "\"sizeup.dev/sweep\":\"2026-11-29\"}},\"spec\":{\"replicas\":2}}}";
+    cJSON *root = NULL;
+    struct kube_event ev;
+    char err[ERR_LEN];
+    int rc = kube_event_parse(line, sizeof(line) - 1, &root, &ev, err);
+    if (rc == 0)
+        *print = print_of("%d|%s|%s|%s", (int)ev.type, ev.resource_version,
+                          kube_annotation(ev.object, "sizeup.dev/sweep"),
+                          kube_path_string(ev.object, "metadata.name"));
+    cJSON_Delete(root);
+    return rc;
 }
 
-static void test_profile(void **state)
-{
-    (void)state;
-    sweep_parser("profile reader", parse_profile);
-}
+/* The runs of sweep_parser, one cmocka test each (named by its run). */
+struct parser_run {
+    const char *what;
+    parse_fn fn;
+};
 
-static void test_kubeconfig(void **state)
+static const struct parser_run parser_runs[] = {
+    {"annotation parser", parse_annotations},
+    {"state.json parser", parse_state},
+    {"profile reader", parse_profile},
+    {"kubeconfig reader", parse_kubeconfig},
+    {"worker profile document", render_loadjob},
+    {"compare (parse, run, JSON and text)", render_compare},
+    {"state.json writer", render_state},
+    {"generator Job object", render_job},
+    {"worker result parser", parse_worker_result},
+    {"watch event parser", parse_watch_event},
+};
+
+#define NRUNS (sizeof(parser_runs) / sizeof(parser_runs[0]))
+
+static void test_parser_run(void **state)
 {
-    (void)state;
-    sweep_parser("kubeconfig reader", parse_kubeconfig);
+    const struct parser_run *r = *state;
+    sweep_parser(r->what, r->fn);
 }
 
 /* ALLOC_FAIL_DUMP=dir: the fixture's outputs, for comparing bytes across builds. */
@@ -742,11 +865,9 @@ int main(void)
     cJSON_InitHooks(&hooks);
     if (getenv("ALLOC_FAIL_DUMP"))
         return dump(getenv("ALLOC_FAIL_DUMP"));
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_outputs),    cmocka_unit_test(test_annotations),
-        cmocka_unit_test(test_state),      cmocka_unit_test(test_profile),
-        cmocka_unit_test(test_kubeconfig), cmocka_unit_test(test_loadjob),
-        cmocka_unit_test(test_compare),
-    };
+    struct CMUnitTest tests[1 + NRUNS] = {cmocka_unit_test(test_outputs)};
+    for (size_t i = 0; i < NRUNS; i++)
+        tests[1 + i] = (struct CMUnitTest){parser_runs[i].what, test_parser_run, NULL, NULL,
+                                           (void *)&parser_runs[i]};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
