@@ -80,7 +80,9 @@ static int save_original(void *ud, cJSON *obj, char *err)
     if (kube_annotation(obj, KUBE_ANN_ORIGINAL))
         return KUBE_MUTATE_SKIP;
     char *value = NULL;
-    int rc = kube__orig_value(s->k, kube_path_get(obj, "spec.template"), &value, err);
+    if (!kube_path_get(obj, "spec.template"))
+        return err_set(err, -EINVAL, "deployment %s/%s has no pod template", s->k->ns, s->k->name);
+    int rc = kube__orig_value(s->k, obj, &value, err);
     if (rc)
         return rc;
     rc = kube_set_annotation(obj, KUBE_ANN_ORIGINAL, value);

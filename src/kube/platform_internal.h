@@ -8,8 +8,8 @@
  *   platform_usage.c    usage from the pod status and metrics.k8s.io
  *   platform_restore.c  stop a variant, restore (delete the clone / put the template back)
  *   platform_resize.c   apply a variant to a running pod through pods/resize, and undo it
- *   platform_original.c the saved original template: in an annotation, or a ConfigMap past
- *                       KUBE_ORIGINAL_INLINE_MAX
+ *   platform_original.c the saved original template: in an annotation, or a ConfigMap when
+ *                       the annotations would pass KUBE_ORIGINAL_INLINE_MAX
  *   platform_util.c     the helpers more than one of them needs
  * Calls run one way: platform.c -> restore -> resize -> rollout -> clone, usage; each of them ->
  * platform_util.c, which calls none of them.
@@ -28,9 +28,10 @@
 
 #include "kube/platform.h"
 
-/* A saved template longer than this goes to a ConfigMap (the API server's limit on all of an
- * object's annotations together is 256 KiB, and kubectl apply's last-applied-configuration
- * is one of them). */
+/* When the Deployment's annotations with the saved template would total more than this, the
+ * template goes to a ConfigMap (the API server's limit on all of an object's annotations
+ * together is 256 KiB, kubectl apply's last-applied-configuration is one of them, and sizeup's
+ * status annotations need the rest). */
 #define KUBE_ORIGINAL_INLINE_MAX (200u << 10)
 
 /* One way to apply a variant: apply and wait_ready as in struct platform_ops (self: the struct
@@ -159,15 +160,15 @@ int kube__plat_restore_template(void *ud, cJSON *obj, char *err);
 /* "<name>-sizeup-original" into buf. -ENAMETOOLONG past 253 characters. */
 int kube__orig_cm_name(const struct kplat *k, char *buf, size_t len);
 
-/* Before the template is saved (in-place and resize): when k->original's template is larger
- * than KUBE_ORIGINAL_INLINE_MAX and not saved yet, writes it to the ConfigMap (created, or
- * replaced when it is sizeup's) and records its hash. */
+/* Before the template is saved (in-place and resize): when k->original's annotations with its
+ * template would pass KUBE_ORIGINAL_INLINE_MAX and it is not saved yet, writes it to the ConfigMap
+ * (created, or replaced when it is sizeup's) and records its hash. */
 int kube__orig_prepare(struct kplat *k, char *err);
 
-/* The KUBE_ANN_ORIGINAL value for template tpl (borrowed): its JSON, or the ConfigMap
- * reference; -EAGAIN when a large template is not the one kube__orig_prepare copied. *value is
- * owned (free with free()). */
-int kube__orig_value(struct kplat *k, const cJSON *tpl, char **value /* OUT */, char *err);
+/* The KUBE_ANN_ORIGINAL value for Deployment d's template (d borrowed): its JSON, or the
+ * ConfigMap reference; -EAGAIN when a large template is not the one kube__orig_prepare copied.
+ * *value is owned (free with free()). */
+int kube__orig_value(struct kplat *k, const cJSON *d, char **value /* OUT */, char *err);
 
 /* The saved template from the annotation's value (borrowed): parsed inline, or read from the
  * ConfigMap, refused when its SHA-256 differs. *tpl owned (cJSON_Delete). */

@@ -1,10 +1,11 @@
 /* The Kubernetes platform, the original pod template in-place and resize modes put back: saved
- * in the Deployment's KUBE_ANN_ORIGINAL annotation, or, past KUBE_ORIGINAL_INLINE_MAX bytes, in a
- * ConfigMap "<name>-sizeup-original" (owned by the Deployment, labelled managed-by sizeup) with
- * the annotation holding only "configmap:<name> sha256:<hex>". The API server refuses an object
- * whose annotations total more than 256 KiB, and a Deployment applied with kubectl already
- * carries its last-applied-configuration, so a large template cannot be saved twice over in
- * annotations. Restore refuses a ConfigMap whose content no longer matches the hash. */
+ * in the Deployment's KUBE_ANN_ORIGINAL annotation, or, when the Deployment's annotations with it
+ * would pass KUBE_ORIGINAL_INLINE_MAX bytes, in a ConfigMap "<name>-sizeup-original" (owned by the
+ * Deployment, labelled managed-by sizeup) with the annotation holding only "configmap:<name>
+ * sha256:<hex>". The API server refuses an object whose annotations total more than 256 KiB, and a
+ * Deployment applied with kubectl already carries its last-applied-configuration, so a large
+ * template cannot be saved twice over in annotations. Restore refuses a ConfigMap whose content no
+ * longer matches the hash. */
 
 #include <errno.h>
 #include <stdio.h>
@@ -30,6 +31,25 @@ static int sha256_hex(const char *s, char out[65])
     for (unsigned i = 0; i < 32; i++)
         snprintf(out + 2 * i, 3, "%02x", h[i]);
     return 0;
+}
+
+/* The bytes of d's annotations, keys and values, as the API server counts them. */
+static size_t ann_bytes(const cJSON *d)
+{
+    const cJSON *a;
+    size_t n = 0;
+    cJSON_ArrayForEach(a, kube_path_get(d, "metadata.annotations"))
+    {
+        n += a->string ? strlen(a->string) : 0;
+        n += cJSON_IsString(a) ? strlen(a->valuestring) : 0;
+    }
+    return n;
+}
+
+/* Whether template JSON json goes to the ConfigMap rather than into d's annotations. */
+static bool too_big(const cJSON *d, const char *json)
+{
+    return strlen(json) + ann_bytes(d) > KUBE_ORIGINAL_INLINE_MAX;
 }
 
 int kube__orig_cm_name(const struct kplat *k, char *buf, size_t len)
@@ -85,7 +105,7 @@ int kube__orig_prepare(struct kplat *k, char *err)
     const cJSON *tpl = kube_path_get(k->original, "spec.template");
     if (!tpl || !(json = cJSON_PrintUnformatted(tpl)))
         return err_set(err, -EINVAL, "deployment %s/%s has no pod template", k->ns, k->name);
-    if (strlen(json) <= KUBE_ORIGINAL_INLINE_MAX)
+    if (!too_big(k->original, json))
         goto out;
     if (kube__orig_cm_name(k, name, sizeof(name))) {
         rc = err_set(err, -ENAMETOOLONG, "deployment %s/%s: name too long for its template copy",
@@ -129,15 +149,16 @@ out:
     return rc;
 }
 
-int kube__orig_value(struct kplat *k, const cJSON *tpl, char **value, char *err)
+int kube__orig_value(struct kplat *k, const cJSON *d, char **value, char *err)
 {
+    const cJSON *tpl = kube_path_get(d, "spec.template");
     char *json = tpl ? cJSON_PrintUnformatted(tpl) : NULL;
     char sha[65], name[254];
 
     *value = NULL;
     if (!json)
         return err_set(err, -EINVAL, "deployment %s/%s has no pod template", k->ns, k->name);
-    if (strlen(json) <= KUBE_ORIGINAL_INLINE_MAX) {
+    if (!too_big(d, json)) {
         *value = strdup(json);
         cJSON_free(json);
         return *value ? 0 : err_set(err, -ENOMEM, "out of memory");

@@ -20,7 +20,7 @@ o.pop("status", None)
 o["metadata"]["annotations"].pop("kubectl.kubernetes.io/last-applied-configuration", None)
 c = o["spec"]["template"]["spec"]["containers"][0]
 # 140 KiB in two values: Linux refuses a single environment string past 128 KiB
-# (MAX_ARG_STRLEN) at exec, in a real container as in the fake's kubelet.
+# (MAX_ARG_STRLEN) at exec, in a real container as in the kubelet of the fake.
 c.setdefault("env", []).extend({"name": "BIG%d" % i, "value": "b" * (70 << 10)} for i in (1, 2))
 print(json.dumps(o))' >"$E2E_W/big.json"
 k apply -f "$E2E_W/big.json" >/dev/null || fail "kubectl apply of the large template failed"

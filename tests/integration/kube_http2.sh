@@ -10,11 +10,9 @@ set -u
 : "${ROOT:?}" "${BUILD:?}"
 bin="$BUILD/tests/kube/test_kube_h2"
 [ -x "$bin" ] || { echo "missing $bin (make unit-bins)"; exit 1; }
-for t in python3 openssl nginx; do
-    command -v "$t" >/dev/null || [ -x "/usr/sbin/$t" ] ||
-        { echo "$t is missing (scripts/install-deps.sh test)"; exit 1; }
+for t in python3 openssl; do
+    command -v "$t" >/dev/null || { echo "$t is missing (scripts/install-deps.sh test)"; exit 1; }
 done
-NGINX=$(command -v nginx || echo /usr/sbin/nginx)
 work=$(mktemp -d /tmp/kube_http2.XXXXXX)
 pids=()
 cleanup() {
@@ -23,7 +21,6 @@ cleanup() {
     rm -rf "$work"
 }
 trap cleanup EXIT
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
 d="$work/fake"
 mkdir -p "$d"
@@ -34,47 +31,11 @@ for _ in $(seq 100); do [ -s "$d/ready" ] && break; sleep 0.1; done
 fport=$(cat "$d/ready")
 
 n="$work/nginx"
-mkdir -p "$n/logs" "$n/tmp"
-port=$(free_port)
-cat >"$n/nginx.conf" <<CONF
-daemon off;
-worker_processes 1;
-pid $n/nginx.pid;
-error_log $n/logs/error.log warn;
-events { worker_connections 64; }
-http {
-    access_log $n/logs/access.log;
-    log_format h2 '\$server_protocol \$request_method \$request_uri \$status';
-    client_body_temp_path $n/tmp/body;
-    proxy_temp_path $n/tmp/proxy;
-    fastcgi_temp_path $n/tmp/fastcgi;
-    uwsgi_temp_path $n/tmp/uwsgi;
-    scgi_temp_path $n/tmp/scgi;
-    server {
-        listen 127.0.0.1:$port ssl http2;
-        ssl_certificate $d/server.crt;
-        ssl_certificate_key $d/server.key;
-        access_log $n/logs/h2.log h2;
-        location / {
-            proxy_pass https://127.0.0.1:$fport;
-            proxy_http_version 1.1;
-            proxy_ssl_verify off;
-            proxy_buffering off;
-            proxy_request_buffering off;
-            proxy_read_timeout 3600s;
-            proxy_send_timeout 3600s;
-            proxy_set_header Connection "";
-        }
-    }
-}
-CONF
-"$NGINX" -p "$n" -c "$n/nginx.conf" -e "$n/logs/error.log" >"$n/stdout.log" 2>&1 &
-pids+=($!)
-for _ in $(seq 50); do
-    python3 -c 'import socket,sys; socket.create_connection(("127.0.0.1",int(sys.argv[1])),0.2)' "$port" \
-        2>/dev/null && break
-    sleep 0.1
-done
+# shellcheck source=/dev/null
+. "$ROOT/tests/integration/lib/nginx_h2.sh"
+nginx_h2_start "$n" "$d" "$fport" || exit 1
+pids+=("$NGINX_PID")
+port=$NGINX_PORT
 # The client's view: the fake's files, nginx's port.
 h="$work/h2"
 mkdir -p "$h"

@@ -83,7 +83,7 @@ is named, and docs/safety.md says why each one is there.
   resources: ["pods/resize"]
   verbs: ["patch"]
 # Read the profile ConfigMap; write "<name>-sizing" with the results after every variant;
-# in place, a pod template over 200 KiB is saved in "<name>-sizeup-original" until restored.
+# in place, a pod template too large for an annotation is saved in "<name>-sizeup-original" until restored.
 - apiGroups: [""]
   resources: ["configmaps"]
   verbs: ["get", "list", "watch", "create", "update", "patch", "delete"]
