@@ -26,6 +26,17 @@ int rule_check(const struct rule *r, char *err)
     return 0;
 }
 
+const char *rule_format(const struct rule *r, char buf[RULE_EXPRESSION_LEN])
+{
+    if (!r)
+        snprintf(buf, RULE_EXPRESSION_LEN, "%s", RULE_EXPRESSION);
+    else
+        snprintf(buf, RULE_EXPRESSION_LEN,
+                 "workers = max(1, min(round(cores / %g), floor(memory_mib / %g), %u))",
+                 r->cores_per_worker, r->memory_per_worker_mib, r->max_workers);
+    return buf;
+}
+
 unsigned rule_eval(const struct rule *r, int64_t cpu_millicores, int64_t memory_bytes)
 {
     /* Cores and MiB are computed the way the sh snippet in docs/sweep.md computes them

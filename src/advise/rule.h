@@ -17,9 +17,12 @@
 
 #define RULE_MAX_BYTES   (64u * 1024u) /* an auto-sizing.yaml larger than this is refused */
 #define RULE_MAX_WORKERS 1024
+/* The rule with its constants by name, floor included: what rule_format(NULL) gives, for the
+ * places that need it at compile time (a command's help). */
 #define RULE_EXPRESSION                                                                            \
-    "workers = min(round(cores / cores_per_worker), floor(memory_mib / memory_per_worker_mib), "   \
-    "max_workers)"
+    "workers = max(1, min(round(cores / cores_per_worker), "                                       \
+    "floor(memory_mib / memory_per_worker_mib), max_workers))"
+#define RULE_EXPRESSION_LEN 160 /* rule_format's buffer: the longest expression fits */
 
 struct rule {
     double cores_per_worker;      /* > 0 */
@@ -35,6 +38,12 @@ SIZEUP_MUST_USE int rule_check(const struct rule *r, char *err);
 
 /* The worker count for cpu_millicores and memory_bytes (both > 0). r must pass rule_check. */
 unsigned rule_eval(const struct rule *r, int64_t cpu_millicores, int64_t memory_bytes);
+
+/* The rule's expression, the one text of it wherever it is printed (auto-sizing.yaml, results.md,
+ * report.html, sizeup rule --explain), floor included: with r, its constants written in
+ * ("workers = max(1, min(round(cores / 1), floor(memory_mib / 192), 8))"); with r NULL, their
+ * names (RULE_EXPRESSION). Returns buf. */
+const char *rule_format(const struct rule *r, char buf[RULE_EXPRESSION_LEN]);
 
 /* Parses an auto-sizing.yaml (as sizeup writes it: the constants under `constants:`) from buf
  * (len bytes, at most RULE_MAX_BYTES); source names it in errors. Returns 0 or -EINVAL. */

@@ -52,7 +52,7 @@ static int exec_rule(int argc, char **argv)
     struct rule_args a = {0};
     int64_t cpu_m = 0, mem = 0;
     struct rule r;
-    char err[ERR_LEN] = "";
+    char err[ERR_LEN] = "", expr[RULE_EXPRESSION_LEN];
     int operand, status;
 
     status = cli_parse(&cmd_rule, argc, argv, &a, &operand);
@@ -69,11 +69,9 @@ static int exec_rule(int argc, char **argv)
     }
     unsigned w = rule_eval(&r, cpu_m, mem);
     if (a.explain)
-        fprintf(stderr,
-                "rule: workers = max(1, min(round(cores / %g), floor(memory_mib / %g), %u))\n"
-                "cores = %g, memory_mib = %g%s\n",
-                r.cores_per_worker, r.memory_per_worker_mib, r.max_workers, (double)cpu_m / 1000.0,
-                (double)mem / 1048576.0, a.rule_path ? "" : " (the built-in rule)");
+        fprintf(stderr, "rule: %s\ncores = %g, memory_mib = %g%s\n", rule_format(&r, expr),
+                (double)cpu_m / 1000.0, (double)mem / 1048576.0,
+                a.rule_path ? "" : " (the built-in rule)");
     printf("%u\n", w);
     return EXIT_OK;
 }
@@ -84,8 +82,7 @@ const struct cmd cmd_rule = {
     .synopsis = "[--rule auto-sizing.yaml] --cpu C --memory M [--explain]",
     .intro =
         "Prints the worker count the auto-sizing rule gives for a CPU limit and a memory limit:\n"
-        "  workers = max(1, min(round(cores / cores_per_worker),\n"
-        "                       floor(memory_mib / memory_per_worker_mib), max_workers))\n",
+        "  " RULE_EXPRESSION "\n",
     .flags = flags,
     .epilog = "example: sizeup rule --cpu 2 --memory 1Gi   ->  2\n",
     .exec = exec_rule,

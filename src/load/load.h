@@ -39,9 +39,8 @@ struct load_opts {
     load_progress_fn progress;     /* may be NULL */
     void *progress_ud;
     volatile sig_atomic_t *stop; /* may be NULL; when it becomes non-zero the run ends early */
-    struct timespec
-        start; /* monotonic time zero of the plan (clock_mono_ts); zero: when the
-                * threads       start. Runs given one start keep one schedule (streams). */
+    struct timespec start;       /* monotonic time zero of the plan (clock_mono_ts); zero: when
+                                  * the threads start. Runs given one start share a schedule. */
 };
 
 /* Runs warm-up then the measured window (or the stages) and fills *out. A target that refuses

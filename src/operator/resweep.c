@@ -155,7 +155,7 @@ int resweep_compare(const char *previous, const struct advisor_row *rows, size_t
     size_t compared = 0;
     int best = -1, rc = 0, any_sig = 0;
     double best_dt = 0, best_dp = 0, old_rps = 0, old_p95 = 0;
-    char since[RESWEEP_IMAGES_MAX + 16], l1[32], l2[32];
+    char since[RESWEEP_IMAGES_MAX + 16], l1[FMT_LEN], l2[FMT_LEN], r1[FMT_LEN], r2[FMT_LEN];
 
     if (significant)
         *significant = 0;
@@ -205,12 +205,13 @@ int resweep_compare(const char *previous, const struct advisor_row *rows, size_t
     int sig = any_sig;
     snprintf(out, len,
              "%s, %zu variant%s compared; the largest change: throughput of %s %s %.0f%% "
-             "(%.1f -> %.1f req/s), p95 %s -> %s (%+.0f%%): %s (the rule: a change of more "
+             "(%s -> %s req/s), p95 %s -> %s (%+.0f%%): %s (the rule: a change of more "
              "than %.0f%% in throughput or p95 of any variant is significant).",
              since, compared, compared == 1 ? "" : "s", r->variant.spec,
-             best_dt < 0 ? "fell" : "rose", fabs(best_dt) * 100, old_rps, r->throughput_rps,
-             fmt_latency((uint64_t)llround(old_p95 * 1e3), l1), fmt_latency(r->p95_us, l2),
-             best_dp * 100, sig ? "significant" : "within noise", RESWEEP_NOISE * 100);
+             best_dt < 0 ? "fell" : "rose", fabs(best_dt) * 100, fmt_rate(old_rps, r1),
+             fmt_rate(r->throughput_rps, r2), fmt_latency((uint64_t)llround(old_p95 * 1e3), l1),
+             fmt_latency(r->p95_us, l2), best_dp * 100, sig ? "significant" : "within noise",
+             RESWEEP_NOISE * 100);
     if (significant)
         *significant = sig;
 out:
@@ -235,7 +236,7 @@ int resweep_compare_capacity(const char *previous, const char *current, char *ou
 {
     struct compare_file a = {0}, b = {0};
     struct compare_report r = {0};
-    char err[ERR_LEN], since[RESWEEP_IMAGES_MAX + 16];
+    char err[ERR_LEN], since[RESWEEP_IMAGES_MAX + 16], r1[FMT_LEN], r2[FMT_LEN];
     int rc;
 
     if (significant)
@@ -279,14 +280,15 @@ int resweep_compare_capacity(const char *previous, const char *current, char *ou
                  c->why == COMPARE_WHY_FEW_REPEATS ? "too few repeats"
                  : c->why == COMPARE_WHY_INVALID   ? "a capacity marked not valid"
                                                    : "one measurement");
-    snprintf(out, len,
-             "%s, %zu variant%s compared by capacity; the largest change: capacity of %s %s "
-             "%.0f%% (%.1f -> %.1f req/s, %s): %s.",
-             since, compared, compared == 1 ? "" : "s", best->spec,
-             c->change_pct < 0 ? "fell" : "rose", fabs(c->change_pct), c->a.mean, c->b.mean, test,
-             c->significant ? "significant"
-                            : (sig ? "not significant (another variant's change is)"
-                                   : "no significant change"));
+    snprintf(
+        out, len,
+        "%s, %zu variant%s compared by capacity; the largest change: capacity of %s %s "
+        "%.0f%% (%s -> %s req/s, %s): %s.",
+        since, compared, compared == 1 ? "" : "s", best->spec, c->change_pct < 0 ? "fell" : "rose",
+        fabs(c->change_pct), fmt_rate(c->a.mean, r1), fmt_rate(c->b.mean, r2), test,
+        c->significant
+            ? "significant"
+            : (sig ? "not significant (another variant's change is)" : "no significant change"));
     if (significant)
         *significant = sig > 0;
 out:

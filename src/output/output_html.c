@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "advise/rule.h"
 #include "core/fmt.h"
 #include "core/quantity.h"
 #include "load/report_html.h"
@@ -371,10 +372,11 @@ static void html_recommended(FILE *f, const struct advice *a)
 /* The auto-sizing rule and where each of its three numbers came from. */
 static void html_rule(FILE *f, const struct advice *a)
 {
-    fprintf(f,
-            "<h2>Auto-sizing rule</h2>\n<p><code>workers = min(round(cores / %g), "
-            "floor(memory_mib / %g), %u)</code> (at least 1)</p>\n<ul>\n",
-            a->rule.cores_per_worker, a->rule.memory_per_worker_mib, a->rule.max_workers);
+    char expr[RULE_EXPRESSION_LEN];
+
+    fputs("<h2>Auto-sizing rule</h2>\n<p><code>", f);
+    report_html_esc(f, rule_format(&a->rule, expr));
+    fputs("</code></p>\n<ul>\n", f);
     fprintf(f, "<li>cores_per_worker = %g: ", a->rule.cores_per_worker);
     report_html_esc(f, a->cores_per_worker.text);
     fprintf(f, "</li>\n<li>memory_per_worker_mib = %g: ", a->rule.memory_per_worker_mib);

@@ -10,6 +10,7 @@
 #include "core/quantity.h"
 #include "output/output.h"
 #include "output/output_int.h"
+#include "advise/rule.h"
 #include "advise/sizing.h"
 
 #ifndef SIZEUP_VERSION
@@ -283,7 +284,7 @@ static void derivation(struct em *m, const char *name, double value,
 int output_rule_yaml(FILE *f, const struct output_doc *d, char *err)
 {
     const struct advice *a = d->advice;
-    char b[256], t[40];
+    char b[256], t[40], expr[RULE_EXPRESSION_LEN];
     struct em m;
     int rc;
 
@@ -291,10 +292,8 @@ int output_rule_yaml(FILE *f, const struct output_doc *d, char *err)
     if (rc)
         return err_set(err, rc, "out of memory");
     ev_map_start(&m, 0);
-    kv(&m, "rule", RULE_EXPRESSION, YAML_DOUBLE_QUOTED_SCALAR_STYLE);
-    snprintf(b, sizeof(b), "workers = max(1, min(round(cores / %g), floor(memory_mib / %g), %u))",
-             a->rule.cores_per_worker, a->rule.memory_per_worker_mib, a->rule.max_workers);
-    kv(&m, "expression", b, YAML_DOUBLE_QUOTED_SCALAR_STYLE);
+    kv(&m, "rule", rule_format(NULL, expr), YAML_DOUBLE_QUOTED_SCALAR_STYLE);
+    kv(&m, "expression", rule_format(&a->rule, expr), YAML_DOUBLE_QUOTED_SCALAR_STYLE);
     kv(&m, "notes",
        "cores = CPU limit in cores, memory_mib = memory limit in MiB; round() is half away "
        "from zero; the result is at least 1",

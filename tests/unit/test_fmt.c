@@ -1,8 +1,9 @@
 /* Tests for src/core/fmt.c: the number formats of every front-end. Each latency is rendered by
  * fmt_latency and through the front-ends that print it from other inputs (`kubectl sizeup`'s
  * progress lines read milliseconds from results.json; a re-sweep's comparison, which the
- * operator puts in its Event and status, reads them from the previous results), and every
- * rendering must be the same text. */
+ * operator puts in its Event and status, reads them from the previous results; `sizeup
+ * loadtest`'s text report reads them from its histograms), and every rendering must be the same
+ * text. */
 
 #include <math.h>
 #include <setjmp.h>
@@ -16,6 +17,8 @@
 #include <cmocka.h>
 
 #include "core/fmt.h"
+#include "load/hist.h"
+#include "load/report.h"
 #include "operator/plugin.h"
 #include "operator/resweep.h"
 
@@ -104,13 +107,49 @@ static void test_resweep_path(void **state)
         fail_msg("'%s' not in '%s'", want, out);
 }
 
+/* `sizeup loadtest`'s text report: each run's p95, as its histogram gives it, prints as
+ * fmt_latency. */
+static void test_loadtest_path(void **state)
+{
+    (void)state;
+    static const char yaml[] = "requests:\n  - { name: a, path: / }\n";
+
+    for (size_t i = 1; i < sizeof(latencies) / sizeof(latencies[0]); i++) {
+        struct profile p;
+        struct load_result r;
+        char err[ERR_LEN], want[64], lat[FMT_LEN], *buf = NULL;
+        size_t len = 0;
+
+        assert_int_equal(profile_load_buffer(yaml, strlen(yaml), "t.yaml", &p, err), 0);
+        assert_int_equal(load_result_init(&r, &p), 0);
+        r.duration_s = 10;
+        for (int k = 0; k < 100; k++) {
+            r.by_name[0].requests++;
+            r.by_name[0].responses++;
+            r.by_name[0].status[200]++;
+            hist_record(&r.by_name[0].latency, latencies[i].us);
+        }
+        load_stats_merge(&r.total, &r.by_name[0]);
+        FILE *f = open_memstream(&buf, &len);
+        assert_non_null(f);
+        assert_int_equal(report_text(f, &r, &p), 0);
+        fclose(f);
+        snprintf(want, sizeof(want), "p95 %s",
+                 fmt_latency(hist_percentile(&r.total.latency, 95), lat));
+        if (!strstr(buf, want))
+            fail_msg("'%s' not in:\n%s", want, buf);
+        free(buf);
+        load_result_free(&r);
+        profile_free(&p);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_latency),
-        cmocka_unit_test(test_others),
-        cmocka_unit_test(test_plugin_path),
-        cmocka_unit_test(test_resweep_path),
+        cmocka_unit_test(test_latency),       cmocka_unit_test(test_others),
+        cmocka_unit_test(test_plugin_path),   cmocka_unit_test(test_resweep_path),
+        cmocka_unit_test(test_loadtest_path),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -136,12 +136,42 @@ static void test_load_bad(void **state)
     assert_int_equal(rule_load_buffer(big, sizeof(big) - 1, "big.yaml", &r, err), -EFBIG);
 }
 
+/* One text of the rule wherever it is printed, always with the floor of one worker that
+ * rule_eval applies; with the constants written in, it reads back as the same rule. */
+static void test_format(void **state)
+{
+    (void)state;
+    char buf[RULE_EXPRESSION_LEN], doc[512], err[ERR_LEN] = "";
+    struct rule r = {0.5, 160, 6}, back;
+
+    assert_string_equal(rule_format(NULL, buf), RULE_EXPRESSION);
+    assert_non_null(strstr(RULE_EXPRESSION, "workers = max(1, min("));
+    rule_default(&back);
+    assert_string_equal(rule_format(&back, buf),
+                        "workers = max(1, min(round(cores / 1), floor(memory_mib / 192), 8))");
+    assert_string_equal(rule_format(&r, buf),
+                        "workers = max(1, min(round(cores / 0.5), floor(memory_mib / 160), 6))");
+    /* The floor is real: a tiny limit still gets one worker. */
+    assert_int_equal(rule_eval(&r, 100, 64 * MI), 1);
+    /* The longest constants still fit. */
+    struct rule wide = {1023.123456, 1023.123456, RULE_MAX_WORKERS};
+    assert_true(strlen(rule_format(&wide, buf)) < sizeof(buf) - 1);
+    /* As auto-sizing.yaml writes it, it reads back as the same constants. */
+    snprintf(doc, sizeof(doc),
+             "expression: \"%s\"\nconstants:\n  cores_per_worker: 0.5\n"
+             "  memory_per_worker_mib: 160\n  max_workers: 6\n",
+             rule_format(&r, buf));
+    assert_int_equal(rule_load_buffer(doc, strlen(doc), "a.yaml", &back, err), 0);
+    assert_true(back.cores_per_worker == 0.5 && back.memory_per_worker_mib == 160 &&
+                back.max_workers == 6);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_eval_table), cmocka_unit_test(test_default_is_seed000),
         cmocka_unit_test(test_check_bad),  cmocka_unit_test(test_load_buffer),
-        cmocka_unit_test(test_load_bad),
+        cmocka_unit_test(test_load_bad),   cmocka_unit_test(test_format),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
