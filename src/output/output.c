@@ -208,19 +208,6 @@ bool output_has_streams(const struct output_doc *d)
     return false;
 }
 
-const char *output_fmt_latency(uint64_t us, char buf[32])
-{
-    if (us >= 10000000)
-        snprintf(buf, 32, "%.1fs", (double)us / 1e6);
-    else if (us >= 1000000)
-        snprintf(buf, 32, "%.2fs", (double)us / 1e6);
-    else if (us >= 1000)
-        snprintf(buf, 32, "%.0fms", (double)us / 1e3);
-    else
-        snprintf(buf, 32, "%.1fms", (double)us / 1e3);
-    return buf;
-}
-
 const char *output_fmt_time(time_t t, char buf[40])
 {
     struct tm tm;

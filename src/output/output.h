@@ -124,9 +124,6 @@ SIZEUP_MUST_USE int output_write_all(const char *dir, const struct output_doc *d
 /* Creates dir and its missing parents (mode 0755). Returns 0 or a negative errno. */
 SIZEUP_MUST_USE int output_mkdir_p(const char *dir, char *err);
 
-/* Latency for tables: "114ms", "0.8ms", "1.25s". Returns buf. */
-const char *output_fmt_latency(uint64_t us, char buf[32]);
-
 /* The Capacity @SLO column: "1111 req/s [1078-1145]" (the 95% interval of the repeats), "1111
  * req/s" without one, ">= 900 req/s (generator-limited)", "-" when not searched. Returns buf. */
 const char *output_fmt_capacity(const struct capacity_result *c, char *buf, size_t len);

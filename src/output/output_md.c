@@ -5,6 +5,8 @@
 #include <math.h>
 #include <stdio.h>
 
+#include "advise/rule.h"
+#include "core/fmt.h"
 #include "core/quantity.h"
 #include "output/output.h"
 #include "output/output_int.h"
@@ -87,8 +89,8 @@ static void md_result_row(FILE *f, const struct output_doc *d, size_t i, bool ca
             qty_format_memory(r->variant.memory_bytes, b2));
     if (r->measured)
         fprintf(f, "%.0f req/s | %s | %s | %s | %.1f%% | %s | ", r->throughput_rps,
-                output_fmt_latency(r->p50_us, l1), output_fmt_latency(r->p95_us, l2),
-                output_fmt_latency(r->p99_us, l3), r->error_rate * 100, st);
+                fmt_latency(r->p50_us, l1), fmt_latency(r->p95_us, l2), fmt_latency(r->p99_us, l3),
+                r->error_rate * 100, st);
     else
         fprintf(f, "- | - | - | - | - | %s | ", st);
     if (r->measured && a->rows[i].capacity)
@@ -206,8 +208,8 @@ static int md_values(FILE *f, const struct output_doc *d, char *err)
 static void md_rule(FILE *f, const struct advice *a)
 {
     fprintf(f, "\n## Auto-sizing rule (`auto-sizing.yaml`)\n\n");
-    fprintf(f, "`workers = min(round(cores / %g), floor(memory_mib / %g), %u)` (at least 1)\n\n",
-            a->rule.cores_per_worker, a->rule.memory_per_worker_mib, a->rule.max_workers);
+    char expr[RULE_EXPRESSION_LEN];
+    fprintf(f, "`%s`\n\n", rule_format(&a->rule, expr));
     fprintf(f, "- cores_per_worker = %g: %s\n", a->rule.cores_per_worker, a->cores_per_worker.text);
     fprintf(f, "- memory_per_worker_mib = %g: %s\n", a->rule.memory_per_worker_mib,
             a->memory_per_worker.text);
