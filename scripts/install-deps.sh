@@ -16,9 +16,11 @@ build_pkgs=(gcc make pkg-config libcurl4-openssl-dev libcjson-dev libyaml-dev li
             libssl-dev)
 # Tests: cmocka, clang for the fuzz targets, and the tools the integration tests drive (the
 # docs test runs the getting-started sweep, which serves the example app with gunicorn; the
-# stream tests' server is aiohttp, and python3-websockets a client no one here wrote).
+# stream tests' server is aiohttp, python3-websockets a client no one here wrote, and
+# python3-scipy the independent non-linear fit the scale-out law is checked against).
 test_pkgs=(libcmocka-dev clang python3 python3-yaml openssl curl procps psmisc iproute2
-           ca-certificates chromium gunicorn python3-flask python3-aiohttp python3-websockets)
+           ca-certificates chromium gunicorn python3-flask python3-aiohttp python3-websockets
+           python3-scipy)
 # Demo: the bundled example app is a Flask app served by gunicorn; the live-board demo of
 # `make demo-streams` (examples/streams/board.py) an aiohttp app.
 demo_pkgs=(gunicorn python3-flask python3-aiohttp)
