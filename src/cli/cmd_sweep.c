@@ -8,6 +8,7 @@
 #include <math.h>
 #include <signal.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,8 +31,9 @@
 #include "sweep/runner.h"
 #include "sweep/variant.h"
 
-#define EXIT_CANCELLED 130 /* 128 + SIGINT, as shells report it */
-#define COMMAND_LEN    2048
+#define EXIT_CANCELLED  130 /* 128 + SIGINT, as shells report it */
+#define SCALE_OUT_UNSET UINT32_MAX
+#define COMMAND_LEN     2048
 
 struct sweep_cli {
     /* The flags. */
@@ -44,6 +46,8 @@ struct sweep_cli {
     const char *load_mode; /* --load: "fixed" or "capacity"; NULL: the profile's */
     unsigned repeats;      /* --repeat; 0: the profile's */
     double max_rps;        /* --max-rps; 0: the profile's */
+    unsigned scale_out;    /* --scale-out; SCALE_OUT_UNSET: the profile's (or the default) */
+    const char *scale_out_variant; /* --scale-out-variant; NULL: the profile's */
     int64_t ready_timeout_us;
     unsigned threads;
     int no_cgroup;
@@ -103,6 +107,12 @@ static const struct cli_flag flags[] = {
      cli_set_uint, ARG(repeats), 1, PROFILE_MAX_REPEATS},
     {"max-rps", "R", "none", "capacity mode: never offer more than R requests/s", cli_set_number,
      ARG(max_rps), 0, PROFILE_MAX_RATE},
+    {"scale-out", "N", "with a target, up to 4 where the host's cores fit them",
+     "after the shape search, measure one variant at 1..N replicas (0 or 1: off)", cli_set_uint,
+     ARG(scale_out), 0, PROFILE_MAX_SCALE_OUT},
+    {"scale-out-variant", "SPEC", "the recommendation",
+     "the variant the scale-out measures, one of --configs", cli_set_string, ARG(scale_out_variant),
+     1, 0},
     {"out", "DIR", "sizing", "output directory (the app's output goes to DIR/logs/)",
      cli_set_string, ARG(out), 1, 0},
     {"values-paths", "MAP",
@@ -309,6 +319,7 @@ static int parse_flags(struct sweep_cli *c, int argc, char **argv)
     c->ready_timeout_us = 60000000;
     c->lc.workers_env = "WORKERS";
     c->lc.port = 8080;
+    c->scale_out = SCALE_OUT_UNSET;
     rc = cli_parse(&cmd_sweep, argc, argv, c, &operand);
     if (rc)
         return rc;
@@ -320,6 +331,42 @@ static int parse_flags(struct sweep_cli *c, int argc, char **argv)
     join_command(argc, argv, c->command + 7, sizeof(c->command) - 7);
     memcpy(c->command, "sizeup ", 7);
     return 0;
+}
+
+/* --scale-out and --scale-out-variant over the profile's scale_out:, and the variant checked
+ * against the sweep's list (the profile's or the flag's: a spec the sweep does not measure has no
+ * shape-search point to start from). Returns an exit status. */
+static int apply_scale_out(struct sweep_cli *c)
+{
+    struct profile_scale_out *so = &c->profile->scale_out;
+    char err[ERR_LEN] = "";
+    struct variant v;
+
+    if (c->scale_out != SCALE_OUT_UNSET && profile_scale_out_set_max(so, c->scale_out, err) != 0)
+        return cli_usage_error(&cmd_sweep, err);
+    if (c->scale_out_variant) {
+        if (strlen(c->scale_out_variant) >= sizeof(so->variant))
+            return cli_usage_error(&cmd_sweep, "--scale-out-variant: not a variant (too long)");
+        memcpy(so->variant, c->scale_out_variant, strlen(c->scale_out_variant) + 1);
+    }
+    if (!so->variant[0])
+        return EXIT_OK;
+    const char *from = c->scale_out_variant ? "--scale-out-variant" : "scale_out.variant";
+    if (variant_parse(so->variant, &v, err) != 0) {
+        fprintf(stderr, "sizeup sweep: %s: %s\n", from, err);
+        return EXIT_USAGE;
+    }
+    for (size_t i = 0; i < c->variants.n; i++) {
+        const struct variant *w = &c->variants.items[i];
+        if (w->workers == v.workers && w->cpu_millicores == v.cpu_millicores &&
+            w->memory_bytes == v.memory_bytes) {
+            snprintf(so->variant, sizeof(so->variant), "%s", w->spec); /* canonical */
+            return EXIT_OK;
+        }
+    }
+    fprintf(stderr, "sizeup sweep: %s: %s is not one of the variants swept (%s)\n", from, v.spec,
+            c->configs);
+    return EXIT_USAGE;
 }
 
 /* The variants, the values paths and the profile with the flags applied. Returns an exit
@@ -351,7 +398,7 @@ static int load_inputs(struct sweep_cli *c)
         c->profile->search.repeats = c->repeats;
     if (c->max_rps > 0)
         c->profile->search.max_rps = c->max_rps;
-    return EXIT_OK;
+    return apply_scale_out(c);
 }
 
 /* The output directory and its logs/, then the local platform that logs into it. */
