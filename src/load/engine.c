@@ -3,8 +3,8 @@
  *
  * The load engine: one epoll loop per thread, non-blocking keep-alive HTTP/1.1 connections,
  * closed loop (users) or open loop (rate) on the schedule of a plan. This file is the state
- * machine of a connection and the per-thread loop; load.c sets up the run, starts the threads
- * and merges what they measured.
+ * machine of a connection and the per-thread loop; load_requests.c sets up the run, starts the
+ * threads and merges what they measured.
  *
  * Why hand-written instead of libcurl: libcurl's multi interface costs several times the CPU per
  * request (easy-handle bookkeeping, header callbacks, timers, allocations), and on loopback a
@@ -14,7 +14,7 @@
  * nothing on the per-request path allocates.
  *
  * Threads share only read-only state (the engine) and publish progress through relaxed atomics
- * that only their owner writes; statistics stay per thread until load_run merges them. */
+ * that only their owner writes; statistics stay per thread until load__requests_run merges them. */
 
 #include "load/engine.h"
 

@@ -1,9 +1,9 @@
 #ifndef SIZEUP_LOAD_ENGINE_H
 #define SIZEUP_LOAD_ENGINE_H
 
-/* Private to src/load: the seam between load_run (load.c: set-up, threads, progress, merge)
- * and the engine (engine.c: the per-thread state machine and event loop). Nothing above the
- * load layer includes it. */
+/* Private to src/load: the seam between the request load (load_requests.c: set-up, threads,
+ * progress, merge) and the engine (engine.c: the per-thread state machine and event loop).
+ * Nothing above the load layer includes it. */
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -27,7 +27,7 @@
 struct worker;
 
 /* The run, shared read-only by every load thread once they start (quit and stop_ns are the
- * only fields written afterwards, by load_run's thread, atomically). */
+ * only fields written afterwards, by load__requests_run's thread, atomically). */
 struct engine {
     const struct load_opts *o;
     const struct profile *p;
@@ -71,10 +71,6 @@ struct engine_totals {
     uint64_t sent_measured;          /* open loop: requests due inside the measured window */
     const struct series_rec *series; /* the measured window per interval */
 };
-
-/* Raises RLIMIT_NOFILE to at least need descriptors (up to the hard limit, or beyond it when
- * allowed). Returns 0, or -EMFILE when the run cannot have them (err says how to fix it). */
-int engine_raise_nofile(rlim_t need, char *err);
 
 /* Nanoseconds since the run's start (e->t0, CLOCK_MONOTONIC). */
 int64_t engine_now_ns(const struct engine *e);

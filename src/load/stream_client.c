@@ -1,4 +1,9 @@
-/* The stream threads: one libwebsockets context each, holding up to 10,000 streams on one
+/* (About 870 lines: libwebsockets drives every stream of a thread through one callback, and
+ * that callback, the per-stream state it moves (open, frames, close, failure) and the thread's
+ * tick (the ramp, the measured windows, the quit) all work on the same private stream and
+ * thread structs; split, those structs would become a header every part reaches into.)
+ *
+ * The stream threads: one libwebsockets context each, holding up to 10,000 streams on one
  * thread. libwebsockets does the WebSocket protocol (handshake, masking, fragments, ping/pong,
  * the close handshake, permessage-deflate when the server accepts it, TLS verified against the
  * system CAs or SSL_CERT_FILE) and, for server-sent events, the HTTP client (status, headers,

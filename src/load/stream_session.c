@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "load/load_int.h"
 #include "load/plan.h"
 #include "profile/profile_streams.h"
 #include "load/stream_client.h"
@@ -65,7 +66,7 @@ static void on_prod_progress(void *ud, const struct load_progress *p)
 static void *prod_main(void *arg)
 {
     stream_session_t *s = arg;
-    s->prod_rc = load_run(&s->prod_o, &s->prod_res, s->prod_err);
+    s->prod_rc = load__requests_run(&s->prod_o, &s->prod_res, s->prod_err);
     return NULL;
 }
 

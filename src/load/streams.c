@@ -1,8 +1,8 @@
 /* streams_run: a stream load from start to end. The streams open over the ramp (stream threads,
  * stream_client.c); the producers' commands, and any request load beside them, then run through
- * load_run with one shared time zero, so each stream thread knows from the producers' plan alone
- * when command k was due (plan_due_ns(k + 0.5), the engine's own schedule) without a message
- * between threads; after the window, the streams get a short drain for the frames still on
+ * load__requests_run with one shared time zero, so each stream thread knows from the producers'
+ * plan alone when command k was due (plan_due_ns(k + 0.5), the engine's own schedule) without a
+ * message between threads; after the window, the streams get a short drain for the frames still on
  * their way, then close with a close handshake. */
 
 #include "load/streams.h"
@@ -22,6 +22,7 @@
 #include <libwebsockets.h>
 
 #include "load/engine.h"
+#include "load/load_int.h"
 #include "load/plan.h"
 #include "profile/profile_streams.h"
 #include "load/stream_client.h"
@@ -276,7 +277,7 @@ struct side_run {
 static void *side_main(void *arg)
 {
     struct side_run *s = arg;
-    s->rc = load_run(&s->o, &s->res, s->err);
+    s->rc = load__requests_run(&s->o, &s->res, s->err);
     return NULL;
 }
 
@@ -326,7 +327,7 @@ static int run_load(struct run *r, struct timespec t0, struct load_result *out, 
             po.progress = on_progress;
             po.progress_ud = &wrap;
         }
-        rc = load_run(&po, out, err);
+        rc = load__requests_run(&po, out, err);
     } else if (!have_side) {
         /* Streams only: hold them through the warm-up and the window. */
         if ((rc = empty_result(r, out, err)))
@@ -451,7 +452,7 @@ int streams__base_init(struct streams__base *b, const struct load_opts *o, const
     rlim_t need = (rlim_t)count + ps->producers + FD_SLACK;
     if (ps->load_given)
         need += o->max_connections ? o->max_connections : 10000;
-    if ((rc = engine_raise_nofile(need, err)))
+    if ((rc = load__raise_nofile(need, err)))
         return rc;
     lws_set_log_level(0, NULL); /* failures are counted and classed, not logged per stream */
     return start_threads(b, count, err);

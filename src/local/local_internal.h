@@ -4,7 +4,8 @@
 /* The local platform's state and the functions its files share; not part of the local layer's
  * interface. local.c: the ops table, facts, prepare/restore and creation; local_process.c: the
  * variant's process group (start, wait until ready, stop, reap); local_usage.c: the usage
- * window. */
+ * window; local_util.c: the helpers below that the others share (the calls run one way: the
+ * entry local.c and the other files call local_util.c, which calls none of them). */
 
 #include <pthread.h>
 #include <signal.h>
@@ -58,7 +59,11 @@ struct local {
 
 /* Seconds on the monotonic clock. */
 double local__now_s(void);
+
+/* Sleeps ms milliseconds (less when a signal arrives, so a stop flag is seen at once). */
 void local__sleep_ms(int ms);
+
+/* True for an ASCII letter or digit (what an environment variable's name may hold, with _). */
 bool local__isalnum_ascii(char c);
 
 /* True when the variant's main process has exited (reaping it); describes how into how (may be

@@ -154,63 +154,61 @@ static void free_args(char **args)
     free(args);
 }
 
-int local__apply(void *self, const struct variant *v, struct platform_failure *fail, char *err)
+/* Someone else answering on the port would be measured instead of the app: refuses then. */
+static int refuse_taken_port(const struct local *l, struct platform_failure *fail, char *err)
 {
-    struct local *l = self;
-    char **args = NULL, **env = NULL, e[ERR_LEN] = "", ebuf[64], name[96];
-    int pipefd[2] = {-1, -1}, logfd = -1, rc = 0;
-
-    memset(fail, 0, sizeof(*fail));
-    if (l->pid > 0)
-        local__stop_variant(self, NULL);
-    l->v = v;
-    l->seq++;
-
-    /* Someone else answering on the port would be measured instead of the app: refuse. */
     int probe = connect_port(l->cfg.port, 100);
-    if (probe >= 0) {
-        close(probe);
-        fail->kind = PLATFORM_FAIL_APPLY;
-        snprintf(fail->reason, sizeof(fail->reason),
-                 "port %u already answers before the app started (another process?)", l->cfg.port);
-        return err_set(err, -EADDRINUSE, "%s", fail->reason);
-    }
+    if (probe < 0)
+        return 0;
+    close(probe);
+    fail->kind = PLATFORM_FAIL_APPLY;
+    snprintf(fail->reason, sizeof(fail->reason),
+             "port %u already answers before the app started (another process?)", l->cfg.port);
+    return err_set(err, -EADDRINUSE, "%s", fail->reason);
+}
 
-    args = calloc((size_t)l->cfg.argc + 1, sizeof(*args));
-    if (!args) {
-        rc = err_set(err, -ENOMEM, "out of memory");
-        goto fail_apply;
-    }
+/* The command's arguments with $WORKERS and $PORT expanded for v, NULL-terminated, into
+ * *out (owned, free with free_args; also on failure). */
+static int build_args(const struct local *l, const struct variant *v, char ***out, char *err)
+{
+    char **args = calloc((size_t)l->cfg.argc + 1, sizeof(*args));
+
+    *out = args;
+    if (!args)
+        return err_set(err, -ENOMEM, "out of memory");
     for (int i = 0; i < l->cfg.argc; i++) {
         args[i] = malloc(LOCAL_ARG_MAX);
-        if (!args[i]) {
-            rc = err_set(err, -ENOMEM, "out of memory");
-            goto fail_apply;
-        }
+        if (!args[i])
+            return err_set(err, -ENOMEM, "out of memory");
         if (local_expand_arg(l->cfg.argv[i], l->workers_env, v->workers, l->cfg.port, args[i],
-                             LOCAL_ARG_MAX) != 0) {
-            rc = err_set(err, -E2BIG, "argument %d is longer than %d characters once expanded", i,
-                         LOCAL_ARG_MAX);
-            goto fail_apply;
-        }
+                             LOCAL_ARG_MAX) != 0)
+            return err_set(err, -E2BIG, "argument %d is longer than %d characters once expanded", i,
+                           LOCAL_ARG_MAX);
     }
-    env = build_env(l->workers_env, v->workers, l->cfg.port);
-    if (!env) {
-        rc = err_set(err, -ENOMEM, "out of memory");
-        goto fail_apply;
-    }
+    return 0;
+}
 
-    safe_name(v->spec, name, sizeof(name));
-    if (l->enforced) {
-        char cgname[128];
-        snprintf(cgname, sizeof(cgname), "v%u-%s", l->seq, name);
-        rc = cg_create(&l->parent, cgname, v->cpu_millicores, v->memory_bytes, &l->cg, e);
-        if (rc) {
-            err_set(err, rc, "%s", e);
-            goto fail_apply;
-        }
-        l->have_cg = true;
-    }
+/* With limits enforced, the variant's own cgroup (named after the sequence and name) with its
+ * CPU and memory limits; l->have_cg says whether one was made. */
+static int make_cgroup(struct local *l, const struct variant *v, const char *name, char *err)
+{
+    char cgname[128], e[ERR_LEN] = "";
+
+    if (!l->enforced)
+        return 0;
+    snprintf(cgname, sizeof(cgname), "v%u-%s", l->seq, name);
+    int rc = cg_create(&l->parent, cgname, v->cpu_millicores, v->memory_bytes, &l->cg, e);
+    if (rc)
+        return err_set(err, rc, "%s", e);
+    l->have_cg = true;
+    return 0;
+}
+
+/* The descriptor the variant's stdout and stderr go to: its log under the log directory (its
+ * path in l->log_path), else /dev/null. Returns the fd (owned) or -1. */
+static int open_log(struct local *l, const char *name)
+{
+    int logfd = -1;
 
     if (l->cfg.log_dir) {
         snprintf(l->log_path, sizeof(l->log_path), "%s/%s.log", l->cfg.log_dir, name);
@@ -220,81 +218,124 @@ int local__apply(void *self, const struct variant *v, struct platform_failure *f
     }
     if (logfd < 0)
         logfd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    return logfd;
+}
+
+/* The child after fork: its own process group, default signals, its cgroup, stdin from
+ * /dev/null, stdout and stderr to logfd, then exec. Only async-signal-safe calls until exec;
+ * a failure writes its errno to errfd and exits. Never returns. */
+static _Noreturn void exec_child(const struct local *l, char **args, char **env, int nullin,
+                                 int logfd, int errfd)
+{
+    int code;
+    sigset_t all;
+    setpgid(0, 0);
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    sigemptyset(&all);
+    sigprocmask(SIG_SETMASK, &all, NULL);
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+    signal(SIGPIPE, SIG_DFL);
+    if (l->have_cg && (code = cg_enter(&l->cg, getpid())) != 0) {
+        int ecode = -code;
+        (void)!write(errfd, &ecode, sizeof(ecode));
+        _exit(126);
+    }
+    if (nullin >= 0)
+        dup2(nullin, 0);
+    if (logfd >= 0) {
+        dup2(logfd, 1);
+        dup2(logfd, 2);
+    }
+    execvpe(args[0], args, env);
+    code = errno;
+    (void)!write(errfd, &code, sizeof(code));
+    _exit(127);
+}
+
+/* Forks the variant's process (exec_child), records it in l, and waits on the close-on-exec
+ * pipe until the exec happened (the pipe closes) or failed (the child's errno comes back, a
+ * failure described in fail). A fork or pipe error returns before any child exists. */
+static int spawn(struct local *l, char **args, char **env, int logfd, struct platform_failure *fail,
+                 char *err)
+{
+    char ebuf[64];
+    int pipefd[2] = {-1, -1}, rc = 0;
     int nullin = open("/dev/null", O_RDONLY | O_CLOEXEC);
+
     if (pipe2(pipefd, O_CLOEXEC) != 0) {
         rc = err_set(err, -errno, "pipe: %s", err_str(errno, ebuf, sizeof(ebuf)));
-        if (nullin >= 0)
-            close(nullin);
-        goto fail_apply;
+        goto out;
     }
-
     pid_t pid = fork();
     if (pid < 0) {
         rc = err_set(err, -errno, "fork: %s", err_str(errno, ebuf, sizeof(ebuf)));
-        if (nullin >= 0)
-            close(nullin);
-        goto fail_apply;
+        goto out;
     }
-    if (pid == 0) {
-        /* Child: only async-signal-safe calls until exec. */
-        int code;
-        sigset_t all;
-        setpgid(0, 0);
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        sigemptyset(&all);
-        sigprocmask(SIG_SETMASK, &all, NULL);
-        signal(SIGINT, SIG_DFL);
-        signal(SIGTERM, SIG_DFL);
-        signal(SIGPIPE, SIG_DFL);
-        if (l->have_cg && (code = cg_enter(&l->cg, getpid())) != 0) {
-            int ecode = -code;
-            (void)!write(pipefd[1], &ecode, sizeof(ecode));
-            _exit(126);
-        }
-        if (nullin >= 0)
-            dup2(nullin, 0);
-        if (logfd >= 0) {
-            dup2(logfd, 1);
-            dup2(logfd, 2);
-        }
-        execvpe(args[0], args, env);
-        code = errno;
-        (void)!write(pipefd[1], &code, sizeof(code));
-        _exit(127);
-    }
+    if (pid == 0)
+        exec_child(l, args, env, nullin, logfd, pipefd[1]);
     setpgid(pid, pid); /* also from the parent: no window where a signal misses the group */
     l->pid = pid;
     l->reaped = false;
     l->started = local__now_s();
     close(pipefd[1]);
     pipefd[1] = -1;
-    if (nullin >= 0)
-        close(nullin);
     int child_errno = 0;
     ssize_t got;
     do {
         got = read(pipefd[0], &child_errno, sizeof(child_errno));
     } while (got < 0 && errno == EINTR);
-    close(pipefd[0]);
-    pipefd[0] = -1;
     if (got == (ssize_t)sizeof(child_errno)) {
         fail->kind = PLATFORM_FAIL_APPLY;
         snprintf(fail->reason, sizeof(fail->reason), "cannot run '%s': %s", args[0],
                  err_str(child_errno, ebuf, sizeof(ebuf)));
         rc = err_set(err, -child_errno, "%s", fail->reason);
-        goto out;
     }
-    log_info("local.start", "variant=%s pid=%d cgroup=%s", v->spec, (int)pid,
-             l->have_cg ? l->cg.memory : "none");
+out:
+    if (nullin >= 0)
+        close(nullin);
+    if (pipefd[0] >= 0)
+        close(pipefd[0]);
+    if (pipefd[1] >= 0)
+        close(pipefd[1]);
+    return rc;
+}
+
+int local__apply(void *self, const struct variant *v, struct platform_failure *fail, char *err)
+{
+    struct local *l = self;
+    char **args = NULL, **env = NULL, name[96];
+    int logfd = -1, rc = 0;
+
+    memset(fail, 0, sizeof(*fail));
+    if (l->pid > 0)
+        local__stop_variant(self, NULL);
+    l->v = v;
+    l->seq++;
+    if ((rc = refuse_taken_port(l, fail, err)))
+        return rc;
+    if ((rc = build_args(l, v, &args, err)))
+        goto fail_apply;
+    env = build_env(l->workers_env, v->workers, l->cfg.port);
+    if (!env) {
+        rc = err_set(err, -ENOMEM, "out of memory");
+        goto fail_apply;
+    }
+    safe_name(v->spec, name, sizeof(name));
+    if ((rc = make_cgroup(l, v, name, err)))
+        goto fail_apply;
+    logfd = open_log(l, name);
+    rc = spawn(l, args, env, logfd, fail, err);
+    if (rc && l->pid <= 0)
+        goto fail_apply; /* no child: the pipe or the fork failed */
+    if (!rc)
+        log_info("local.start", "variant=%s pid=%d cgroup=%s", v->spec, (int)l->pid,
+                 l->have_cg ? l->cg.memory : "none");
     goto out;
 fail_apply:
     fail->kind = PLATFORM_FAIL_APPLY;
     snprintf(fail->reason, sizeof(fail->reason), "%s", err ? err : "could not start");
 out:
-    if (pipefd[0] >= 0)
-        close(pipefd[0]);
-    if (pipefd[1] >= 0)
-        close(pipefd[1]);
     if (logfd >= 0)
         close(logfd);
     free_args(args);

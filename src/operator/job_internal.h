@@ -1,9 +1,10 @@
 #ifndef SIZEUP_OPERATOR_JOB_INTERNAL_H
 #define SIZEUP_OPERATOR_JOB_INTERNAL_H
 
-/* Shared between job.c (the job's life cycle and its writes to the API), job_request.c (the
- * request's checks, START and RECOVER), job_state.c (the progress document) and job_run.c (the
- * sweep itself, through the sweep runner and the Kubernetes platform). Not for other modules. */
+/* Shared between job.c (the entry: a job's start), job_request.c (the request's checks, START
+ * and RECOVER), job_state.c (the progress document), job_run.c (the sweep itself, through the
+ * sweep runner and the Kubernetes platform) and job_util.c (the writes to the API they all
+ * make). Not for other modules. */
 
 #include <cjson/cJSON.h>
 

@@ -344,125 +344,180 @@ void job_sweep_opts(struct sweep_job *sj, struct sweep_opts *so)
     so->shared_target = annot_shared_target(&x->req);
 }
 
-int job_run_sweep(struct sweep_job *sj, char *err)
+/* The platform for the request's mode, the runner's options (so), and the load source: the
+ * generator pods asked for (into *src, a failure is the sweep's), or, when none were asked
+ * for, the automatic ones a capacity search may go on from (where configured; their absence
+ * is no error). */
+static int prepare_sweep(struct sweep_job *sj, struct sweep_opts *so /* OUT */,
+                         struct loadjob_config *gen, struct load_source *src, char *err)
 {
     struct jctx *x = sj->x;
-    struct sweep s = {0};
-    struct sweep_opts so = {0};
-    char status[ERR_LEN + 16], serr[ERR_LEN] = "";
-    int rc;
-
-    struct loadjob_config gen;
-    struct load_source src = {0};
+    char serr[ERR_LEN] = "";
     const char *gen_from = NULL;
     unsigned ngen = job_generators(&x->req, &sj->profile, &gen_from);
+    int rc;
 
     rc = make_platform(sj, req_mode(x), &sj->plat, err);
     if (rc)
-        goto failed;
-    job_sweep_opts(sj, &so);
+        return rc;
+    job_sweep_opts(sj, so);
     sj->eta_s = -1;
     if (ngen > 1) {
-        rc = make_load_source(sj, ngen, gen_from, &gen, &src, err);
+        rc = make_load_source(sj, ngen, gen_from, gen, src, err);
         if (rc)
-            goto failed;
-        so.load_source = &src;
+            return rc;
+        so->load_source = src;
     } else if (ngen == 0 && make_load_source(sj, LOADJOB_AUTO_GENERATORS, "automatic generators",
-                                             &gen, &src, serr) == 0) {
+                                             gen, src, serr) == 0) {
         /* Neither annotated nor in the profile: the operator's own pod sends the load, and a
          * capacity search whose step it cannot deliver goes on from generator pods (where they are
          * configured). */
-        so.load_source_more = &src;
+        so->load_source_more = src;
     }
+    return 0;
+}
+
+/* Runs sj->todo through the runner into *s; sj->facts then holds the facts the sweep read.
+ * Returns the runner's result. */
+static int measure(struct sweep_job *sj, const struct sweep_opts *so, struct sweep *s, char *err)
+{
+    struct jctx *x = sj->x;
+    int rc = 0;
+
     if (sj->todo.n) {
-        rc = run_with_feed(sj, &so, &s, err);
+        rc = run_with_feed(sj, so, s, err);
     } else {
         /* Resumed with every variant already measured (the earlier operator died after the
          * last result but before the final write): nothing to run, but the final ConfigMap
          * (phase done, every key) must still be written before the status says done. The
          * facts only come from the API: without them the advice just says less. */
         char ferr[ERR_LEN] = "";
-        if (sj->plat.ops->facts(sj->plat.self, &s.facts, ferr) != 0)
+        if (sj->plat.ops->facts(sj->plat.self, &s->facts, ferr) != 0)
             log_warn("sweep.facts", "namespace=%s deployment=%s error=\"%s\"", x->j->ns, x->j->name,
                      LOGQ(ferr));
     }
-    sj->facts = s.facts;
-    if (src.ops)
-        src.ops->free(src.self);
-    src.ops = NULL;
-    char drift[ERR_LEN] = "";
-    if (kube_platform_drift(&sj->plat, drift))
-        job_event(x, "Warning", "TemplateDrift", "%s", drift);
+    sj->facts = s->facts;
+    return rc;
+}
 
-    size_t n = 0;
-    struct advisor_row *rows = NULL;
+static void free_load_source(struct load_source *src)
+{
+    if (src->ops)
+        src->ops->free(src->self);
+    src->ops = NULL;
+}
+
+/* A Warning Event when someone changed the Deployment's template while the sweep ran. */
+static void warn_drift(struct sweep_job *sj)
+{
+    char drift[ERR_LEN] = "";
+
+    if (kube_platform_drift(&sj->plat, drift))
+        job_event(sj->x, "Warning", "TemplateDrift", "%s", drift);
+}
+
+/* The rows to write: the prior ones and those of s up to the first not complete (*n of them).
+ * Owned array (free()); NULL when out of memory. */
+static struct advisor_row *reached_rows(const struct sweep_job *sj, const struct sweep *s,
+                                        size_t *n)
+{
     size_t reached = 0;
-    while (reached < s.n && row_complete(&s.rows[reached]))
+
+    *n = 0;
+    while (reached < s->n && row_complete(&s->rows[reached]))
         reached++;
-    rows = all_rows(sj, &s, reached, &n);
-    if (rc == 0) {
-        /* Measured but not delivered: the user must not read "done" over missing results. The
-         * write's own code decides: a transient API error is retried, not failed. */
-        int wrc = !rows ? err_set(err, -ENOMEM, "out of memory")
-                  : !n  ? err_set(err, -EINVAL, "no variant to write")
-                        : write_outputs(sj, &s, rows, n, "done", err);
-        if (wrc) {
-            rc = err_wrap(err, wrc, "writing ConfigMap %s", x->cm_name);
-            free(rows);
-            sweep_free(&s);
-            goto failed;
-        }
-    }
-    if (rc == 0) {
-        char rec[160] = "no variant qualifies";
-        if (sj->have_advice && sj->advice.recommended >= 0)
-            snprintf(rec, sizeof(rec), "recommended %s", rows[sj->advice.recommended].variant.spec);
-        job_event(x, "Normal", "SweepCompleted", "sweep %s done: %zu variants, %s", x->j->handled,
-                  n, rec);
-        /* A sweep that no variant survived is done all the same (its rows are the answer), but
-         * the user must see that nothing was recommended. */
-        if (sj->have_advice && sj->advice.recommended < 0)
-            job_event(x, "Warning", "NoRecommendation", "%s", sj->no_rec);
-        /* A re-sweep says what changed since the results it replaced. */
-        if (sj->previous && sj->comparison[0])
-            job_event(x, sj->significant ? "Warning" : "Normal", "ResultsCompared", "%s",
-                      sj->comparison);
-        metrics_sweep_result(x->env->m, METRICS_SWEEP_DONE);
-        log_info("sweep.done", "namespace=%s deployment=%s variants=%zu", x->j->ns, x->j->name, n);
-        rc = job_set_status(x, "done", NULL, err);
-    } else if (rc == -ECANCELED && x->j->stop_reason != JOB_STOP_CANCEL) {
+    return all_rows(sj, s, reached, n);
+}
+
+/* The final ConfigMap of a sweep that ran to its end. Measured but not delivered: the user must
+ * not read "done" over missing results. The write's own code decides: a transient API error is
+ * retried, not failed. */
+static int write_final(struct sweep_job *sj, const struct sweep *s, const struct advisor_row *rows,
+                       size_t n, char *err)
+{
+    int rc = !rows ? err_set(err, -ENOMEM, "out of memory")
+             : !n  ? err_set(err, -EINVAL, "no variant to write")
+                   : write_outputs(sj, s, rows, n, "done", err);
+    if (rc)
+        rc = err_wrap(err, rc, "writing ConfigMap %s", sj->x->cm_name);
+    return rc;
+}
+
+/* The ConfigMap of a sweep that did not finish (phase "interrupted", "cancelled", "failed"):
+ * what was measured so far, on a best-effort basis. The sweep's own outcome is what the status
+ * reports, so a failed write is logged, not returned. */
+static void write_partial(struct sweep_job *sj, const struct sweep *s,
+                          const struct advisor_row *rows, size_t n, const char *phase)
+{
+    struct jctx *x = sj->x;
+    char werr[ERR_LEN] = "";
+
+    if (!rows || !n)
+        return;
+    if (write_outputs(sj, s, rows, n, phase, werr) != 0)
+        log_warn("sweep.configmap", "namespace=%s deployment=%s phase=%s variants=%zu error=\"%s\"",
+                 x->j->ns, x->j->name, phase, n, LOGQ(werr));
+}
+
+/* A sweep done: its Events (completed; no recommendation; what changed since the results it
+ * replaced), the metric, and the status "done". */
+static int report_done(struct sweep_job *sj, const struct advisor_row *rows, size_t n, char *err)
+{
+    struct jctx *x = sj->x;
+    char rec[160] = "no variant qualifies";
+
+    if (sj->have_advice && sj->advice.recommended >= 0)
+        snprintf(rec, sizeof(rec), "recommended %s", rows[sj->advice.recommended].variant.spec);
+    job_event(x, "Normal", "SweepCompleted", "sweep %s done: %zu variants, %s", x->j->handled, n,
+              rec);
+    /* A sweep that no variant survived is done all the same (its rows are the answer), but
+     * the user must see that nothing was recommended. */
+    if (sj->have_advice && sj->advice.recommended < 0)
+        job_event(x, "Warning", "NoRecommendation", "%s", sj->no_rec);
+    /* A re-sweep says what changed since the results it replaced. */
+    if (sj->previous && sj->comparison[0])
+        job_event(x, sj->significant ? "Warning" : "Normal", "ResultsCompared", "%s",
+                  sj->comparison);
+    metrics_sweep_result(x->env->m, METRICS_SWEEP_DONE);
+    log_info("sweep.done", "namespace=%s deployment=%s variants=%zu", x->j->ns, x->j->name, n);
+    return job_set_status(x, "done", NULL, err);
+}
+
+/* A sweep stopped (the runner returned -ECANCELED): by a shutdown or a lost lease it is left
+ * for the next leader to resume; by its annotation's removal it ends as cancelled. */
+static int report_stopped(struct sweep_job *sj, const struct sweep *s,
+                          const struct advisor_row *rows, size_t n, char *err)
+{
+    struct jctx *x = sj->x;
+
+    if (x->j->stop_reason != JOB_STOP_CANCEL) {
         /* Shutdown or lost lease: the runner restored the original; the progress
          * stays in the ConfigMap and the status stays "running k/n", so the next
          * leader resumes. */
-        if (rows && n)
-            write_outputs(sj, &s, rows, n, "interrupted", serr);
+        write_partial(sj, s, rows, n, "interrupted");
         job_event(x, "Normal", "SweepInterrupted",
                   "operator stopping after %zu/%zu variants; original restored; the sweep "
                   "resumes when an operator leads again",
                   n, sj->all.n);
         metrics_sweep_result(x->env->m, METRICS_SWEEP_CANCELLED);
         x->j->handled[0] = '\0'; /* not finished: a successor must pick it up */
-        rc = 0;
-    } else if (rc == -ECANCELED) {
-        if (rows && n)
-            write_outputs(sj, &s, rows, n, "cancelled", serr);
-        job_event(x, "Normal", "SweepCancelled", "sweep cancelled after %zu/%zu variants", n,
-                  sj->all.n);
-        metrics_sweep_result(x->env->m, METRICS_SWEEP_CANCELLED);
-        rc = job_set_status(x, "failed: cancelled (sizeup.dev/sweep removed)", NULL, err);
-    } else {
-        if (rows && n)
-            write_outputs(sj, &s, rows, n, "failed", serr);
-        free(rows);
-        sweep_free(&s);
-        goto failed;
+        return 0;
     }
-    free(rows);
-    sweep_free(&s);
-    return rc;
-failed:
-    if (src.ops)
-        src.ops->free(src.self);
+    write_partial(sj, s, rows, n, "cancelled");
+    job_event(x, "Normal", "SweepCancelled", "sweep cancelled after %zu/%zu variants", n,
+              sj->all.n);
+    metrics_sweep_result(x->env->m, METRICS_SWEEP_CANCELLED);
+    return job_set_status(x, "failed: cancelled (sizeup.dev/sweep removed)", NULL, err);
+}
+
+/* A sweep that failed with rc (err says why): a transient API error while attempts are left
+ * waits for a retry (status "pending: retrying ..."); anything else ends it (status
+ * "failed: ..."), with a Warning Event either way. */
+static int report_failed(struct sweep_job *sj, int rc, char *err)
+{
+    struct jctx *x = sj->x;
+    char status[ERR_LEN + 16], serr[ERR_LEN] = "";
+
     if (job_retryable(rc) && !x->j->stop) {
         int attempt = x->j->attempt > 0 ? x->j->attempt : 1;
         int delay = job_retry_delay_s(attempt);
@@ -488,6 +543,43 @@ failed:
     log_warn("sweep.failed", "namespace=%s deployment=%s error=\"%s\"", x->j->ns, x->j->name,
              LOGQ(err));
     return job_set_status(x, status, NULL, serr);
+}
+
+int job_run_sweep(struct sweep_job *sj, char *err)
+{
+    struct sweep s = {0};
+    struct sweep_opts so = {0};
+    struct loadjob_config gen;
+    struct load_source src = {0};
+    struct advisor_row *rows = NULL;
+    size_t n = 0;
+    int rc;
+
+    rc = prepare_sweep(sj, &so, &gen, &src, err);
+    if (rc)
+        goto failed;
+    rc = measure(sj, &so, &s, err);
+    free_load_source(&src);
+    warn_drift(sj);
+    rows = reached_rows(sj, &s, &n);
+    if (rc == 0 && (rc = write_final(sj, &s, rows, n, err)) != 0)
+        goto failed;
+    if (rc == 0)
+        rc = report_done(sj, rows, n, err);
+    else if (rc == -ECANCELED)
+        rc = report_stopped(sj, &s, rows, n, err);
+    else {
+        write_partial(sj, &s, rows, n, "failed");
+        goto failed;
+    }
+    free(rows);
+    sweep_free(&s);
+    return rc;
+failed:
+    free_load_source(&src);
+    free(rows);
+    sweep_free(&s);
+    return report_failed(sj, rc, err);
 }
 
 /* One mode's clean-up on a fresh platform: prepare adopts what an earlier run

@@ -8,6 +8,7 @@
 #include <malloc.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -150,12 +151,23 @@ static void identity_init(struct op *op)
 
 /* ---- the main loop ------------------------------------------------------------------------ */
 
-int operator_run(const struct operator_opts *o, char *err)
+/* What operator_run keeps beside the op: the main loop's clients and the lease's timing. */
+struct run {
+    bool mu_ready;                 /* op->mu and op->cv initialized */
+    kube_client_t *lease_client;   /* leader election only */
+    kube_client_t *resweep_client; /* the re-sweeps due */
+    int64_t next_lease;            /* monotonic ms of the next lease attempt */
+    int64_t last_renew;            /* monotonic ms of the last renewal that made us leader */
+    int dur;                       /* the lease's duration, s */
+    int renew;                     /* how often a leader renews it, s */
+};
+
+/* The op from o: identity, kubeconfig, cache, lock, the Lease's name, the admin server; leader
+ * at once without leader election. */
+static int setup(struct op *op, const struct operator_opts *o, struct run *r, char *err)
 {
-    struct op op_s, *op = &op_s;
-    kube_client_t *lease_client = NULL, *resweep_client = NULL;
-    int rc = 0, mu_ready = 0;
     struct kube_config_opts kco = {0};
+    int rc;
 
     memset(op, 0, sizeof(*op));
     op->o = o;
@@ -169,15 +181,13 @@ int operator_run(const struct operator_opts *o, char *err)
     kco.kubeconfig = o->kubeconfig;
     rc = kube_config_load(&kco, &op->cfg, err);
     if (rc)
-        goto out;
+        return rc;
     rc = cache_new(&op->cache);
-    if (rc) {
-        err_set(err, rc, "out of memory");
-        goto out;
-    }
+    if (rc)
+        return err_set(err, rc, "out of memory");
     pthread_mutex_init(&op->mu, NULL);
     pthread_cond_init(&op->cv, NULL);
-    mu_ready = 1;
+    r->mu_ready = true;
 
     op->lease_name = o->lease_name && *o->lease_name ? o->lease_name : OPERATOR_DEFAULT_LEASE;
     snprintf(op->lease_ns, sizeof(op->lease_ns), "%s",
@@ -187,16 +197,27 @@ int operator_run(const struct operator_opts *o, char *err)
     if (*addr && strcmp(addr, "off") != 0) {
         rc = start_admin(op, addr, err);
         if (rc)
-            goto out;
+            return rc;
     }
     metrics_heartbeat(&op->m);
     if (!o->leader_elect) {
         op->leader = 1;
         atomic_store(&op->m.leader, 1);
     }
+    r->dur = o->lease_duration_s > 0 ? o->lease_duration_s : OPERATOR_LEASE_DURATION_S;
+    r->renew = r->dur / 3 > 0 ? r->dur / 3 : 1;
     log_info("operator.start",
              "identity=%s server=%s namespaces=%zu max_concurrent=%d leader_elect=%d", op->identity,
              kube_config_server(op->cfg), o->nnamespaces, op->nworkers, o->leader_elect ? 1 : 0);
+    return 0;
+}
+
+/* The workers, the informers and the main loop's clients; a leader without election first
+ * deletes the generator Jobs an earlier operator left. */
+static int start(struct op *op, struct run *r, char *err)
+{
+    const struct operator_opts *o = op->o;
+    int rc;
 
     if (!o->leader_elect) {
         kube_client_t *c = NULL;
@@ -207,23 +228,53 @@ int operator_run(const struct operator_opts *o, char *err)
     }
     rc = operator__start_workers(op, err);
     if (rc)
-        goto out;
+        return rc;
     rc = operator__start_informers(op, err);
     if (rc)
-        goto out;
+        return rc;
     if (o->leader_elect) {
-        rc = operator__new_client(op, hard_should_stop, 3000, 2, &lease_client, err);
+        rc = operator__new_client(op, hard_should_stop, 3000, 2, &r->lease_client, err);
         if (rc)
-            goto out;
+            return rc;
     }
-    rc = operator__new_client(op, hard_should_stop, 5000, 2, &resweep_client, err);
-    if (rc)
-        goto out;
+    return operator__new_client(op, hard_should_stop, 5000, 2, &r->resweep_client, err);
+}
 
-    int64_t next_lease = 0, last_renew = 0;
-    int dur = o->lease_duration_s > 0 ? o->lease_duration_s : OPERATOR_LEASE_DURATION_S;
-    int renew = dur / 3 > 0 ? dur / 3 : 1;
-    while (!*o->stop) {
+/* One try at the Lease when its time has come: acquire or renew, and act as leader only while
+ * the last renewal is surely still valid. */
+static void lease_tick(struct op *op, struct run *r)
+{
+    char lerr[ERR_LEN] = "";
+    int leader = 0;
+    int64_t now = operator__mono_ms();
+
+    if (!op->o->leader_elect || now < r->next_lease)
+        return;
+    int lrc = kube_lease_acquire(r->lease_client, op->lease_ns, op->lease_name, op->identity,
+                                 r->dur, &leader, lerr);
+    now = operator__mono_ms();
+    if (lrc == 0 && leader)
+        r->last_renew = now;
+    if (lrc) {
+        log_warn("operator.lease", "namespace=%s name=%s rc=%d error=\"%s\"", op->lease_ns,
+                 op->lease_name, lrc, LOGQ(lerr));
+        /* Keep acting only while the last renewal is surely still valid: stop with a
+         * margin before another candidate may take the lease over. */
+        leader = op->leader && now - r->last_renew < (int64_t)(r->dur * 1000 * 2 / 3);
+    }
+    if (leader && !op->leader)
+        delete_generator_leftovers(r->lease_client);
+    set_leader(op, leader);
+    r->next_lease = now + (leader ? r->renew : LEASE_RETRY_S) * 1000;
+}
+
+/* Every tick until the stop flag: the watches still alive, the heartbeat, delayed requests
+ * promoted, the Lease, the re-sweeps due. Returns -EIO when a watch stopped for good. */
+static int main_loop(struct op *op, struct run *r, char *err)
+{
+    int rc = 0;
+
+    while (!*op->o->stop) {
         int alive = 1;
         for (size_t i = 0; i < op->ninf; i++)
             alive &= atomic_load(&op->inf[i].alive);
@@ -236,34 +287,21 @@ int operator_run(const struct operator_opts *o, char *err)
         if (op->leader && !op->stopping)
             operator__promote_delayed_locked(op, NULL, NULL);
         pthread_mutex_unlock(&op->mu);
-        int64_t now = operator__mono_ms();
-        if (o->leader_elect && now >= next_lease) {
-            char lerr[ERR_LEN] = "";
-            int leader = 0;
-            int lrc = kube_lease_acquire(lease_client, op->lease_ns, op->lease_name, op->identity,
-                                         dur, &leader, lerr);
-            now = operator__mono_ms();
-            if (lrc == 0 && leader)
-                last_renew = now;
-            if (lrc) {
-                log_warn("operator.lease", "namespace=%s name=%s rc=%d error=\"%s\"", op->lease_ns,
-                         op->lease_name, lrc, LOGQ(lerr));
-                /* Keep acting only while the last renewal is surely still valid: stop with a
-                 * margin before another candidate may take the lease over. */
-                leader = op->leader && now - last_renew < (int64_t)(dur * 1000 * 2 / 3);
-            }
-            if (leader && !op->leader)
-                delete_generator_leftovers(lease_client);
-            set_leader(op, leader);
-            next_lease = now + (leader ? renew : LEASE_RETRY_S) * 1000;
-        }
-        operator__resweep_run_due(op, resweep_client);
+        lease_tick(op, r);
+        operator__resweep_run_due(op, r->resweep_client);
         sleep_ms(TICK_MS);
     }
-
     log_info("operator.shutdown", "event=begin budget_s=%d", OPERATOR_SHUTDOWN_BUDGET_S);
-out:;
+    return rc;
+}
+
+/* Stops what setup and start began, whatever got that far: the workers (sweeps get
+ * WORKER_STOP_GRACE seconds to restore), the informers, the Lease (released when held), the
+ * servers, the queue. */
+static void shut_down(struct op *op, struct run *r)
+{
     int64_t deadline = operator__mono_ms() + WORKER_STOP_GRACE * 1000;
+
     atomic_store(&op->informers_stop, 1);
     if (op->workers)
         operator__stop_workers(op, deadline);
@@ -272,16 +310,16 @@ out:;
             pthread_join(op->inf[i].thread, NULL);
         kube_client_free(op->inf[i].client);
     }
-    if (lease_client) {
+    if (r->lease_client) {
         char lerr[ERR_LEN] = "";
-        if (op->leader &&
-            kube_lease_release(lease_client, op->lease_ns, op->lease_name, op->identity, lerr) != 0)
+        if (op->leader && kube_lease_release(r->lease_client, op->lease_ns, op->lease_name,
+                                             op->identity, lerr) != 0)
             log_warn("operator.lease", "event=release-failed error=\"%s\"", LOGQ(lerr));
         else if (op->leader)
             log_info("operator.lease", "event=released name=%s", op->lease_name);
-        kube_client_free(lease_client);
+        kube_client_free(r->lease_client);
     }
-    kube_client_free(resweep_client);
+    kube_client_free(r->resweep_client);
     admin_stop(op->admin);
     progress_srv_free(op->progress);
     progress_auth_free(op->auth);
@@ -290,7 +328,7 @@ out:;
         op->resweeps = it->next;
         free(it);
     }
-    if (mu_ready) {
+    if (r->mu_ready) {
         pthread_mutex_lock(&op->mu);
         operator__drain_queue_locked(op);
         pthread_mutex_unlock(&op->mu);
@@ -303,6 +341,20 @@ out:;
     cache_free(op->cache);
     progress_feed_free(op->feed);
     kube_config_free(op->cfg);
+}
+
+int operator_run(const struct operator_opts *o, char *err)
+{
+    struct op op;
+    struct run r = {0};
+    int rc;
+
+    rc = setup(&op, o, &r, err);
+    if (rc == 0)
+        rc = start(&op, &r, err);
+    if (rc == 0)
+        rc = main_loop(&op, &r, err);
+    shut_down(&op, &r);
     if (rc == 0)
         log_info("operator.shutdown", "event=done");
     return rc;

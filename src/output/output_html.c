@@ -181,11 +181,9 @@ static void html_sizing_values(FILE *f, const struct sizing *s)
     fputs("</pre>\n<p>", f);
 }
 
-int output_report_html(FILE *f, const struct output_doc *d, char *err)
+/* The page's head: its title and style sheet, and the heading. */
+static void html_head(FILE *f)
 {
-    const struct advice *a = d->advice;
-    char t[40], line[1024], b1[QTY_LEN], b2[QTY_LEN], l1[32], l2[32], l3[32], st[320];
-
     fputs(
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
@@ -209,6 +207,11 @@ int output_report_html(FILE *f, const struct output_doc *d, char *err)
         "dl.setup dt{font-weight:600}dl.setup dd{margin:0}\n"
         "</style></head><body>\n<h1>Sizing results</h1>\n",
         f);
+}
+
+/* The warnings above everything: a cancelled sweep, limits not enforced. */
+static void html_notices(FILE *f, const struct output_doc *d)
+{
     if (d->cancelled)
         fputs("<p class=\"warn\"><b>Cancelled:</b> the sweep was stopped before its end; the "
               "rows below are what was measured until then.</p>\n",
@@ -218,6 +221,13 @@ int output_report_html(FILE *f, const struct output_doc *d, char *err)
         report_html_esc(f, d->facts->limits_note[0] ? d->facts->limits_note : "no writable cgroup");
         fputs(". Every row ran without its CPU and memory limits.</p>\n", f);
     }
+}
+
+/* How the sweep ran (date, machine, profile, command), and what was trimmed to fit. */
+static void html_setup(FILE *f, const struct output_doc *d)
+{
+    char t[40], line[1024];
+
     fputs("<dl class=\"setup\">\n", f);
     fprintf(f, "<dt>Date</dt><dd>%s</dd>\n", output_fmt_time(d->started, t));
     if (d->facts && d->facts->machine[0]) {
@@ -240,15 +250,68 @@ int output_report_html(FILE *f, const struct output_doc *d, char *err)
         report_html_esc(f, output_omit_note(d->omit, line, sizeof(line)));
         fputs("</p>\n", f);
     }
-    if (!(d->omit & OUTPUT_OMIT_HTML_CHARTS)) {
-        fputs("<h2>Charts</h2>\n", f);
-        bar_chart(f, d, "Throughput per variant (req/s)", "chart-throughput", 0);
-        bar_chart(f, d, "P95 latency per variant", "chart-p95", 1);
-        percentile_chart(f, d);
-        output_html_capacity(f, d);
-        if (output_html_series(f, d, err) != 0)
-            return -EIO;
+}
+
+/* The charts: throughput, p95, the percentiles, the capacity steps and the time series.
+ * Returns 0 or -EIO. */
+static int html_charts(FILE *f, const struct output_doc *d, char *err)
+{
+    fputs("<h2>Charts</h2>\n", f);
+    bar_chart(f, d, "Throughput per variant (req/s)", "chart-throughput", 0);
+    bar_chart(f, d, "P95 latency per variant", "chart-p95", 1);
+    percentile_chart(f, d);
+    output_html_capacity(f, d);
+    if (output_html_series(f, d, err) != 0)
+        return -EIO;
+    return 0;
+}
+
+/* Row i of the results table (cap, streams: whether the capacity and stream columns show). */
+static void html_result_row(FILE *f, const struct output_doc *d, size_t i, bool cap, bool streams)
+{
+    const struct advice *a = d->advice;
+    char line[1024], b1[QTY_LEN], b2[QTY_LEN], l1[32], l2[32], l3[32], st[320];
+    const struct advisor_row *r = &d->rows[i];
+    bool rec = (int)i == a->recommended;
+
+    output_state(d, i, st, sizeof(st));
+    fprintf(f, "<tr%s><td>%s", rec ? " class=\"rec\"" : "", rec ? "* " : "");
+    report_html_esc(f, r->variant.label);
+    fprintf(f, "</td><td>%u</td><td>%s</td><td>%s</td>", r->variant.workers,
+            qty_format_cores(r->variant.cpu_millicores, b1),
+            qty_format_memory(r->variant.memory_bytes, b2));
+    if (r->measured)
+        fprintf(f,
+                "<td>%.0f req/s</td><td>%s</td><td>%s</td><td>%s</td><td>%.1f%%</td>"
+                "<td class=\"%s\">",
+                r->throughput_rps, output_fmt_latency(r->p50_us, l1),
+                output_fmt_latency(r->p95_us, l2), output_fmt_latency(r->p99_us, l3),
+                r->error_rate * 100, verdict_name(a->rows[i].verdict));
+    else
+        fputs("<td>-</td><td>-</td><td>-</td><td>-</td><td>-</td><td class=\"FAILED\">", f);
+    report_html_esc(f, st);
+    if (r->measured && a->rows[i].capacity)
+        fprintf(f, "</td><td>~%.0f</td>", round(a->rows[i].est_users));
+    else
+        fprintf(f, "</td><td>-</td>");
+    if (cap) {
+        fputs("<td>", f);
+        report_html_esc(f, output_fmt_capacity(&r->cap, line, sizeof(line)));
+        fprintf(f, "</td><td>%s</td>", output_fmt_per_core(&r->cap, l1, sizeof(l1)));
     }
+    if (streams) {
+        fputs("<td>", f);
+        report_html_esc(f, output_fmt_streams(&r->scap, line, sizeof(line)));
+        fprintf(f, "</td><td>%s</td>", output_fmt_memory_per_stream(&r->scap, l1, sizeof(l1)));
+    }
+    fputs("</tr>\n", f);
+}
+
+/* The recommendation (or why there is none) and the results table. */
+static void html_results(FILE *f, const struct output_doc *d)
+{
+    const struct advice *a = d->advice;
+    char line[1024];
 
     fputs("<h2>Results</h2>\n<p>", f);
     if (a->recommended >= 0) {
@@ -266,43 +329,14 @@ int output_report_html(FILE *f, const struct output_doc *d, char *err)
             "<th>State</th><th>Est. active users</th>%s%s</tr></thead><tbody>\n",
             cap ? "<th>Capacity @SLO</th><th>per core</th>" : "",
             streams ? "<th>Streams @SLO</th><th>Memory/stream</th>" : "");
-    for (size_t i = 0; i < d->n; i++) {
-        const struct advisor_row *r = &d->rows[i];
-        bool rec = (int)i == a->recommended;
-        output_state(d, i, st, sizeof(st));
-        fprintf(f, "<tr%s><td>%s", rec ? " class=\"rec\"" : "", rec ? "* " : "");
-        report_html_esc(f, r->variant.label);
-        fprintf(f, "</td><td>%u</td><td>%s</td><td>%s</td>", r->variant.workers,
-                qty_format_cores(r->variant.cpu_millicores, b1),
-                qty_format_memory(r->variant.memory_bytes, b2));
-        if (r->measured)
-            fprintf(f,
-                    "<td>%.0f req/s</td><td>%s</td><td>%s</td><td>%s</td><td>%.1f%%</td>"
-                    "<td class=\"%s\">",
-                    r->throughput_rps, output_fmt_latency(r->p50_us, l1),
-                    output_fmt_latency(r->p95_us, l2), output_fmt_latency(r->p99_us, l3),
-                    r->error_rate * 100, verdict_name(a->rows[i].verdict));
-        else
-            fputs("<td>-</td><td>-</td><td>-</td><td>-</td><td>-</td><td class=\"FAILED\">", f);
-        report_html_esc(f, st);
-        if (r->measured && a->rows[i].capacity)
-            fprintf(f, "</td><td>~%.0f</td>", round(a->rows[i].est_users));
-        else
-            fprintf(f, "</td><td>-</td>");
-        if (cap) {
-            fputs("<td>", f);
-            report_html_esc(f, output_fmt_capacity(&r->cap, line, sizeof(line)));
-            fprintf(f, "</td><td>%s</td>", output_fmt_per_core(&r->cap, l1, sizeof(l1)));
-        }
-        if (streams) {
-            fputs("<td>", f);
-            report_html_esc(f, output_fmt_streams(&r->scap, line, sizeof(line)));
-            fprintf(f, "</td><td>%s</td>", output_fmt_memory_per_stream(&r->scap, l1, sizeof(l1)));
-        }
-        fputs("</tr>\n", f);
-    }
+    for (size_t i = 0; i < d->n; i++)
+        html_result_row(f, d, i, cap, streams);
     fputs("</tbody></table>\n", f);
+}
 
+/* What the shape tells you: the advisor's findings. */
+static void html_findings(FILE *f, const struct advice *a)
+{
     fputs("<h2>What the shape tells you</h2>\n<ol id=\"findings\">\n", f);
     for (size_t i = 0; i < a->nfindings; i++) {
         fputs("<li>", f);
@@ -310,17 +344,29 @@ int output_report_html(FILE *f, const struct output_doc *d, char *err)
         fputs("</li>\n", f);
     }
     fputs("</ol>\n", f);
-    if (a->recommended >= 0) {
-        fprintf(f,
-                "<h2>Recommended values</h2>\n<pre>workers:\n  count: \"%u\"\nresources:\n  "
-                "limits:   { cpu: %lldm, memory: %s }\n  requests: { cpu: %lldm, memory: %s "
-                "}",
-                a->workers, (long long)a->limit_cpu_m, qty_format_memory(a->limit_memory, b1),
-                (long long)a->request_cpu_m, qty_format_memory(a->request_memory, b2));
-        html_sizing_values(f, &a->sizing);
-        report_html_esc(f, a->requests_note);
-        fputs(".</p>\n", f);
-    }
+}
+
+/* The recommended values.yaml, when there is a recommendation. */
+static void html_recommended(FILE *f, const struct advice *a)
+{
+    char b1[QTY_LEN], b2[QTY_LEN];
+
+    if (a->recommended < 0)
+        return;
+    fprintf(f,
+            "<h2>Recommended values</h2>\n<pre>workers:\n  count: \"%u\"\nresources:\n  "
+            "limits:   { cpu: %lldm, memory: %s }\n  requests: { cpu: %lldm, memory: %s "
+            "}",
+            a->workers, (long long)a->limit_cpu_m, qty_format_memory(a->limit_memory, b1),
+            (long long)a->request_cpu_m, qty_format_memory(a->request_memory, b2));
+    html_sizing_values(f, &a->sizing);
+    report_html_esc(f, a->requests_note);
+    fputs(".</p>\n", f);
+}
+
+/* The auto-sizing rule and where each of its three numbers came from. */
+static void html_rule(FILE *f, const struct advice *a)
+{
     fprintf(f,
             "<h2>Auto-sizing rule</h2>\n<p><code>workers = min(round(cores / %g), "
             "floor(memory_mib / %g), %u)</code> (at least 1)</p>\n<ul>\n",
@@ -332,6 +378,19 @@ int output_report_html(FILE *f, const struct output_doc *d, char *err)
     fprintf(f, "</li>\n<li>max_workers = %u: ", a->rule.max_workers);
     report_html_esc(f, a->max_workers.text);
     fputs("</li>\n</ul>\n</body></html>\n", f);
+}
+
+int output_report_html(FILE *f, const struct output_doc *d, char *err)
+{
+    html_head(f);
+    html_notices(f, d);
+    html_setup(f, d);
+    if (!(d->omit & OUTPUT_OMIT_HTML_CHARTS) && html_charts(f, d, err) != 0)
+        return -EIO;
+    html_results(f, d);
+    html_findings(f, d->advice);
+    html_recommended(f, d->advice);
+    html_rule(f, d->advice);
     if (ferror(f))
         return err_set(err, -EIO, "write error");
     return 0;

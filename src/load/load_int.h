@@ -1,0 +1,25 @@
+#ifndef SIZEUP_LOAD_LOAD_INT_H
+#define SIZEUP_LOAD_LOAD_INT_H
+
+/* Private to src/load: the request load that load_run (load.c) and the stream runs
+ * (streams.c, stream_session.c, for their producers) both start. The calls run one way: the
+ * entry load.c picks streams_run or load__requests_run, and the stream runs call only
+ * load__requests_run, never back into load_run. */
+
+#include <sys/resource.h>
+
+#include "core/err.h"
+#include "load/load.h"
+#include "load/result.h"
+
+/* Runs o's requests (any streams in o->profile are ignored: the stream runs call this for
+ * their producers): resolves and plans, starts one engine thread per worker, reports progress
+ * from the caller's thread, and merges what the threads measured into *out. Same contract as
+ * load_run: on success the caller frees *out with load_result_free. */
+int load__requests_run(const struct load_opts *o, struct load_result *out /* OUT */, char *err);
+
+/* Raises RLIMIT_NOFILE to at least need descriptors (up to the hard limit, or beyond it when
+ * allowed). Returns 0, or -EMFILE when the run cannot have them (err says how to fix it). */
+int load__raise_nofile(rlim_t need, char *err);
+
+#endif
