@@ -282,6 +282,7 @@ static void print_table(const struct sweep *s, const struct profile *p)
         }
         printf("%s\n", marks);
     }
+    output_scale_out_table(stdout, s, false);
     if (a.recommended >= 0)
         printf("\n  * recommended: %s (%s)\n", rows[a.recommended].variant.label, a.why);
     else
@@ -504,6 +505,9 @@ static int run_variants(struct sweep_cli *c)
     so.progress_ud = c;
     so.row_done = on_row_done;
     so.row_done_ud = c;
+    so.scale_out_choice = advise_scale_out_choice;
+    so.scale_out_predict = advise_scale_out_predict;
+    so.scale_out_ud = c->profile;
     c->feed = lv.feed;
     c->feed_slot = lv.feed ? progress_feed_open(lv.feed, "local") : -1;
     signal(SIGPIPE, SIG_IGN);

@@ -153,6 +153,8 @@ static int prepare(const struct load_opts *o, const char *const *urls, size_t n,
         }
         s->o = *o;
         s->o.url = urls[i];
+        s->o.urls = NULL;
+        s->o.nurls = 0;
         s->o.profile = &s->p;
         s->o.threads = threads / n ? threads / (unsigned)n : 1;
         if (o->max_connections)

@@ -438,6 +438,8 @@ int output_results_md(FILE *f, const struct output_doc *d, char *err)
         }
     }
 
+    output_scale_out_table(f, d->sweep, true);
+
     fprintf(f, "\n## What the shape tells you\n\n");
     if (a->nfindings == 0)
         fprintf(f, "Too few variants were measured to draw findings.\n");
@@ -770,6 +772,9 @@ cJSON *output_results_json(const struct output_doc *d)
             json_derivation(dv, "max_workers", a->rule.max_workers, &a->max_workers);
         }
     }
+    x = output_scale_out_json(d->sweep);
+    if (x)
+        cJSON_AddItemToObject(root, "scale_out", x);
     arr = cJSON_AddArrayToObject(root, "findings");
     for (size_t i = 0; arr && i < a->nfindings; i++)
         cJSON_AddItemToArray(arr, cJSON_CreateString(a->findings[i]));

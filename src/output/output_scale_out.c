@@ -1,0 +1,206 @@
+/* The scale-out in the outputs: results.json's top-level `scale_out` (null when not run) and
+ * the scale-out table of results.md and the terminal: each point's capacity within the SLO
+ * with its interval, per pod, and as a share of linear (N x the 1-replica capacity); the
+ * Universal Scalability Law fitted to the usable points. */
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "advise/usl.h"
+#include "output/output_int.h"
+#include "sweep/search.h"
+
+static const char *from_name(enum sweep_point_from f)
+{
+    switch (f) {
+    case SWEEP_POINT_SHAPE_SEARCH:
+        return "shape-search";
+    case SWEEP_POINT_SKIPPED_BUDGET:
+        return "skipped: budget";
+    case SWEEP_POINT_FAILED:
+        return "failed";
+    case SWEEP_POINT_MEASURED:
+        break;
+    }
+    return "measured";
+}
+
+static bool usable(const struct sweep_scale_point *pt)
+{
+    return pt->cap.valid && !(pt->flags & SWEEP_FLAG_CONTENDED) &&
+           (pt->from == SWEEP_POINT_MEASURED || pt->from == SWEEP_POINT_SHAPE_SEARCH);
+}
+
+int output_scale_out_fit(const struct sweep_scale_out *so, struct usl_fit *f)
+{
+    struct usl_point pts[PLATFORM_MAX_REPLICAS];
+    char err[ERR_LEN];
+    size_t n = 0;
+
+    for (size_t i = 0; i < so->npoints && n < PLATFORM_MAX_REPLICAS; i++) {
+        const struct sweep_scale_point *pt = &so->points[i];
+        const struct stats_summary *iv = &pt->cap.interval;
+        double se = iv->n >= 2 && iv->sd > 0 ? iv->sd / sqrt((double)iv->n) : 0;
+        pts[n++] =
+            (struct usl_point){pt->replicas, pt->cap.rps > 0 ? pt->cap.rps : 1, se, !usable(pt)};
+    }
+    return usl_fit(pts, n, f, err);
+}
+
+const char *output_scale_out_limited_by(const struct sweep_scale_out *so, const struct usl_fit *f,
+                                        bool have_fit)
+{
+    unsigned nmax = 0;
+    for (size_t i = 0; i < so->npoints; i++) {
+        const struct sweep_scale_point *pt = &so->points[i];
+        if (pt->from == SWEEP_POINT_SKIPPED_BUDGET)
+            return "budget";
+    }
+    for (size_t i = 0; i < so->npoints; i++) {
+        const struct sweep_scale_point *pt = &so->points[i];
+        if (pt->flags & SWEEP_FLAG_CONTENDED)
+            return "contended";
+        if (pt->flags & SWEEP_FLAG_GEN_SATURATED || pt->cap.limited_by == CAPACITY_LIMIT_GENERATOR)
+            return "generator";
+        if (pt->cap.limited_by == CAPACITY_LIMIT_MAX_RPS)
+            return "max-rps";
+        if (pt->replicas > nmax)
+            nmax = pt->replicas;
+    }
+    if (have_fit && f->peak_replicas > 0 && f->peak_replicas <= nmax)
+        return "peak";
+    return "max-replicas";
+}
+
+static void add_num_or_null(cJSON *o, const char *k, double v)
+{
+    if (isfinite(v))
+        cJSON_AddNumberToObject(o, k, v);
+    else
+        cJSON_AddNullToObject(o, k);
+}
+
+cJSON *output_scale_out_json(const struct sweep *s)
+{
+    const struct sweep_scale_out *so = s ? s->scale_out : NULL;
+    struct usl_fit f;
+    cJSON *o, *arr;
+
+    if (!so || !so->run)
+        return cJSON_CreateNull();
+    o = cJSON_CreateObject();
+    if (!o)
+        return NULL;
+    cJSON_AddStringToObject(o, "variant", s->rows[so->variant].variant.spec);
+    arr = cJSON_AddArrayToObject(o, "points");
+    for (size_t i = 0; arr && i < so->npoints; i++) {
+        const struct sweep_scale_point *pt = &so->points[i];
+        cJSON *p = cJSON_CreateObject(), *iv, *fl;
+        if (!p || !cJSON_AddItemToArray(arr, p)) {
+            cJSON_Delete(p);
+            break;
+        }
+        cJSON_AddNumberToObject(p, "replicas", pt->replicas);
+        if (pt->cap.rps > 0) {
+            cJSON_AddNumberToObject(p, "rps", pt->cap.rps);
+            iv = cJSON_AddArrayToObject(p, "interval");
+            if (iv) {
+                cJSON_AddItemToArray(iv, cJSON_CreateNumber(pt->cap.interval.low));
+                cJSON_AddItemToArray(iv, cJSON_CreateNumber(pt->cap.interval.high));
+            }
+        } else {
+            cJSON_AddNullToObject(p, "rps");
+            cJSON_AddNullToObject(p, "interval");
+        }
+        cJSON_AddNumberToObject(p, "repeats", (double)pt->cap.interval.n);
+        fl = cJSON_AddArrayToObject(p, "flags");
+        if (fl && (pt->flags & SWEEP_FLAG_CONTENDED))
+            cJSON_AddItemToArray(fl, cJSON_CreateString("contended"));
+        if (fl && (pt->flags & SWEEP_FLAG_GEN_SATURATED))
+            cJSON_AddItemToArray(fl, cJSON_CreateString("generator"));
+        cJSON_AddBoolToObject(p, "valid", pt->cap.valid);
+        cJSON_AddStringToObject(p, "from", from_name(pt->from));
+        if (pt->cap.cpu_cores >= 0) {
+            cJSON_AddNumberToObject(p, "cpu_cores", pt->cap.cpu_cores / pt->replicas);
+            cJSON_AddNumberToObject(p, "cpu_cores_total", pt->cap.cpu_cores);
+        } else {
+            cJSON_AddNullToObject(p, "cpu_cores");
+            cJSON_AddNullToObject(p, "cpu_cores_total");
+        }
+        if (pt->note[0])
+            cJSON_AddStringToObject(p, "note", pt->note);
+    }
+    bool fit = output_scale_out_fit(so, &f) == 0;
+    if (fit) {
+        cJSON *u = cJSON_AddObjectToObject(o, "usl");
+        char text[512];
+        if (u) {
+            cJSON_AddNumberToObject(u, "x1", f.x1);
+            cJSON_AddNumberToObject(u, "s", f.s);
+            cJSON_AddNumberToObject(u, "k", f.k);
+            add_num_or_null(u, "s_err", f.s_err);
+            add_num_or_null(u, "k_err", f.k_err);
+            add_num_or_null(u, "peak_replicas", f.peak_replicas > 0 ? f.peak_replicas : NAN);
+            add_num_or_null(u, "peak_rps", f.peak_x);
+            cJSON_AddNumberToObject(u, "residual", f.residual);
+            cJSON_AddBoolToObject(u, "linear", f.linear);
+            usl_describe(&f, text, sizeof(text));
+            cJSON_AddStringToObject(u, "meaning", text);
+        }
+    } else {
+        cJSON_AddNullToObject(o, "usl");
+    }
+    cJSON_AddStringToObject(o, "limited_by", output_scale_out_limited_by(so, &f, fit));
+    return o;
+}
+
+void output_scale_out_table(FILE *f, const struct sweep *s, bool markdown)
+{
+    const struct sweep_scale_out *so = s ? s->scale_out : NULL;
+    struct usl_fit fit;
+    char text[512];
+
+    if (!so)
+        return;
+    if (!so->run) {
+        if (so->note[0])
+            fprintf(f, markdown ? "\n%s.\n" : "\n  %s.\n", so->note);
+        return;
+    }
+    double x1 = so->points[0].cap.rps;
+    if (markdown)
+        fprintf(f,
+                "\n### Scale-out of %s\n\n| replicas | capacity @SLO | interval | per pod | %% of "
+                "linear | |\n|---|---|---|---|---|---|\n",
+                s->rows[so->variant].variant.spec);
+    else
+        fprintf(f, "\n  Scale-out of %s\n  %8s %12s %22s %10s %10s\n",
+                s->rows[so->variant].variant.label, "replicas", "capacity", "interval", "per pod",
+                "% linear");
+    for (size_t i = 0; i < so->npoints; i++) {
+        const struct sweep_scale_point *pt = &so->points[i];
+        char iv[64] = "-", cap[32] = "-", per[32] = "-", lin[32] = "-";
+        if (pt->cap.rps > 0) {
+            snprintf(cap, sizeof(cap), "%.0f req/s", pt->cap.rps);
+            snprintf(iv, sizeof(iv), "%.0f-%.0f", pt->cap.interval.low, pt->cap.interval.high);
+            snprintf(per, sizeof(per), "%.0f", pt->cap.rps / pt->replicas);
+            if (x1 > 0)
+                snprintf(lin, sizeof(lin), "%.0f%%", 100 * pt->cap.rps / (x1 * pt->replicas));
+        }
+        const char *mark = pt->flags & SWEEP_FLAG_CONTENDED   ? "contended"
+                           : pt->from != SWEEP_POINT_MEASURED ? from_name(pt->from)
+                                                              : "";
+        if (markdown)
+            fprintf(f, "| %u | %s | %s | %s | %s | %s |\n", pt->replicas, cap, iv, per, lin, mark);
+        else
+            fprintf(f, "  %8u %12s %22s %10s %10s  %s\n", pt->replicas, cap, iv, per, lin, mark);
+    }
+    if (output_scale_out_fit(so, &fit) == 0) {
+        usl_describe(&fit, text, sizeof(text));
+        fprintf(f,
+                markdown ? "\nThe points are %s (residual %.1f%%).\n"
+                         : "\n  The points are %s (residual %.1f%%).\n",
+                text, 100 * fit.residual);
+    }
+}
