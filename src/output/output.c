@@ -772,7 +772,7 @@ cJSON *output_results_json(const struct output_doc *d)
             json_derivation(dv, "max_workers", a->rule.max_workers, &a->max_workers);
         }
     }
-    x = output_scale_out_json(d->sweep);
+    x = output_scale_out_json(d->sweep, a);
     if (x)
         cJSON_AddItemToObject(root, "scale_out", x);
     arr = cJSON_AddArrayToObject(root, "findings");

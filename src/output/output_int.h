@@ -59,7 +59,7 @@ const char *output_omit_note(unsigned omit, char *buf, size_t len);
  * owned object, NULL on no memory), the table for results.md (markdown) or the terminal, the
  * USL fit to the usable points (0, or the fit's error) and what limited the curve. */
 struct usl_fit;
-cJSON *output_scale_out_json(const struct sweep *s);
+cJSON *output_scale_out_json(const struct sweep *s, const struct advice *a);
 int output_scale_out_fit(const struct sweep_scale_out *so, struct usl_fit *f /* OUT */);
 const char *output_scale_out_limited_by(const struct sweep_scale_out *so, const struct usl_fit *f,
                                         bool have_fit);

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "advise/sizing.h"
 #include "advise/usl.h"
 #include "output/output_int.h"
 #include "sweep/search.h"
@@ -81,7 +82,41 @@ static void add_num_or_null(cJSON *o, const char *k, double v)
         cJSON_AddNullToObject(o, k);
 }
 
-cJSON *output_scale_out_json(const struct sweep *s)
+/* The replica count the curve gives for the advice's target (advise/sizing.h): beside the
+ * linear one, which values.yaml and the HPA still carry. */
+static void json_curve_replicas(cJSON *o, const struct sweep *s, const struct advice *a)
+{
+    const struct sweep_scale_out *so = s->scale_out;
+    struct sizing_curve_point pts[PLATFORM_MAX_REPLICAS];
+    struct sizing_curve c;
+    char err[ERR_LEN];
+
+    if (!a || !a->by_target || !(a->target_rps > 0) || !(a->sizing.planned_fraction > 0))
+        return;
+    for (size_t i = 0; i < so->npoints && i < PLATFORM_MAX_REPLICAS; i++) {
+        const struct sweep_scale_point *pt = &so->points[i];
+        double low = pt->cap.interval.n >= 2 ? pt->cap.interval.low : pt->cap.rps;
+        pts[i] = (struct sizing_curve_point){pt->replicas, low, usable(pt) && low > 0};
+    }
+    if (sizing_curve_replicas(pts, so->npoints, a->target_rps, a->sizing.planned_fraction, &c,
+                              err) != 0)
+        return;
+    cJSON *r = cJSON_AddObjectToObject(o, "replicas");
+    if (!r)
+        return;
+    if (c.reachable)
+        cJSON_AddNumberToObject(r, "from_curve", c.replicas);
+    else
+        cJSON_AddNullToObject(r, "from_curve");
+    if (a->recommended >= 0 && (size_t)a->recommended == so->variant)
+        cJSON_AddNumberToObject(r, "linear", a->replicas);
+    cJSON_AddBoolToObject(r, "target_reachable", c.reachable);
+    cJSON_AddNumberToObject(r, "most_rps", c.most_rps);
+    cJSON_AddNumberToObject(r, "most_at", c.most_at);
+    cJSON_AddStringToObject(r, "why", c.why);
+}
+
+cJSON *output_scale_out_json(const struct sweep *s, const struct advice *a)
 {
     const struct sweep_scale_out *so = s ? s->scale_out : NULL;
     struct usl_fit f;
@@ -152,6 +187,7 @@ cJSON *output_scale_out_json(const struct sweep *s)
         cJSON_AddNullToObject(o, "usl");
     }
     cJSON_AddStringToObject(o, "limited_by", output_scale_out_limited_by(so, &f, fit));
+    json_curve_replicas(o, s, a);
     return o;
 }
 
