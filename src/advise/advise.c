@@ -2,8 +2,12 @@
 
 #include "advise/advise.h"
 
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "advise/usl.h"
 
 #include "load/hist.h"
 #include "load/result.h"
@@ -97,4 +101,46 @@ int advise_sweep(const struct sweep *s, const struct profile *p, struct advisor_
         advise_row_from_sweep(s, i, &rows[i]);
     *n = k;
     return advise_rows(rows, k, p, &s->facts, a, err);
+}
+
+int advise_scale_out_choice(void *ud, const struct sweep *s, unsigned *linear)
+{
+    const struct profile *p = ud;
+    struct advisor_row *rows = calloc(VARIANT_MAX, sizeof(*rows));
+    struct advice *a = calloc(1, sizeof(*a));
+    char err[ERR_LEN] = "";
+    size_t n = 0;
+    int idx = -1;
+
+    *linear = 0;
+    if (rows && a && advise_sweep(s, p, rows, &n, a, err) == 0 && a->recommended >= 0) {
+        idx = a->recommended; /* advise_sweep's rows are the sweep's first n, in order */
+        if (a->sizing.by_target)
+            *linear = a->sizing.replicas;
+    }
+    free(rows);
+    free(a);
+    return idx;
+}
+
+double advise_scale_out_predict(void *ud, const struct sweep_scale_out *so, unsigned n)
+{
+    struct usl_point pts[PLATFORM_MAX_REPLICAS];
+    struct usl_fit f;
+    char err[ERR_LEN];
+    size_t usable = 0;
+    (void)ud;
+
+    for (size_t i = 0; i < so->npoints && i < PLATFORM_MAX_REPLICAS; i++) {
+        const struct sweep_scale_point *pt = &so->points[i];
+        const struct stats_summary *iv = &pt->cap.interval;
+        bool use = pt->cap.valid && !(pt->flags & SWEEP_FLAG_CONTENDED) &&
+                   (pt->from == SWEEP_POINT_MEASURED || pt->from == SWEEP_POINT_SHAPE_SEARCH);
+        double se = iv->n >= 2 && iv->sd > 0 ? iv->sd / sqrt((double)iv->n) : 0;
+        pts[i] = (struct usl_point){pt->replicas, pt->cap.rps, se, !use};
+        usable += use;
+    }
+    if (usable < 2 || usl_fit(pts, so->npoints, &f, err) != 0)
+        return 0;
+    return usl_eval(&f, n);
 }

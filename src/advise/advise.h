@@ -36,4 +36,12 @@ SIZEUP_MUST_USE int advise_sweep(const struct sweep *s, const struct profile *p,
                                  struct advisor_row *rows /* OUT */, size_t *n /* OUT */,
                                  struct advice *a /* OUT */, char *err);
 
+/* sweep_opts.scale_out_choice with ud a const struct profile *: the recommended row and its
+ * linear replica count for the target (0 without one); -1 when nothing is recommended. */
+int advise_scale_out_choice(void *ud, const struct sweep *s, unsigned *linear /* OUT */);
+
+/* sweep_opts.scale_out_predict: the Universal Scalability Law (advise/usl.h) fitted to the
+ * usable points so far, at n replicas; 0 with fewer than two usable points. ud unused. */
+double advise_scale_out_predict(void *ud, const struct sweep_scale_out *so, unsigned n);
+
 #endif

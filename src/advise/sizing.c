@@ -586,3 +586,72 @@ int sizing_run(const struct sizing_row *rows, size_t n, const struct sizing_opts
     hpa(rows, o, out);
     return 0;
 }
+
+/* ---- the replica count from a measured scale-out ---------------------------------------- */
+
+static double curve_low(const struct sizing_curve_point *pts, size_t n, const struct usl_fit *f,
+                        unsigned r)
+{
+    for (size_t i = 0; i < n; i++)
+        if (pts[i].usable && pts[i].replicas == r)
+            return pts[i].low;
+    return usl_eval(f, r);
+}
+
+int sizing_curve_replicas(const struct sizing_curve_point *pts, size_t n, double target,
+                          double planned_fraction, struct sizing_curve *out, char *err)
+{
+    struct usl_point up[USL_MAX_POINTS];
+    size_t k = 0;
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    if (!(target > 0) || !(planned_fraction > 0) || planned_fraction > 1)
+        return err_set(err, -EINVAL, "a curve's replica count needs a target and a planned share");
+    for (size_t i = 0; i < n && k < USL_MAX_POINTS; i++) {
+        up[k++] = (struct usl_point){pts[i].replicas, pts[i].low > 0 ? pts[i].low : 1, 0,
+                                     !pts[i].usable || !(pts[i].low > 0)};
+        if (pts[i].usable && pts[i].replicas > out->nmax)
+            out->nmax = pts[i].replicas;
+    }
+    rc = usl_fit(up, k, &out->fit, err);
+    if (rc)
+        return rc;
+    out->cap = SIZING_CURVE_MAX_FACTOR * out->nmax;
+    if (out->fit.peak_replicas > 0 && out->fit.peak_replicas < out->cap)
+        out->cap = out->fit.peak_replicas < 1 ? 1 : (unsigned)floor(out->fit.peak_replicas);
+    for (unsigned r = 1; r <= out->cap; r++) {
+        double x = curve_low(pts, n, &out->fit, r);
+        if (x > out->most_rps) {
+            out->most_rps = x;
+            out->most_at = r;
+        }
+        if (!out->replicas && x * planned_fraction >= target * (1 - SIZING_EPS))
+            out->replicas = r;
+    }
+    out->reachable = out->replicas > 0;
+    /* Still rising at the end of what may be read from the curve: more pods might hold it,
+     * but that many were never measured. */
+    out->beyond_measured = !out->reachable && out->cap == SIZING_CURVE_MAX_FACTOR * out->nmax &&
+                           out->most_at == out->cap;
+    if (out->reachable)
+        snprintf(out->why, sizeof(out->why),
+                 "%u replicas: the scale-out's lower bounds give %.0f req/s at %u (%.0f planned, "
+                 "the target %.0f)",
+                 out->replicas, curve_low(pts, n, &out->fit, out->replicas), out->replicas,
+                 curve_low(pts, n, &out->fit, out->replicas) * planned_fraction, target);
+    else if (out->beyond_measured)
+        snprintf(out->why, sizeof(out->why),
+                 "the target of %.0f req/s needs more than %u pods, which was not measured (the "
+                 "curve gives %.0f req/s at %u, %.0f planned); no replica count is written",
+                 target, out->cap, out->most_rps, out->cap, out->most_rps * planned_fraction);
+    else
+        snprintf(out->why, sizeof(out->why),
+                 "the target of %.0f req/s is not reachable with this shape: the pods reach at "
+                 "most %.0f req/s (%.0f planned), near %u replicas; what they share %s "
+                 "(contention s %.3g, coherency k %.2g)",
+                 target, out->most_rps, out->most_rps * planned_fraction, out->most_at,
+                 out->fit.k_distinct ? "costs more with every pod added" : "serialises the work",
+                 out->fit.s, out->fit.k);
+    return 0;
+}

@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "advise/usl.h"
 #include "core/err.h"
 #include "profile/profile.h"
 #include "sweep/capacity.h"
@@ -141,5 +142,38 @@ SIZEUP_MUST_USE int sizing_run(const struct sizing_row *rows, size_t n, const st
  * proportional to the load, above the highest the highest. Returns < 0 when no CPU was measured.
  * *extrapolated (may be NULL) says whether rps was outside the measured steps. */
 double sizing_cpu_at(const struct capacity_result *cap, double rps, bool *extrapolated /* OUT */);
+
+/* ---- the replica count from a measured scale-out (docs/sweep.md, "Scale-out") ---------- */
+
+/* A count above this many times the largest one measured is never taken from the curve. */
+#define SIZING_CURVE_MAX_FACTOR 2
+
+/* One scale-out point as the sizing reads it: its capacity interval's lower bound. */
+struct sizing_curve_point {
+    unsigned replicas;
+    double low;  /* > 0 when usable */
+    bool usable; /* measured (or the shape search's), valid, not contended */
+};
+
+struct sizing_curve {
+    struct usl_fit fit; /* the law fitted to the usable points' lower bounds */
+    unsigned nmax;      /* the largest count measured */
+    unsigned cap;       /* min(floor(N*), SIZING_CURVE_MAX_FACTOR x nmax): where the curve ends */
+    /* The smallest N <= cap with X_low(N) x planned >= target (X_low: the measured lower
+     * bound where N was measured, else the fitted curve); 0 when there is none. */
+    unsigned replicas;
+    bool reachable;            /* some N <= cap holds the target */
+    bool beyond_measured;      /* unreachable within cap, but only for want of measured counts: the
+                                  curve still rises at cap (no peak before it) */
+    double most_rps;           /* the largest X_low(N), N <= cap ... */
+    unsigned most_at;          /* ... and where */
+    char why[SIZING_TEXT_LEN]; /* one sentence with the numbers */
+};
+
+/* The replica count for target (> 0, in req/s) at planned_fraction (0 < f <= 1) from the
+ * points pts[0..n) (one at 1 replica among them). Borrows pts; fills *out. Returns 0, or the
+ * fit's -EINVAL (err says why: no usable point at 1 replica, or none above it). */
+int sizing_curve_replicas(const struct sizing_curve_point *pts, size_t n, double target,
+                          double planned_fraction, struct sizing_curve *out /* OUT */, char *err);
 
 #endif

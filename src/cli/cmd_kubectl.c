@@ -35,6 +35,10 @@ struct kargs {
     int all_ns;
     const char *configs, *profile, *target_load, *output;
     int wait, open;
+    struct {
+        unsigned n;
+        int given;
+    } scale_out; /* --scale-out */
 };
 
 #define ARG(m) offsetof(struct kargs, m)
@@ -64,6 +68,18 @@ struct kargs {
 static const struct cli_short shorts[] = {
     {'n', "namespace"}, {'A', "all-namespaces"}, {'o', "output"}, {0, NULL}};
 
+/* --scale-out N: the count with the operator's range (0 and 1 mean off), and that it was given. */
+static int set_scale_out(const struct cli_flag *f, const char *val, void *dst, char *err)
+{
+    struct {
+        unsigned n;
+        int given;
+    } *so = dst;
+    int rc = cli_set_uint(f, val, &so->n, err);
+    so->given = rc == 0;
+    return rc;
+}
+
 static const struct cli_flag sweep_flags[] = {
     KUBECTL_FLAGS,
     {"configs", "LIST", "the annotation's, else the operator's default",
@@ -73,6 +89,9 @@ static const struct cli_flag sweep_flags[] = {
      0},
     {"target-load", "LOAD", "the annotation's", "the load to hold: 5000rps, 10000users",
      cli_set_string, ARG(target_load), 1, 0},
+    {"scale-out", "N", "the annotation's, else off",
+     "after the shape search, measure one variant at 1..N replicas (0 or 1: off)", set_scale_out,
+     ARG(scale_out), 0, PROFILE_MAX_SCALE_OUT},
     {"wait", NULL, NULL, "follow the sweep until it ends; exit 0 done, 1 failed", cli_set_switch,
      ARG(wait), 0, 0},
     CLI_FLAGS_END,
@@ -241,6 +260,7 @@ static int exec_sweep(int argc, char **argv)
     o.profile = profile;
     o.profile_src = a.profile;
     o.target_load = a.target_load;
+    o.scale_out = a.scale_out.given ? (int)a.scale_out.n : -1;
     int rc = plugin_sweep(s.c, s.ns, name, &o, sweep, stdout, err);
     if (rc) {
         status = rc == -EINVAL ? (fprintf(stderr, "%s sweep: %s\n", PROG, err), EXIT_USAGE)

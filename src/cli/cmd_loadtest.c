@@ -20,9 +20,17 @@
 #include "load/report.h"
 #include "load/report_html.h"
 #include "load/result.h"
+#include "load/spread.h"
+
+/* --url, once or up to LOAD_MAX_URLS times. */
+struct lt_urls {
+    const char *v[LOAD_MAX_URLS];
+    size_t n;
+};
 
 struct lt_args {
-    const char *url, *profile, *out, *html;
+    struct lt_urls url;
+    const char *profile, *out, *html;
     int json, insecure;
     struct profile_override ov;
     unsigned threads, max_connections;
@@ -32,9 +40,23 @@ struct lt_args {
 
 #define ARG(m) offsetof(struct lt_args, m)
 
+/* Each --url adds a target; the load is spread over them (load/spread.h). */
+static int add_url(const struct cli_flag *f, const char *val, void *dst, char *err)
+{
+    struct lt_urls *u = dst;
+    if (!*val)
+        return err_set(err, -EINVAL, "--%s: empty", f->name);
+    if (u->n == LOAD_MAX_URLS)
+        return err_set(err, -EINVAL, "--%s: at most %d targets", f->name, LOAD_MAX_URLS);
+    u->v[u->n++] = val;
+    return 0;
+}
+
 static const struct cli_flag flags[] = {
-    {"url", "URL", CLI_REQUIRED, "base URL of the target; the profile's paths are appended",
-     cli_set_string, ARG(url), 1, 0},
+    {"url", "URL", CLI_REQUIRED,
+     "base URL of the target; the profile's paths are appended (repeat it to spread the load "
+     "over several)",
+     add_url, ARG(url), 1, 0},
     CLI_PROFILE_FILE_FLAG(struct lt_args, profile),
     CLI_PROFILE_FLAGS(struct lt_args, ov),
     CLI_THREADS_FLAG(struct lt_args, threads),
@@ -166,7 +188,7 @@ static int run_load(struct lt_args *a, struct profile *prof, struct load_result 
     char err[ERR_LEN] = "";
 
     memset(&o, 0, sizeof(o));
-    o.url = a->url;
+    o.url = a->url.v[0];
     o.profile = prof;
     o.threads = a->threads;
     o.max_connections = a->max_connections;
@@ -180,7 +202,8 @@ static int run_load(struct lt_args *a, struct profile *prof, struct load_result 
     if (rc == 0)
         rc = lt_worker_wait_start(&a->worker, o.stop, err);
     if (rc == 0)
-        rc = load_run(&o, res, err);
+        rc = a->url.n > 1 ? load_run_spread(&o, a->url.v, a->url.n, res, err)
+                          : load_run(&o, res, err);
     if (rc == 0 && a->worker.serve) {
         /* A worker's verdict is the operator's to give, on the merge of every share. */
         rc = lt_worker_serve(&a->worker, res, o.stop, err);
@@ -214,8 +237,12 @@ static int exec_loadtest(int argc, char **argv)
     status = cli_parse(&cmd_loadtest, argc, argv, &a, &operand);
     if (status)
         return status == CLI_HELP ? EXIT_OK : status;
-    if (!a.url)
+    if (!a.url.n)
         return cli_usage_error(&cmd_loadtest, "--url is required");
+    if (a.url.n > 1 && (a.worker.share_set || a.worker.serve))
+        return cli_usage_error(&cmd_loadtest,
+                               "--url once with --share or --serve-result: a generator pod "
+                               "sends its share to one target");
     status = load_profile(&a, &prof);
     if (status)
         return status;

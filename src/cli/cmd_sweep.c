@@ -8,6 +8,7 @@
 #include <math.h>
 #include <signal.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,8 +33,9 @@
 #include "sweep/runner.h"
 #include "sweep/variant.h"
 
-#define EXIT_CANCELLED 130 /* 128 + SIGINT, as shells report it */
-#define COMMAND_LEN    2048
+#define EXIT_CANCELLED  130 /* 128 + SIGINT, as shells report it */
+#define SCALE_OUT_UNSET UINT32_MAX
+#define COMMAND_LEN     2048
 
 struct sweep_cli {
     /* The flags. */
@@ -46,6 +48,8 @@ struct sweep_cli {
     const char *load_mode; /* --load: "fixed" or "capacity"; NULL: the profile's */
     unsigned repeats;      /* --repeat; 0: the profile's */
     double max_rps;        /* --max-rps; 0: the profile's */
+    unsigned scale_out;    /* --scale-out; SCALE_OUT_UNSET: the profile's (or the default) */
+    const char *scale_out_variant; /* --scale-out-variant; NULL: the profile's */
     int64_t ready_timeout_us;
     unsigned threads;
     int no_cgroup;
@@ -105,6 +109,12 @@ static const struct cli_flag flags[] = {
      cli_set_uint, ARG(repeats), 1, PROFILE_MAX_REPEATS},
     {"max-rps", "R", "none", "capacity mode: never offer more than R requests/s", cli_set_number,
      ARG(max_rps), 0, PROFILE_MAX_RATE},
+    {"scale-out", "N", "with a target, up to 4 where the host's cores fit them",
+     "after the shape search, measure one variant at 1..N replicas (0 or 1: off)", cli_set_uint,
+     ARG(scale_out), 0, PROFILE_MAX_SCALE_OUT},
+    {"scale-out-variant", "SPEC", "the recommendation",
+     "the variant the scale-out measures, one of --configs", cli_set_string, ARG(scale_out_variant),
+     1, 0},
     {"out", "DIR", "sizing", "output directory (the app's output goes to DIR/logs/)",
      cli_set_string, ARG(out), 1, 0},
     {"values-paths", "MAP",
@@ -269,6 +279,7 @@ static void print_table(const struct sweep *s, const struct profile *p)
     char note[512];
     if (output_fmt_capacity_note(p, note, sizeof(note))[0])
         printf("\n  %s\n", note);
+    output_scale_out_table(stdout, s, false);
     if (a.recommended >= 0)
         printf("\n  * recommended: %s (%s)\n", rows[a.recommended].variant.label, a.why);
     else
@@ -306,6 +317,7 @@ static int parse_flags(struct sweep_cli *c, int argc, char **argv)
     c->ready_timeout_us = 60000000;
     c->lc.workers_env = "WORKERS";
     c->lc.port = 8080;
+    c->scale_out = SCALE_OUT_UNSET;
     rc = cli_parse(&cmd_sweep, argc, argv, c, &operand);
     if (rc)
         return rc;
@@ -346,6 +358,42 @@ static int capacity_flag_refused(const struct sweep_cli *c, char *err)
     return 0;
 }
 
+/* --scale-out and --scale-out-variant over the profile's scale_out:, and the variant checked
+ * against the sweep's list (the profile's or the flag's: a spec the sweep does not measure has no
+ * shape-search point to start from). Returns an exit status. */
+static int apply_scale_out(struct sweep_cli *c)
+{
+    struct profile_scale_out *so = &c->profile->scale_out;
+    char err[ERR_LEN] = "";
+    struct variant v;
+
+    if (c->scale_out != SCALE_OUT_UNSET && profile_scale_out_set_max(so, c->scale_out, err) != 0)
+        return cli_usage_error(&cmd_sweep, err);
+    if (c->scale_out_variant) {
+        if (strlen(c->scale_out_variant) >= sizeof(so->variant))
+            return cli_usage_error(&cmd_sweep, "--scale-out-variant: not a variant (too long)");
+        memcpy(so->variant, c->scale_out_variant, strlen(c->scale_out_variant) + 1);
+    }
+    if (!so->variant[0])
+        return EXIT_OK;
+    const char *from = c->scale_out_variant ? "--scale-out-variant" : "scale_out.variant";
+    if (variant_parse(so->variant, &v, err) != 0) {
+        fprintf(stderr, "sizeup sweep: %s: %s\n", from, err);
+        return EXIT_USAGE;
+    }
+    for (size_t i = 0; i < c->variants.n; i++) {
+        const struct variant *w = &c->variants.items[i];
+        if (w->workers == v.workers && w->cpu_millicores == v.cpu_millicores &&
+            w->memory_bytes == v.memory_bytes) {
+            snprintf(so->variant, sizeof(so->variant), "%s", w->spec); /* canonical */
+            return EXIT_OK;
+        }
+    }
+    fprintf(stderr, "sizeup sweep: %s: %s is not one of the variants swept (%s)\n", from, v.spec,
+            c->configs);
+    return EXIT_USAGE;
+}
+
 /* The variants, the values paths and the profile with the flags applied. Returns an exit
  * status. */
 static int load_inputs(struct sweep_cli *c)
@@ -377,7 +425,7 @@ static int load_inputs(struct sweep_cli *c)
         c->profile->search.repeats = c->repeats;
     if (c->max_rps > 0)
         c->profile->search.max_rps = c->max_rps;
-    return EXIT_OK;
+    return apply_scale_out(c);
 }
 
 /* The output directory and its logs/, then the local platform that logs into it. */
@@ -483,6 +531,9 @@ static int run_variants(struct sweep_cli *c)
     so.progress_ud = c;
     so.row_done = on_row_done;
     so.row_done_ud = c;
+    so.scale_out_choice = advise_scale_out_choice;
+    so.scale_out_predict = advise_scale_out_predict;
+    so.scale_out_ud = c->profile;
     c->feed = lv.feed;
     c->feed_slot = lv.feed ? progress_feed_open(lv.feed, "local") : -1;
     signal(SIGPIPE, SIG_IGN);

@@ -20,6 +20,7 @@
 #include "core/clock.h"
 #include "core/jb.h"
 #include "load/report.h"
+#include "load/spread.h"
 
 #define REQ_MAX    8192 /* the operator's GET is a few hundred bytes */
 #define IO_WAIT_MS 5000 /* one client's request and response, each */
@@ -92,46 +93,12 @@ int lt_worker_profile(const struct lt_worker *w, struct profile *p, char *err)
     return profile_load_buffer(text, strlen(text), source, p, err);
 }
 
-/* Share k of n of a whole number of users: as even as whole users go, the first ones one more. */
-static unsigned users_share(unsigned users, unsigned k, unsigned n)
-{
-    return users / n + (k < users % n ? 1 : 0);
-}
-
 int lt_worker_apply(struct lt_worker *w, struct profile *p, struct load_opts *o, char *err)
 {
     unsigned k = w->share_set ? w->k : 0, n = w->share_set ? w->n : 1;
 
-    w->offset_s = 0;
-    if (n > 1) {
-        if (p->nstages > 0) {
-            /* A stage's users or rate is the target of a linear ramp: dividing it divides the
-             * whole ramp, and the N ramps add up to the profile's. */
-            for (size_t i = 0; i < p->nstages; i++) {
-                if (p->stages[i].users > 0)
-                    p->stages[i].users /= n;
-                if (p->stages[i].rate > 0)
-                    p->stages[i].rate /= n;
-            }
-        } else if (p->rate > 0) {
-            p->rate /= n;
-        } else {
-            unsigned u = users_share(p->users, k, n);
-            if (u == 0)
-                return err_set(err, -EINVAL, "share %u/%u of %u users holds no user", k, n,
-                               p->users);
-            p->users = u;
-        }
-    }
-    /* N open-loop schedules of rate R/N, each started k/R later than the first, interleave into
-     * the one schedule of rate R a single generator would send (no bursts of N at once). */
-    double whole = p->nstages == 0 && p->rate > 0 ? p->rate * n : 0;
-    if (whole > 0)
-        w->offset_s = (double)k / whole;
-    /* The same request mix in every share would send the same request at the same moment N
-     * times: each share draws its own. */
-    o->seed = (o->seed ? o->seed : 1) + (uint64_t)k * 0x9E3779B97F4A7C15ULL;
-    return 0;
+    /* The one rule for a share of a load, whether it goes from N pods or to N targets. */
+    return load_share_apply(p, k, n, &o->seed, &w->offset_s, err);
 }
 
 int lt_worker_wait_start(struct lt_worker *w, volatile sig_atomic_t *stop, char *err)

@@ -1,4 +1,10 @@
-/* Kubernetes client configuration: kubeconfig (libyaml) and in-cluster service account, and
+/* (Size: about 980 lines: the kubeconfig's clusters, users and contexts, merged across files as
+ * kubectl merges them, and the credentials they name (token files and their rotation, client
+ * certificates, the exec plugin's refresh) fill one private struct under one lock; the exec
+ * plugin itself runs in exec_cred.c. Splitting the rest would put that struct in a header every
+ * part reaches into.)
+ *
+ * Kubernetes client configuration: kubeconfig (libyaml) and in-cluster service account, and
  * the bearer token's rotation. Credentials never reach a log line or an error message. */
 
 #include <errno.h>

@@ -1,4 +1,4 @@
-/* (About 880 lines: a request's whole path, from connect through the timers to the response,
+/* (Size: about 900 lines: a request's whole path, from connect through the timers to the response,
  * is one state machine and the loop that drives it; split, it would be read across files.)
  *
  * The load engine: one epoll loop per thread, non-blocking keep-alive HTTP/1.1 connections,

@@ -5,10 +5,13 @@
 #include "load/load.h"
 
 #include "load/load_int.h"
+#include "load/spread.h"
 #include "load/streams.h"
 
 int load_run(const struct load_opts *o, struct load_result *out, char *err)
 {
+    if (o->nurls > 1)
+        return load_run_spread(o, o->urls, o->nurls, out, err);
     if (o->profile && o->profile->streams)
         return streams_run(o, out, err);
     return load__requests_run(o, out, err);

@@ -5,6 +5,7 @@
  * One epoll loop per thread; threads share nothing mutable until the results are merged. */
 
 #include <signal.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -41,6 +42,10 @@ struct load_opts {
     volatile sig_atomic_t *stop; /* may be NULL; when it becomes non-zero the run ends early */
     struct timespec start;       /* monotonic time zero of the plan (clock_mono_ts); zero: when
                                   * the threads start. Runs given one start share a schedule. */
+    /* Several targets (borrowed; nurls > 1): the load is spread over them (load/spread.h) and
+     * url is ignored. 0 or 1: url alone. */
+    const char *const *urls;
+    size_t nurls;
 };
 
 /* Runs warm-up then the measured window (or the stages) and fills *out. A target that refuses

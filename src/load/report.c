@@ -132,6 +132,17 @@ int report_text(FILE *f, const struct load_result *r, const struct profile *p)
             scope_row(f, r->names[i] ? r->names[i] : "", w, &r->by_name[i], r->duration_s);
     }
 
+    if (r->nurls > 0) {
+        int uw = 3;
+        for (size_t i = 0; i < r->nurls; i++)
+            if ((int)strlen(r->urls[i]) > uw)
+                uw = (int)strlen(r->urls[i]);
+        fprintf(f, "\n  %-*s %10s %9s %8s %8s %8s %8s %8s %8s\n", uw, "url", "requests", "req/s",
+                "errors", "mean", "p50", "p95", "p99", "max");
+        for (size_t i = 0; i < r->nurls; i++)
+            scope_row(f, r->urls[i], uw, &r->by_url[i], r->duration_s);
+    }
+
     if (r->nstages > 0) {
         fprintf(f, "\n  %-5s %9s %-12s %10s %9s %8s %8s %8s %8s\n", "stage", "duration", "target",
                 "requests", "req/s", "errors", "p50", "p95", "p99");
@@ -332,6 +343,17 @@ cJSON *report_json(const struct load_result *r)
         if (!ok)
             cJSON_Delete(n);
         ok = ok && scope_json(n, &r->by_name[i], r->duration_s);
+    }
+    if (ok && r->nurls > 0) {
+        cJSON *urls = cJSON_AddObjectToObject(o, "by_url");
+        ok = urls != NULL;
+        for (size_t i = 0; ok && i < r->nurls; i++) {
+            cJSON *u = cJSON_CreateObject();
+            ok = u && cJSON_AddItemToObject(urls, r->urls[i], u);
+            if (!ok)
+                cJSON_Delete(u);
+            ok = ok && scope_json(u, &r->by_url[i], r->duration_s);
+        }
     }
     if (ok && r->nstages > 0) {
         ok = (stages = cJSON_AddArrayToObject(o, "by_stage")) != NULL;

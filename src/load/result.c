@@ -90,6 +90,10 @@ void load_result_free(struct load_result *r)
     free(r->by_name);
     free(r->stage_duration_s);
     free(r->by_stage);
+    for (size_t i = 0; r->urls && i < r->nurls; i++)
+        free(r->urls[i]);
+    free(r->urls);
+    free(r->by_url);
     free(r->streams);
     load_series_free(&r->series);
     series_rec_free(r->series_rec);

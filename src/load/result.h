@@ -60,6 +60,11 @@ struct load_result {
     size_t nstages;
     double *stage_duration_s;    /* owned array of nstages */
     struct load_stats *by_stage; /* owned array of nstages */
+    /* A load spread over several targets (load/spread.h): each target's own total, in the
+     * order given; nurls 0 for a load to one target. */
+    size_t nurls;
+    char **urls;               /* owned copies */
+    struct load_stats *by_url; /* owned array of nurls */
     enum verdict verdict;
     struct stream_result *streams; /* owned; NULL for a run without streams */
     /* The measured window second by second (load/series.h): the rendered points, and the

@@ -1,4 +1,4 @@
-/* (About 870 lines: libwebsockets drives every stream of a thread through one callback, and
+/* (Size: about 870 lines: libwebsockets drives every stream of a thread through one callback, and
  * that callback, the per-stream state it moves (open, frames, close, failure) and the thread's
  * tick (the ramp, the measured windows, the quit) all work on the same private stream and
  * thread structs; split, those structs would become a header every part reaches into.)

@@ -135,7 +135,7 @@ static int local_prepare(void *self, char *err)
 static int local_restore(void *self, char *err)
 {
     struct local *l = self;
-    int rc = local__stop_variant(self, err);
+    int rc = local__set_stop(self, err);
 
     if (l->prepared && l->enforced) {
         int r = cg_unprepare(&l->parent, rc ? NULL : err);
@@ -151,6 +151,7 @@ static void local_free(void *self)
     struct local *l = self;
     if (!l)
         return;
+    local__set_stop(l, NULL); /* nothing runs after restore: frees the replicas' copies */
     local__stop_sampler(l);
     free(l);
 }
@@ -159,14 +160,16 @@ static const struct platform_ops local_ops = {
     .name = "local",
     .facts = local_facts,
     .prepare = local_prepare,
-    .apply = local__apply,
-    .wait_ready = local__wait_ready,
+    .apply = local__set_apply,
+    .wait_ready = local__set_wait_ready,
     .target_url = local__target_url,
-    .usage_begin = local__usage_begin,
-    .usage_end = local__usage_end,
-    .stop_variant = local__stop_variant,
+    .usage_begin = local__set_usage_begin,
+    .usage_end = local__set_usage_end,
+    .stop_variant = local__set_stop,
     .restore = local_restore,
     .free = local_free,
+    .apply_replicas = local__set_apply_replicas,
+    .target_urls = local__set_target_urls,
 };
 
 int local_platform_new(const struct local_config *cfg, struct platform *out, char *err)

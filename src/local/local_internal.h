@@ -55,6 +55,14 @@ struct local {
     bool sampling;
     volatile int sampler_stop;
     int64_t sampled_peak; /* written by the sampler thread, read after join */
+
+    /* A scale-out's replica set (local_replicas.c): this instance is replica 0; replicas
+     * 1..nrep are copies of it on --port + i, each its own process group and cgroup. in_set
+     * names the logs and cgroups <variant>-r<i>. */
+    bool in_set;
+    unsigned replica;
+    struct local *rep[PLATFORM_MAX_REPLICAS];
+    size_t nrep;
 };
 
 /* True for an ASCII letter or digit (what an environment variable's name may hold, with _). */
@@ -67,7 +75,8 @@ bool local__exited(struct local *l, char *how, size_t len);
 /* Joins the memory sampler if one runs (a no-op otherwise). */
 void local__stop_sampler(struct local *l);
 
-/* The platform ops of local_process.c and local_usage.c (contracts in sweep/platform.h). */
+/* The platform ops of local_process.c and local_usage.c (contracts in sweep/platform.h), each
+ * for one instance; local_replicas.c's ops apply them to every replica of a set. */
 int local__apply(void *self, const struct variant *v, struct platform_failure *fail, char *err);
 int local__wait_ready(void *self, int64_t timeout_us, volatile sig_atomic_t *stop,
                       struct platform_failure *fail, char *err);
@@ -75,5 +84,18 @@ int local__target_url(void *self, char *buf, size_t len, char *err);
 int local__stop_variant(void *self, char *err);
 int local__usage_begin(void *self, char *err);
 int local__usage_end(void *self, struct platform_usage *out, char *err);
+
+/* The ops table's entries for a replica set (local_replicas.c): apply and the scale-out's
+ * apply_replicas / target_urls, and wait_ready, usage and stop over every replica. */
+int local__set_apply(void *self, const struct variant *v, struct platform_failure *fail, char *err);
+int local__set_apply_replicas(void *self, const struct variant *v, unsigned n,
+                              struct platform_failure *fail, char *err);
+int local__set_wait_ready(void *self, int64_t timeout_us, volatile sig_atomic_t *stop,
+                          struct platform_failure *fail, char *err);
+int local__set_target_urls(void *self, char (*urls)[PLATFORM_URL_LEN], size_t max, size_t *n,
+                           char *err);
+int local__set_usage_begin(void *self, char *err);
+int local__set_usage_end(void *self, struct platform_usage *out, char *err);
+int local__set_stop(void *self, char *err);
 
 #endif

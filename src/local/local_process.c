@@ -323,6 +323,8 @@ int local__apply(void *self, const struct variant *v, struct platform_failure *f
         goto fail_apply;
     }
     safe_name(v->spec, name, sizeof(name));
+    if (l->in_set) /* a scale-out's replica: <variant>-r<i> for its log and cgroup */
+        snprintf(name + strlen(name), sizeof(name) - strlen(name), "-r%u", l->replica);
     if ((rc = make_cgroup(l, v, name, err)))
         goto fail_apply;
     logfd = open_log(l, name);

@@ -15,9 +15,9 @@
 
 /* Every annotation the operator reads from users, in the order reasons list them. */
 static const char *const user_keys[] = {
-    "sweep",      "configs",    "workers-env", "container",    "port",    "profile",
-    "mode",       "target",     "resize",      "values-paths", "resweep", "resweep-min-interval",
-    "generators", "target-load"};
+    "sweep",      "configs",     "workers-env", "container",    "port",    "profile",
+    "mode",       "target",      "resize",      "values-paths", "resweep", "resweep-min-interval",
+    "generators", "target-load", "scale-out"};
 /* Annotations the operator (and its Kubernetes platform) writes: never a typo. */
 static const char *const own_keys[] = {
     "status",         "last-sweep",  "original-template", "original-resources",
@@ -317,6 +317,22 @@ static int parse_generators(const char *v, unsigned *out, char *err)
     return 0;
 }
 
+/* "off" or a whole number 0..PROFILE_MAX_SCALE_OUT (0 and 1 mean off, as for --scale-out). */
+static int parse_scale_out(const char *v, struct annot_request *req, char *err)
+{
+    char q[SHOW_LEN + 4];
+    long n = 0;
+
+    if (strcmp(v, "off") == 0)
+        n = 0;
+    else if (digits_value(v, 2, &n) != 0 || n > PROFILE_MAX_SCALE_OUT)
+        return err_set(err, -EINVAL, "scale-out: \"%s\" is not a replica count (0-%d, or off)",
+                       show(v, q), PROFILE_MAX_SCALE_OUT);
+    req->scale_out_set = true;
+    req->scale_out = (unsigned)n;
+    return 0;
+}
+
 /* Applies one known annotation to req. */
 static int apply_one(const char *name, const char *v, struct annot_request *req, char *err)
 {
@@ -409,6 +425,8 @@ static int apply_one(const char *name, const char *v, struct annot_request *req,
     }
     if (strcmp(name, "generators") == 0)
         return parse_generators(v, &req->generators, err);
+    if (strcmp(name, "scale-out") == 0)
+        return parse_scale_out(v, req, err);
     return 0;
 }
 
@@ -455,7 +473,8 @@ int annot_parse(const struct annot_kv *kv, size_t n, struct annot_request *req, 
             snprintf(warn, ERR_LEN,
                      "unknown annotation %s ignored (known: sweep, configs, "
                      "workers-env, container, port, profile, mode, target, resize, "
-                     "values-paths, resweep, resweep-min-interval, generators, target-load)",
+                     "values-paths, resweep, resweep-min-interval, generators, target-load, "
+                     "scale-out)",
                      show(kv[i].key, q));
     }
     if (!req->configs) {

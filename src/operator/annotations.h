@@ -78,6 +78,11 @@ struct annot_request {
     int resweep;     /* sizeup.dev/resweep: on-image-change */
     long long resweep_interval_s;
     unsigned generators; /* load-generator pods (an Indexed Job); 0 when not annotated */
+    /* sizeup.dev/scale-out: N (0-PROFILE_MAX_SCALE_OUT, 0 and 1 off) or "off"; applied over the
+     * profile's scale_out: as --scale-out is. In the cluster a scale-out is asked for, never a
+     * default: scale_out_set false leaves it off. */
+    bool scale_out_set;
+    unsigned scale_out;
 };
 
 /* Parses the annotations kv[0..n) (any keys; only sizeup.dev/ ones are read) into *req.

@@ -193,6 +193,9 @@ static int check_request(struct sweep_job *sj, char *reason)
     rc = profile_override_apply(&ov, &sj->profile, sub);
     if (rc)
         return err_set(reason, rc, "target-load: %s", sub);
+    if (x->req.scale_out_set &&
+        (rc = profile_scale_out_set_max(&sj->profile.scale_out, x->req.scale_out, sub)))
+        return err_set(reason, rc, "scale-out: %s", sub);
     rc = annot_check_load_ceiling(&x->req, &sj->profile.search, reason);
     if (rc)
         return rc;

@@ -215,7 +215,7 @@ int plugin_sweep(kube_client_t *c, const char *ns, const char *name,
                  const struct plugin_sweep_opts *o, char *sweep, FILE *out, char *err)
 {
     cJSON *deploy = NULL, *patch = NULL, *ann;
-    char cm[ANNOT_MAX_NAME + 1] = "", ts[40], *text = NULL;
+    char cm[ANNOT_MAX_NAME + 1] = "", ts[40], *text = NULL, scale[16];
     struct timespec now;
     size_t nvariants = 0, k = 0;
     int rc;
@@ -224,6 +224,10 @@ int plugin_sweep(kube_client_t *c, const char *ns, const char *name,
         return err_wrap(err, rc, "--configs");
     if (o->target_load && (rc = plugin_check_target_load(o->target_load, err)) != 0)
         return rc;
+    if (o->scale_out > PROFILE_MAX_SCALE_OUT)
+        return err_set(err, -EINVAL, "--scale-out: %d is not from 0 to %d", o->scale_out,
+                       PROFILE_MAX_SCALE_OUT);
+    snprintf(scale, sizeof(scale), "%d", o->scale_out);
     rc = kube_get(c, &KUBE_DEPLOYMENTS, ns, name, &deploy, err);
     if (rc == -ENOENT) {
         rc = err_set(err, rc, "deployment %s not found in namespace %s", name, ns);
@@ -253,6 +257,7 @@ int plugin_sweep(kube_client_t *c, const char *ns, const char *name,
         (cm[0] && !cJSON_AddStringToObject(ann, ANNOT_PREFIX "profile", cm)) ||
         (o->target_load &&
          !cJSON_AddStringToObject(ann, ANNOT_PREFIX "target-load", o->target_load)) ||
+        (o->scale_out >= 0 && !cJSON_AddStringToObject(ann, ANNOT_PREFIX "scale-out", scale)) ||
         !(text = cJSON_PrintUnformatted(patch))) {
         err_set(err, rc, "out of memory");
         goto out;

@@ -38,6 +38,7 @@ struct plugin_sweep_opts {
     const char *profile;     /* profile YAML text (borrowed), NULL: keep */
     const char *profile_src; /* its file name, for messages */
     const char *target_load; /* NULL: keep */
+    int scale_out;           /* sizeup.dev/scale-out, 0-PROFILE_MAX_SCALE_OUT; -1: keep */
 };
 
 /* Asks for a sweep of Deployment ns/name: validates the options, creates or replaces the

@@ -149,4 +149,10 @@ const char *output_fmt_memory_per_stream(const struct stream_capacity *c, char *
 /* True when any row of d carries a stream-capacity search: the tables then add its columns. */
 bool output_has_streams(const struct output_doc *d);
 
+struct sweep;
+/* The scale-out table (replicas, capacity @SLO, interval, per pod, % of linear) and what the
+ * fitted curve says, as markdown (results.md) or for the terminal; or the sentence saying why
+ * no scale-out ran. Nothing when s has no scale-out. Borrows s. */
+void output_scale_out_table(FILE *f, const struct sweep *s, bool markdown);
+
 #endif

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "output/output.h"
+#include "sweep/runner.h"
 
 /* "2026-11-29 20:10 UTC" / "2026-11-29T20:10:00Z". Return buf. */
 const char *output_fmt_time(time_t t, char buf[40]);
@@ -55,5 +56,16 @@ const char *output_omit_id(unsigned bit);
 /* What was left out for size and why, as sentences for people ("A ConfigMap holds at most ...
  * bytes, so report.html's charts were left out ..."), "" when omit is 0. Returns buf. */
 const char *output_omit_note(unsigned omit, char *buf, size_t len);
+
+/* The scale-out (output_scale_out.c): results.json's `scale_out` put into root through the
+ * builder b (JSON null when not run), the table for results.md (markdown) or the terminal, the
+ * USL fit to the usable points (0, or the fit's error) and what limited the curve. */
+struct usl_fit;
+struct jb;
+void output_scale_out_json(struct jb *b, cJSON *root, const struct sweep *s,
+                           const struct advice *a);
+int output_scale_out_fit(const struct sweep_scale_out *so, struct usl_fit *f /* OUT */);
+const char *output_scale_out_limited_by(const struct sweep_scale_out *so, const struct usl_fit *f,
+                                        bool have_fit);
 
 #endif

@@ -4,6 +4,7 @@
 /* The load profile: one YAML file shared by every front-end (docs/profile.md).
  * Loading validates everything; an error names the file, the line and the field. */
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -96,6 +97,26 @@ struct profile_planning {
     double growth;
 };
 
+/* scale_out: how many replicas of one variant a sweep measures after the shape search
+ * (docs/profile.md). `max: N` or `replicas: [1, 2, 4]` (one, not both) and `variant: SPEC`. */
+#define PROFILE_MAX_SCALE_OUT          16 /* the most replicas a scale-out measures */
+#define PROFILE_SCALE_OUT_MAX_MEASURED 6  /* max: N measures every count up to this, ... */
+#define PROFILE_SCALE_OUT_DENSE        4  /* ... and beyond it 1..this, then doubling, and N */
+#define PROFILE_SCALE_OUT_SPEC_LEN     64 /* a variant spec "2@1.5/768Mi" is far shorter */
+struct profile_scale_out {
+    bool given; /* set by the profile (or a flag): off stays off, not the sweep's default */
+    /* The replica counts to measure, sorted and unique, 1 .. PROFILE_MAX_SCALE_OUT; counts[0]
+     * is 1 (the shape search's own point) whenever ncounts > 0. ncounts <= 1: off. */
+    unsigned counts[PROFILE_MAX_SCALE_OUT];
+    size_t ncounts;
+    char variant[PROFILE_SCALE_OUT_SPEC_LEN]; /* the variant to scale; "": the recommendation */
+};
+
+/* Fills so's counts from `max: N` (N <= PROFILE_MAX_SCALE_OUT; 0 and 1 mean off): every count
+ * 1..N up to PROFILE_SCALE_OUT_MAX_MEASURED, beyond it 1..PROFILE_SCALE_OUT_DENSE then doubling,
+ * and N itself (10: 1 2 3 4 8 10). Sets given. Returns 0, or -EINVAL when N is too large. */
+int profile_scale_out_set_max(struct profile_scale_out *so, unsigned max, char *err);
+
 struct profile_streams; /* profile/profile_streams.h */
 
 struct profile {
@@ -121,6 +142,7 @@ struct profile {
     unsigned given;      /* PROFILE_GIVEN_* bits; 0 for the built-in default */
     unsigned generators; /* generators: N (1-PROFILE_MAX_GENERATORS) for the operator; 0 absent */
     struct profile_streams *streams; /* owned: streams: and producers:, NULL when absent */
+    struct profile_scale_out scale_out;
 };
 
 /* Fills p with the built-in default: GET /, 50 users, 20 s, 5 s warm-up, 5 s timeout,

@@ -116,4 +116,7 @@ SIZEUP_MUST_USE int profile__load_streams(struct profile__ctx *c, const yaml_nod
                                           const yaml_node_t *producers, bool load_given,
                                           struct profile *p);
 
+/* scale_out: { max | replicas, variant } into p->scale_out (profile_scale_out.c). */
+int profile__load_scale_out(struct profile__ctx *c, const yaml_node_t *map, struct profile *p);
+
 #endif

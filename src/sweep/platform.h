@@ -36,8 +36,9 @@
 #include "core/err.h"
 #include "sweep/variant.h"
 
-#define PLATFORM_URL_LEN     512
-#define PLATFORM_MACHINE_LEN 160
+#define PLATFORM_URL_LEN      512
+#define PLATFORM_MAX_REPLICAS 16 /* a scale-out runs at most this many replicas of a variant */
+#define PLATFORM_MACHINE_LEN  160
 
 /* Why a variant could not be measured. */
 enum platform_fail {
@@ -154,6 +155,20 @@ struct platform_ops {
      * string, "" when there is nothing to say. May be NULL (the local platform starts a
      * process; there is only one way). Valid after apply, until the next apply. */
     const char *(*applied_by)(void *self);
+
+    /* The scale-out (may be NULL: the platform cannot run replicas; the runner then says so).
+     * apply_replicas starts n (2 .. PLATFORM_MAX_REPLICAS) replicas of v, each with v's limits
+     * (local: replica i its own process group and cgroup on --port + i, each port free before
+     * its replica starts); wait_ready, usage_begin / usage_end (the replicas' CPU summed,
+     * memory the largest replica's) and stop_variant then cover every replica, and apply
+     * returns to one. Fails as apply does. Borrows v until stop_variant returns. */
+    int (*apply_replicas)(void *self, const struct variant *v, unsigned n,
+                          struct platform_failure *fail /* OUT */, char *err);
+
+    /* The running replicas' base URLs into urls[0..*n) (one after apply). Valid while they
+     * run. May be NULL with apply_replicas. */
+    int (*target_urls)(void *self, char (*urls)[PLATFORM_URL_LEN], size_t max, size_t *n /* OUT */,
+                       char *err);
 };
 
 /* A platform is its operations and its opaque state. Owned by whoever created it (the CLI or

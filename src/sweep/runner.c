@@ -158,6 +158,11 @@ void sweep__fail_row(struct sweep_row *row, enum platform_fail kind, const char 
              reason && reason[0] ? reason : platform_fail_name(kind));
 }
 
+struct sweep_row *sweep__row(struct sweep__ctx *c)
+{
+    return c->row ? c->row : &c->s->rows[c->index];
+}
+
 /* Marks that depend on the host: CPU beyond it, unenforced limits, contention with the load
  * generator, a saturated generator. */
 static void mark_row(const struct sweep *s, struct sweep_row *row)
@@ -283,7 +288,9 @@ static void run_variant(struct sweep__ctx *c)
             sweep__progress(c, SWEEP_PHASE_DONE, NULL);
             return;
         }
-        c->variant_deadline = c->t0 + left / (double)(c->s->n - c->index);
+        /* A planned scale-out is one more share. */
+        c->variant_deadline =
+            c->t0 + left / (double)(c->s->n - c->index + (c->scale_out_planned ? 1 : 0));
     }
 
     sweep__progress(c, SWEEP_PHASE_START, NULL);
@@ -400,6 +407,7 @@ int sweep_run(const struct sweep_opts *o, struct sweep *s, char *err)
     if (o->profile->search.mode == PROFILE_SEARCH_CAPACITY) {
         c.deadline = clock_mono_s() + (double)o->profile->search.budget_us / 1e6;
         c.variant_estimate_s = sweep__capacity_estimate_s(o->profile);
+        c.scale_out_planned = sweep__scale_out_planned(o);
     } else {
         struct phase plan[MAX_PHASES];
         c.variant_estimate_s = plan_length_s(plan, build_plan(o->profile, plan)) + 3;
@@ -412,6 +420,9 @@ int sweep_run(const struct sweep_opts *o, struct sweep *s, char *err)
         if (o->row_done && o->row_done(o->row_done_ud, s, i, e) != 0)
             log_warn("sweep.row_done", "index=%zu error=\"%s\"", i + 1, e);
     }
+    if (o->profile->search.mode == PROFILE_SEARCH_CAPACITY && !o->profile->streams &&
+        !sweep__stopped(o))
+        sweep__scale_out(&c);
 out:
     if (pl->ops->restore(pl->self, e) != 0)
         log_error("sweep.restore", "error=\"%s\"", e);
@@ -434,5 +445,6 @@ void sweep_free(struct sweep *s)
             load_series_free(&s->rows[i].step_series[k]);
     }
     free(s->rows);
+    free(s->scale_out);
     memset(s, 0, sizeof(*s));
 }

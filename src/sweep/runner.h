@@ -93,6 +93,30 @@ struct sweep_row {
     struct load_series step_series[CAPACITY_MAX_STEPS];
 };
 
+/* A scale-out point: the variant's capacity at `replicas` replicas. */
+enum sweep_point_from {
+    SWEEP_POINT_MEASURED = 0,   /* searched at this count */
+    SWEEP_POINT_SHAPE_SEARCH,   /* 1 replica: the variant's own row, not measured again */
+    SWEEP_POINT_SKIPPED_BUDGET, /* not started: the time budget ran out */
+    SWEEP_POINT_FAILED,         /* the replicas could not start, or the search could not run */
+};
+
+struct sweep_scale_point {
+    unsigned replicas;
+    enum sweep_point_from from;
+    unsigned flags;             /* SWEEP_FLAG_*: CONTENDED when N x CPU limit + generator > host */
+    struct capacity_result cap; /* all replicas together; cap.cpu_cores summed over them */
+    char note[ERR_LEN];         /* why it failed or was skipped */
+};
+
+struct sweep_scale_out {
+    bool run;       /* measured (some points may be skipped or failed) */
+    size_t variant; /* index into rows, when run */
+    size_t npoints; /* points[0] is the 1-replica point */
+    struct sweep_scale_point points[PLATFORM_MAX_REPLICAS];
+    char note[ERR_LEN]; /* why it did not run (off, no target, the host too small, ...) */
+};
+
 struct sweep {
     struct platform_facts facts;
     char platform[16];
@@ -100,7 +124,8 @@ struct sweep {
     bool cancelled;
     char abort_reason[ERR_LEN]; /* set when the sweep stopped before its end for an error */
     size_t n;
-    struct sweep_row *rows; /* owned array of n, in sweep order */
+    struct sweep_row *rows;            /* owned array of n, in sweep order */
+    struct sweep_scale_out *scale_out; /* owned; NULL before the shape search ends */
 };
 
 /* A snapshot for a progress display. */
@@ -157,6 +182,15 @@ struct sweep_opts {
     /* Borrowed, may be NULL: the source a capacity search switches to for the rest of a variant
      * once a step is generator-limited (several generator pods instead of one). */
     const struct load_source *load_source_more;
+    /* The scale-out's variant when the profile names none: the recommendation, judged by the
+     * caller (the advisor is above the sweep); returns its row index, or -1 for none, and its
+     * linear replica count for the target in *linear (0 without a target), which bounds the
+     * default scale-out. May be NULL: no scale-out without a named variant. */
+    int (*scale_out_choice)(void *ud, const struct sweep *s, unsigned *linear /* OUT */);
+    /* Where the search at n replicas starts, from the points so far (the curve fitted to
+     * them); <= 0 or NULL: n x the 1-replica capacity. */
+    double (*scale_out_predict)(void *ud, const struct sweep_scale_out *so, unsigned n);
+    void *scale_out_ud;
 };
 
 /* Runs the sweep and fills *s (always, even on failure: the rows measured so far). Returns 0

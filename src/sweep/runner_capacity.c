@@ -119,6 +119,8 @@ static int load_once(struct cap_ctx *x, double rate, unsigned users, int64_t len
     prof.users = rate > 0 ? 0 : users;
     memset(&lo, 0, sizeof(lo));
     lo.url = x->url;
+    lo.urls = x->c->urls;
+    lo.nurls = x->c->nurls;
     lo.profile = &prof;
     lo.threads = o->load_threads;
     lo.max_connections = x->conn_cap;
@@ -144,7 +146,7 @@ static int run_step(struct cap_ctx *x, enum capacity_step_kind kind, double rate
     struct sweep__ctx *c = x->c;
     struct platform *pl = c->o->platform;
     const struct profile_search *se = &x->p->search;
-    struct sweep_row *row = &c->s->rows[c->index];
+    struct sweep_row *row = sweep__row(c);
     struct load_result warm;
     int rc;
 
@@ -261,7 +263,7 @@ static void file_step(struct cap_ctx *x, struct step_run *r, bool representative
     struct capacity_result *cap = x->cap;
 
     if (cap->nsteps < CAPACITY_MAX_STEPS) {
-        struct sweep_row *row = &x->c->s->rows[x->c->index];
+        struct sweep_row *row = sweep__row(x->c);
         /* A copy: the representative step's result keeps its own. Out of memory costs the
          * chart this step, never the measurement. */
         if (r->have_res && load_series_copy(&row->step_series[cap->nsteps], &r->res.series))
@@ -511,7 +513,7 @@ static int unloaded_step(struct cap_ctx *x, bool *unmeetable, char *err)
 int sweep__capacity(struct sweep__ctx *c, const char *url, char *err)
 {
     const struct profile *p = c->o->profile;
-    struct sweep_row *row = &c->s->rows[c->index];
+    struct sweep_row *row = sweep__row(c);
     struct capacity_result *cap = &row->cap;
     struct cap_ctx x = {.c = c, .url = url, .p = p, .cap = cap, .src = c->o->load_source};
     struct search s;
@@ -524,25 +526,29 @@ int sweep__capacity(struct sweep__ctx *c, const char *url, char *err)
     cap->peak_memory_bytes = -1;
     x.conn_cap = conn_cap(c->o->load_threads);
 
-    /* The probe: closed loop, the profile's users, to calibrate where the search starts. */
-    unsigned users = p->users > 0 ? p->users : CAPACITY_PROBE_USERS;
-    if (users > x.conn_cap)
-        users = x.conn_cap;
-    rc = run_step(&x, CAPACITY_STEP_PROBE, 0, users, &probe, err);
-    if (rc) {
-        step_free(&probe);
-        goto out;
-    }
-    double start = probe.st.sustained_rps;
-    bool probe_missed = probe.outcome == SEARCH_FAIL;
-    file_step(&x, &probe, false);
-    if (x.died || sweep__stopped(c->o))
-        goto out;
-    if (probe_missed) {
-        bool unmeetable = false;
-        rc = unloaded_step(&x, &unmeetable, err);
-        if (rc || unmeetable || x.died || sweep__stopped(c->o))
+    /* The probe: closed loop, the profile's users, to calibrate where the search starts. A
+     * scale-out point starts from its prediction instead. */
+    double start = c->start_rps;
+    if (!(start > 0)) {
+        unsigned users = p->users > 0 ? p->users : CAPACITY_PROBE_USERS;
+        if (users > x.conn_cap)
+            users = x.conn_cap;
+        rc = run_step(&x, CAPACITY_STEP_PROBE, 0, users, &probe, err);
+        if (rc) {
+            step_free(&probe);
             goto out;
+        }
+        start = probe.st.sustained_rps;
+        bool probe_missed = probe.outcome == SEARCH_FAIL;
+        file_step(&x, &probe, false);
+        if (x.died || sweep__stopped(c->o))
+            goto out;
+        if (probe_missed) {
+            bool unmeetable = false;
+            rc = unloaded_step(&x, &unmeetable, err);
+            if (rc || unmeetable || x.died || sweep__stopped(c->o))
+                goto out;
+        }
     }
 
     struct search_opts so = {.start_rps = start,

@@ -30,7 +30,26 @@ struct sweep__ctx {
     double done_wall_s;        /* wall time of the variants finished so far ... */
     size_t done_n;             /* ... and how many */
     double load_s;             /* planned length of this variant's load runs (for overhead_s) */
+    /* A scale-out point (runner_scale_out.c): the row the capacity search fills instead of
+     * rows[index], the replicas' URLs the load is spread over, and where the search starts
+     * (the prediction; no probe). All NULL / 0 for a variant of the shape search. */
+    struct sweep_row *row;
+    const char *const *urls;
+    size_t nurls;
+    double start_rps;
+    bool scale_out_planned; /* the scale-out takes one more share of the time budget */
 };
+
+/* The row the current measurement fills: a scale-out point's, else the variant's. */
+struct sweep_row *sweep__row(struct sweep__ctx *c);
+
+/* The scale-out, after the shape search (runner_scale_out.c): measures the chosen variant at
+ * its replica counts into c->s->scale_out, or says there why it did not. */
+void sweep__scale_out(struct sweep__ctx *c);
+
+/* Whether the profile and the platform ask for a scale-out, so that the budget keeps it a
+ * share; the final decision (the variant, the default's host check) is sweep__scale_out's. */
+bool sweep__scale_out_planned(const struct sweep_opts *o);
 
 bool sweep__stopped(const struct sweep_opts *o);
 

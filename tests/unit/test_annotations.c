@@ -41,6 +41,7 @@ static void test_defaults(void **state)
     assert_string_equal(r.values_paths.autoscaling, "autoscaling");
     assert_true(r.target_rps == 0 && r.target_users == 0);
     assert_int_equal(r.generators, 0);
+    assert_false(r.scale_out_set); /* in the cluster a scale-out is asked for, never a default */
     annot_request_free(&r);
     annot_request_free(&r); /* zeroed: a no-op */
 }
@@ -61,6 +62,7 @@ static void test_every_field(void **state)
                                     "replicas=app.replicas,autoscaling=app.hpa"},
         {"sizeup.dev/target-load", "10000users"},
         {"sizeup.dev/generators", "3"},
+        {"sizeup.dev/scale-out", "6"},
         {"sizeup.dev/status", "running 1/3"},
         {"sizeup.dev/last-sweep", "yesterday"},
     };
@@ -85,6 +87,8 @@ static void test_every_field(void **state)
     assert_string_equal(r.values_paths.autoscaling, "app.hpa");
     assert_true(r.target_users == 10000 && r.target_rps == 0);
     assert_int_equal(r.generators, 3);
+    assert_true(r.scale_out_set);
+    assert_int_equal(r.scale_out, 6);
     annot_request_free(&r);
 }
 
@@ -141,6 +145,10 @@ static void test_good_values(void **state)
         {"generators", "1"},
         {"generators", "3"},
         {"generators", "100"},
+        {"scale-out", "off"},
+        {"scale-out", "0"},
+        {"scale-out", "4"},
+        {"scale-out", "16"},
     };
     for (size_t i = 0; i < N(cases); i++) {
         char key[64];
@@ -248,6 +256,13 @@ static void test_bad_values(void **state)
         {"generators", "-1", "not a number of load-generator pods"},
         {"generators", "2x", "not a number of load-generator pods"},
         {"generators", " 3", "not a number of load-generator pods"},
+        {"scale-out", "17", "scale-out: \"17\" is not a replica count (0-16, or off)"},
+        {"scale-out", "", "not a replica count"},
+        {"scale-out", "on", "not a replica count"},
+        {"scale-out", "-1", "not a replica count"},
+        {"scale-out", "4x", "not a replica count"},
+        {"scale-out", "100", "not a replica count"},
+        {"scale-out", "OFF", "not a replica count"},
     };
     for (size_t i = 0; i < N(cases); i++) {
         char key[64];

@@ -630,6 +630,91 @@ static void test_generators(void **state)
     }
 }
 
+/* scale_out: { max | replicas, variant }: each case is YAML and the counts it must give ("" off,
+ * NULL: must fail with err). */
+static void test_scale_out(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *yaml;
+        const char *counts; /* space-separated; "" off */
+        const char *variant;
+        const char *err;
+    } cases[] = {
+        {"scale_out: { max: 4 }\n", "1 2 3 4", "", NULL},
+        {"scale_out: { max: 6 }\n", "1 2 3 4 5 6", "", NULL},
+        {"scale_out: { max: 7 }\n", "1 2 3 4 7", "", NULL},
+        {"scale_out: { max: 10 }\n", "1 2 3 4 8 10", "", NULL},
+        {"scale_out: { max: 16 }\n", "1 2 3 4 8 16", "", NULL},
+        {"scale_out: { max: 0 }\n", "", "", NULL},
+        {"scale_out: { max: 1 }\n", "", "", NULL},
+        {"scale_out: { replicas: [1, 2, 3, 4] }\n", "1 2 3 4", "", NULL},
+        {"scale_out: { replicas: [2, 4, 16] }\n", "1 2 4 16", "", NULL},
+        {"scale_out: { replicas: [1] }\n", "", "", NULL},
+        {"scale_out: { max: 3, variant: 2@1/512Mi }\n", "1 2 3", "2@1/512Mi", NULL},
+        {"scale_out: { variant: 1@0.5/256Mi }\n", "", "1@0.5/256Mi", NULL},
+        {"scale_out: { max: 4, replicas: [1, 2] }\n", NULL, NULL,
+         "profile.yaml:1: scale_out.replicas: max and replicas are mutually exclusive"},
+        {"scale_out: { max: 17 }\n", NULL, NULL,
+         "profile.yaml:1: scale_out.max: '17' is too large (at most 16)"},
+        {"scale_out: { max: -1 }\n", NULL, NULL, "scale_out.max: expected a whole number >= 0"},
+        {"scale_out: { replicas: [1, 3, 2] }\n", NULL, NULL,
+         "scale_out.replicas[2]: 2 after 3: the counts must be sorted and unique"},
+        {"scale_out: { replicas: [1, 2, 2] }\n", NULL, NULL, "sorted and unique"},
+        {"scale_out: { replicas: [0, 2] }\n", NULL, NULL,
+         "scale_out.replicas[0]: expected a positive integer, got '0'"},
+        {"scale_out: { replicas: [1, 17] }\n", NULL, NULL,
+         "scale_out.replicas[1]: '17' is too large (at most 16)"},
+        {"scale_out: { replicas: [] }\n", NULL, NULL, "scale_out.replicas: empty"},
+        {"scale_out: { replicas: 4 }\n", NULL, NULL, "scale_out.replicas: expected a list"},
+        {"scale_out: 4\n", NULL, NULL, "scale_out: expected a mapping"},
+        {"scale_out: { maxx: 4 }\n", NULL, NULL, "did you mean 'max'?"},
+        {"scale_out: { variant: [1] }\n", NULL, NULL,
+         "scale_out.variant: expected a variant such as 2@1/512Mi"},
+        {"scale_out: { variant: \"2@1 /512Mi\" }\n", NULL, NULL, "expected a variant"},
+    };
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct profile p;
+        char err[ERR_LEN] = "", got[128] = "";
+        int rc = load(cases[i].yaml, &p, err);
+        if (cases[i].err) {
+            if (rc == 0)
+                fail_msg("case %zu loaded but must fail: %s", i, cases[i].yaml);
+            assert_int_equal(rc, -EINVAL);
+            if (!strstr(err, cases[i].err))
+                fail_msg("case %zu: error\n  '%s'\nlacks\n  '%s'", i, err, cases[i].err);
+            continue;
+        }
+        if (rc)
+            fail_msg("case %zu: %s", i, err);
+        assert_true(p.scale_out.given);
+        for (size_t k = 0; k < p.scale_out.ncounts; k++)
+            snprintf(got + strlen(got), sizeof(got) - strlen(got), "%s%u", k ? " " : "",
+                     p.scale_out.counts[k]);
+        if (strcmp(got, cases[i].counts) != 0)
+            fail_msg("case %zu: counts '%s', want '%s'", i, got, cases[i].counts);
+        assert_string_equal(p.scale_out.variant, cases[i].variant);
+        profile_free(&p);
+    }
+
+    /* Absent: not given, the sweep's default decides. */
+    struct profile p;
+    char err[ERR_LEN] = "";
+    assert_int_equal(load("users: 5\n", &p, err), 0);
+    assert_false(p.scale_out.given);
+    assert_int_equal(p.scale_out.ncounts, 0);
+    profile_free(&p);
+    /* The expansion the flag and the annotation share, and its bound. */
+    struct profile_scale_out so = {0};
+    assert_int_equal(profile_scale_out_set_max(&so, 12, err), 0);
+    assert_int_equal(so.ncounts, 6);
+    assert_int_equal(so.counts[4], 8);
+    assert_int_equal(so.counts[5], 12);
+    assert_int_equal(profile_scale_out_set_max(&so, 17, err), -EINVAL);
+    assert_non_null(strstr(err, "0 to 16 replicas"));
+}
+
 static void test_file(void **state)
 {
     (void)state;
@@ -669,11 +754,17 @@ static void test_file(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_default),          cmocka_unit_test(test_design_example),
-        cmocka_unit_test(test_empty_is_default), cmocka_unit_test(test_open_loop_and_defaults),
-        cmocka_unit_test(test_stages),           cmocka_unit_test(test_sizing),
-        cmocka_unit_test(test_malformed),        cmocka_unit_test(test_caps),
-        cmocka_unit_test(test_generators),       cmocka_unit_test(test_file),
+        cmocka_unit_test(test_default),
+        cmocka_unit_test(test_design_example),
+        cmocka_unit_test(test_empty_is_default),
+        cmocka_unit_test(test_open_loop_and_defaults),
+        cmocka_unit_test(test_stages),
+        cmocka_unit_test(test_sizing),
+        cmocka_unit_test(test_malformed),
+        cmocka_unit_test(test_caps),
+        cmocka_unit_test(test_generators),
+        cmocka_unit_test(test_scale_out),
+        cmocka_unit_test(test_file),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

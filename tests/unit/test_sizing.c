@@ -576,6 +576,65 @@ static void test_streams_target_units(void **state)
     contains(err, "give the target in streams");
 }
 
+/* The replica count from a measured scale-out's lower bounds (planned share 0.69 here). */
+static void test_curve_replicas(void **state)
+{
+    (void)state;
+    struct sizing_curve c;
+    char err[ERR_LEN] = "";
+
+    /* Linear, 100 / 200 / 300 at 1..3: 300 req/s needs X >= 434.8, the curve gives 500 at 5
+     * (400 at 4 is short), within 2 x 3 = 6. */
+    struct sizing_curve_point lin[] = {{1, 100, true}, {2, 200, true}, {3, 300, true}};
+    assert_int_equal(sizing_curve_replicas(lin, 3, 300, 0.69, &c, err), 0);
+    assert_true(c.reachable);
+    assert_int_equal(c.replicas, 5);
+    assert_int_equal(c.cap, 6);
+    contains(c.why, "5 replicas");
+    /* 150 req/s: 217 needed, measured 300 at 3 (200 at 2 is short). */
+    assert_int_equal(sizing_curve_replicas(lin, 3, 150, 0.69, &c, err), 0);
+    assert_int_equal(c.replicas, 3);
+    /* 500 req/s needs 725: 8 pods by the line, more than 2 x 3 measured: no count. */
+    assert_int_equal(sizing_curve_replicas(lin, 3, 500, 0.69, &c, err), 0);
+    assert_false(c.reachable);
+    assert_true(c.beyond_measured);
+    assert_int_equal(c.replicas, 0);
+    contains(c.why, "needs more than 6 pods, which was not measured");
+
+    /* A plateau near 200 (a shared backend): 200 req/s needs 290 planned, never reached; the
+     * sentence has the most the pods reach. */
+    struct sizing_curve_point flat[] = {
+        {1, 100, true}, {2, 170, true}, {3, 190, true}, {4, 196, true}};
+    assert_int_equal(sizing_curve_replicas(flat, 4, 200, 0.69, &c, err), 0);
+    assert_false(c.reachable);
+    assert_false(c.beyond_measured && c.most_rps > 290);
+    assert_true(c.most_rps >= 190 && c.most_rps < 260); /* read up to N* = 3.5: 190 at 3 */
+    contains(c.why, "is not reachable with this shape: the pods reach at most");
+    /* Below the plateau: 100 req/s needs 145, measured 170 at 2. */
+    assert_int_equal(sizing_curve_replicas(flat, 4, 100, 0.69, &c, err), 0);
+    assert_int_equal(c.replicas, 2);
+
+    /* A peak: the curve is read no further than N*. */
+    struct sizing_curve_point peak[] = {
+        {1, 100, true}, {2, 180, true}, {3, 220, true}, {4, 220, true}, {6, 180, true}};
+    assert_int_equal(sizing_curve_replicas(peak, 5, 300, 0.69, &c, err), 0);
+    assert_true(c.fit.k_distinct);
+    assert_true(c.cap < 12 && c.cap >= 3);
+    assert_false(c.reachable);
+    assert_false(c.beyond_measured);
+
+    /* A contended point is not read; a measured lower bound wins over the curve at its N. */
+    struct sizing_curve_point cont[] = {{1, 100, true}, {2, 200, true}, {3, 120, false}};
+    assert_int_equal(sizing_curve_replicas(cont, 3, 130, 0.69, &c, err), 0);
+    assert_int_equal(c.replicas, 2);
+    assert_int_equal(c.nmax, 2);
+
+    /* Bad input. */
+    assert_int_equal(sizing_curve_replicas(lin, 3, 0, 0.69, &c, err), -EINVAL);
+    struct sizing_curve_point one[] = {{1, 100, true}};
+    assert_int_equal(sizing_curve_replicas(one, 1, 100, 0.69, &c, err), -EINVAL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -596,6 +655,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_streams_memory_capped, setup, teardown),
         cmocka_unit_test_setup_teardown(test_streams_unmeasured_and_invalid, setup, teardown),
         cmocka_unit_test_setup_teardown(test_streams_target_units, setup, teardown),
+        cmocka_unit_test(test_curve_replicas),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

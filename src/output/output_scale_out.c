@@ -1,0 +1,246 @@
+/* The scale-out in the outputs: results.json's top-level `scale_out` (null when not run) and
+ * the scale-out table of results.md and the terminal: each point's capacity within the SLO
+ * with its interval, per pod, and as a share of linear (N x the 1-replica capacity); the
+ * Universal Scalability Law fitted to the usable points. */
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "advise/sizing.h"
+#include "advise/usl.h"
+#include "core/jb.h"
+#include "output/output_int.h"
+#include "sweep/search.h"
+
+static const char *from_name(enum sweep_point_from f)
+{
+    switch (f) {
+    case SWEEP_POINT_SHAPE_SEARCH:
+        return "shape-search";
+    case SWEEP_POINT_SKIPPED_BUDGET:
+        return "skipped: budget";
+    case SWEEP_POINT_FAILED:
+        return "failed";
+    case SWEEP_POINT_MEASURED:
+        break;
+    }
+    return "measured";
+}
+
+static bool usable(const struct sweep_scale_point *pt)
+{
+    return pt->cap.valid && !(pt->flags & SWEEP_FLAG_CONTENDED) &&
+           (pt->from == SWEEP_POINT_MEASURED || pt->from == SWEEP_POINT_SHAPE_SEARCH);
+}
+
+int output_scale_out_fit(const struct sweep_scale_out *so, struct usl_fit *f)
+{
+    struct usl_point pts[PLATFORM_MAX_REPLICAS];
+    char err[ERR_LEN];
+    size_t n = 0;
+
+    for (size_t i = 0; i < so->npoints && n < PLATFORM_MAX_REPLICAS; i++) {
+        const struct sweep_scale_point *pt = &so->points[i];
+        const struct stats_summary *iv = &pt->cap.interval;
+        double se = iv->n >= 2 && iv->sd > 0 ? iv->sd / sqrt((double)iv->n) : 0;
+        pts[n++] =
+            (struct usl_point){pt->replicas, pt->cap.rps > 0 ? pt->cap.rps : 1, se, !usable(pt)};
+    }
+    return usl_fit(pts, n, f, err);
+}
+
+const char *output_scale_out_limited_by(const struct sweep_scale_out *so, const struct usl_fit *f,
+                                        bool have_fit)
+{
+    unsigned nmax = 0;
+    for (size_t i = 0; i < so->npoints; i++) {
+        const struct sweep_scale_point *pt = &so->points[i];
+        if (pt->from == SWEEP_POINT_SKIPPED_BUDGET)
+            return "budget";
+    }
+    for (size_t i = 0; i < so->npoints; i++) {
+        const struct sweep_scale_point *pt = &so->points[i];
+        if (pt->flags & SWEEP_FLAG_CONTENDED)
+            return "contended";
+        if (pt->flags & SWEEP_FLAG_GEN_SATURATED || pt->cap.limited_by == CAPACITY_LIMIT_GENERATOR)
+            return "generator";
+        if (pt->cap.limited_by == CAPACITY_LIMIT_MAX_RPS)
+            return "max-rps";
+        if (pt->replicas > nmax)
+            nmax = pt->replicas;
+    }
+    if (have_fit && f->peak_replicas > 0 && f->peak_replicas <= nmax)
+        return "peak";
+    return "max-replicas";
+}
+
+static void add_num_or_null(struct jb *b, cJSON *o, const char *k, double v)
+{
+    if (isfinite(v))
+        jb_num(b, o, k, v);
+    else
+        jb_null(b, o, k);
+}
+
+/* The replica count the curve gives for the advice's target (advise/sizing.h): beside the
+ * linear one, which values.yaml and the HPA still carry. */
+static void json_curve_replicas(struct jb *b, cJSON *o, const struct sweep *s,
+                                const struct advice *a)
+{
+    const struct sweep_scale_out *so = s->scale_out;
+    struct sizing_curve_point pts[PLATFORM_MAX_REPLICAS];
+    struct sizing_curve c;
+    char err[ERR_LEN];
+
+    if (!a || !a->by_target || !(a->target_rps > 0) || !(a->sizing.planned_fraction > 0))
+        return;
+    for (size_t i = 0; i < so->npoints && i < PLATFORM_MAX_REPLICAS; i++) {
+        const struct sweep_scale_point *pt = &so->points[i];
+        double low = pt->cap.interval.n >= 2 ? pt->cap.interval.low : pt->cap.rps;
+        pts[i] = (struct sizing_curve_point){pt->replicas, low, usable(pt) && low > 0};
+    }
+    if (sizing_curve_replicas(pts, so->npoints, a->target_rps, a->sizing.planned_fraction, &c,
+                              err) != 0)
+        return;
+    cJSON *r = jb_obj(b, o, "replicas");
+    if (!r)
+        return;
+    if (c.reachable)
+        jb_num(b, r, "from_curve", c.replicas);
+    else
+        jb_null(b, r, "from_curve");
+    if (a->recommended >= 0 && (size_t)a->recommended == so->variant)
+        jb_num(b, r, "linear", a->replicas);
+    jb_bool(b, r, "target_reachable", c.reachable);
+    jb_num(b, r, "most_rps", c.most_rps);
+    jb_num(b, r, "most_at", c.most_at);
+    jb_str(b, r, "why", c.why);
+}
+
+static void json_point(struct jb *b, cJSON *arr, const struct sweep_scale_point *pt)
+{
+    cJSON *p = jb_obj(b, arr, NULL), *iv, *fl;
+    if (!p)
+        return;
+    jb_num(b, p, "replicas", pt->replicas);
+    if (pt->cap.rps > 0) {
+        jb_num(b, p, "rps", pt->cap.rps);
+        iv = jb_arr(b, p, "interval");
+        if (iv) {
+            jb_num(b, iv, NULL, pt->cap.interval.low);
+            jb_num(b, iv, NULL, pt->cap.interval.high);
+        }
+    } else {
+        jb_null(b, p, "rps");
+        jb_null(b, p, "interval");
+    }
+    jb_num(b, p, "repeats", (double)pt->cap.interval.n);
+    fl = jb_arr(b, p, "flags");
+    if (fl && (pt->flags & SWEEP_FLAG_CONTENDED))
+        jb_push_str(b, fl, "contended");
+    if (fl && (pt->flags & SWEEP_FLAG_GEN_SATURATED))
+        jb_push_str(b, fl, "generator");
+    jb_bool(b, p, "valid", pt->cap.valid);
+    jb_str(b, p, "from", from_name(pt->from));
+    if (pt->cap.cpu_cores >= 0) {
+        jb_num(b, p, "cpu_cores", pt->cap.cpu_cores / pt->replicas);
+        jb_num(b, p, "cpu_cores_total", pt->cap.cpu_cores);
+    } else {
+        jb_null(b, p, "cpu_cores");
+        jb_null(b, p, "cpu_cores_total");
+    }
+    if (pt->note[0])
+        jb_str(b, p, "note", pt->note);
+}
+
+void output_scale_out_json(struct jb *b, cJSON *root, const struct sweep *s, const struct advice *a)
+{
+    const struct sweep_scale_out *so = s ? s->scale_out : NULL;
+    struct usl_fit f;
+    cJSON *o, *arr;
+
+    if (!so || !so->run) {
+        jb_null(b, root, "scale_out");
+        return;
+    }
+    o = jb_obj(b, root, "scale_out");
+    if (!o)
+        return;
+    jb_str(b, o, "variant", s->rows[so->variant].variant.spec);
+    arr = jb_arr(b, o, "points");
+    for (size_t i = 0; arr && i < so->npoints; i++)
+        json_point(b, arr, &so->points[i]);
+    bool fit = output_scale_out_fit(so, &f) == 0;
+    if (fit) {
+        cJSON *u = jb_obj(b, o, "usl");
+        char text[512];
+        if (u) {
+            jb_num(b, u, "x1", f.x1);
+            jb_num(b, u, "s", f.s);
+            jb_num(b, u, "k", f.k);
+            add_num_or_null(b, u, "s_err", f.s_err);
+            add_num_or_null(b, u, "k_err", f.k_err);
+            add_num_or_null(b, u, "peak_replicas", f.peak_replicas > 0 ? f.peak_replicas : NAN);
+            add_num_or_null(b, u, "peak_rps", f.peak_x);
+            jb_num(b, u, "residual", f.residual);
+            jb_bool(b, u, "linear", f.linear);
+            usl_describe(&f, text, sizeof(text));
+            jb_str(b, u, "meaning", text);
+        }
+    } else {
+        jb_null(b, o, "usl");
+    }
+    jb_str(b, o, "limited_by", output_scale_out_limited_by(so, &f, fit));
+    json_curve_replicas(b, o, s, a);
+}
+
+void output_scale_out_table(FILE *f, const struct sweep *s, bool markdown)
+{
+    const struct sweep_scale_out *so = s ? s->scale_out : NULL;
+    struct usl_fit fit;
+    char text[512];
+
+    if (!so)
+        return;
+    if (!so->run) {
+        if (so->note[0])
+            fprintf(f, markdown ? "\n%s.\n" : "\n  %s.\n", so->note);
+        return;
+    }
+    double x1 = so->points[0].cap.rps;
+    if (markdown)
+        fprintf(f,
+                "\n### Scale-out of %s\n\n| replicas | capacity @SLO | interval | per pod | %% of "
+                "linear | |\n|---|---|---|---|---|---|\n",
+                s->rows[so->variant].variant.spec);
+    else
+        fprintf(f, "\n  Scale-out of %s\n  %8s %12s %22s %10s %10s\n",
+                s->rows[so->variant].variant.label, "replicas", "capacity", "interval", "per pod",
+                "% linear");
+    for (size_t i = 0; i < so->npoints; i++) {
+        const struct sweep_scale_point *pt = &so->points[i];
+        char iv[64] = "-", cap[32] = "-", per[32] = "-", lin[32] = "-";
+        if (pt->cap.rps > 0) {
+            snprintf(cap, sizeof(cap), "%.0f req/s", pt->cap.rps);
+            snprintf(iv, sizeof(iv), "%.0f-%.0f", pt->cap.interval.low, pt->cap.interval.high);
+            snprintf(per, sizeof(per), "%.0f", pt->cap.rps / pt->replicas);
+            if (x1 > 0)
+                snprintf(lin, sizeof(lin), "%.0f%%", 100 * pt->cap.rps / (x1 * pt->replicas));
+        }
+        const char *mark = pt->flags & SWEEP_FLAG_CONTENDED   ? "contended"
+                           : pt->from != SWEEP_POINT_MEASURED ? from_name(pt->from)
+                                                              : "";
+        if (markdown)
+            fprintf(f, "| %u | %s | %s | %s | %s | %s |\n", pt->replicas, cap, iv, per, lin, mark);
+        else
+            fprintf(f, "  %8u %12s %22s %10s %10s  %s\n", pt->replicas, cap, iv, per, lin, mark);
+    }
+    if (output_scale_out_fit(so, &fit) == 0) {
+        usl_describe(&fit, text, sizeof(text));
+        fprintf(f,
+                markdown ? "\nThe points are %s (residual %.1f%%).\n"
+                         : "\n  The points are %s (residual %.1f%%).\n",
+                text, 100 * fit.residual);
+    }
+}

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# `sizeup loadtest` with --url repeated spreads one load over several targets. Open loop: each
+# of 3 servers gets rate / 3 (their own counters agree), the total keeps the schedule, and the
+# JSON has by_url beside the total with each target's own figures adding up to it. Closed
+# loop: 5 users split 2, 2, 1. A bad URL among good ones, a worker share and a stream profile
+# are refused.
+set -u
+. "$ROOT/tests/servers/lib.sh"
+
+srv_start a
+srv_start b
+srv_start c
+A="http://127.0.0.1:$SRV_PORT_a" B="http://127.0.0.1:$SRV_PORT_b" C="http://127.0.0.1:$SRV_PORT_c"
+
+timeout 40 "$SIZEUP" loadtest --url "$A" --url "$B" --url "$C" --rate 300 --duration 5s \
+    --warmup 0 --threads 2 --json --out "$SRV_TMP/open.json"
+echo "open loop exit $?"
+for s in a b c; do
+    p=SRV_PORT_$s
+    srv_stats "${!p}" >"$SRV_TMP/$s.stats" || fail "stats of $s"
+done
+python3 - "$SRV_TMP" "$A" "$B" "$C" <<'PY' || fail "open loop spread"
+import json, sys
+d, urls = sys.argv[1], sys.argv[2:]
+r = json.load(open(d + "/open.json"))
+by = r["by_url"]
+if sorted(by) != sorted(urls): sys.exit("by_url keys %s, want %s" % (sorted(by), urls))
+t, a = r["target_rate_rps"], r["achieved_rate_rps"]
+print("total: target %.1f achieved %.2f req/s, %d requests" % (t, a, r["requests"]))
+if abs(t - 300) > 0.5: sys.exit("target rate %.1f, want 300" % t)
+if abs(a - t) > 0.01 * t: sys.exit("achieved rate off by more than 1%")
+if sum(by[u]["requests"] for u in urls) != r["requests"]: sys.exit("by_url does not add up")
+for u, s in zip(urls, "abc"):
+    got = json.load(open("%s/%s.stats" % (d, s)))["requests"]
+    mine = by[u]["requests"]
+    print("%s: %d requests by sizeup's count, %d by the server's, %.1f req/s" %
+          (u, mine, got, by[u]["throughput_rps"]))
+    if abs(mine - r["requests"] / 3) > 0.02 * r["requests"] / 3:
+        sys.exit("%s got %d of %d: not a third" % (u, mine, r["requests"]))
+    if got < mine: sys.exit("the server counted fewer requests than were reported")
+if r["failed"]: sys.exit("failures")
+PY
+
+timeout 30 "$SIZEUP" loadtest --url "$A" --url "$B" --url "$C" --users 5 --duration 2s \
+    --warmup 0 --json --out "$SRV_TMP/closed.json"
+echo "closed loop exit $?"
+python3 - "$SRV_TMP/closed.json" <<'PY' || fail "closed loop spread"
+import json, sys
+r = json.load(open(sys.argv[1]))
+print("closed: %d users, %d requests over %s" % (r["users"], r["requests"], list(r["by_url"])))
+if r["users"] != 5: sys.exit("users %d, want 5 (2 + 2 + 1)" % r["users"])
+if len(r["by_url"]) != 3 or any(v["requests"] == 0 for v in r["by_url"].values()):
+    sys.exit("a target got nothing")
+PY
+
+# A single --url has no by_url (the JSON is as before).
+timeout 20 "$SIZEUP" loadtest --url "$A" --users 1 --duration 1s --warmup 0 --json \
+    --out "$SRV_TMP/one.json"
+[ "$(jget "$SRV_TMP/one.json" "'by_url' in j")" = False ] || fail "by_url with one --url"
+
+"$SIZEUP" loadtest --url "$A" --url "$B" --share 0/2 --users 2 --duration 1s 2>"$SRV_TMP/e"
+[ $? -eq 2 ] && grep -q "a generator pod sends its share to one target" "$SRV_TMP/e" ||
+    fail "--share with two --url: $(cat "$SRV_TMP/e")"
+"$SIZEUP" loadtest --url "$A" --url "ftp://x" --users 2 --duration 1s 2>"$SRV_TMP/e"
+rc=$?
+[ $rc -eq 2 ] && grep -q "ftp://x" "$SRV_TMP/e" || fail "a bad URL among good ones: exit $rc $(cat "$SRV_TMP/e")"
+printf 'streams: { url: /ws, count: 2 }\n' >"$SRV_TMP/streams.yaml"
+"$SIZEUP" loadtest --url "$A" --url "$B" --profile "$SRV_TMP/streams.yaml" 2>"$SRV_TMP/e"
+rc=$?
+[ $rc -eq 2 ] && grep -q "give --url once" "$SRV_TMP/e" || fail "streams with two --url: exit $rc $(cat "$SRV_TMP/e")"
+echo ok
