@@ -41,7 +41,8 @@ static int feed(const char *p, size_t n, size_t chunk, struct acc *a)
 {
     struct kube_lines l;
     int rc = 0;
-    kube_lines_init(&l, 512);
+    if (kube_lines_init(&l, 512) != 0)
+        return -1;
     for (size_t off = 0; off < n && rc == 0; off += chunk) {
         size_t k = n - off < chunk ? n - off : chunk;
         rc = kube_lines_feed(&l, p + off, k, on_line, a);
