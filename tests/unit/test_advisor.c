@@ -587,6 +587,19 @@ static void test_cpu_band_edges_both_signs(void **state)
     }
 }
 
+/* The seed options with what a capacity sweep's sizing needs: the SLO (p95 100 ms, errors 1%),
+ * the default cost weights and planning margins. */
+static void capacity_opts(struct advisor_opts *o)
+{
+    seed_opts(o);
+    o->slo.p95_us = 100 * MS;
+    o->slo.errors = 0.01;
+    o->cost.cpu = 1;
+    o->cost.memory_gib = 0.13;
+    o->planning.buffer = 0.10;
+    o->planning.growth = 0.30;
+}
+
 /* A variant that misses the SLO even at one request at a time: the finding names its measured
  * p95 and the SLO's, and it is never recommended; the other variant still is. */
 static void test_unmeetable_finding(void **state)
@@ -615,13 +628,7 @@ static void test_unmeetable_finding(void **state)
     rows[0].cap.valid = true;
     rows[1].cap.rps = 400;
     rows[1].cap.valid = true;
-    seed_opts(&o);
-    o.slo.p95_us = 100 * MS;
-    o.slo.errors = 0.01;
-    o.cost.cpu = 1;
-    o.cost.memory_gib = 0.13;
-    o.planning.buffer = 0.10;
-    o.planning.growth = 0.30;
+    capacity_opts(&o);
     assert_int_equal(advisor_run(rows, 2, &o, &a, err), 0);
     const char *f = finding_with(&a, "Even one request at a time misses the SLO");
     assert_non_null(strstr(f, "takes 204ms at p95 (the SLO's p95 is 100ms)"));
@@ -658,13 +665,7 @@ static void test_coherent_capacity_row(void **state)
         c->merged.requests = 3000;
         c->merged.p95_us = rows[i].p95_us = 40 * MS;
     }
-    seed_opts(&o);
-    o.slo.p95_us = 100 * MS;
-    o.slo.errors = 0.01;
-    o.cost.cpu = 1;
-    o.cost.memory_gib = 0.13;
-    o.planning.buffer = 0.10;
-    o.planning.growth = 0.30;
+    capacity_opts(&o);
     assert_int_equal(advisor_run(rows, 2, &o, &a, err), 0);
     assert_int_equal(a.rows[1].verdict, VERDICT_HEALTHY);
     int star = a.recommended;
