@@ -2,6 +2,7 @@
 
 #include "advise/advise.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -90,6 +91,53 @@ int advise_rows(const struct advisor_row *rows, size_t n, const struct profile *
     return advisor_run(rows, n, &o, a, err);
 }
 
+/* A scale-out point counts toward the curve when measured (or the shape search's own), valid
+ * and not contended. */
+static bool point_usable(const struct sweep_scale_point *pt)
+{
+    return pt->cap.valid && !(pt->flags & SWEEP_FLAG_CONTENDED) &&
+           (pt->from == SWEEP_POINT_MEASURED || pt->from == SWEEP_POINT_SHAPE_SEARCH);
+}
+
+void advise_scale_out(const struct sweep_scale_out *so, struct sizing_scale_out *out)
+{
+    memset(out, 0, sizeof(*out));
+    if (!so) {
+        snprintf(out->skipped, sizeof(out->skipped), "no scale-out was measured");
+        return;
+    }
+    if (!so->run) {
+        snprintf(out->skipped, sizeof(out->skipped), "%s",
+                 so->note[0] ? so->note : "no scale-out was measured");
+        return;
+    }
+    out->run = true;
+    out->variant = so->variant;
+    for (size_t i = 0; i < so->npoints && i < PLATFORM_MAX_REPLICAS && i < USL_MAX_POINTS; i++) {
+        const struct sweep_scale_point *pt = &so->points[i];
+        /* The interval's lower bound with repeats, the capacity itself without. */
+        double low = pt->cap.interval.n >= 2 ? pt->cap.interval.low : pt->cap.rps;
+        out->pts[out->n++] =
+            (struct sizing_curve_point){pt->replicas, low, point_usable(pt) && low > 0};
+    }
+}
+
+int advise_answer(const struct advisor_row *rows, size_t n, const struct profile *p,
+                  const struct platform_facts *f, const struct sweep_scale_out *so,
+                  struct advice *a, char *err)
+{
+    struct advisor_opts *o = calloc(1, sizeof(*o));
+    int rc;
+
+    if (!o)
+        return err_set(err, -ENOMEM, "out of memory");
+    advise_opts(p, f, o);
+    advise_scale_out(so, &o->scale_out);
+    rc = advisor_run(rows, n, o, a, err);
+    free(o);
+    return rc;
+}
+
 int advise_sweep(const struct sweep *s, const struct profile *p, struct advisor_row *rows,
                  size_t *n, struct advice *a, char *err)
 {
@@ -100,7 +148,7 @@ int advise_sweep(const struct sweep *s, const struct profile *p, struct advisor_
     for (size_t i = 0; i < k; i++)
         advise_row_from_sweep(s, i, &rows[i]);
     *n = k;
-    return advise_rows(rows, k, p, &s->facts, a, err);
+    return advise_answer(rows, k, p, &s->facts, s->scale_out, a, err);
 }
 
 int advise_scale_out_choice(void *ud, const struct sweep *s, unsigned *linear)
@@ -116,7 +164,7 @@ int advise_scale_out_choice(void *ud, const struct sweep *s, unsigned *linear)
     if (rows && a && advise_sweep(s, p, rows, &n, a, err) == 0 && a->recommended >= 0) {
         idx = a->recommended; /* advise_sweep's rows are the sweep's first n, in order */
         if (a->sizing.by_target)
-            *linear = a->sizing.replicas;
+            *linear = a->sizing.replicas_linear;
     }
     free(rows);
     free(a);

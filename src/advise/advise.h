@@ -29,6 +29,18 @@ SIZEUP_MUST_USE int advise_rows(const struct advisor_row *rows, size_t n, const 
                                 const struct platform_facts *f, struct advice *a /* OUT */,
                                 char *err);
 
+/* The scale-out as the sizing reads it (step 3 of the answer's order): each point's capacity
+ * interval's lower bound (the capacity without repeats), usable when measured or the shape
+ * search's, valid and not contended; so NULL or not run gives run false and why. Borrows so. */
+void advise_scale_out(const struct sweep_scale_out *so, struct sizing_scale_out *out /* OUT */);
+
+/* The answer in its order (docs/sweep.md, "The order of the answer"): advise_rows with the
+ * scale-out so (may be NULL: none) read for the replica count. The one call the local sweep
+ * and the operator make. Borrows everything; fills *a. Returns 0 or the advisor's error. */
+SIZEUP_MUST_USE int advise_answer(const struct advisor_row *rows, size_t n, const struct profile *p,
+                                  const struct platform_facts *f, const struct sweep_scale_out *so,
+                                  struct advice *a /* OUT */, char *err);
+
 /* The advisor's rows for the attempted (not pending) rows of s, the advice over them with
  * advise_rows, into rows[0..*n) (room for VARIANT_MAX) and *a. Returns 0 or the advisor's
  * error (*n is set either way). */

@@ -191,6 +191,10 @@ static void fixed_sizing(const struct advisor_opts *o, struct advice *a)
     s->target_users = o->target_users;
     s->by_target = o->target_rps > 0;
     s->replicas = a->replicas;
+    s->replicas_linear = a->replicas;
+    if (s->by_target)
+        snprintf(s->curve_skipped, sizeof(s->curve_skipped),
+                 "a fixed-load sweep measures no capacity per pod, so no scale-out curve");
     s->limit_cpu_m = a->limit_cpu_m;
     s->limit_memory = a->limit_memory;
     s->request_cpu_m = a->request_cpu_m;
@@ -252,6 +256,8 @@ static int recommend_capacity(const struct advisor_row *rows, size_t n,
     so.per_user_rps = o->per_user_rps;
     so.cost = o->cost;
     so.planning = o->planning;
+    so.scale_out = o->scale_out;
+    so.availability_replicas = o->availability_replicas;
     rc = sizing_run(sr, n, &so, s, err);
     if (rc)
         return rc;
@@ -282,6 +288,12 @@ static void sizing_findings(struct advice *a)
         return;
     if (s->assumption[0])
         advisor__finding(a, "%s", s->assumption);
+    if (s->curve_read || s->unreachable)
+        advisor__finding(a, "Replicas from the scale-out: %s.", s->replicas_note);
+    else if (s->by_target && s->curve_skipped[0])
+        advisor__finding(a, "The replica count assumes linear scale-out: %s.", s->curve_skipped);
+    if (s->dearer[0])
+        advisor__finding(a, "%s.", s->dearer);
     if (s->memory_note[0])
         advisor__finding(a, "Memory per pod from the measured memory per stream: %s.",
                          s->memory_note);

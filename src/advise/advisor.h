@@ -96,6 +96,10 @@ struct advisor_opts {
     struct profile_planning planning; /* capacity mode: buffer and growth on each pod's capacity */
     double host_cores;                /* for caveats; 0 unknown */
     const char *limits_note;          /* why limits are not enforced, or NULL */
+    /* Capacity mode: the scale-out measured after the shape search (sizing.h); run false
+     * without one. advise_answer fills it from the sweep. */
+    struct sizing_scale_out scale_out;
+    unsigned availability_replicas; /* sizing_opts.availability_replicas: 0 today */
 };
 
 struct advisor_row_out {

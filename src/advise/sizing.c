@@ -13,6 +13,7 @@
 #include "core/quantity.h"
 #include "core/text.h"
 #include "core/fmt.h"
+#include "core/err.h"
 #include "advise/advisor.h"
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
@@ -245,7 +246,8 @@ static void recommend(const struct sizing_row *rows, const struct sizing_opts *o
 
 static void assumption(const struct sizing_row *rows, struct sizing *s)
 {
-    if (s->recommended < 0 || !s->by_target)
+    /* A measured curve replaces the assumption (step 4 says what it shows instead). */
+    if (s->recommended < 0 || !s->by_target || s->curve_read)
         return;
     const struct sizing_variant *v = &s->rows[s->recommended];
     snprintf(s->assumption, sizeof(s->assumption),
@@ -504,9 +506,138 @@ static void cpu_growth(const struct capacity_result *cap, struct sizing_hpa *h)
                  ref_cpu, ref_rps, cap->cpu_cores, cap->rps, got, load_ratio, want);
 }
 
+/* ---- the replicas from the scale-out (steps 3 to 5 of the answer's order) --------------- */
+
+static double curve_low(const struct sizing_curve_point *pts, size_t n, const struct usl_fit *f,
+                        unsigned r)
+{
+    for (size_t i = 0; i < n; i++)
+        if (pts[i].usable && pts[i].replicas == r)
+            return pts[i].low;
+    return usl_eval(f, r);
+}
+
+/* Where the curve ends, in words: "its peak N* = 3.2" or "2 x the 4 replicas measured". */
+static const char *cap_words(const struct sizing_curve *c, char *buf, size_t len)
+{
+    if (c->fit.peak_replicas > 0 && c->cap < SIZING_CURVE_MAX_FACTOR * c->nmax)
+        snprintf(buf, len, "its peak N* = %.1f", c->fit.peak_replicas);
+    else
+        snprintf(buf, len, "%d x the %u replicas measured", SIZING_CURVE_MAX_FACTOR, c->nmax);
+    return buf;
+}
+
+/* Step (6)'s max from the curve: the smallest N from the count to where the curve ends whose
+ * planned capacity holds the target x (1 + growth); where the curve ends when none does. */
+static unsigned curve_hpa_max(const struct sizing_opts *o, const struct sizing *s)
+{
+    const struct sizing_scale_out *so = &o->scale_out;
+    double need = s->target_rps * (1 + o->planning.growth);
+
+    for (unsigned r = s->replicas; r <= s->curve.cap; r++)
+        if (curve_low(so->pts, so->n, &s->curve.fit, r) * s->planned_fraction >=
+            need * (1 - SIZING_EPS))
+            return r;
+    return s->curve.cap;
+}
+
+/* The curve against the runner-up's linear plan: when the measured count makes the winner
+ * dearer (or out of reach), say so with the figures; the runner-up was not measured at scale. */
+static void dearer(const struct sizing_row *rows, struct sizing *s)
+{
+    int best, second;
+    rank(s, better_for_target, &best, &second);
+    if (second < 0)
+        return;
+    const struct sizing_variant *w = &s->rows[s->recommended], *r = &s->rows[second];
+    const char *wl = rows[s->recommended].variant->label, *rl = rows[second].variant->label;
+    if (s->from_curve && s->replicas * w->pod_cost > r->total_cost * (1 + SIZING_EPS))
+        snprintf(s->dearer, sizeof(s->dearer),
+                 "Measured at scale, %s is dearer than the runner-up's linear plan: %u x %s at "
+                 "%.3f = %.3f from the curve (%u on the linear plan), against %u x %s = %.3f; "
+                 "the runner-up was not measured at scale, so its count assumes its pods scale "
+                 "independently",
+                 wl, s->replicas, wl, w->pod_cost, s->replicas * w->pod_cost, w->replicas,
+                 r->replicas, rl, r->total_cost);
+    else if (!s->from_curve && s->curve_read)
+        snprintf(s->dearer, sizeof(s->dearer),
+                 "Measured at scale, %s cannot hold the target; the runner-up's linear plan is "
+                 "%u x %s = %.3f, but the runner-up was not measured at scale, so that count "
+                 "assumes its pods scale independently",
+                 wl, r->replicas, rl, r->total_cost);
+}
+
+/* Steps (3) and (4): the replicas from the scale-out's curve when it measured the recommended
+ * variant; else the linear count, and why. */
+static void curve_step(const struct sizing_row *rows, const struct sizing_opts *o, struct sizing *s)
+{
+    const struct sizing_scale_out *so = &o->scale_out;
+    char err[ERR_LEN] = "";
+
+    if (s->recommended < 0 || !s->by_target)
+        return;
+    s->replicas_linear = s->replicas;
+    if (s->streams) {
+        snprintf(s->curve_skipped, sizeof(s->curve_skipped),
+                 "pods are sized by open streams, and a scale-out measures req/s");
+    } else if (!so->run) {
+        snprintf(s->curve_skipped, sizeof(s->curve_skipped), "%s",
+                 so->skipped[0] ? so->skipped : "no scale-out was measured");
+    } else if (so->variant != (size_t)s->recommended || so->variant >= s->n) {
+        snprintf(s->curve_skipped, sizeof(s->curve_skipped),
+                 "the scale-out measured %s, not the recommended %s",
+                 so->variant < s->n ? rows[so->variant].variant->label : "another variant",
+                 rows[s->recommended].variant->label);
+    } else if (sizing_curve_replicas(so->pts, so->n, s->target_rps, s->planned_fraction, &s->curve,
+                                     err) != 0) {
+        snprintf(s->curve_skipped, sizeof(s->curve_skipped),
+                 "the scale-out gave no curve to read (%s)", err);
+    } else {
+        s->curve_read = true;
+        s->from_curve = s->curve.reachable;
+        s->unreachable = !s->curve.reachable;
+        s->replicas = s->curve.reachable ? s->curve.replicas : 0;
+        snprintf(s->replicas_note, sizeof(s->replicas_note), "%s", s->curve.why);
+        text_catf(s->why, sizeof(s->why), "; measured at scale: %s", s->curve.why);
+        dearer(rows, s);
+        return;
+    }
+    snprintf(s->replicas_note, sizeof(s->replicas_note),
+             "%u replicas from the linear plan (%.0f req/s / %.0f planned per pod), which "
+             "assumes pods scale independently: %s",
+             s->replicas, s->target_rps, s->rows[s->recommended].planned_rps, s->curve_skipped);
+}
+
+/* Step (5): replicas added for availability add to the count; past where the curve ends the
+ * target is unreachable with that availability. */
+static void availability_step(const struct sizing_opts *o, struct sizing *s)
+{
+    unsigned add = o->availability_replicas, adj;
+    char words[96];
+
+    if (!add || s->recommended < 0 || !s->by_target || s->unreachable)
+        return;
+    adj = s->replicas + add;
+    if (s->from_curve && adj > s->curve.cap) {
+        snprintf(s->replicas_note, sizeof(s->replicas_note),
+                 "the target of %.0f req/s is not reachable with %u replica%s added for "
+                 "availability: %u + %u = %u passes %u, where the curve ends (%s)",
+                 s->target_rps, add, add == 1 ? "" : "s", s->replicas, add, adj, s->curve.cap,
+                 cap_words(&s->curve, words, sizeof(words)));
+        s->replicas = 0;
+        s->from_curve = false;
+        s->unreachable = true;
+        return;
+    }
+    text_catf(s->replicas_note, sizeof(s->replicas_note),
+              "; %u + %u for availability = %u replicas", s->replicas, add, adj);
+    s->replicas = adj;
+}
+
 static void hpa(const struct sizing_row *rows, const struct sizing_opts *o, struct sizing *s)
 {
     struct sizing_hpa *h = &s->hpa;
+    char words[96];
     bool ex;
 
     h->cpu_at_planned = -1;
@@ -540,18 +671,36 @@ static void hpa(const struct sizing_row *rows, const struct sizing_opts *o, stru
             v->planned_rps, h->cpu_at_planned, h->target_cpu_utilization);
         return;
     }
+    if (s->unreachable) {
+        text_catf(h->note, sizeof(h->note),
+                  "; the target is not reachable with this shape (%s), so no replica bounds and "
+                  "no HPA",
+                  s->from_curve || s->curve_read ? "the scale-out's curve" : "with availability");
+        return;
+    }
     h->enabled = true;
-    h->min_replicas = v->replicas;
-    h->max_replicas = ceil_count(s->target_rps * (1 + o->planning.growth) / v->planned_rps);
+    h->min_replicas = s->replicas;
+    if (s->from_curve)
+        h->max_replicas = curve_hpa_max(o, s);
+    else
+        h->max_replicas = ceil_count(s->target_rps * (1 + o->planning.growth) / v->planned_rps);
+    if (h->max_replicas < h->min_replicas)
+        h->max_replicas = h->min_replicas;
     text_catf(
         h->note, sizeof(h->note),
         ". The HPA targets %u%% CPU: at the planned %.0f req/s per pod a pod used %.3f cores%s "
         "of its %.3f-core request; from %u replicas (the target of %.0f req/s) to %u (the "
-        "target + %.0f%% growth)",
+        "target + %.0f%% growth",
         h->target_cpu_utilization, v->planned_rps, h->cpu_at_planned,
         ex ? " (extrapolated proportionally below the lowest measured step)" : "",
         (double)s->request_cpu_m / 1000.0, h->min_replicas, s->target_rps, h->max_replicas,
         o->planning.growth * 100);
+    if (s->from_curve)
+        text_catf(h->note, sizeof(h->note),
+                  ", read from the scale-out's curve and capped at %u, where it ends: %s)",
+                  s->curve.cap, cap_words(&s->curve, words, sizeof(words)));
+    else
+        text_catf(h->note, sizeof(h->note), ")");
     if (lround(util) != (long)h->target_cpu_utilization)
         text_catf(h->note, sizeof(h->note), " (%.0f%% computed, kept within %d-%d%%)", util,
                   SIZING_HPA_MIN_UTIL, SIZING_HPA_MAX_UTIL);
@@ -579,8 +728,16 @@ int sizing_run(const struct sizing_row *rows, size_t n, const struct sizing_opts
     out->target_users = o->target_users;
     out->target_rps = o->target_users > 0 ? o->target_users * o->per_user_rps : o->target_rps;
     out->planned_fraction = capacity_planned_fraction(&o->planning);
+    /* The order of the answer (docs/sweep.md, "The order of the answer"): (1) each shape's
+     * linear replica count; (2) the cost ranking; (3) the scale-out, measured on the winner
+     * before this runs (o->scale_out); (4) the replicas from its curve; (5) replicas added for
+     * availability; (6) the autoscaler from that count, its max from the curve and capped where
+     * the curve ends. The requests come between: the HPA's utilisation is of the request. */
     size_rows(rows, n, o, out);
     recommend(rows, o, out);
+    out->replicas_linear = out->replicas;
+    curve_step(rows, o, out);
+    availability_step(o, out);
     assumption(rows, out);
     requests(rows, out);
     hpa(rows, o, out);
@@ -588,15 +745,6 @@ int sizing_run(const struct sizing_row *rows, size_t n, const struct sizing_opts
 }
 
 /* ---- the replica count from a measured scale-out ---------------------------------------- */
-
-static double curve_low(const struct sizing_curve_point *pts, size_t n, const struct usl_fit *f,
-                        unsigned r)
-{
-    for (size_t i = 0; i < n; i++)
-        if (pts[i].usable && pts[i].replicas == r)
-            return pts[i].low;
-    return usl_eval(f, r);
-}
 
 int sizing_curve_replicas(const struct sizing_curve_point *pts, size_t n, double target,
                           double planned_fraction, struct sizing_curve *out, char *err)

@@ -37,6 +37,43 @@
 #define SIZING_HPA_MIN_UTIL 10
 #define SIZING_HPA_MAX_UTIL 100
 
+/* ---- the replica count from a measured scale-out (docs/sweep.md, "Scale-out") ---------- */
+
+/* A count above this many times the largest one measured is never taken from the curve. */
+#define SIZING_CURVE_MAX_FACTOR 2
+
+/* One scale-out point as the sizing reads it: its capacity interval's lower bound. */
+struct sizing_curve_point {
+    unsigned replicas;
+    double low;  /* > 0 when usable */
+    bool usable; /* measured (or the shape search's), valid, not contended */
+};
+
+struct sizing_curve {
+    struct usl_fit fit; /* the law fitted to the usable points' lower bounds */
+    unsigned nmax;      /* the largest count measured */
+    unsigned cap;       /* min(floor(N*), SIZING_CURVE_MAX_FACTOR x nmax): where the curve ends */
+    /* The smallest N <= cap with X_low(N) x planned >= target (X_low: the measured lower
+     * bound where N was measured, else the fitted curve); 0 when there is none. */
+    unsigned replicas;
+    bool reachable;            /* some N <= cap holds the target */
+    bool beyond_measured;      /* unreachable within cap, but only for want of measured counts: the
+                                  curve still rises at cap (no peak before it) */
+    double most_rps;           /* the largest X_low(N), N <= cap ... */
+    unsigned most_at;          /* ... and where */
+    char why[SIZING_TEXT_LEN]; /* one sentence with the numbers */
+};
+
+/* The scale-out as the sizing reads it (sizing_opts.scale_out): step (3) of the answer's
+ * order, measured by the runner before the sizing runs. */
+struct sizing_scale_out {
+    bool run;       /* a scale-out was measured */
+    size_t variant; /* the row it measured (an index into the sizing's rows) */
+    size_t n;       /* pts[0..n), one at 1 replica among them */
+    struct sizing_curve_point pts[USL_MAX_POINTS];
+    char skipped[SIZING_TEXT_LEN]; /* run false: why none was measured ("" when unknown) */
+};
+
 struct sizing_opts {
     double target_rps;   /* 0: none */
     double target_users; /* 0: none; converted with per_user_rps. At most one target is set. */
@@ -48,6 +85,12 @@ struct sizing_opts {
     double per_user_rps; /* > 0 */
     struct profile_cost cost;
     struct profile_planning planning;
+    /* Step (3): the scale-out measured; run false when there was none (the count stays the
+     * linear one, and skipped says why). Copied. */
+    struct sizing_scale_out scale_out;
+    /* Step (5): replicas added for availability (issue 19's hook; 0 today). Added to the count,
+     * and a count that then passes where the curve ends makes the target unreachable. */
+    unsigned availability_replicas;
 };
 
 /* One variant as the sizing sees it. Borrowed. */
@@ -92,7 +135,23 @@ struct sizing {
     double target_streams;      /* stream mode: the target in open streams; 0 without one */
     double planned_fraction;    /* (1 - buffer) / (1 + growth) */
     double planned_rps_per_pod; /* of the recommended variant; 0 without one */
-    unsigned replicas;          /* for the target; 1 without one */
+    /* For the target; 1 without one. From the scale-out's curve when one was measured for the
+     * recommended variant (from_curve), else replicas_linear; 0 when the target is unreachable
+     * (then nothing is written at the replicas or autoscaling paths, and no HPA). */
+    unsigned replicas;
+    unsigned replicas_linear; /* ceil(target / planned per pod) of the recommended; 1 without */
+    bool from_curve;          /* replicas was read from the curve (replicas_from: "curve") */
+    bool unreachable;         /* with by_target: no count of the shape holds the target */
+    bool curve_read;          /* curve below is filled (from_curve, or it said unreachable) */
+    struct sizing_curve curve;
+    /* One sentence on the replica count: the curve's (with its numbers), or why it is linear;
+     * "" without a target. */
+    char replicas_note[SIZING_TEXT_LEN];
+    /* Why the count is linear (replicas_from "linear"): no scale-out, another variant measured,
+     * the curve could not be fitted; "" when from_curve. */
+    char curve_skipped[SIZING_TEXT_LEN];
+    /* The curve makes the winner dearer than the runner-up's linear plan: the figures; or "". */
+    char dearer[SIZING_TEXT_LEN];
     char why[SIZING_TEXT_LEN];
     char assumption[SIZING_TEXT_LEN]; /* what replicas assume: pods scale independently */
 
@@ -142,33 +201,6 @@ SIZEUP_MUST_USE int sizing_run(const struct sizing_row *rows, size_t n, const st
  * proportional to the load, above the highest the highest. Returns < 0 when no CPU was measured.
  * *extrapolated (may be NULL) says whether rps was outside the measured steps. */
 double sizing_cpu_at(const struct capacity_result *cap, double rps, bool *extrapolated /* OUT */);
-
-/* ---- the replica count from a measured scale-out (docs/sweep.md, "Scale-out") ---------- */
-
-/* A count above this many times the largest one measured is never taken from the curve. */
-#define SIZING_CURVE_MAX_FACTOR 2
-
-/* One scale-out point as the sizing reads it: its capacity interval's lower bound. */
-struct sizing_curve_point {
-    unsigned replicas;
-    double low;  /* > 0 when usable */
-    bool usable; /* measured (or the shape search's), valid, not contended */
-};
-
-struct sizing_curve {
-    struct usl_fit fit; /* the law fitted to the usable points' lower bounds */
-    unsigned nmax;      /* the largest count measured */
-    unsigned cap;       /* min(floor(N*), SIZING_CURVE_MAX_FACTOR x nmax): where the curve ends */
-    /* The smallest N <= cap with X_low(N) x planned >= target (X_low: the measured lower
-     * bound where N was measured, else the fitted curve); 0 when there is none. */
-    unsigned replicas;
-    bool reachable;            /* some N <= cap holds the target */
-    bool beyond_measured;      /* unreachable within cap, but only for want of measured counts: the
-                                  curve still rises at cap (no peak before it) */
-    double most_rps;           /* the largest X_low(N), N <= cap ... */
-    unsigned most_at;          /* ... and where */
-    char why[SIZING_TEXT_LEN]; /* one sentence with the numbers */
-};
 
 /* The replica count for target (> 0, in req/s) at planned_fraction (0 < f <= 1) from the
  * points pts[0..n) (one at 1 replica among them). Borrows pts; fills *out. Returns 0, or the

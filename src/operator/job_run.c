@@ -34,7 +34,8 @@ static int write_outputs(struct sweep_job *sj, const struct sweep *s,
     char command[600], *state = NULL;
     int rc;
 
-    rc = advise_rows(rows, n, &sj->profile, &sj->facts, &sj->advice, err);
+    rc = advise_answer(rows, n, &sj->profile, &sj->facts, s ? s->scale_out : NULL, &sj->advice,
+                       err);
     if (rc)
         return rc;
     sj->have_advice = 1;
@@ -470,6 +471,11 @@ static int report_done(struct sweep_job *sj, const struct advisor_row *rows, siz
      * the user must see that nothing was recommended. */
     if (sj->have_advice && sj->advice.recommended < 0)
         job_event(x, "Warning", "NoRecommendation", "%s", sj->no_rec);
+    /* A shape is recommended but no count of it holds the target (the scale-out's curve): the
+     * sweep is done all the same, and the user must see that no replica count was written. */
+    if (sj->have_advice && sj->advice.recommended >= 0 && sj->advice.by_target &&
+        sj->advice.sizing.unreachable)
+        job_event(x, "Warning", "TargetUnreachable", "%s", sj->advice.sizing.replicas_note);
     /* A re-sweep says what changed since the results it replaced. */
     if (sj->previous && sj->comparison[0])
         job_event(x, sj->significant ? "Warning" : "Normal", "ResultsCompared", "%s",

@@ -170,7 +170,7 @@ static void percentile_chart(FILE *f, const struct output_doc *d)
  * target (output_yaml.c's sizing_leaves), then the paragraph the requests note goes in. */
 static void html_sizing_values(FILE *f, const struct sizing *s)
 {
-    if (s->target_rps > 0) {
+    if (s->target_rps > 0 && !s->unreachable && s->replicas > 0) {
         fprintf(f, "\nreplicaCount: %u\nautoscaling:\n  enabled: %s", s->replicas,
                 s->hpa.enabled ? "true" : "false");
         if (s->hpa.enabled)

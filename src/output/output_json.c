@@ -228,6 +228,31 @@ static void json_sizing(struct jb *b, cJSON *x, const struct sizing *s)
     jb_num(b, h, "target_cpu_utilization", s->hpa.target_cpu_utilization);
 }
 
+/* recommendation.replicas (null when the target is unreachable), replicas_linear beside it,
+ * target_reachable (null without a target), where the count came from, and why not from the
+ * scale-out's curve. One source: the sizing (advise/sizing.h). */
+static void json_replicas(struct jb *b, cJSON *x, const struct advice *a)
+{
+    const struct sizing *s = &a->sizing;
+    bool target = a->recommended >= 0 && a->by_target;
+
+    if (target && s->unreachable)
+        jb_null(b, x, "replicas");
+    else
+        jb_num(b, x, "replicas", a->replicas);
+    jb_num(b, x, "replicas_linear",
+           target && s->replicas_linear ? s->replicas_linear : a->replicas);
+    if (target)
+        jb_bool(b, x, "target_reachable", !s->unreachable);
+    else
+        jb_null(b, x, "target_reachable");
+    jb_str(b, x, "replicas_from", s->curve_read ? "curve" : "linear");
+    if (target && s->replicas_note[0])
+        jb_str(b, x, "replicas_why", s->replicas_note);
+    if (target && !s->curve_read && s->curve_skipped[0])
+        jb_str(b, x, "scale_out_skipped", s->curve_skipped);
+}
+
 cJSON *output_results_json(const struct output_doc *d)
 {
     const struct advice *a = d->advice;
@@ -279,7 +304,7 @@ cJSON *output_results_json(const struct output_doc *d)
         jb_bool(b, x, "by_target", a->by_target);
         if (a->target_rps > 0)
             jb_num(b, x, "target_rps", a->target_rps);
-        jb_num(b, x, "replicas", a->replicas);
+        json_replicas(b, x, a);
         json_sizing(b, x, &a->sizing);
     }
     if (a->recommended >= 0) {

@@ -135,9 +135,12 @@ static void md_results(FILE *f, const struct output_doc *d)
     fprintf(f, "\n%s\n", line);
     if (output_fmt_capacity_note(d->profile, line, sizeof(line))[0])
         fprintf(f, "\n%s\n", line);
-    if (a->recommended >= 0 && a->by_target)
-        fprintf(f, "\nTarget: %.0f req/s; at the recommended size that takes %u replica%s.\n",
-                a->target_rps, a->replicas, a->replicas == 1 ? "" : "s");
+    if (a->recommended >= 0 && a->by_target && a->sizing.unreachable)
+        fprintf(f, "\nTarget: %.0f req/s; %s.\n", a->target_rps, a->sizing.replicas_note);
+    else if (a->recommended >= 0 && a->by_target)
+        fprintf(f, "\nTarget: %.0f req/s; at the recommended size that takes %u replica%s%s.\n",
+                a->target_rps, a->replicas, a->replicas == 1 ? "" : "s",
+                a->sizing.from_curve ? " (from the scale-out's curve)" : "");
 }
 
 /* ### Measured usage, when any measured row has a figure. */

@@ -83,39 +83,28 @@ static void add_num_or_null(struct jb *b, cJSON *o, const char *k, double v)
         jb_null(b, o, k);
 }
 
-/* The replica count the curve gives for the advice's target (advise/sizing.h): beside the
- * linear one, which values.yaml and the HPA still carry. */
-static void json_curve_replicas(struct jb *b, cJSON *o, const struct sweep *s,
-                                const struct advice *a)
+/* The replica count the curve gave for the advice's target: the sizing's own (advise/sizing.h,
+ * step 4 of the answer's order), the one recommendation.replicas, values.yaml and the HPA
+ * carry; absent when the curve was not read (another variant measured, no target, no fit). */
+static void json_curve_replicas(struct jb *b, cJSON *o, const struct advice *a)
 {
-    const struct sweep_scale_out *so = s->scale_out;
-    struct sizing_curve_point pts[PLATFORM_MAX_REPLICAS];
-    struct sizing_curve c;
-    char err[ERR_LEN];
+    const struct sizing *s = a ? &a->sizing : NULL;
 
-    if (!a || !a->by_target || !(a->target_rps > 0) || !(a->sizing.planned_fraction > 0))
-        return;
-    for (size_t i = 0; i < so->npoints && i < PLATFORM_MAX_REPLICAS; i++) {
-        const struct sweep_scale_point *pt = &so->points[i];
-        double low = pt->cap.interval.n >= 2 ? pt->cap.interval.low : pt->cap.rps;
-        pts[i] = (struct sizing_curve_point){pt->replicas, low, usable(pt) && low > 0};
-    }
-    if (sizing_curve_replicas(pts, so->npoints, a->target_rps, a->sizing.planned_fraction, &c,
-                              err) != 0)
+    if (!s || !s->curve_read)
         return;
     cJSON *r = jb_obj(b, o, "replicas");
     if (!r)
         return;
-    if (c.reachable)
-        jb_num(b, r, "from_curve", c.replicas);
+    if (s->curve.reachable)
+        jb_num(b, r, "from_curve", s->curve.replicas);
     else
         jb_null(b, r, "from_curve");
-    if (a->recommended >= 0 && (size_t)a->recommended == so->variant)
-        jb_num(b, r, "linear", a->replicas);
-    jb_bool(b, r, "target_reachable", c.reachable);
-    jb_num(b, r, "most_rps", c.most_rps);
-    jb_num(b, r, "most_at", c.most_at);
-    jb_str(b, r, "why", c.why);
+    jb_num(b, r, "linear", s->replicas_linear);
+    jb_bool(b, r, "target_reachable", !s->unreachable);
+    jb_num(b, r, "most_rps", s->curve.most_rps);
+    jb_num(b, r, "most_at", s->curve.most_at);
+    jb_num(b, r, "cap", s->curve.cap);
+    jb_str(b, r, "why", s->replicas_note);
 }
 
 static void json_point(struct jb *b, cJSON *arr, const struct sweep_scale_point *pt)
@@ -192,7 +181,7 @@ void output_scale_out_json(struct jb *b, cJSON *root, const struct sweep *s, con
         jb_null(b, o, "usl");
     }
     jb_str(b, o, "limited_by", output_scale_out_limited_by(so, &f, fit));
-    json_curve_replicas(b, o, s, a);
+    json_curve_replicas(b, o, a);
 }
 
 void output_scale_out_table(FILE *f, const struct sweep *s, bool markdown)

@@ -213,6 +213,10 @@ static size_t sizing_leaves(const struct output_doc *d, struct leaf *l)
      * replicas do. */
     if (!s->by_target || s->recommended < 0)
         return 0;
+    /* An unreachable target (the scale-out's curve never holds it): the shape stands, but no
+     * count of it is the answer, so neither path is written. */
+    if (s->unreachable || s->replicas == 0)
+        return 0;
     snprintf(b, sizeof(b), "%u", s->replicas);
     leaf_set(&l[n++], d->paths.replicas, NULL, b);
     /* enabled: false is written too: the chart's replicaCount only counts with its HPA off. */
