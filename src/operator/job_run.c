@@ -34,8 +34,8 @@ static int write_outputs(struct sweep_job *sj, const struct sweep *s,
     char command[600], *state = NULL;
     int rc;
 
-    rc = advise_answer(rows, n, &sj->profile, &sj->facts, s ? s->scale_out : NULL, &sj->advice,
-                       err);
+    rc =
+        advise_answer(rows, n, &sj->profile, &sj->facts, s ? s->scale_out : NULL, &sj->advice, err);
     if (rc)
         return rc;
     sj->have_advice = 1;
