@@ -635,6 +635,234 @@ static void test_curve_replicas(void **state)
     assert_int_equal(sizing_curve_replicas(one, 1, 100, 0.69, &c, err), -EINVAL);
 }
 
+/* ---- the answer's order with a scale-out (sizing_run steps 3 to 6) ---------------------- */
+
+/* The scale-out measured row v at pts[0..n) (lower bounds). */
+static void scale_out(struct fixture *f, size_t v, const struct sizing_curve_point *pts, size_t n)
+{
+    struct sizing_scale_out *so = &f->opts.scale_out;
+    memset(so, 0, sizeof(*so));
+    so->run = true;
+    so->variant = v;
+    so->n = n;
+    memcpy(so->pts, pts, n * sizeof(*pts));
+}
+
+/* The planned share: (1 - 0.10) / (1 + 0.30). */
+#define PF (0.9 / 1.3)
+
+static void test_answer_curve_reachable(void **state)
+{
+    struct fixture *f = *state;
+    struct sizing_curve_point pts[] = {
+        {1, 970, true}, {2, 1700, true}, {3, 2300, true}, {4, 2800, true}};
+
+    /* 1800 req/s: linear ceil(1800 / 671.5) = 3; the curve needs 1800 / 0.6923 = 2600, and
+     * 2300 at 3 is short, 2800 at 4 holds it: 4. */
+    f->opts.target_rps = 1800;
+    cpu_bound_row(f);
+    scale_out(f, 0, pts, 4);
+    assert_int_equal(run(f), 0);
+    assert_int_equal(f->out.replicas_linear, 3);
+    assert_true(f->out.curve_read);
+    assert_true(f->out.from_curve);
+    assert_false(f->out.unreachable);
+    assert_int_equal(f->out.replicas, 4);
+    contains(f->out.replicas_note, "4 replicas: the scale-out's lower bounds give 2800 req/s at 4");
+    contains(f->out.why, "measured at scale: 4 replicas");
+    /* The curve replaces the linear assumption. */
+    assert_string_equal(f->out.assumption, "");
+    /* HPA: min 4; max the smallest N whose curve holds 1800 x 1.3 = 2340 planned (3380 req/s),
+     * at most where the curve ends. */
+    const struct sizing_hpa *h = &f->out.hpa;
+    assert_true(h->enabled);
+    assert_int_equal(h->min_replicas, 4);
+    unsigned want = f->out.curve.cap;
+    for (unsigned r = 5; r <= f->out.curve.cap; r++)
+        if (usl_eval(&f->out.curve.fit, r) * PF >= 2340) {
+            want = r;
+            break;
+        }
+    assert_true(want >= 5);
+    assert_int_equal(h->max_replicas, want);
+    assert_true(h->max_replicas <= f->out.curve.cap);
+    contains(h->note, "read from the scale-out's curve and capped at");
+}
+
+static void test_answer_curve_unreachable(void **state)
+{
+    struct fixture *f = *state;
+    struct sizing_curve_point pts[] = {
+        {1, 970, true}, {2, 1500, true}, {3, 1700, true}, {4, 1750, true}};
+
+    /* A plateau near 1750: 1800 req/s needs 2600, never reached. */
+    f->opts.target_rps = 1800;
+    cpu_bound_row(f);
+    scale_out(f, 0, pts, 4);
+    assert_int_equal(run(f), 0);
+    assert_int_equal(f->out.recommended, 0); /* the shape still stands */
+    assert_true(f->out.curve_read);
+    assert_false(f->out.from_curve);
+    assert_true(f->out.unreachable);
+    assert_int_equal(f->out.replicas, 0);
+    assert_int_equal(f->out.replicas_linear, 3);
+    contains(f->out.replicas_note, "the target of 1800 req/s is not reachable with this shape");
+    contains(f->out.replicas_note, "the pods reach at most");
+    contains(f->out.replicas_note, "contention s");
+    assert_false(f->out.hpa.enabled);
+    contains(f->out.hpa.note, "not reachable");
+    /* The requests are the shape's all the same. */
+    assert_int_equal(f->out.request_cpu_m, 900);
+}
+
+static void test_answer_above_twice_measured(void **state)
+{
+    struct fixture *f = *state;
+    struct sizing_curve_point pts[] = {{1, 970, true}, {2, 1940, true}};
+
+    /* Linear, two points: the curve ends at 2 x 2 = 4 (3880 req/s); 5000 req/s needs 7222. */
+    f->opts.target_rps = 5000;
+    cpu_bound_row(f);
+    scale_out(f, 0, pts, 2);
+    assert_int_equal(run(f), 0);
+    assert_int_equal(f->out.curve.cap, 4);
+    assert_true(f->out.curve.beyond_measured);
+    assert_true(f->out.unreachable);
+    assert_int_equal(f->out.replicas, 0);
+    assert_int_equal(f->out.replicas_linear, 8);
+    contains(f->out.replicas_note, "needs more than 4 pods, which was not measured");
+    assert_false(f->out.hpa.enabled);
+}
+
+static void test_answer_hpa_capped(void **state)
+{
+    struct fixture *f = *state;
+    struct sizing_curve_point pts[] = {{1, 970, true}, {2, 1940, true}, {3, 2910, true}};
+
+    /* Linear to 3: the curve ends at 6. 3200 req/s needs 4622: 4850 at 5. The max wants
+     * 3200 x 1.3 / 0.6923 = 6009, more than 5820 at 6: capped at 6 (linear would say 7). */
+    f->opts.target_rps = 3200;
+    cpu_bound_row(f);
+    scale_out(f, 0, pts, 3);
+    assert_int_equal(run(f), 0);
+    assert_int_equal(f->out.curve.cap, 6);
+    assert_int_equal(f->out.replicas, 5);
+    assert_int_equal(f->out.replicas_linear, 5);
+    assert_true(f->out.hpa.enabled);
+    assert_int_equal(f->out.hpa.min_replicas, 5);
+    assert_int_equal(f->out.hpa.max_replicas, 6);
+    contains(f->out.hpa.note, "capped at 6, where it ends: 2 x the 3 replicas measured");
+}
+
+static void test_answer_availability_cap(void **state)
+{
+    struct fixture *f = *state;
+    struct sizing_curve_point pts[] = {{1, 970, true}, {2, 1940, true}, {3, 2910, true}};
+
+    /* As above (5 from the curve, which ends at 6); one replica for availability: 6. */
+    f->opts.target_rps = 3200;
+    cpu_bound_row(f);
+    scale_out(f, 0, pts, 3);
+    f->opts.availability_replicas = 1;
+    assert_int_equal(run(f), 0);
+    assert_false(f->out.unreachable);
+    assert_int_equal(f->out.replicas, 6);
+    assert_int_equal(f->out.hpa.min_replicas, 6);
+    assert_int_equal(f->out.hpa.max_replicas, 6);
+    contains(f->out.replicas_note, "5 + 1 for availability = 6 replicas");
+    /* Two: 7 passes where the curve ends: unreachable with that availability. */
+    f->opts.availability_replicas = 2;
+    assert_int_equal(run(f), 0);
+    assert_true(f->out.unreachable);
+    assert_int_equal(f->out.replicas, 0);
+    assert_false(f->out.hpa.enabled);
+    contains(f->out.replicas_note,
+             "not reachable with 2 replicas added for availability: 5 + 2 = 7 passes 6");
+    /* Without a curve the count only grows: 5 linear + 2. */
+    f->opts.scale_out.run = false;
+    assert_int_equal(run(f), 0);
+    assert_false(f->out.unreachable);
+    assert_int_equal(f->out.replicas, 7);
+}
+
+static void test_answer_dearer_than_runner_up(void **state)
+{
+    struct fixture *f = *state;
+    struct sizing_curve_point pts[] = {
+        {1, 970, true}, {2, 1400, true}, {3, 1900, true}, {4, 2300, true}, {5, 2700, true}};
+
+    /* A: 1@1/512Mi at 1.065 a pod, 3 linear = 3.195; B: 2@2/1Gi, low 1746, planned 1208.8,
+     * 2 x 2.13 = 4.26. A wins on the linear plan; measured, A needs 2600 req/s: 2700 at 5, so
+     * 5 x 1.065 = 5.325, dearer than B's 4.26. */
+    f->opts.target_rps = 1800;
+    cpu_bound_row(f);
+    add(f, "2@2/1Gi", 1800, 1746);
+    scale_out(f, 0, pts, 5);
+    assert_int_equal(run(f), 0);
+    assert_int_equal(f->out.recommended, 0);
+    assert_int_equal(f->out.replicas, 5);
+    contains(f->out.dearer, "Measured at scale, 1w / 1.0c / 512Mi is dearer than the runner-up's "
+                            "linear plan: 5 x 1w / 1.0c / 512Mi at 1.065 = 5.325 from the curve "
+                            "(3 on the linear plan), against 2 x 2w / 2.0c / 1Gi = 4.260");
+    contains(f->out.dearer, "the runner-up was not measured at scale");
+    /* Out of reach: the runner-up's linear plan is named, with the same caveat. */
+    struct sizing_curve_point flat[] = {
+        {1, 970, true}, {2, 1500, true}, {3, 1700, true}, {4, 1750, true}};
+    scale_out(f, 0, flat, 4);
+    assert_int_equal(run(f), 0);
+    assert_true(f->out.unreachable);
+    contains(f->out.dearer, "cannot hold the target; the runner-up's linear plan is 2 x 2w / 2.0c "
+                            "/ 1Gi = 4.260");
+    /* Cheaper at scale than the runner-up: nothing to say. */
+    struct sizing_curve_point lin[] = {{1, 970, true}, {2, 1940, true}, {3, 2910, true}};
+    scale_out(f, 0, lin, 3);
+    assert_int_equal(run(f), 0);
+    assert_int_equal(f->out.replicas, 3);
+    assert_string_equal(f->out.dearer, "");
+}
+
+static void test_answer_linear_and_why(void **state)
+{
+    struct fixture *f = *state;
+    struct sizing_curve_point pts[] = {{1, 970, true}, {2, 1900, true}};
+
+    f->opts.target_rps = 1800;
+    cpu_bound_row(f);
+    add(f, "2@2/1Gi", 1800, 1746);
+    /* No scale-out: the runner's reason, the linear count and its assumption. */
+    snprintf(f->opts.scale_out.skipped, sizeof(f->opts.scale_out.skipped), "scale-out off");
+    assert_int_equal(run(f), 0);
+    assert_false(f->out.curve_read);
+    assert_int_equal(f->out.replicas, 3);
+    assert_int_equal(f->out.replicas_linear, 3);
+    assert_string_equal(f->out.curve_skipped, "scale-out off");
+    contains(f->out.replicas_note, "3 replicas from the linear plan");
+    contains(f->out.assumption, "only if pods scale independently");
+    /* The scale-out measured the runner-up: not this shape's curve. */
+    scale_out(f, 1, pts, 2);
+    assert_int_equal(run(f), 0);
+    assert_false(f->out.curve_read);
+    assert_int_equal(f->out.replicas, 3);
+    contains(f->out.curve_skipped, "the scale-out measured 2w / 2.0c / 1Gi, not the recommended");
+    /* Its first point above 1 failed: no curve from one point; linear, and why. */
+    struct sizing_curve_point failed[] = {{1, 970, true}, {2, 0, false}};
+    scale_out(f, 0, failed, 2);
+    assert_int_equal(run(f), 0);
+    assert_false(f->out.curve_read);
+    assert_false(f->out.unreachable);
+    assert_int_equal(f->out.replicas, 3);
+    assert_true(f->out.hpa.enabled);
+    assert_int_equal(f->out.hpa.min_replicas, 3);
+    contains(f->out.curve_skipped, "the scale-out gave no curve to read");
+    /* No target: nothing about replicas. */
+    f->opts.target_rps = 0;
+    scale_out(f, 0, pts, 2);
+    assert_int_equal(run(f), 0);
+    assert_false(f->out.curve_read);
+    assert_int_equal(f->out.replicas, 1);
+    assert_string_equal(f->out.replicas_note, "");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -656,6 +884,13 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_streams_unmeasured_and_invalid, setup, teardown),
         cmocka_unit_test_setup_teardown(test_streams_target_units, setup, teardown),
         cmocka_unit_test(test_curve_replicas),
+        cmocka_unit_test_setup_teardown(test_answer_curve_reachable, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_answer_curve_unreachable, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_answer_above_twice_measured, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_answer_hpa_capped, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_answer_availability_cap, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_answer_dearer_than_runner_up, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_answer_linear_and_why, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
