@@ -7,7 +7,9 @@
 #include <string.h>
 
 #include "core/fmt.h"
+#include "load/spread.h"
 #include "load/streams.h"
+#include "profile/url.h"
 
 /* ---- text -------------------------------------------------------------------------------- */
 
@@ -488,6 +490,45 @@ static int scope_parse(const cJSON *o, const char *path, struct load_stats *s, c
     return rc;
 }
 
+/* by_url: { URL: scope }, in the order written; absent (or null) for a load to one target. */
+static int by_url_parse(const cJSON *urls, struct load_result *r, char *err)
+{
+    const cJSON *it;
+    char path[96];
+    size_t n, i = 0;
+
+    if (!urls || cJSON_IsNull(urls))
+        return 0;
+    if (!cJSON_IsObject(urls))
+        return err_set(err, -EINVAL, "by_url: expected an object");
+    n = (size_t)cJSON_GetArraySize(urls);
+    if (n > LOAD_MAX_URLS)
+        return err_set(err, -EINVAL, "by_url: more than %d URLs", LOAD_MAX_URLS);
+    if (!n)
+        return 0;
+    r->urls = calloc(n, sizeof(*r->urls));
+    r->by_url = calloc(n, sizeof(*r->by_url));
+    if (!r->urls || !r->by_url)
+        return err_set(err, -ENOMEM, "out of memory");
+    r->nurls = n;
+    cJSON_ArrayForEach(it, urls)
+    {
+        int rc;
+        if (!it->string || !it->string[0] || strlen(it->string) > URL_MAX)
+            return err_set(err, -EINVAL, "by_url: a URL is missing or too long");
+        for (size_t k = 0; k < i; k++)
+            if (!strcmp(r->urls[k], it->string))
+                return err_set(err, -EINVAL, "by_url: '%.64s' appears twice", it->string);
+        if (!(r->urls[i] = strdup(it->string)))
+            return err_set(err, -ENOMEM, "out of memory");
+        snprintf(path, sizeof(path), "by_url.%.64s.", it->string);
+        if ((rc = scope_parse(it, path, &r->by_url[i], err)))
+            return rc;
+        i++;
+    }
+    return 0;
+}
+
 int report_json_parse(const cJSON *j, struct load_result *r, char *err)
 {
     const cJSON *v, *names, *stages, *it;
@@ -585,6 +626,10 @@ int report_json_parse(const cJSON *j, struct load_result *r, char *err)
             goto out;
         i++;
     }
+
+    /* A load over several URLs (loadtest --url repeated) adds by_url beside the total. */
+    if ((rc = by_url_parse(member(j, "by_url"), r, err)))
+        goto out;
 
     if ((rc = series_json_parse(j, &r->series, err)))
         goto out;

@@ -281,6 +281,50 @@ static void assert_stats_equal(const struct load_stats *a, const struct load_sta
     assert_memory_equal(a, b, sizeof(*a));
 }
 
+/* A load over several URLs: by_url comes back, in order, each scope exact; bad by_url fails. */
+static void test_parse_by_url(void **state)
+{
+    (void)state;
+    struct fixture fx;
+    struct load_result back;
+    char err[ERR_LEN] = "";
+
+    fill(&fx, staged_yaml);
+    fx.r.nurls = 2;
+    fx.r.urls = calloc(2, sizeof(*fx.r.urls));
+    fx.r.by_url = calloc(2, sizeof(*fx.r.by_url));
+    assert_non_null(fx.r.urls);
+    assert_non_null(fx.r.by_url);
+    fx.r.urls[0] = strdup("http://127.0.0.1:8080/");
+    fx.r.urls[1] = strdup("http://127.0.0.1:8081/");
+    fx.r.by_url[0] = fx.r.by_name[0];
+    fx.r.by_url[1] = fx.r.by_name[1];
+    cJSON *j = report_json(&fx.r);
+    char *text = cJSON_PrintUnformatted(j);
+    cJSON *j2 = cJSON_Parse(text);
+    if (report_json_parse(j2, &back, err))
+        fail_msg("%s", err);
+    assert_int_equal(back.nurls, 2);
+    assert_string_equal(back.urls[1], "http://127.0.0.1:8081/");
+    assert_stats_equal(&back.by_url[0], &fx.r.by_url[0]);
+    assert_stats_equal(&back.by_url[1], &fx.r.by_url[1]);
+    cJSON *j3 = report_json(&back);
+    char *text3 = cJSON_PrintUnformatted(j3);
+    assert_string_equal(text3, text);
+    free(text3);
+    cJSON_Delete(j3);
+    load_result_free(&back);
+
+    /* by_url not an object. */
+    cJSON_ReplaceItemInObject(j2, "by_url", cJSON_CreateNumber(3));
+    assert_int_equal(report_json_parse(j2, &back, err), -EINVAL);
+    assert_non_null(strstr(err, "by_url: expected an object"));
+    free(text);
+    cJSON_Delete(j);
+    cJSON_Delete(j2);
+    release(&fx);
+}
+
 /* JSON -> text -> JSON -> result gives back the very result: histograms included. */
 static void test_parse_roundtrip(void **state)
 {
@@ -408,11 +452,9 @@ static void test_parse_malformed(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_json_fields),
-        cmocka_unit_test(test_json_stages),
-        cmocka_unit_test(test_text),
-        cmocka_unit_test(test_parse_roundtrip),
-        cmocka_unit_test(test_parse_malformed),
+        cmocka_unit_test(test_json_fields),  cmocka_unit_test(test_json_stages),
+        cmocka_unit_test(test_text),         cmocka_unit_test(test_parse_roundtrip),
+        cmocka_unit_test(test_parse_by_url), cmocka_unit_test(test_parse_malformed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
