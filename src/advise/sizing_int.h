@@ -1,0 +1,34 @@
+#ifndef SIZEUP_ADVISE_SIZING_INT_H
+#define SIZEUP_ADVISE_SIZING_INT_H
+
+/* Between sizing.c (the answer's order, steps 1, 2 and 6) and sizing_curve.c (steps 3 to 5). */
+
+#include <stddef.h>
+
+#include "advise/sizing.h"
+
+/* Relative tolerance under which two costs or rates count as equal (floating-point noise). */
+#define SIZING_EPS 1e-9
+
+/* The best and the runner-up candidate for the target (cheapest total, fewer replicas, more
+ * room per pod); -1 when absent. */
+void sizing__rank_target(const struct sizing *s, int *best /* OUT */, int *second /* OUT */);
+
+/* Steps (3) and (4): s->replicas from o->scale_out's curve when it measured the recommended
+ * variant, with replicas_note, dearer and why; else the linear count and curve_skipped. Borrows
+ * rows and o. */
+void sizing__curve_step(const struct sizing_row *rows, const struct sizing_opts *o,
+                        struct sizing *s);
+
+/* Step (5): o->availability_replicas added; past where the curve ends, unreachable. */
+void sizing__availability_step(const struct sizing_opts *o, struct sizing *s);
+
+/* Step (6)'s max from the curve (s->from_curve): the smallest N from s->replicas to where the
+ * curve ends that holds the target x (1 + growth); where it ends when none does. */
+unsigned sizing__curve_hpa_max(const struct sizing_opts *o, const struct sizing *s);
+
+/* Where the curve ends, in words, into buf: "its peak N* = 3.2" or "2 x the 4 replicas
+ * measured". Returns buf. */
+const char *sizing__cap_words(const struct sizing_curve *c, char *buf /* OUT */, size_t len);
+
+#endif
