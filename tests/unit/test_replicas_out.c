@@ -19,6 +19,7 @@
 #include <cjson/cJSON.h>
 
 #include "advise/advise.h"
+#include "output/compare.h"
 #include "output/output.h"
 #include "output/output_set.h"
 #include "sweep/runner.h"
@@ -238,6 +239,15 @@ static void test_unreachable(void **state)
     assert_true(cJSON_IsNull(cJSON_GetObjectItem(so, "from_curve")));
     assert_true(cJSON_IsFalse(cJSON_GetObjectItem(so, "target_reachable")));
     cJSON_Delete(root);
+
+    /* The results reader (sizeup compare, the operator's re-sweep) takes the new fields. */
+    struct compare_file cf;
+    char err[ERR_LEN] = "";
+    const char *json = item(f, "results.json");
+    if (compare_parse(json, strlen(json), "results.json", &cf, err) != 0)
+        fail_msg("compare_parse: %s", err);
+    assert_int_equal(cf.n, 1);
+    compare_file_free(&cf);
 }
 
 static void test_no_scale_out(void **state)
