@@ -42,6 +42,7 @@ YAML
 }
 sweep 400 "$tmp/high"
 require_enforced "$tmp/high/results.json"
+grep -i "scale-out" "$tmp/stdout" || true # the table, or why it did not run
 python3 - "$tmp/high/results.json" <<'PY'
 import json, sys
 so = json.load(open(sys.argv[1]))["scale_out"]
