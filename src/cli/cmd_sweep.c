@@ -564,13 +564,17 @@ static int run_variants(struct sweep_cli *c)
     return status;
 }
 
-/* The table on stdout and where the files are: those this sweep wrote (no values.yaml without
- * a recommendation, no report.html when it was left out for size). */
+/* On stdout the answer, the table and where the files are: those this sweep wrote (no
+ * values.yaml without a recommendation, no report.html when it was left out for size). */
 static void summarize(const struct sweep_cli *c)
 {
-    char path[4200];
+    char path[4200], err[ERR_LEN] = "";
     const char *name;
+    struct output_inputs in = {c->profile, c->command, c->configs, c->paths, c->workload};
 
+    /* The answer first, from the document the files were rendered from; the evidence after. */
+    if (output_sweep_answer(stdout, &c->s, &in, err) != 0)
+        fprintf(stderr, "sizeup sweep: the answer: %s\n", err);
     print_table(&c->s, c->profile);
     printf("\n  files: %s/", c->out);
     for (size_t i = 0, shown = 0; (name = output_name(i)) != NULL; i++) {

@@ -1,5 +1,6 @@
-/* results.md: the setup, the results table, the measured usage, the findings, the values and
- * the auto-sizing rule, each a step of output_results_md in the order a reader meets them. */
+/* results.md: the answer (shape, replicas, autoscaler, values.yaml, the commands), then the
+ * evidence: the setup, the results table, the measured usage, the findings and the auto-sizing
+ * rule, each a step of output_results_md in the order a reader meets them. */
 
 #include <errno.h>
 #include <math.h>
@@ -190,20 +191,6 @@ static void md_findings(FILE *f, const struct advice *a)
         fprintf(f, "%zu. %s\n", i + 1, a->findings[i]);
 }
 
-/* ## Recommended values: values.yaml inline, with a recommendation only. Returns 0 or -EIO. */
-static int md_values(FILE *f, const struct output_doc *d, char *err)
-{
-    const struct advice *a = d->advice;
-
-    if (a->recommended < 0)
-        return 0;
-    fprintf(f, "\n## Recommended values (`values.yaml`)\n\n```yaml\n");
-    if (output_values_yaml(f, d, err) != 0)
-        return -EIO;
-    fprintf(f, "```\n\nRequests: %s.\n", a->requests_note);
-    return 0;
-}
-
 /* ## Auto-sizing rule: the expression and each constant's derivation. */
 static void md_rule(FILE *f, const struct advice *a)
 {
@@ -223,14 +210,14 @@ int output_results_md(FILE *f, const struct output_doc *d, char *err)
     int rc;
 
     md_banners(f, d);
+    rc = output_answer(f, d, OUTPUT_ANSWER_MD, err);
+    if (rc)
+        return rc;
     md_setup(f, d);
     md_results(f, d);
     md_usage(f, d);
     output_scale_out_table(f, d->sweep, true);
     md_findings(f, d->advice);
-    rc = md_values(f, d, err);
-    if (rc)
-        return rc;
     md_rule(f, d->advice);
     if (ferror(f))
         return err_set(err, -EIO, "write error");

@@ -114,6 +114,11 @@ static char *render(int (*fn)(FILE *, const struct output_doc *, char *),
     return buf;
 }
 
+static int answer_text(FILE *f, const struct output_doc *d, char *err)
+{
+    return output_answer(f, d, OUTPUT_ANSWER_TEXT, err);
+}
+
 /* Looks up a dotted path in a parsed YAML document; returns the scalar or NULL. */
 static const char *yaml_get(yaml_document_t *doc, const char *path)
 {
@@ -308,6 +313,99 @@ static void test_values_sizing(void **state)
     assert_null(yaml_get(&doc, "replicaCount"));
     yaml_document_delete(&doc);
     free(text);
+    output_paths_default(&f->doc.paths);
+}
+
+/* The answer opens results.md, report.html and the terminal: shape, replicas, autoscaler, the
+ * exact bytes values.yaml's renderer writes (custom paths included) and the apply commands,
+ * before the evidence; a target out of reach and no recommendation are said, not rendered. */
+static void test_answer_first(void **state)
+{
+    struct fixture *f = *state;
+    struct sizing *s = &f->advice.sizing;
+    char err[ERR_LEN] = "";
+
+    target_sizing(s, true);
+    assert_int_equal(output_paths_parse("replicas=app.replicas", &f->doc.paths, err), 0);
+    char *values = render(output_values_yaml, &f->doc);
+    char *md = render(output_results_md, &f->doc);
+    const char *ans = strstr(md, "## Answer\n");
+    assert_non_null(ans);
+    assert_true(ans < strstr(md, "| Setup |"));
+    assert_true(ans < strstr(md, "| Config | Workers |"));
+    const char *v = strstr(md, values);
+    assert_non_null(v);
+    assert_true(v < strstr(md, "| Setup |"));
+    assert_non_null(strstr(md, "- **Replicas**: 8 for the target 5000 req/s"));
+    assert_non_null(strstr(md, "- **Autoscaler**: an HPA from 8 to 10 replicas at 69%"));
+    assert_non_null(strstr(md, "- **Shape**: 2w / 2.0c / 512Mi: 2 workers"));
+    assert_non_null(strstr(md, "helm upgrade RELEASE CHART --reuse-values -f values.yaml\n"));
+    assert_non_null(strstr(md, "kubectl apply -f hpa.yaml\n"));
+    assert_null(strstr(md, "kubectl patch deployment"));
+    /* values.yaml appears once: the answer's is the one copy. */
+    assert_null(strstr(v + 1, values));
+    free(md);
+
+    char *html = render(output_report_html, &f->doc);
+    const char *sec = strstr(html, "<section id=\"answer\">");
+    assert_non_null(sec);
+    assert_true(sec < strstr(html, "<table id=\"results\">"));
+    assert_true(sec < strstr(html, "<svg id=\"chart-throughput\""));
+    assert_non_null(strstr(html, "app:\n  replicas: 8\n"));
+    assert_non_null(strstr(html, "<pre id=\"answer-apply\">"));
+    free(html);
+
+    char *text = render(answer_text, &f->doc);
+    assert_non_null(strstr(text, "    app:\n      replicas: 8\n"));
+    assert_non_null(strstr(text, "    helm upgrade RELEASE CHART"));
+    free(text);
+
+    /* A Deployment named: its patch command too. */
+    f->doc.workload.deployment = "web";
+    md = render(output_results_md, &f->doc);
+    assert_non_null(strstr(md, "kubectl patch deployment web --type strategic --patch-file "
+                               "deployment-patch.yaml\n"));
+    free(md);
+    f->doc.workload.deployment = NULL;
+
+    /* A stream target is named in streams. */
+    s->streams = true;
+    s->target_rps = 0;
+    s->target_streams = 20000;
+    md = render(output_results_md, &f->doc);
+    assert_non_null(strstr(md, "- **Replicas**: 8 for the target 20000 streams"));
+    free(md);
+
+    /* A target out of reach: no replica count, the sizing's reason. */
+    target_sizing(s, false);
+    s->replicas = 0;
+    snprintf(s->why, sizeof(s->why), "no shape reaches 5000 req/s");
+    md = render(output_results_md, &f->doc);
+    assert_non_null(strstr(md, "- **Replicas**: none for the target 5000 req/s: no shape reaches"));
+    assert_null(strstr(md, "kubectl apply -f hpa.yaml"));
+    free(md);
+
+    /* No target: said, with how to give one. */
+    memset(s, 0, sizeof(*s));
+    s->recommended = 2;
+    s->replicas = 1;
+    md = render(output_results_md, &f->doc);
+    assert_non_null(strstr(md, "- **Replicas**: no target was given"));
+    free(md);
+
+    /* No recommendation: why, and nothing to apply. */
+    int rec = f->advice.recommended;
+    f->advice.recommended = -1;
+    md = render(output_results_md, &f->doc);
+    assert_non_null(strstr(md, "## Answer\n\nNo variant holds the load"));
+    assert_non_null(strstr(md, "there is nothing to apply"));
+    assert_null(strstr(md, "helm upgrade"));
+    free(md);
+    html = render(output_report_html, &f->doc);
+    assert_non_null(strstr(html, "<p id=\"answer-none\">No variant holds the load"));
+    free(html);
+    f->advice.recommended = rec;
+    free(values);
     output_paths_default(&f->doc.paths);
 }
 
@@ -999,6 +1097,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_values_custom_paths, setup, teardown),
         cmocka_unit_test(test_paths_bad),
         cmocka_unit_test_setup_teardown(test_values_sizing, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_answer_first, setup, teardown),
         cmocka_unit_test_setup_teardown(test_rule_parse_back, setup, teardown),
         cmocka_unit_test_setup_teardown(test_results_json, setup, teardown),
         cmocka_unit_test_setup_teardown(test_md_and_html, setup, teardown),
