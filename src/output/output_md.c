@@ -136,9 +136,14 @@ static void md_results(FILE *f, const struct output_doc *d)
     fprintf(f, "\n%s\n", line);
     if (output_fmt_capacity_note(d->profile, line, sizeof(line))[0])
         fprintf(f, "\n%s\n", line);
-    if (a->recommended >= 0 && a->by_target)
-        fprintf(f, "\nTarget: %.0f req/s; at the recommended size that takes %u replica%s.\n",
-                a->target_rps, a->replicas, a->replicas == 1 ? "" : "s");
+    /* The target in the unit it was given in: req/s, users or streams (the sizing's). */
+    if (a->recommended >= 0 && a->sizing.by_target && a->sizing.replicas == 0)
+        fprintf(f, "\nTarget: %s; no replica count of the recommended size reaches it.\n",
+                output_answer_target(&a->sizing, line, sizeof(line)));
+    else if (a->recommended >= 0 && a->sizing.by_target)
+        fprintf(f, "\nTarget: %s; at the recommended size that takes %u replica%s.\n",
+                output_answer_target(&a->sizing, line, sizeof(line)), a->sizing.replicas,
+                a->sizing.replicas == 1 ? "" : "s");
 }
 
 /* ### Measured usage, when any measured row has a figure. */

@@ -374,6 +374,10 @@ static void test_answer_first(void **state)
     s->target_streams = 20000;
     md = render(output_results_md, &f->doc);
     assert_non_null(strstr(md, "- **Replicas**: 8 for the target 20000 streams"));
+    /* Under the table too, in streams (not "Target: 0 req/s"). */
+    assert_non_null(strstr(md, "\nTarget: 20000 streams; at the recommended size that takes 8 "
+                               "replicas.\n"));
+    assert_null(strstr(md, "Target: 0 req/s"));
     free(md);
 
     /* A target out of reach: no replica count, the sizing's reason. */
