@@ -486,6 +486,72 @@ static void test_results_json(void **state)
     cJSON_Delete(j);
 }
 
+/* results.json's profile carries every input the sizing was judged by, under the YAML's names
+ * with the _ms/_s suffixes, so compare can tell differently judged sweeps apart. */
+static void test_results_json_profile(void **state)
+{
+    struct fixture *f = *state;
+    static const char y1[] = "target: { rps: 3000 }\n"
+                             "slo: { p95: 80ms, p99: 200ms, errors: 2% }\n"
+                             "search: { warmup: 500ms, window: 2s, precision: 10%, repeats: 4, "
+                             "max_steps: 6, max_rps: 9000, budget: 2m40s }\n"
+                             "cost: { cpu: 2, memory_gib: 0.5 }\n"
+                             "planning: { buffer: 20%, growth: 50% }\n";
+    static const char y2[] = "target: { streams: 20000 }\n"
+                             "streams: { url: /ws, count: 500, ramp: 2s }\n"
+                             "producers: { count: 2, rate: 50, request: { method: POST, path: /cmd "
+                             "}, match: seq }\n"
+                             "slo: { delivery_p95: 150ms }\n";
+    struct profile p;
+    char err[ERR_LEN] = "";
+
+    assert_int_equal(profile_load_buffer(y1, sizeof(y1) - 1, "t.yaml", &p, err), 0);
+    f->doc.profile = &p;
+    cJSON *j = output_results_json(&f->doc);
+    cJSON *prof = cJSON_GetObjectItem(j, "profile");
+#define NUM(o, path) cJSON_GetObjectItem(cJSON_GetObjectItem(prof, o), path)->valuedouble
+    assert_true(cJSON_GetObjectItem(prof, "target_rps")->valuedouble == 3000);
+    assert_true(NUM("slo", "p95_ms") == 80);
+    assert_true(NUM("slo", "p99_ms") == 200);
+    assert_true(fabs(NUM("slo", "errors") - 0.02) < 1e-12);
+    assert_true(NUM("search", "warmup_s") == 0.5);
+    assert_true(NUM("search", "window_s") == 2);
+    assert_true(fabs(NUM("search", "precision") - 0.10) < 1e-12);
+    assert_true(NUM("search", "repeats") == 4);
+    assert_true(NUM("search", "max_steps") == 6);
+    assert_true(NUM("search", "max_rps") == 9000);
+    assert_true(NUM("search", "budget_s") == 160);
+    assert_string_equal(
+        cJSON_GetObjectItem(cJSON_GetObjectItem(prof, "search"), "mode")->valuestring, "capacity");
+    assert_true(NUM("cost", "cpu") == 2);
+    assert_true(NUM("cost", "memory_gib") == 0.5);
+    assert_true(fabs(NUM("planning", "buffer") - 0.2) < 1e-12);
+    assert_true(fabs(NUM("planning", "growth") - 0.5) < 1e-12);
+    assert_null(cJSON_GetObjectItem(prof, "streams"));
+    cJSON_Delete(j);
+    profile_free(&p);
+
+    assert_int_equal(profile_load_buffer(y2, sizeof(y2) - 1, "t.yaml", &p, err), 0);
+    f->doc.profile = &p;
+    j = output_results_json(&f->doc);
+    prof = cJSON_GetObjectItem(j, "profile");
+    assert_true(cJSON_GetObjectItem(prof, "target_streams")->valuedouble == 20000);
+    assert_true(NUM("slo", "delivery_p95_ms") == 150);
+    assert_true(NUM("streams", "count") == 500);
+    assert_true(NUM("streams", "ramp_s") == 2);
+    assert_string_equal(
+        cJSON_GetObjectItem(cJSON_GetObjectItem(prof, "streams"), "url")->valuestring, "/ws");
+    assert_true(NUM("producers", "count") == 2);
+    assert_true(NUM("producers", "rate") == 50);
+    cJSON *req = cJSON_GetObjectItem(cJSON_GetObjectItem(prof, "producers"), "request");
+    assert_string_equal(cJSON_GetObjectItem(req, "method")->valuestring, "POST");
+    assert_string_equal(cJSON_GetObjectItem(req, "path")->valuestring, "/cmd");
+#undef NUM
+    cJSON_Delete(j);
+    profile_free(&p);
+    f->doc.profile = &f->profile;
+}
+
 static void test_md_and_html(void **state)
 {
     struct fixture *f = *state;
@@ -1104,6 +1170,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_answer_first, setup, teardown),
         cmocka_unit_test_setup_teardown(test_rule_parse_back, setup, teardown),
         cmocka_unit_test_setup_teardown(test_results_json, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_results_json_profile, setup, teardown),
         cmocka_unit_test_setup_teardown(test_md_and_html, setup, teardown),
         cmocka_unit_test_setup_teardown(test_capacity_columns_and_charts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_html_escapes, setup, teardown),
