@@ -278,7 +278,10 @@ bool compare_write_verdict(FILE *f, const struct compare_report *r)
 {
     if (!r->fail_set)
         return false;
-    if (r->nregressions) {
+    if (r->ndiffer) {
+        fprintf(f, "not judged: A and B were judged by different inputs (%s%s)\n", r->differ[0],
+                r->ndiffer > 1 ? ", ..." : "");
+    } else if (r->nregressions) {
         fprintf(f, "REGRESSION: capacity fell by more than %g%%, significantly, in", r->fail_pct);
         for (size_t i = 0; i < r->n; i++)
             if (r->rows[i].regression)
@@ -335,11 +338,27 @@ static void write_notes(FILE *f, const struct compare_report *r, bool sep)
                    "it was\n   swept in another mode).\n");
 }
 
+/* Two sweeps judged differently: which inputs differ, and that nothing is compared. */
+static void write_refusal(FILE *f, const struct compare_report *r)
+{
+    fprintf(f, "Not compared: A and B were judged by different inputs, so a change between them "
+               "would\nnot be the app's:\n");
+    for (size_t i = 0; i < r->ndiffer; i++)
+        fprintf(f, "  %s\n", r->differ[i]);
+    fprintf(f, "Sweep both with the same profile's slo, search (window, warmup, precision), "
+               "requests\nand thresholds.\n");
+    compare_write_verdict(f, r);
+}
+
 int compare_write_text(FILE *f, const struct compare_report *r)
 {
     write_heading(f, "A", r->a);
     write_heading(f, "B", r->b);
     fputc('\n', f);
+    if (r->ndiffer) {
+        write_refusal(f, r);
+        return ferror(f) ? -EIO : 0;
+    }
     size_t both = 0;
     for (size_t i = 0; i < r->n; i++)
         both += r->rows[i].a && r->rows[i].b;
@@ -482,6 +501,9 @@ cJSON *compare_json(const struct compare_report *r)
         add_num_or_null(b, x, "geomean_b", g->n ? g->b : NAN);
         add_num_or_null(b, x, "change_pct", g->change_pct);
     }
+    arr = jb_arr(b, root, "inputs_differ");
+    for (size_t i = 0; arr && i < r->ndiffer; i++)
+        jb_push_str(b, arr, r->differ[i]);
     add_num_or_null(b, root, "fail_on_regression_pct", r->fail_set ? r->fail_pct : NAN);
     reg = jb_arr(b, root, "regressions");
     for (size_t i = 0; reg && i < r->n; i++)
