@@ -338,7 +338,7 @@ static void test_invalid_capacity_not_judged(void **state)
     struct fx_variant gen[1] = {base[0]};
     gen[0].reps[0] = gen[0].reps[1] = gen[0].reps[2] = 300;
     gen[0].invalid = true;
-    gen[0].flag = "generator";
+    gen[0].flag = "generator-limited";
     struct compare_file a, b;
     struct compare_report r;
     run(base, 1, gen, 1, 10, &a, &b, &r);
@@ -347,14 +347,18 @@ static void test_invalid_capacity_not_judged(void **state)
     assert_false(c->significant);
     assert_int_equal(r.nregressions, 0);
     char *t = text_of(&r);
-    assert_non_null(strstr(t, "~ not valid (B: generator)"));
+    assert_non_null(strstr(t, "~ not valid (B: generator-limited)"));
+    /* The note under the tables names the real reason, not a blanket "marked". */
+    assert_non_null(strstr(t, "   generator-limited: the load generator, not the app, set the "
+                              "limit: the app holds at least this much.\n"));
+    assert_null(strstr(t, "   contended:"));
     free(t);
     cJSON *j = compare_json(&r);
     const cJSON *cap = cJSON_GetObjectItem(
         cJSON_GetArrayItem(cJSON_GetObjectItem(j, "variants"), 0), "capacity_rps");
     const cJSON *fb = cJSON_GetObjectItem(cJSON_GetObjectItem(cap, "b"), "flags");
     assert_int_equal(cJSON_GetArraySize(fb), 1);
-    assert_string_equal(cJSON_GetArrayItem(fb, 0)->valuestring, "generator");
+    assert_string_equal(cJSON_GetArrayItem(fb, 0)->valuestring, "generator-limited");
     assert_true(cJSON_IsFalse(cJSON_GetObjectItem(cJSON_GetObjectItem(cap, "b"), "valid")));
     assert_string_equal(cJSON_GetObjectItem(cap, "not_tested")->valuestring, "not_valid");
     cJSON_Delete(j);
