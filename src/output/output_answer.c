@@ -147,9 +147,20 @@ static void values_block(FILE *f, enum output_answer_style st, const char *yaml)
 /* The commands that apply what was written, one per file. */
 static void apply_block(FILE *f, enum output_answer_style st, const struct output_doc *d)
 {
-    char cmds[3][256];
+    char cmds[6][256];
     size_t n = 0;
+    const char *dep = d->workload.deployment;
 
+    /* In a cluster the files are the results ConfigMap's keys: the plugin fetches each first. */
+    if (dep && d->platform && strcmp(d->platform, "kube") == 0) {
+        snprintf(cmds[n++], sizeof(cmds[0]),
+                 "kubectl sizeup results deploy/%s -o values > values.yaml", dep);
+        if (d->advice->sizing.hpa.enabled)
+            snprintf(cmds[n++], sizeof(cmds[0]),
+                     "kubectl sizeup results deploy/%s -o hpa > hpa.yaml", dep);
+        snprintf(cmds[n++], sizeof(cmds[0]),
+                 "kubectl sizeup results deploy/%s -o patch > deployment-patch.yaml", dep);
+    }
     snprintf(cmds[n++], sizeof(cmds[0]),
              "helm upgrade RELEASE CHART --reuse-values -f values.yaml");
     if (d->advice->sizing.hpa.enabled)

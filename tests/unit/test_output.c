@@ -365,7 +365,17 @@ static void test_answer_first(void **state)
     md = render(output_results_md, &f->doc);
     assert_non_null(strstr(md, "kubectl patch deployment web --type strategic --patch-file "
                                "deployment-patch.yaml\n"));
+    assert_null(strstr(md, "kubectl sizeup results"));
     free(md);
+    /* In a cluster (the operator's ConfigMap) the files are fetched first. */
+    f->doc.platform = "kube";
+    md = render(output_results_md, &f->doc);
+    const char *fetch = strstr(md, "kubectl sizeup results deploy/web -o values > values.yaml\n");
+    assert_non_null(fetch);
+    assert_true(fetch < strstr(md, "helm upgrade"));
+    assert_non_null(strstr(md, "kubectl sizeup results deploy/web -o hpa > hpa.yaml\n"));
+    free(md);
+    f->doc.platform = "local";
     f->doc.workload.deployment = NULL;
 
     /* A stream target is named in streams. */
