@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# report.html's over-time charts: the step labels of a capacity search never overlap. A short
-# capacity sweep (one variant, some fifteen steps) writes report.html; a copy of the page with a
-# measuring script added is loaded in headless Chromium, which lays the labels out in the page's
-# own fonts and styles, measures each label's box (getBBox) per chart and writes every overlap
-# into the DOM; --dump-dom reads it back. The capacity chart's caption says what its whisker is.
+# report.html's over-time charts: the step labels of a capacity search never overlap. Two pages:
+# a timeline of 16 steps with long labels (written by the unit test test_report, the same
+# renderer, so many labels compete for the room), and the report.html of a short capacity sweep.
+# A copy of each page with a measuring script added is loaded in headless Chromium, which lays
+# the labels out in the page's own fonts and styles, measures each label's box (getBBox) per
+# chart and writes every overlap into the DOM; --dump-dom reads it back. The capacity chart's
+# caption says what its whisker is.
 set -eu
 . "$ROOT/tests/integration/sweep_lib.bash"
 command -v python3 >/dev/null || { echo "python3 is missing (scripts/install-deps.sh test)"; exit 1; }
@@ -18,9 +20,9 @@ cleanup() {
 trap cleanup EXIT
 port=$(free_port)
 cat >"$tmp/p.yaml" <<'YAML'
-users: 4
+users: 2
 search: { warmup: 0s, window: 300ms, precision: 2%, max_steps: 10, repeats: 3, budget: 60s }
-slo: { p95: 50ms }
+slo: { p95: 200ms }
 YAML
 "$SIZEUP" sweep --configs "1@0.5/128Mi" --port "$port" --profile "$tmp/p.yaml" --out "$tmp/out" \
     -- env WORK=20000 python3 "$ROOT/tests/integration/cpu_server.py" "$marker" \
@@ -30,7 +32,8 @@ html="$tmp/out/report.html"
 
 # The page as written, plus a script that measures: every chart's text.segl labels (the segment
 # labels over time), pairwise, in the SVG's own coordinates.
-python3 - "$html" "$tmp/measure.html" <<'PY'
+measure() { # PAGE OUT: the page laid out in Chromium, its label check into OUT
+python3 - "$1" "$tmp/measure.html" <<'PY'
 import sys
 page = open(sys.argv[1]).read()
 script = """<script>
@@ -57,22 +60,33 @@ PY
 flags=(--headless --no-sandbox --disable-gpu --disable-background-networking --no-first-run
        --disable-extensions --user-data-dir="$tmp/profile")
 timeout 60 "$chrome" "${flags[@]}" --window-size=1100,1900 --dump-dom "file://$tmp/measure.html" \
-    >"$tmp/dom.html" 2>"$tmp/dom.log" || { cat "$tmp/dom.log"; exit 1; }
-python3 - "$tmp/dom.html" "$html" "$tmp/out/results.json" <<'PY'
+    >"$2" 2>"$tmp/dom.log" || { cat "$tmp/dom.log"; exit 1; }
+}
+SIZEUP_LABELS_PAGE="$tmp/many.html" "$BUILD/tests/test_report" >/dev/null 2>&1 ||
+    { echo "test_report failed"; exit 1; }
+measure "$tmp/many.html" "$tmp/many.dom"
+measure "$html" "$tmp/dom.html"
+python3 - "$tmp/dom.html" "$html" "$tmp/out/results.json" "$tmp/many.dom" <<'PY'
 import html, json, re, sys
-dom, page = open(sys.argv[1]).read(), open(sys.argv[2]).read()
+def check(path):
+    m = re.search(r'<pre id="label-check">(.*?)</pre>', open(path).read(), re.S)
+    assert m, f"{path}: the measuring script did not run"
+    res = json.loads(html.unescape(m.group(1)))
+    for o in res["overlaps"]:
+        print("FAIL overlap:", o)
+    assert not res["overlaps"], f"{len(res['overlaps'])} overlapping labels"
+    return res["labels"]
+page = open(sys.argv[2]).read()
 steps = len(json.load(open(sys.argv[3]))["variants"][0]["slo_capacity"]["steps"])
-m = re.search(r'<pre id="label-check">(.*?)</pre>', dom, re.S)
-assert m, "the measuring script did not run"
-res = json.loads(html.unescape(m.group(1)))
-for o in res["overlaps"]:
-    print("FAIL overlap:", o)
-assert res["labels"] >= 3, f"only {res['labels']} step labels drawn for {steps} steps"
-assert not res["overlaps"], f"{len(res['overlaps'])} overlapping labels"
+many = check(sys.argv[4])
+assert many >= 10, f"only {many} labels drawn over 2 charts of 16 steps"
+res = {"labels": check(sys.argv[1])}
+assert res["labels"] >= 2, f"only {res['labels']} step labels drawn for {steps} steps"
 cap = re.search(r"<figcaption>Capacity within the SLO per variant[^<]*</figcaption>", page)
 assert cap, "no capacity chart caption"
 assert "95% interval of the repeats)" not in cap.group(0), "the whisker caption says only the repeats"
 assert "bracket" in cap.group(0), "the whisker caption does not name the search's bracket"
-print(f"chart_labels: {steps} steps, {res['labels']} labels drawn, none overlapping")
+print(f"chart_labels: 16 long-labelled steps: {many} labels drawn over 2 charts; the sweep's "
+      f"{steps} steps: {res['labels']} labels; none overlapping")
 PY
 echo "PASS chart_labels"
