@@ -68,6 +68,10 @@ if has_values and "replicaCount:" not in open(os.path.join(out, "values.yaml")).
     bad.append("values.yaml lacks replicaCount for the demo's target")
 if has_values and "replicaCount:" not in md.split("\n## ", 2)[1]:
     bad.append("results.md's answer lacks values.yaml's replicaCount")
+if has_values:
+    block = md.split("```yaml\n", 1)[1].split("```", 1)[0]
+    if block != open(os.path.join(out, "values.yaml")).read():
+        bad.append("results.md's answer does not show values.yaml's exact bytes")
 rr = sum((v.get("slo_capacity") or {}).get("contended_reruns", 0) for v in r["variants"])
 if rr != reruns:
     bad.append(f"{reruns} sweep.rerun log lines but contended_reruns sum to {rr}")
