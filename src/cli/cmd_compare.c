@@ -60,6 +60,14 @@ static int print_report(const struct compare_report *r, int json)
  * shows it next to the exit code (and --json output stays the JSON alone on stdout). */
 static int verdict(const struct compare_report *r)
 {
+    /* Judged by different inputs: nothing was compared, so no regression check can pass. */
+    if (r->ndiffer) {
+        if (r->fail_set) {
+            fputs("sizeup compare: ", stderr);
+            compare_write_verdict(stderr, r);
+        }
+        return r->fail_set ? EXIT_RUNTIME : EXIT_OK;
+    }
     if (!r->fail_set || (r->nregressions == 0 && r->ntestable > 0))
         return EXIT_OK;
     fputs("sizeup compare: ", stderr);
@@ -118,8 +126,11 @@ const struct cmd cmd_compare = {
     .flags = flags,
     .epilog = "example: sizeup compare --fail-on-regression 10 before/ after/\n"
               "\n"
-              "Exit status: 0 compared, 99 a capacity regression beyond PCT, 2 bad flags or "
-              "input files.\n",
+              "A and B judged by different inputs (profile slo, search window/warmup/precision,\n"
+              "requests, thresholds) are not compared: the differing fields are printed.\n"
+              "\n"
+              "Exit status: 0 compared, 99 a capacity regression beyond PCT, 1 not compared\n"
+              "(different inputs) with --fail-on-regression, 2 bad flags or input files.\n",
     .opts = CLI_OPERANDS,
     .exec = exec_compare,
 };

@@ -564,13 +564,17 @@ static int run_variants(struct sweep_cli *c)
     return status;
 }
 
-/* The table on stdout and where the files are: those this sweep wrote (no values.yaml without
- * a recommendation, no report.html when it was left out for size). */
+/* On stdout the answer, the table and where the files are: those this sweep wrote (no
+ * values.yaml without a recommendation, no report.html when it was left out for size). */
 static void summarize(const struct sweep_cli *c)
 {
-    char path[4200];
+    char path[4200], err[ERR_LEN] = "";
     const char *name;
+    struct output_inputs in = {c->profile, c->command, c->configs, c->paths, c->workload};
 
+    /* The answer first, from the document the files were rendered from; the evidence after. */
+    if (output_sweep_answer(stdout, &c->s, &in, err) != 0)
+        fprintf(stderr, "sizeup sweep: the answer: %s\n", err);
     print_table(&c->s, c->profile);
     printf("\n  files: %s/", c->out);
     for (size_t i = 0, shown = 0; (name = output_name(i)) != NULL; i++) {
@@ -617,8 +621,10 @@ const struct cmd cmd_sweep = {
     .intro = "Runs COMMAND once per variant on this machine, inside a cgroup limited to the\n"
              "variant's CPU and memory (as a kubelet limits a container), with WORKERS (or\n"
              "--workers-env) and PORT in its environment and $WORKERS / $PORT in its arguments\n"
-             "expanded; loads it; writes results.md, results.json, values.yaml, auto-sizing.yaml\n"
-             "and report.html into --out. Flags override the profile as for loadtest.\n",
+             "expanded; loads it; writes its outputs (results.md, results.json, values.yaml,\n"
+             "auto-sizing.yaml, report.html and, when they apply, hpa.yaml and\n"
+             "deployment-patch.yaml) into --out and prints the answer first. Flags override the\n"
+             "profile as for loadtest.\n",
     .flags = flags,
     .epilog =
         "example:\n"

@@ -13,13 +13,17 @@
 
 #include "core/fmt.h"
 
-#define CW        760 /* chart width */
-#define CH        220 /* chart height */
-#define ML        64  /* left margin: the y axis' labels */
-#define MR        16
-#define MT        26 /* top margin: the legend */
-#define MB        32 /* bottom margin: the time axis */
-#define LABEL_GAP 56 /* the least room between two segment labels */
+#define CW 760 /* chart width */
+#define CH 220 /* chart height */
+#define ML 64  /* left margin: the y axis' labels */
+#define MR 16
+#define MT 26 /* top margin: the legend */
+#define MB 32 /* bottom margin: the time axis */
+/* A segment label's width is estimated from its length, as wide as the widest characters of
+ * the pages' fonts at 12 px (the sweep page's chart font; the loadtest page's labels are 10 px),
+ * so an estimate never falls short of the drawn width; LABEL_PAD is the least space between. */
+#define LABEL_CHAR_W 7.5
+#define LABEL_PAD    6
 
 void report_html_esc(FILE *f, const char *s)
 {
@@ -200,21 +204,21 @@ static void axes(FILE *f, const struct frame *fr, const struct chart *c)
 }
 
 /* The segments' boundaries: a dashed line where each one after the first begins, and its
- * label where there is room for it. */
+ * label where there is room for it: after the end of the last label drawn, never over it. */
 static void separators(FILE *f, const struct frame *fr, const struct report_html_segment *seg,
                        size_t nseg)
 {
-    double off = 0, last_label = -1e9;
+    double off = 0, last_end = -1e9;
     for (size_t i = 0; i < nseg; i++) {
         double x = px_x(fr, off);
         if (i > 0)
             fprintf(f, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" class=\"sep\"/>\n", x, MT,
                     x, CH - MB);
-        if (seg[i].label && x - last_label >= LABEL_GAP) {
+        if (seg[i].label && x + 2 >= last_end + LABEL_PAD) {
             fprintf(f, "<text x=\"%.1f\" y=\"%d\" class=\"segl\">", x + 2, MT + 10);
             report_html_esc(f, seg[i].label);
             fputs("</text>\n", f);
-            last_label = x;
+            last_end = x + 2 + (double)strlen(seg[i].label) * LABEL_CHAR_W;
         }
         off += seg_length(seg[i].s);
     }

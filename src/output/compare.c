@@ -11,6 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/jb.h"
+
 /* No figure sizeup writes comes near this: a bigger one is a damaged or forged file, and
  * keeping below it keeps every sum of squares in the statistics finite. */
 #define FIGURE_MAX 1e12
@@ -202,6 +204,37 @@ static int parse_variant(const cJSON *o, size_t idx, struct compare_variant *cv,
     return parse_capacity(o, where, cv, err);
 }
 
+/* The inputs that decide how a sweep was judged, copied out of profile: slo, search's window,
+ * warm-up and precision, requests, thresholds (those the file has). */
+static int parse_judged(const cJSON *root, struct compare_file *out, char *err)
+{
+    static const char *const whole[] = {"slo", "requests", "thresholds"};
+    static const char *const search[] = {"window_s", "warmup_s", "precision"};
+    const cJSON *prof = cJSON_GetObjectItemCaseSensitive(root, "profile"), *x;
+    cJSON *j, *se = NULL;
+
+    if (!cJSON_IsObject(prof))
+        return 0;
+    if (!(j = cJSON_CreateObject()))
+        return err_set(err, -ENOMEM, "out of memory");
+    out->judged = j;
+    for (size_t i = 0; i < sizeof(whole) / sizeof(whole[0]); i++)
+        if ((x = cJSON_GetObjectItemCaseSensitive(prof, whole[i])) &&
+            !jb_attach(j, whole[i], cJSON_Duplicate(x, 1)))
+            return err_set(err, -ENOMEM, "out of memory");
+    x = cJSON_GetObjectItemCaseSensitive(prof, "search");
+    if (cJSON_IsObject(x)) {
+        if (!(se = cJSON_AddObjectToObject(j, "search")))
+            return err_set(err, -ENOMEM, "out of memory");
+        for (size_t i = 0; i < sizeof(search) / sizeof(search[0]); i++) {
+            const cJSON *v = cJSON_GetObjectItemCaseSensitive(x, search[i]);
+            if (v && !jb_attach(se, search[i], cJSON_Duplicate(v, 1)))
+                return err_set(err, -ENOMEM, "out of memory");
+        }
+    }
+    return 0;
+}
+
 int compare_parse(const char *text, size_t len, const char *source, struct compare_file *out,
                   char *err)
 {
@@ -236,6 +269,9 @@ int compare_parse(const char *text, size_t len, const char *source, struct compa
         rc = err_set(err, -EINVAL, "more than %d variants", VARIANT_MAX);
         goto out;
     }
+    rc = parse_judged(root, out, err);
+    if (rc)
+        goto out;
     started = cJSON_GetObjectItemCaseSensitive(root, "started_at");
     if (cJSON_IsString(started))
         snprintf(out->started_at, sizeof(out->started_at), "%s", started->valuestring);
@@ -342,6 +378,7 @@ void compare_file_free(struct compare_file *f)
     if (!f)
         return;
     free(f->variants);
+    cJSON_Delete(f->judged);
     memset(f, 0, sizeof(*f));
 }
 
@@ -496,6 +533,62 @@ static void geomeans(struct compare_report *r)
     }
 }
 
+/* A JSON value for people: a number as %g, a string as is, anything else "(a list)". */
+static const char *value_words(const cJSON *v, char *buf, size_t len)
+{
+    if (cJSON_IsNumber(v))
+        snprintf(buf, len, "%g", v->valuedouble);
+    else if (cJSON_IsString(v))
+        snprintf(buf, len, "%s", v->valuestring);
+    else if (cJSON_IsBool(v))
+        snprintf(buf, len, "%s", cJSON_IsTrue(v) ? "true" : "false");
+    else
+        snprintf(buf, len, "%s", cJSON_IsArray(v) ? "another list" : "another value");
+    return buf;
+}
+
+static void add_differ(struct compare_report *r, const char *path, const cJSON *va, const cJSON *vb)
+{
+    char wa[48], wb[48];
+
+    if (r->ndiffer >= COMPARE_MAX_DIFFER)
+        return;
+    if (!va || !vb)
+        snprintf(r->differ[r->ndiffer++], COMPARE_DIFFER_LEN, "%s: %s", path,
+                 va ? "set in A only" : "set in B only");
+    else if (cJSON_IsArray(va))
+        snprintf(r->differ[r->ndiffer++], COMPARE_DIFFER_LEN, "%s: the two lists differ", path);
+    else
+        snprintf(r->differ[r->ndiffer++], COMPARE_DIFFER_LEN, "%s: %s in A, %s in B", path,
+                 value_words(va, wa, sizeof(wa)), value_words(vb, wb, sizeof(wb)));
+}
+
+/* The fields of a and b (objects at path) that differ, one level of objects deep; a key in one
+ * object only is a difference, a section one file lacks altogether is not (an older file). */
+static void diff_objects(struct compare_report *r, const char *path, const cJSON *a, const cJSON *b)
+{
+    const cJSON *x;
+    char p[96];
+
+    cJSON_ArrayForEach(x, a)
+    {
+        const cJSON *y = cJSON_GetObjectItemCaseSensitive(b, x->string);
+        snprintf(p, sizeof(p), "%s%s%s", path, path[0] ? "." : "", x->string);
+        if (y && cJSON_IsObject(x) && cJSON_IsObject(y))
+            diff_objects(r, p, x, y);
+        else if (!path[0] && !y)
+            continue;
+        else if (!y || !cJSON_Compare(x, y, 1))
+            add_differ(r, p, x, y);
+    }
+    cJSON_ArrayForEach(x, b)
+    {
+        snprintf(p, sizeof(p), "%s%s%s", path, path[0] ? "." : "", x->string);
+        if (path[0] && !cJSON_GetObjectItemCaseSensitive(a, x->string))
+            add_differ(r, p, NULL, x);
+    }
+}
+
 int compare_run(const struct compare_file *a, const struct compare_file *b, double fail_pct,
                 struct compare_report *out)
 {
@@ -507,6 +600,11 @@ int compare_run(const struct compare_file *a, const struct compare_file *b, doub
     out->rows = calloc(a->n + b->n + 1, sizeof(*out->rows));
     if (!out->rows)
         return -ENOMEM;
+    /* Judged against another SLO, window or mix, a change is not the app's: nothing is said. */
+    if (a->judged && b->judged)
+        diff_objects(out, "", a->judged, b->judged);
+    if (out->ndiffer)
+        return 0;
     for (size_t i = 0; i < a->n; i++)
         add_row(out, &a->variants[i], find(b, a->variants[i].v.spec));
     for (size_t i = 0; i < b->n; i++)

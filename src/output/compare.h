@@ -67,8 +67,14 @@ struct compare_variant {
     double p95_ms, p99_ms; /* < 0: absent */
 };
 
+/* The profile inputs two sweeps must share to be compared: profile.slo, profile.search's window,
+ * warm-up and precision, the request mix and the thresholds (docs/compare.md). */
+#define COMPARE_MAX_DIFFER 16
+#define COMPARE_DIFFER_LEN 160
+
 struct compare_file {
     char source[512];    /* the path read, for headings */
+    cJSON *judged;       /* owned: {slo, search, requests, thresholds} as found; NULL: none */
     char tool[64];       /* "sizeup 0.1.0" */
     char started_at[40]; /* as written, "" when absent */
     bool capacity_mode;  /* some variant has a slo_capacity object */
@@ -113,6 +119,10 @@ struct compare_report {
     double fail_pct;       /* the threshold in percent */
     size_t nregressions;   /* rows with regression set */
     size_t ntestable;      /* capacity cells that Welch's test could judge */
+    /* The inputs A and B differ in ("slo.p95_ms: 100 in A, 80 in B"): when any, nothing is
+     * compared (n is 0) and --fail-on-regression fails. */
+    char differ[COMPARE_MAX_DIFFER][COMPARE_DIFFER_LEN];
+    size_t ndiffer;
 };
 
 /* Parses a results.json text (len bytes, need not be NUL-terminated) into *out; source names
@@ -131,7 +141,9 @@ void compare_file_free(struct compare_file *f);
 
 /* Compares a with b (both borrowed until compare_report_free). fail_pct < 0: no regression
  * threshold; otherwise a row is a regression when its capacity fell by more than fail_pct
- * percent and the fall is significant. Returns 0 or -ENOMEM. */
+ * percent and the fall is significant. Two files judged by different inputs (a field of
+ * `judged` present in both with different values) are not compared: out->differ lists the
+ * fields and out->n is 0. Returns 0 or -ENOMEM. */
 SIZEUP_MUST_USE int compare_run(const struct compare_file *a, const struct compare_file *b,
                                 double fail_pct, struct compare_report *out /* OUT */);
 

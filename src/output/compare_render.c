@@ -278,7 +278,10 @@ bool compare_write_verdict(FILE *f, const struct compare_report *r)
 {
     if (!r->fail_set)
         return false;
-    if (r->nregressions) {
+    if (r->ndiffer) {
+        fprintf(f, "not judged: A and B were judged by different inputs (%s%s)\n", r->differ[0],
+                r->ndiffer > 1 ? ", ..." : "");
+    } else if (r->nregressions) {
         fprintf(f, "REGRESSION: capacity fell by more than %g%%, significantly, in", r->fail_pct);
         for (size_t i = 0; i < r->n; i++)
             if (r->rows[i].regression)
@@ -295,6 +298,62 @@ bool compare_write_verdict(FILE *f, const struct compare_report *r)
                 STATS_MIN_REPEATS);
     }
     return true;
+}
+
+/* What each capacity flag means for a comparison, in the words the note under the tables uses. */
+static const struct {
+    const char *flag, *means;
+} flag_words[] = {
+    {"contended", "the host could not give the variant its CPU: the figure is what the host "
+                  "spared, a floor"},
+    {"generator-limited", "the load generator, not the app, set the limit: the app holds at "
+                          "least this much"},
+    {"noisy", "the repeats disagreed too much for one figure"},
+    {"too few repeats", "too few repeats for an interval"},
+    {"budget", "the time budget ended the search before it bracketed the capacity"},
+    {"none passed", "not even the lowest step met the SLO"},
+    {"marked", "the file says the capacity is not valid without saying why"},
+};
+
+/* Prints flag's line of the invalid note unless seen[] already holds it (*nseen of max). */
+static void invalid_flag_line(FILE *f, const char *flag, const char **seen, size_t *nseen,
+                              size_t max)
+{
+    const char *means = "not explained by this version of sizeup compare";
+
+    for (size_t i = 0; i < *nseen; i++)
+        if (strcmp(seen[i], flag) == 0)
+            return;
+    if (*nseen < max)
+        seen[(*nseen)++] = flag;
+    for (size_t k = 0; k < sizeof(flag_words) / sizeof(flag_words[0]); k++)
+        if (strcmp(flag_words[k].flag, flag) == 0)
+            means = flag_words[k].means;
+    fprintf(f, "   %s: %s.\n", flag, means);
+}
+
+/* The invalid capacities' note: each reason the rows carry, said once with what it means. */
+static void write_invalid_note(FILE *f, const struct compare_report *r)
+{
+    const char *seen[2 * COMPARE_MAX_FLAGS + 1];
+    size_t nseen = 0, max = sizeof(seen) / sizeof(seen[0]);
+
+    fprintf(f, "~ not valid: a side's capacity is not the app's own figure, so its change is not "
+               "judged:\n");
+    for (size_t i = 0; i < r->n; i++) {
+        const struct compare_row *row = &r->rows[i];
+        if (row->cell[COMPARE_CAPACITY].why != COMPARE_WHY_INVALID)
+            continue;
+        const struct compare_variant *side[2] = {row->a, row->b};
+        for (int k = 0; k < 2; k++) {
+            if (!side[k] || side[k]->valid)
+                continue;
+            if (side[k]->nflags == 0)
+                invalid_flag_line(f, "marked", seen, &nseen, max);
+            for (size_t j = 0; j < side[k]->nflags; j++)
+                invalid_flag_line(f, side[k]->flags[j], seen, &nseen, max);
+        }
+    }
 }
 
 /* Each reason for a `~` is explained once, under the tables, not on every row. */
@@ -328,11 +387,22 @@ static void write_notes(FILE *f, const struct compare_report *r, bool sep)
                    "width of\n   the searches' final brackets (the lowest failing rate above "
                    "each capacity):\n   the repeats cannot see a difference that small.\n");
     if (r->whys & (1u << COMPARE_WHY_INVALID))
-        fprintf(f, "~ not valid: the capacity is marked (its flags say why): it is not the "
-                   "app's own\n   figure, so its change is not judged.\n");
+        write_invalid_note(f, r);
     if (r->whys & (1u << COMPARE_WHY_MISSING))
         fprintf(f, "~ not in A / B: that side has no such figure (the variant FAILED there, or "
                    "it was\n   swept in another mode).\n");
+}
+
+/* Two sweeps judged differently: which inputs differ, and that nothing is compared. */
+static void write_refusal(FILE *f, const struct compare_report *r)
+{
+    fprintf(f, "Not compared: A and B were judged by different inputs, so a change between them "
+               "would\nnot be the app's:\n");
+    for (size_t i = 0; i < r->ndiffer; i++)
+        fprintf(f, "  %s\n", r->differ[i]);
+    fprintf(f, "Sweep both with the same profile's slo, search (window, warmup, precision), "
+               "requests\nand thresholds.\n");
+    compare_write_verdict(f, r);
 }
 
 int compare_write_text(FILE *f, const struct compare_report *r)
@@ -340,6 +410,10 @@ int compare_write_text(FILE *f, const struct compare_report *r)
     write_heading(f, "A", r->a);
     write_heading(f, "B", r->b);
     fputc('\n', f);
+    if (r->ndiffer) {
+        write_refusal(f, r);
+        return ferror(f) ? -EIO : 0;
+    }
     size_t both = 0;
     for (size_t i = 0; i < r->n; i++)
         both += r->rows[i].a && r->rows[i].b;
@@ -482,6 +556,9 @@ cJSON *compare_json(const struct compare_report *r)
         add_num_or_null(b, x, "geomean_b", g->n ? g->b : NAN);
         add_num_or_null(b, x, "change_pct", g->change_pct);
     }
+    arr = jb_arr(b, root, "inputs_differ");
+    for (size_t i = 0; arr && i < r->ndiffer; i++)
+        jb_push_str(b, arr, r->differ[i]);
     add_num_or_null(b, root, "fail_on_regression_pct", r->fail_set ? r->fail_pct : NAN);
     reg = jb_arr(b, root, "regressions");
     for (size_t i = 0; reg && i < r->n; i++)

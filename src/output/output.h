@@ -91,6 +91,19 @@ void output_paths_default(struct output_paths *p /* OUT */);
  * of another. NULL or "" gives the defaults. Returns 0 or -EINVAL. */
 SIZEUP_MUST_USE int output_paths_parse(const char *s, struct output_paths *p /* OUT */, char *err);
 
+/* The answer that results.md, report.html and the terminal open with (output_answer.c): the
+ * recommended shape, replicas and autoscaler for the target, values.yaml's exact bytes (rendered
+ * by output_values_yaml) and the commands that apply the files written; without a
+ * recommendation, why not and that nothing is to be applied. Returns 0, -EIO or -ENOMEM. */
+enum output_answer_style { OUTPUT_ANSWER_MD, OUTPUT_ANSWER_HTML, OUTPUT_ANSWER_TEXT };
+SIZEUP_MUST_USE int output_answer(FILE *f, const struct output_doc *d,
+                                  enum output_answer_style style, char *err);
+
+/* The sizing's target for people: "5000 req/s", "200 users (1000 req/s)", "20000 streams",
+ * "none". Returns buf. */
+struct sizing;
+const char *output_answer_target(const struct sizing *s, char *buf, size_t len);
+
 SIZEUP_MUST_USE int output_results_md(FILE *f, const struct output_doc *d, char *err);
 
 /* Returns an owned object (cJSON_Delete), or NULL when out of memory. */

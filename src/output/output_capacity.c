@@ -97,6 +97,7 @@ void output_capacity_add(struct jb *b, cJSON *v, const struct capacity_result *c
         jb_num(b, rr, NULL, cap->repeat_rps[i]);
     jb_num(b, o, "per_core", cap->per_core);
     jb_str(b, o, "limited_by", search_limit_name(cap->limited_by));
+    jb_num(b, o, "contended_reruns", cap->contended_reruns);
     jb_bool(b, o, "valid", cap->valid);
     cJSON *fl = jb_arr(b, o, "flags");
     for (unsigned bit = 1; fl && bit && bit <= CAPACITY_FLAG_LAST; bit <<= 1)

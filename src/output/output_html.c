@@ -1,5 +1,6 @@
-/* report.html: one self-contained page (inline CSS and SVG, no scripts, no external assets) with
- * throughput and p95 per variant, the latency percentiles, the table and the findings. */
+/* report.html: one self-contained page (inline CSS and SVG, no scripts, no external assets) that
+ * opens with the answer (output_answer.c), then the evidence: the setup, the table, throughput
+ * and p95 per variant, the latency percentiles, the time series and the findings. */
 
 #include <errno.h>
 #include <math.h>
@@ -164,22 +165,6 @@ static void percentile_chart(FILE *f, const struct output_doc *d)
                 "y=\"%d\" class=\"val\">%s</text>\n",
                 LABEL_W + k * 80, h - 18, colors[k], LABEL_W + k * 80 + 16, h - 9, names[k]);
     fputs("</svg></figure>\n", f);
-}
-
-/* Ends the values block: the replica count and autoscaling keys values.yaml carries with a
- * target (output_yaml.c's sizing_leaves), then the paragraph the requests note goes in. */
-static void html_sizing_values(FILE *f, const struct sizing *s)
-{
-    if (s->target_rps > 0 && !s->unreachable && s->replicas > 0) {
-        fprintf(f, "\nreplicaCount: %u\nautoscaling:\n  enabled: %s", s->replicas,
-                s->hpa.enabled ? "true" : "false");
-        if (s->hpa.enabled)
-            fprintf(f,
-                    "\n  minReplicas: %u\n  maxReplicas: %u\n  targetCPUUtilizationPercentage: "
-                    "%u",
-                    s->hpa.min_replicas, s->hpa.max_replicas, s->hpa.target_cpu_utilization);
-    }
-    fputs("</pre>\n<p>", f);
 }
 
 /* The page's head: its title and style sheet, and the heading. */
@@ -351,24 +336,6 @@ static void html_findings(FILE *f, const struct advice *a)
     fputs("</ol>\n", f);
 }
 
-/* The recommended values.yaml, when there is a recommendation. */
-static void html_recommended(FILE *f, const struct advice *a)
-{
-    char b1[QTY_LEN], b2[QTY_LEN];
-
-    if (a->recommended < 0)
-        return;
-    fprintf(f,
-            "<h2>Recommended values</h2>\n<pre>workers:\n  count: \"%u\"\nresources:\n  "
-            "limits:   { cpu: %lldm, memory: %s }\n  requests: { cpu: %lldm, memory: %s "
-            "}",
-            a->workers, (long long)a->limit_cpu_m, qty_format_memory(a->limit_memory, b1),
-            (long long)a->request_cpu_m, qty_format_memory(a->request_memory, b2));
-    html_sizing_values(f, &a->sizing);
-    report_html_esc(f, a->requests_note);
-    fputs(".</p>\n", f);
-}
-
 /* The auto-sizing rule and where each of its three numbers came from. */
 static void html_rule(FILE *f, const struct advice *a)
 {
@@ -388,14 +355,19 @@ static void html_rule(FILE *f, const struct advice *a)
 
 int output_report_html(FILE *f, const struct output_doc *d, char *err)
 {
+    int rc;
+
     html_head(f);
     html_notices(f, d);
+    rc = output_answer(f, d, OUTPUT_ANSWER_HTML, err);
+    if (rc)
+        return rc;
+    fputs("<h2>Evidence</h2>\n", f);
     html_setup(f, d);
+    html_results(f, d);
     if (!(d->omit & OUTPUT_OMIT_HTML_CHARTS) && html_charts(f, d, err) != 0)
         return -EIO;
-    html_results(f, d);
     html_findings(f, d->advice);
-    html_recommended(f, d->advice);
     html_rule(f, d->advice);
     if (ferror(f))
         return err_set(err, -EIO, "write error");

@@ -61,8 +61,10 @@ static void capacity_bars(FILE *f, const struct output_doc *d)
     }
     if (max <= 0)
         max = 1;
-    fputs("<figure><figcaption>Capacity within the SLO per variant (req/s; the whisker is the "
-          "95% interval of the repeats)</figcaption>\n",
+    fputs("<figure><figcaption>Capacity within the SLO per variant (req/s; the whisker runs "
+          "from the low end of the repeats' 95% interval to the higher of its high end and the "
+          "search's bracket, the lowest rate above the capacity that missed the SLO)"
+          "</figcaption>\n",
           f);
     output_html_svg_open(f, "chart-capacity", "chart", CW, h, "Capacity per variant");
     for (size_t i = 0; i < d->n; i++) {

@@ -13,11 +13,86 @@
 #include "output/output_capacity.h"
 #include "output/output_int.h"
 #include "output/output_set.h"
+#include "profile/profile_streams.h"
 #include "sweep/runner.h"
 
 #ifndef SIZEUP_VERSION
 #define SIZEUP_VERSION "0.1.0"
 #endif
+
+/* The streams: and producers: inputs under their YAML names; nothing without streams. */
+static void json_profile_streams(struct jb *b, cJSON *o, const struct profile_streams *st)
+{
+    cJSON *x;
+
+    if (!st)
+        return;
+    x = jb_obj(b, o, "streams");
+    if (x) {
+        jb_str(b, x, "url", st->url ? st->url : "");
+        jb_str(b, x, "protocol", profile_stream_proto_name(st->protocol));
+        jb_num(b, x, "count", st->count);
+        jb_num(b, x, "ramp_s", (double)st->ramp_us / 1e6);
+        if (st->subscribe)
+            jb_str(b, x, "subscribe", st->subscribe);
+    }
+    if (st->producers == 0)
+        return;
+    x = jb_obj(b, o, "producers");
+    if (!x)
+        return;
+    jb_num(b, x, "count", st->producers);
+    jb_num(b, x, "rate", st->rate);
+    cJSON *r = jb_obj(b, x, "request");
+    jb_str(b, r, "method", st->request.method);
+    jb_str(b, r, "path", st->request.path);
+    jb_str(b, x, "match", st->match ? st->match : "");
+    jb_str(b, x, "fanout", st->fanout_all ? "all" : "none");
+}
+
+/* Every input the sizing was judged by, beside json_profile's load fields, under the profile's
+ * YAML names (durations with _ms/_s): slo, search, cost, planning, the stream target and the
+ * streams, so `sizeup compare` can tell two sweeps judged differently apart. */
+static void json_profile_inputs(struct jb *b, cJSON *o, const struct profile *p)
+{
+    const struct profile_search *se = &p->search;
+    cJSON *x;
+
+    if (p->target_streams > 0)
+        jb_num(b, o, "target_streams", p->target_streams);
+    x = jb_obj(b, o, "slo");
+    if (x) {
+        jb_num(b, x, "p95_ms", (double)p->slo.p95_us / 1e3);
+        if (p->slo.p99_us > 0)
+            jb_num(b, x, "p99_ms", (double)p->slo.p99_us / 1e3);
+        jb_num(b, x, "errors", p->slo.errors);
+        if (p->streams)
+            jb_num(b, x, "delivery_p95_ms", (double)p->slo.delivery_p95_us / 1e3);
+    }
+    x = jb_obj(b, o, "search");
+    if (x) {
+        jb_str(b, x, "mode", se->mode == PROFILE_SEARCH_FIXED ? "fixed" : "capacity");
+        jb_num(b, x, "warmup_s", (double)se->warmup_us / 1e6);
+        jb_num(b, x, "window_s", (double)se->window_us / 1e6);
+        jb_num(b, x, "precision", se->precision);
+        jb_num(b, x, "repeats", se->repeats);
+        jb_num(b, x, "max_steps", se->max_steps);
+        if (se->max_rps > 0)
+            jb_num(b, x, "max_rps", se->max_rps);
+        jb_num(b, x, "budget_s", (double)se->budget_us / 1e6);
+    }
+    x = jb_obj(b, o, "cost");
+    if (x) {
+        jb_num(b, x, "cpu", p->cost.cpu);
+        jb_num(b, x, "memory_gib", p->cost.memory_gib);
+    }
+    x = jb_obj(b, o, "planning");
+    if (x) {
+        jb_num(b, x, "buffer", p->planning.buffer);
+        jb_num(b, x, "growth", p->planning.growth);
+    }
+    json_profile_streams(b, o, p->streams);
+}
 
 static cJSON *json_profile(struct jb *b, const struct profile *p)
 {
@@ -53,6 +128,7 @@ static cJSON *json_profile(struct jb *b, const struct profile *p)
         jb_str(b, r, "path", p->requests[i].path);
         jb_num(b, r, "weight", p->requests[i].weight);
     }
+    json_profile_inputs(b, o, p);
     return o;
 }
 

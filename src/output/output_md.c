@@ -1,5 +1,6 @@
-/* results.md: the setup, the results table, the measured usage, the findings, the values and
- * the auto-sizing rule, each a step of output_results_md in the order a reader meets them. */
+/* results.md: the answer (shape, replicas, autoscaler, values.yaml, the commands), then the
+ * evidence: the setup, the results table, the measured usage, the findings and the auto-sizing
+ * rule, each a step of output_results_md in the order a reader meets them. */
 
 #include <errno.h>
 #include <math.h>
@@ -135,11 +136,17 @@ static void md_results(FILE *f, const struct output_doc *d)
     fprintf(f, "\n%s\n", line);
     if (output_fmt_capacity_note(d->profile, line, sizeof(line))[0])
         fprintf(f, "\n%s\n", line);
-    if (a->recommended >= 0 && a->by_target && a->sizing.unreachable)
-        fprintf(f, "\nTarget: %.0f req/s; %s.\n", a->target_rps, a->sizing.replicas_note);
-    else if (a->recommended >= 0 && a->by_target)
-        fprintf(f, "\nTarget: %.0f req/s; at the recommended size that takes %u replica%s%s.\n",
-                a->target_rps, a->replicas, a->replicas == 1 ? "" : "s",
+    /* The target in the unit it was given in: req/s, users or streams (the sizing's). */
+    if (a->recommended >= 0 && a->sizing.by_target && a->sizing.unreachable)
+        fprintf(f, "\nTarget: %s; %s.\n", output_answer_target(&a->sizing, line, sizeof(line)),
+                a->sizing.replicas_note);
+    else if (a->recommended >= 0 && a->sizing.by_target && a->sizing.replicas == 0)
+        fprintf(f, "\nTarget: %s; no replica count of the recommended size reaches it.\n",
+                output_answer_target(&a->sizing, line, sizeof(line)));
+    else if (a->recommended >= 0 && a->sizing.by_target)
+        fprintf(f, "\nTarget: %s; at the recommended size that takes %u replica%s%s.\n",
+                output_answer_target(&a->sizing, line, sizeof(line)), a->sizing.replicas,
+                a->sizing.replicas == 1 ? "" : "s",
                 a->sizing.from_curve ? " (from the scale-out's curve)" : "");
 }
 
@@ -193,20 +200,6 @@ static void md_findings(FILE *f, const struct advice *a)
         fprintf(f, "%zu. %s\n", i + 1, a->findings[i]);
 }
 
-/* ## Recommended values: values.yaml inline, with a recommendation only. Returns 0 or -EIO. */
-static int md_values(FILE *f, const struct output_doc *d, char *err)
-{
-    const struct advice *a = d->advice;
-
-    if (a->recommended < 0)
-        return 0;
-    fprintf(f, "\n## Recommended values (`values.yaml`)\n\n```yaml\n");
-    if (output_values_yaml(f, d, err) != 0)
-        return -EIO;
-    fprintf(f, "```\n\nRequests: %s.\n", a->requests_note);
-    return 0;
-}
-
 /* ## Auto-sizing rule: the expression and each constant's derivation. */
 static void md_rule(FILE *f, const struct advice *a)
 {
@@ -226,14 +219,14 @@ int output_results_md(FILE *f, const struct output_doc *d, char *err)
     int rc;
 
     md_banners(f, d);
+    rc = output_answer(f, d, OUTPUT_ANSWER_MD, err);
+    if (rc)
+        return rc;
     md_setup(f, d);
     md_results(f, d);
     md_usage(f, d);
     output_scale_out_table(f, d->sweep, true);
     md_findings(f, d->advice);
-    rc = md_values(f, d, err);
-    if (rc)
-        return rc;
     md_rule(f, d->advice);
     if (ferror(f))
         return err_set(err, -EIO, "write error");

@@ -95,4 +95,10 @@ struct sweep; /* runner.h */
 SIZEUP_MUST_USE int output_write_sweep(const char *dir, const struct sweep *s,
                                        const struct output_inputs *in, char *err);
 
+/* The terminal's answer for a local sweep: the same document output_write_sweep renders, its
+ * answer (output_answer, OUTPUT_ANSWER_TEXT) written to f. Borrows s and in. Returns 0 or an
+ * error. */
+SIZEUP_MUST_USE int output_sweep_answer(FILE *f, const struct sweep *s,
+                                        const struct output_inputs *in, char *err);
+
 #endif

@@ -109,6 +109,7 @@ struct capacity_result {
     int64_t peak_memory_bytes; /* highest peak over the repeats; < 0 unknown */
     struct capacity_throttling throttling; /* summed over the search */
     struct capacity_merged merged;         /* the last set of repeats, merged */
+    unsigned contended_reruns; /* repeats measured again: the host could not give the CPU */
     size_t nsteps;
     struct capacity_step steps[CAPACITY_MAX_STEPS];
 };

@@ -163,8 +163,26 @@ struct sweep_row *sweep__row(struct sweep__ctx *c)
     return c->row ? c->row : &c->s->rows[c->index];
 }
 
+bool sweep__transient_contended(const struct sweep *s, const struct variant *v,
+                                const struct platform_usage *u)
+{
+    double host = (double)s->facts.host_millicores / 1000.0;
+    double limit = (double)v->cpu_millicores / 1000.0;
+
+    /* The variant used clearly less than its limit while the host had no CPU to spare
+     * (everything else, the generator included, took the rest): the window shows what the host
+     * could spare, not the limit. A variant that got 90% of its limit is measured at its limit
+     * however busy the host was; one that left CPU unused on an idle host is not CPU-bound. */
+    if (u->host_other_cores < 0 || u->cpu_s < 0 || u->window_s <= 0 || host <= 0)
+        return false;
+    double used = u->cpu_s / u->window_s;
+    double got = limit < host ? limit : host;
+    return used < SWEEP_CONTENDED_GOT * got && used + u->host_other_cores > host - 0.1;
+}
+
 /* Marks that depend on the host: CPU beyond it, unenforced limits, contention with the load
- * generator, a saturated generator. */
+ * generator (structural: limit + generator > host; transient: sweep__transient_contended on the
+ * representative window), a saturated generator. */
 static void mark_row(const struct sweep *s, struct sweep_row *row)
 {
     const struct platform_facts *f = &s->facts;
@@ -181,17 +199,8 @@ static void mark_row(const struct sweep *s, struct sweep_row *row)
     double limit = (double)row->variant.cpu_millicores / 1000.0;
     if (f->load_shares_host && host > 0 && limit + row->gen_cores > host + 1e-9)
         row->flags |= SWEEP_FLAG_CONTENDED;
-    /* The variant used clearly less than its limit while the host had no CPU to spare
-     * (everything else, the generator included, took the rest): the row shows what the host
-     * could spare, not the limit. A variant that got 90% of its limit is measured at its limit
-     * however busy the host was; one that left CPU unused on an idle host is not CPU-bound. */
-    if (row->have_usage && row->usage.host_other_cores >= 0 && row->usage.cpu_s >= 0 &&
-        row->usage.window_s > 0 && host > 0) {
-        double used = row->usage.cpu_s / row->usage.window_s;
-        double got = limit < host ? limit : host;
-        if (used < 0.9 * got && used + row->usage.host_other_cores > host - 0.1)
-            row->flags |= SWEEP_FLAG_CONTENDED;
-    }
+    if (row->have_usage && sweep__transient_contended(s, &row->variant, &row->usage))
+        row->flags |= SWEEP_FLAG_CONTENDED;
     double can = row->load.threads > 0 ? (double)row->load.threads : 1.0;
     if (f->load_shares_host && host > 0 && host < can)
         can = host;

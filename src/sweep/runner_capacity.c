@@ -386,6 +386,19 @@ static int measure_repeats(struct cap_ctx *x, double rate, unsigned *failed_n,
             file_step(x, &r, false);
             break;
         }
+        /* A repeat the busy host starved is the host's figure: measured again, at most
+         * SWEEP_CONTENDED_RERUNS times per variant, and kept in the steps but not the repeats. */
+        if (r.have_usage && !r.usage.died && !r.usage.oom_killed &&
+            x->cap->contended_reruns < SWEEP_CONTENDED_RERUNS &&
+            sweep__transient_contended(x->c->s, &sweep__row(x->c)->variant, &r.usage)) {
+            x->cap->contended_reruns++;
+            log_info("sweep.rerun", "variant=%s step=%u reason=contended rerun=%u of %d",
+                     sweep__row(x->c)->variant.spec, x->c->step, x->cap->contended_reruns,
+                     SWEEP_CONTENDED_RERUNS);
+            file_step(x, &r, false);
+            i--; /* unsigned: from 0 it wraps, and the loop's ++ brings it back */
+            continue;
+        }
         cap->repeat_rps[n++] = r.st.sustained_rps;
         if (merged && r.have_res)
             load_stats_merge(merged, &r.res.total);

@@ -53,6 +53,15 @@ bool sweep__scale_out_planned(const struct sweep_opts *o);
 
 bool sweep__stopped(const struct sweep_opts *o);
 
+/* The transient contention rule on one measured window u of variant v: it got under
+ * SWEEP_CONTENDED_GOT of min(its limit, the host) while the rest of the host left no CPU. Such a
+ * capacity repeat is measured again (at most SWEEP_CONTENDED_RERUNS times per variant); the
+ * structural rule (limit + generator > host) is never re-measured. */
+#define SWEEP_CONTENDED_GOT    0.9
+#define SWEEP_CONTENDED_RERUNS 2
+bool sweep__transient_contended(const struct sweep *s, const struct variant *v,
+                                const struct platform_usage *u);
+
 /* Reports phase (and the load run's live figures, lp may be NULL) to the progress callback. */
 void sweep__progress(struct sweep__ctx *c, enum sweep_phase phase, const struct load_progress *lp);
 

@@ -338,7 +338,7 @@ static void test_invalid_capacity_not_judged(void **state)
     struct fx_variant gen[1] = {base[0]};
     gen[0].reps[0] = gen[0].reps[1] = gen[0].reps[2] = 300;
     gen[0].invalid = true;
-    gen[0].flag = "generator";
+    gen[0].flag = "generator-limited";
     struct compare_file a, b;
     struct compare_report r;
     run(base, 1, gen, 1, 10, &a, &b, &r);
@@ -347,14 +347,18 @@ static void test_invalid_capacity_not_judged(void **state)
     assert_false(c->significant);
     assert_int_equal(r.nregressions, 0);
     char *t = text_of(&r);
-    assert_non_null(strstr(t, "~ not valid (B: generator)"));
+    assert_non_null(strstr(t, "~ not valid (B: generator-limited)"));
+    /* The note under the tables names the real reason, not a blanket "marked". */
+    assert_non_null(strstr(t, "   generator-limited: the load generator, not the app, set the "
+                              "limit: the app holds at least this much.\n"));
+    assert_null(strstr(t, "   contended:"));
     free(t);
     cJSON *j = compare_json(&r);
     const cJSON *cap = cJSON_GetObjectItem(
         cJSON_GetArrayItem(cJSON_GetObjectItem(j, "variants"), 0), "capacity_rps");
     const cJSON *fb = cJSON_GetObjectItem(cJSON_GetObjectItem(cap, "b"), "flags");
     assert_int_equal(cJSON_GetArraySize(fb), 1);
-    assert_string_equal(cJSON_GetArrayItem(fb, 0)->valuestring, "generator");
+    assert_string_equal(cJSON_GetArrayItem(fb, 0)->valuestring, "generator-limited");
     assert_true(cJSON_IsFalse(cJSON_GetObjectItem(cJSON_GetObjectItem(cap, "b"), "valid")));
     assert_string_equal(cJSON_GetObjectItem(cap, "not_tested")->valuestring, "not_valid");
     cJSON_Delete(j);
@@ -430,6 +434,89 @@ static void test_json(void **state)
 }
 
 /* ---- reading ----------------------------------------------------------------------------- */
+
+/* A fixture with a profile: the SLO's p95, the search window and one request's weight given. */
+static char *fixture_profile(double p95_ms, double window_s, double weight, bool with_slo)
+{
+    char *text = fixture(base, 2, NULL);
+    cJSON *root = cJSON_Parse(text);
+    free(text);
+    assert_non_null(root);
+    cJSON *prof = cJSON_AddObjectToObject(root, "profile");
+    cJSON_AddNumberToObject(prof, "users", 20); /* the probe: not an input compare checks */
+    if (with_slo) {
+        cJSON *slo = cJSON_AddObjectToObject(prof, "slo");
+        cJSON_AddNumberToObject(slo, "p95_ms", p95_ms);
+        cJSON_AddNumberToObject(slo, "errors", 0.01);
+    }
+    cJSON *se = cJSON_AddObjectToObject(prof, "search");
+    cJSON_AddNumberToObject(se, "window_s", window_s);
+    cJSON_AddNumberToObject(se, "warmup_s", 0.5);
+    cJSON_AddNumberToObject(se, "precision", 0.1);
+    cJSON_AddNumberToObject(se, "budget_s", window_s * 40); /* not an input compare checks */
+    cJSON *reqs = cJSON_AddArrayToObject(prof, "requests");
+    cJSON *r = cJSON_CreateObject();
+    cJSON_AddStringToObject(r, "path", "/");
+    cJSON_AddNumberToObject(r, "weight", weight);
+    cJSON_AddItemToArray(reqs, r);
+    text = cJSON_PrintUnformatted(root);
+    cJSON_Delete(root);
+    return text;
+}
+
+/* Sweeps judged by another SLO, search window or request mix are not compared: the differing
+ * fields are named, no row is judged, and a regression threshold cannot pass. The probe's users
+ * and the budget do not count; a section an older file lacks does not refuse. */
+static void test_different_inputs_refused(void **state)
+{
+    struct compare_file a, b;
+    struct compare_report r;
+    (void)state;
+
+    char *ta = fixture_profile(100, 2, 1, true), *tb = fixture_profile(80, 5, 2, true);
+    parse_ok(ta, "A.json", &a);
+    parse_ok(tb, "B.json", &b);
+    assert_int_equal(compare_run(&a, &b, 10, &r), 0);
+    assert_int_equal(r.n, 0);
+    assert_int_equal(r.nregressions, 0);
+    assert_int_equal(r.ndiffer, 3);
+    assert_string_equal(r.differ[0], "slo.p95_ms: 100 in A, 80 in B");
+    assert_string_equal(r.differ[1], "requests: the two lists differ");
+    assert_string_equal(r.differ[2], "search.window_s: 2 in A, 5 in B");
+    char *t = text_of(&r);
+    assert_non_null(strstr(t, "Not compared: A and B were judged by different inputs"));
+    assert_non_null(strstr(t, "  slo.p95_ms: 100 in A, 80 in B\n"));
+    assert_non_null(strstr(t, "not judged: A and B were judged by different inputs"));
+    assert_null(strstr(t, "capacity @SLO"));
+    free(t);
+    cJSON *j = compare_json(&r);
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(j, "inputs_differ")), 3);
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(j, "variants")), 0);
+    cJSON_Delete(j);
+    done(&a, &b, &r);
+    free(tb);
+
+    /* The same inputs (other budget and probe aside): compared as before. */
+    tb = fixture_profile(100, 2, 1, true);
+    parse_ok(ta, "A.json", &a);
+    parse_ok(tb, "B.json", &b);
+    assert_int_equal(compare_run(&a, &b, 10, &r), 0);
+    assert_int_equal(r.ndiffer, 0);
+    assert_int_equal(r.n, 2);
+    done(&a, &b, &r);
+    free(tb);
+
+    /* B predates profile.slo: not refused for the section it lacks. */
+    tb = fixture_profile(100, 2, 1, false);
+    parse_ok(ta, "A.json", &a);
+    parse_ok(tb, "B.json", &b);
+    assert_int_equal(compare_run(&a, &b, -1, &r), 0);
+    assert_int_equal(r.ndiffer, 0);
+    assert_int_equal(r.n, 2);
+    done(&a, &b, &r);
+    free(tb);
+    free(ta);
+}
 
 static void test_parse_rejects(void **state)
 {
@@ -601,6 +688,7 @@ int main(void)
         cmocka_unit_test(test_invalid_capacity_not_judged),
         cmocka_unit_test(test_one_sided_and_failed),
         cmocka_unit_test(test_json),
+        cmocka_unit_test(test_different_inputs_refused),
         cmocka_unit_test(test_parse_rejects),
         cmocka_unit_test(test_parse_accepts_fixed_and_unknown_fields),
         cmocka_unit_test(test_parse_at_capacity_latency),

@@ -114,6 +114,11 @@ static char *render(int (*fn)(FILE *, const struct output_doc *, char *),
     return buf;
 }
 
+static int answer_text(FILE *f, const struct output_doc *d, char *err)
+{
+    return output_answer(f, d, OUTPUT_ANSWER_TEXT, err);
+}
+
 /* Looks up a dotted path in a parsed YAML document; returns the scalar or NULL. */
 static const char *yaml_get(yaml_document_t *doc, const char *path)
 {
@@ -311,6 +316,113 @@ static void test_values_sizing(void **state)
     output_paths_default(&f->doc.paths);
 }
 
+/* The answer opens results.md, report.html and the terminal: shape, replicas, autoscaler, the
+ * exact bytes values.yaml's renderer writes (custom paths included) and the apply commands,
+ * before the evidence; a target out of reach and no recommendation are said, not rendered. */
+static void test_answer_first(void **state)
+{
+    struct fixture *f = *state;
+    struct sizing *s = &f->advice.sizing;
+    char err[ERR_LEN] = "";
+
+    target_sizing(s, true);
+    assert_int_equal(output_paths_parse("replicas=app.replicas", &f->doc.paths, err), 0);
+    char *values = render(output_values_yaml, &f->doc);
+    char *md = render(output_results_md, &f->doc);
+    const char *ans = strstr(md, "## Answer\n");
+    assert_non_null(ans);
+    assert_true(ans < strstr(md, "| Setup |"));
+    assert_true(ans < strstr(md, "| Config | Workers |"));
+    const char *v = strstr(md, values);
+    assert_non_null(v);
+    assert_true(v < strstr(md, "| Setup |"));
+    assert_non_null(strstr(md, "- **Replicas**: 8 for the target 5000 req/s"));
+    assert_non_null(strstr(md, "- **Autoscaler**: an HPA from 8 to 10 replicas at 69%"));
+    assert_non_null(strstr(md, "- **Shape**: 2w / 2.0c / 512Mi: 2 workers"));
+    assert_non_null(strstr(md, "helm upgrade RELEASE CHART --reuse-values -f values.yaml\n"));
+    assert_non_null(strstr(md, "kubectl apply -f hpa.yaml\n"));
+    assert_null(strstr(md, "kubectl patch deployment"));
+    /* values.yaml appears once: the answer's is the one copy. */
+    assert_null(strstr(v + 1, values));
+    free(md);
+
+    char *html = render(output_report_html, &f->doc);
+    const char *sec = strstr(html, "<section id=\"answer\">");
+    assert_non_null(sec);
+    assert_true(sec < strstr(html, "<table id=\"results\">"));
+    assert_true(sec < strstr(html, "<svg id=\"chart-throughput\""));
+    assert_non_null(strstr(html, "app:\n  replicas: 8\n"));
+    assert_non_null(strstr(html, "<pre id=\"answer-apply\">"));
+    free(html);
+
+    char *text = render(answer_text, &f->doc);
+    assert_non_null(strstr(text, "    app:\n      replicas: 8\n"));
+    assert_non_null(strstr(text, "    helm upgrade RELEASE CHART"));
+    free(text);
+
+    /* A Deployment named: its patch command too. */
+    f->doc.workload.deployment = "web";
+    md = render(output_results_md, &f->doc);
+    assert_non_null(strstr(md, "kubectl patch deployment web --type strategic --patch-file "
+                               "deployment-patch.yaml\n"));
+    assert_null(strstr(md, "kubectl sizeup results"));
+    free(md);
+    /* In a cluster (the operator's ConfigMap) the files are fetched first. */
+    f->doc.platform = "kube";
+    md = render(output_results_md, &f->doc);
+    const char *fetch = strstr(md, "kubectl sizeup results deploy/web -o values > values.yaml\n");
+    assert_non_null(fetch);
+    assert_true(fetch < strstr(md, "helm upgrade"));
+    assert_non_null(strstr(md, "kubectl sizeup results deploy/web -o hpa > hpa.yaml\n"));
+    free(md);
+    f->doc.platform = "local";
+    f->doc.workload.deployment = NULL;
+
+    /* A stream target is named in streams. */
+    s->streams = true;
+    s->target_rps = 0;
+    s->target_streams = 20000;
+    md = render(output_results_md, &f->doc);
+    assert_non_null(strstr(md, "- **Replicas**: 8 for the target 20000 streams"));
+    /* Under the table too, in streams (not "Target: 0 req/s"). */
+    assert_non_null(strstr(md, "\nTarget: 20000 streams; at the recommended size that takes 8 "
+                               "replicas.\n"));
+    assert_null(strstr(md, "Target: 0 req/s"));
+    free(md);
+
+    /* A target out of reach: no replica count, the sizing's reason. */
+    target_sizing(s, false);
+    s->replicas = 0;
+    snprintf(s->why, sizeof(s->why), "no shape reaches 5000 req/s");
+    md = render(output_results_md, &f->doc);
+    assert_non_null(strstr(md, "- **Replicas**: none for the target 5000 req/s: no shape reaches"));
+    assert_null(strstr(md, "kubectl apply -f hpa.yaml"));
+    free(md);
+
+    /* No target: said, with how to give one. */
+    memset(s, 0, sizeof(*s));
+    s->recommended = 2;
+    s->replicas = 1;
+    md = render(output_results_md, &f->doc);
+    assert_non_null(strstr(md, "- **Replicas**: no target was given"));
+    free(md);
+
+    /* No recommendation: why, and nothing to apply. */
+    int rec = f->advice.recommended;
+    f->advice.recommended = -1;
+    md = render(output_results_md, &f->doc);
+    assert_non_null(strstr(md, "## Answer\n\nNo variant holds the load"));
+    assert_non_null(strstr(md, "there is nothing to apply"));
+    assert_null(strstr(md, "helm upgrade"));
+    free(md);
+    html = render(output_report_html, &f->doc);
+    assert_non_null(strstr(html, "<p id=\"answer-none\">No variant holds the load"));
+    free(html);
+    f->advice.recommended = rec;
+    free(values);
+    output_paths_default(&f->doc.paths);
+}
+
 static void test_rule_parse_back(void **state)
 {
     struct fixture *f = *state;
@@ -382,6 +494,72 @@ static void test_results_json(void **state)
     assert_int_equal(cJSON_GetObjectItem(prof, "users")->valueint, 50);
     assert_true(cJSON_GetArraySize(cJSON_GetObjectItem(j, "findings")) > 0);
     cJSON_Delete(j);
+}
+
+/* results.json's profile carries every input the sizing was judged by, under the YAML's names
+ * with the _ms/_s suffixes, so compare can tell differently judged sweeps apart. */
+static void test_results_json_profile(void **state)
+{
+    struct fixture *f = *state;
+    static const char y1[] = "target: { rps: 3000 }\n"
+                             "slo: { p95: 80ms, p99: 200ms, errors: 2% }\n"
+                             "search: { warmup: 500ms, window: 2s, precision: 10%, repeats: 4, "
+                             "max_steps: 6, max_rps: 9000, budget: 2m40s }\n"
+                             "cost: { cpu: 2, memory_gib: 0.5 }\n"
+                             "planning: { buffer: 20%, growth: 50% }\n";
+    static const char y2[] = "target: { streams: 20000 }\n"
+                             "streams: { url: /ws, count: 500, ramp: 2s }\n"
+                             "producers: { count: 2, rate: 50, request: { method: POST, path: /cmd "
+                             "}, match: seq }\n"
+                             "slo: { delivery_p95: 150ms }\n";
+    struct profile p;
+    char err[ERR_LEN] = "";
+
+    assert_int_equal(profile_load_buffer(y1, sizeof(y1) - 1, "t.yaml", &p, err), 0);
+    f->doc.profile = &p;
+    cJSON *j = output_results_json(&f->doc);
+    cJSON *prof = cJSON_GetObjectItem(j, "profile");
+#define NUM(o, path) cJSON_GetObjectItem(cJSON_GetObjectItem(prof, o), path)->valuedouble
+    assert_true(cJSON_GetObjectItem(prof, "target_rps")->valuedouble == 3000);
+    assert_true(NUM("slo", "p95_ms") == 80);
+    assert_true(NUM("slo", "p99_ms") == 200);
+    assert_true(fabs(NUM("slo", "errors") - 0.02) < 1e-12);
+    assert_true(NUM("search", "warmup_s") == 0.5);
+    assert_true(NUM("search", "window_s") == 2);
+    assert_true(fabs(NUM("search", "precision") - 0.10) < 1e-12);
+    assert_true(NUM("search", "repeats") == 4);
+    assert_true(NUM("search", "max_steps") == 6);
+    assert_true(NUM("search", "max_rps") == 9000);
+    assert_true(NUM("search", "budget_s") == 160);
+    assert_string_equal(
+        cJSON_GetObjectItem(cJSON_GetObjectItem(prof, "search"), "mode")->valuestring, "capacity");
+    assert_true(NUM("cost", "cpu") == 2);
+    assert_true(NUM("cost", "memory_gib") == 0.5);
+    assert_true(fabs(NUM("planning", "buffer") - 0.2) < 1e-12);
+    assert_true(fabs(NUM("planning", "growth") - 0.5) < 1e-12);
+    assert_null(cJSON_GetObjectItem(prof, "streams"));
+    cJSON_Delete(j);
+    profile_free(&p);
+
+    assert_int_equal(profile_load_buffer(y2, sizeof(y2) - 1, "t.yaml", &p, err), 0);
+    f->doc.profile = &p;
+    j = output_results_json(&f->doc);
+    prof = cJSON_GetObjectItem(j, "profile");
+    assert_true(cJSON_GetObjectItem(prof, "target_streams")->valuedouble == 20000);
+    assert_true(NUM("slo", "delivery_p95_ms") == 150);
+    assert_true(NUM("streams", "count") == 500);
+    assert_true(NUM("streams", "ramp_s") == 2);
+    assert_string_equal(
+        cJSON_GetObjectItem(cJSON_GetObjectItem(prof, "streams"), "url")->valuestring, "/ws");
+    assert_true(NUM("producers", "count") == 2);
+    assert_true(NUM("producers", "rate") == 50);
+    cJSON *req = cJSON_GetObjectItem(cJSON_GetObjectItem(prof, "producers"), "request");
+    assert_string_equal(cJSON_GetObjectItem(req, "method")->valuestring, "POST");
+    assert_string_equal(cJSON_GetObjectItem(req, "path")->valuestring, "/cmd");
+#undef NUM
+    cJSON_Delete(j);
+    profile_free(&p);
+    f->doc.profile = &f->profile;
 }
 
 static void test_md_and_html(void **state)
@@ -999,8 +1177,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_values_custom_paths, setup, teardown),
         cmocka_unit_test(test_paths_bad),
         cmocka_unit_test_setup_teardown(test_values_sizing, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_answer_first, setup, teardown),
         cmocka_unit_test_setup_teardown(test_rule_parse_back, setup, teardown),
         cmocka_unit_test_setup_teardown(test_results_json, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_results_json_profile, setup, teardown),
         cmocka_unit_test_setup_teardown(test_md_and_html, setup, teardown),
         cmocka_unit_test_setup_teardown(test_capacity_columns_and_charts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_html_escapes, setup, teardown),

@@ -14,6 +14,8 @@
 #include <cmocka.h>
 
 #include "load/report.h"
+#include "load/report_html.h"
+#include "load/series.h"
 
 static const char profile_yaml[] = "requests:\n"
                                    "  - { name: list, path: /api/list, weight: 3 }\n"
@@ -449,12 +451,70 @@ static void test_parse_malformed(void **state)
     cJSON_Delete(good);
 }
 
+/* A capacity search's timeline of 16 short steps with long labels, as report.html draws it: every
+ * label starts at its step and none starts before the end of the one drawn before it (by the
+ * width estimate); at least a third of them are drawn. With SIZEUP_LABELS_PAGE set, the page is
+ * also written there for tests/integration/chart_labels.sh to lay out in Chromium. */
+static void test_series_labels(void **state)
+{
+    static struct load_series s[16];
+    static struct report_html_segment seg[16];
+    static char labels[16][32];
+    char err[ERR_LEN] = "", *buf = NULL;
+    size_t len = 0;
+    (void)state;
+
+    for (int i = 0; i < 16; i++) {
+        s[i].interval_s = 1;
+        s[i].n = 2;
+        s[i].pts = calloc(2, sizeof(*s[i].pts));
+        assert_non_null(s[i].pts);
+        for (int k = 0; k < 2; k++) {
+            s[i].pts[k].t_s = k * 0.15;
+            s[i].pts[k].dur_s = 0.15;
+            s[i].pts[k].requests = 100 + (uint64_t)i;
+            s[i].pts[k].p50_us = 1000;
+            s[i].pts[k].p95_us = 2000;
+            s[i].pts[k].p99_us = 3000;
+        }
+        snprintf(labels[i], sizeof(labels[i]), "%d %s %d/s", i + 1, i < 12 ? "search" : "repeat",
+                 978 + i * 37);
+        seg[i].s = &s[i];
+        seg[i].label = labels[i];
+    }
+    FILE *m = open_memstream(&buf, &len);
+    assert_non_null(m);
+    fputs("<!DOCTYPE html><html><head><meta charset=\"utf-8\"><style>body{font-family:system-ui,"
+          "-apple-system,'Segoe UI',Roboto,sans-serif}.chart{max-width:100%;height:auto;"
+          "font-size:12px}</style></head><body>\n",
+          m);
+    assert_int_equal(report_html_series(m, seg, 16, "series-0", err), 0);
+    fputs("</body></html>\n", m);
+    fclose(m);
+    size_t drawn = 0;
+    for (const char *p = strstr(buf, "class=\"segl\""); p; p = strstr(p + 1, "class=\"segl\""))
+        drawn++;
+    assert_true(drawn >= 2 * 16 / 3); /* two charts (rate, latency) */
+    assert_true(drawn < 2 * 16);      /* not every label fits: some are left out */
+    const char *out = getenv("SIZEUP_LABELS_PAGE");
+    if (out) {
+        FILE *f = fopen(out, "w");
+        assert_non_null(f);
+        fputs(buf, f);
+        fclose(f);
+    }
+    free(buf);
+    for (int i = 0; i < 16; i++)
+        free(s[i].pts);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_json_fields),  cmocka_unit_test(test_json_stages),
-        cmocka_unit_test(test_text),         cmocka_unit_test(test_parse_roundtrip),
-        cmocka_unit_test(test_parse_by_url), cmocka_unit_test(test_parse_malformed),
+        cmocka_unit_test(test_json_fields),   cmocka_unit_test(test_json_stages),
+        cmocka_unit_test(test_text),          cmocka_unit_test(test_parse_roundtrip),
+        cmocka_unit_test(test_parse_by_url),  cmocka_unit_test(test_parse_malformed),
+        cmocka_unit_test(test_series_labels),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,268 @@
+/* Tests for src/sweep/runner.c's contention rules as the capacity search uses them: a repeat
+ * the busy host starved of CPU (the transient rule) is measured again, at most
+ * SWEEP_CONTENDED_RERUNS times per variant, so a passing busy moment costs a repeat, not the
+ * row; a host busy throughout still marks the row contended. A stub platform reports each
+ * window's usage, contended on the windows a test picks, and a stub source stands in for the
+ * generator, so each decision is exact. */
+
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "sweep/load_source.h"
+#include "sweep/runner.h"
+#include "sweep/runner_int.h"
+
+/* ---- a 2-core host whose other processes take the CPU in the windows a test picks ------------ */
+
+struct stub_host {
+    unsigned windows;   /* usage windows measured so far */
+    unsigned busy_from; /* the first busy window (1-based); 0: never busy */
+    unsigned busy_to;   /* the last busy one */
+};
+
+static int p_facts(void *self, struct platform_facts *out, char *err)
+{
+    (void)self, (void)err;
+    memset(out, 0, sizeof(*out));
+    out->host_millicores = 2000;
+    out->limits_enforced = true;
+    return 0;
+}
+static int p_ok(void *self, char *err)
+{
+    (void)self, (void)err;
+    return 0;
+}
+static int p_apply(void *self, const struct variant *v, struct platform_failure *f, char *err)
+{
+    (void)self, (void)v, (void)f, (void)err;
+    return 0;
+}
+static int p_wait(void *self, int64_t t, volatile sig_atomic_t *stop, struct platform_failure *f,
+                  char *err)
+{
+    (void)self, (void)t, (void)stop, (void)f, (void)err;
+    return 0;
+}
+static int p_url(void *self, char *buf, size_t len, char *err)
+{
+    (void)self, (void)err;
+    snprintf(buf, len, "http://127.0.0.1:9");
+    return 0;
+}
+/* A 1-core variant: 0.95 cores used beside 0.2 of other work (its limit, not contended), or in a
+ * busy window 0.3 cores beside 1.8 (starved: the transient rule). */
+static int p_usage_end(void *self, struct platform_usage *out, char *err)
+{
+    struct stub_host *h = self;
+    (void)err;
+    h->windows++;
+    bool busy = h->busy_from && h->windows >= h->busy_from && h->windows <= h->busy_to;
+    memset(out, 0, sizeof(*out));
+    out->window_s = 1;
+    out->cpu_s = busy ? 0.3 : 0.95;
+    out->host_other_cores = busy ? 1.8 : 0.2;
+    out->peak_memory_bytes = 1 << 20;
+    return 0;
+}
+static void p_free(void *self)
+{
+    (void)self;
+}
+static const struct platform_ops stub_ops = {
+    .name = "stub",
+    .facts = p_facts,
+    .prepare = p_ok,
+    .apply = p_apply,
+    .wait_ready = p_wait,
+    .target_url = p_url,
+    .usage_begin = p_ok,
+    .usage_end = p_usage_end,
+    .stop_variant = p_ok,
+    .restore = p_ok,
+    .free = p_free,
+};
+
+/* ---- the generator -------------------------------------------------------------------------- */
+
+struct stub_src {
+    unsigned calls;
+    unsigned threads;    /* the generators' threads */
+    double gen_share;    /* CPU they used, as a share of their threads */
+    double capacity_rps; /* the app: up to this rate every request takes 1 ms, above 300 ms */
+    int fail;            /* non-zero: every run fails with this code */
+    double last_rate;
+};
+
+static int s_run(void *self, const struct load_opts *o, struct load_result *out, char *err)
+{
+    struct stub_src *s = self;
+    const struct profile *p = o->profile;
+    double dur = (double)p->duration_us / 1e6;
+    double rate = p->rate > 0 ? p->rate : s->capacity_rps * 0.5;
+
+    s->calls++;
+    s->last_rate = p->rate;
+    if (s->fail)
+        return err_set(err, s->fail, "generator 2 of 3 failed: Error, exit code 137");
+    if (load_result_init(out, p) != 0)
+        return -ENOMEM;
+    uint64_t n = (uint64_t)(rate * dur);
+    uint64_t lat = rate <= s->capacity_rps ? 1000 : 300000;
+    out->duration_s = dur;
+    out->threads = s->threads;
+    out->tool_cpu_s = s->gen_share * s->threads * dur;
+    out->target_rate_rps = p->rate;
+    out->achieved_rate_rps = p->rate > 0 ? rate : 0;
+    out->peak_concurrency = 4;
+    for (uint64_t i = 0; i < n; i++) {
+        struct load_stats *st[2] = {&out->total, &out->by_name[0]};
+        for (int k = 0; k < 2; k++) {
+            st[k]->requests++;
+            st[k]->responses++;
+            st[k]->status[200]++;
+            hist_record(&st[k]->latency, lat);
+        }
+    }
+    out->verdict = verdict_classify(&out->total, &p->thresholds);
+    return 0;
+}
+static unsigned s_gen(const void *self)
+{
+    return ((const struct stub_src *)self)->threads;
+}
+static void s_free(void *self)
+{
+    (void)self;
+}
+static const struct load_source_ops stub_src_ops = {"stub", s_run, s_gen, s_free};
+
+static void sweep_on(struct stub_host *h, struct sweep *s)
+{
+    struct platform pl = {&stub_ops, h};
+    struct stub_src gen = {.threads = 1, .gen_share = 0.1, .capacity_rps = 1000};
+    struct load_source src = {&stub_src_ops, &gen};
+    struct variant_list vl;
+    struct sweep_opts so = {0};
+    struct profile p;
+    char err[ERR_LEN] = "";
+
+    assert_int_equal(profile_init_default(&p), 0);
+    p.search.mode = PROFILE_SEARCH_CAPACITY;
+    p.search.warmup_us = 0;
+    p.search.window_us = 100000;
+    p.search.repeats = 3;
+    p.search.max_steps = 6;
+    p.search.max_rps = 4000;
+    p.search.budget_us = 60000000;
+    assert_int_equal(variant_parse_list("1@1/256Mi", &vl, err), 0);
+    so.platform = &pl;
+    so.profile = &p;
+    so.variants = &vl;
+    so.load_threads = 1;
+    so.load_source = &src;
+    assert_int_equal(sweep_run(&so, s, err), 0);
+    profile_free(&p);
+}
+
+static size_t count_repeats(const struct capacity_result *cap)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < cap->nsteps; i++)
+        n += cap->steps[i].kind == CAPACITY_STEP_REPEAT;
+    return n;
+}
+
+/* The rule itself, at its edges: under 90% of min(limit, host) with the rest of the host taken. */
+static void test_transient_rule(void **state)
+{
+    struct sweep s = {0};
+    struct variant v;
+    struct platform_usage u = {0};
+    char err[ERR_LEN] = "";
+    (void)state;
+
+    s.facts.host_millicores = 2000;
+    assert_int_equal(variant_parse("1@1/256Mi", &v, err), 0);
+    u.window_s = 1;
+    u.cpu_s = 0.3;
+    u.host_other_cores = 1.8;
+    assert_true(sweep__transient_contended(&s, &v, &u));
+    u.cpu_s = 0.9; /* got 90% of its limit: measured at its limit however busy */
+    assert_false(sweep__transient_contended(&s, &v, &u));
+    u.cpu_s = 0.3;
+    u.host_other_cores = 1.5; /* 0.3 + 1.5 leaves the host 0.2 cores: not starved */
+    assert_false(sweep__transient_contended(&s, &v, &u));
+    u.host_other_cores = -1; /* unknown */
+    assert_false(sweep__transient_contended(&s, &v, &u));
+}
+
+/* A quiet host: every repeat counts, no re-run. A busy moment in one repeat: that repeat is
+ * measured again, the row is capacity, not contended. */
+static void test_busy_repeat_rerun(void **state)
+{
+    struct stub_host h = {0};
+    struct sweep s;
+    (void)state;
+
+    sweep_on(&h, &s);
+    unsigned quiet = h.windows;
+    const struct capacity_result *cap = &s.rows[0].cap;
+    assert_int_equal(cap->interval.n, 3);
+    assert_int_equal(cap->contended_reruns, 0);
+    assert_int_equal(count_repeats(cap), 3);
+    assert_false(s.rows[0].flags & SWEEP_FLAG_CONTENDED);
+    sweep_free(&s);
+
+    /* The first repeat is the third window from the end. */
+    h = (struct stub_host){.busy_from = quiet - 2, .busy_to = quiet - 2};
+    sweep_on(&h, &s);
+    cap = &s.rows[0].cap;
+    assert_int_equal(h.windows, quiet + 1);
+    assert_int_equal(cap->contended_reruns, 1);
+    assert_int_equal(cap->interval.n, 3);    /* three repeats counted ... */
+    assert_int_equal(count_repeats(cap), 4); /* ... of four measured */
+    assert_true(cap->valid);
+    assert_false(s.rows[0].flags & SWEEP_FLAG_CONTENDED);
+    sweep_free(&s);
+}
+
+/* Busy through every repeat: two re-runs, no more, and the row is marked contended (a floor,
+ * never presented as capacity). */
+static void test_busy_throughout_marked(void **state)
+{
+    struct stub_host h = {0};
+    struct sweep s;
+    (void)state;
+
+    sweep_on(&h, &s);
+    unsigned quiet = h.windows;
+    sweep_free(&s);
+    h = (struct stub_host){.busy_from = quiet - 2, .busy_to = 1000};
+    sweep_on(&h, &s);
+    const struct capacity_result *cap = &s.rows[0].cap;
+    assert_int_equal(cap->contended_reruns, SWEEP_CONTENDED_RERUNS);
+    assert_int_equal(h.windows, quiet + SWEEP_CONTENDED_RERUNS);
+    assert_int_equal(cap->interval.n, 3);
+    assert_true(s.rows[0].flags & SWEEP_FLAG_CONTENDED);
+    assert_false(cap->valid);
+    sweep_free(&s);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_transient_rule),
+        cmocka_unit_test(test_busy_repeat_rerun),
+        cmocka_unit_test(test_busy_throughout_marked),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
