@@ -196,6 +196,11 @@ static int check_request(struct sweep_job *sj, char *reason)
     if (x->req.scale_out_set &&
         (rc = profile_scale_out_set_max(&sj->profile.scale_out, x->req.scale_out, sub)))
         return err_set(reason, rc, "scale-out: %s", sub);
+    /* In the cluster a scale-out loads what the pods share (the database behind them): it runs
+     * when the annotation or the profile asks for it, never by default, target or not. */
+    if (!sj->profile.scale_out.given &&
+        (rc = profile_scale_out_set_max(&sj->profile.scale_out, 0, sub)))
+        return err_set(reason, rc, "scale-out: %s", sub);
     rc = annot_check_load_ceiling(&x->req, &sj->profile.search, reason);
     if (rc)
         return rc;

@@ -338,6 +338,11 @@ void job_sweep_opts(struct sweep_job *sj, struct sweep_opts *so)
     /* Validation refused such a capacity search without a ceiling already; the runner checks
      * again, so no later change of the validation can let one overload production. */
     so->shared_target = annot_shared_target(&x->req);
+    /* The scale-out (only when asked for: job_request.c turns the default off) measures the
+     * recommendation, each point's search starting from the curve so far. */
+    so->scale_out_choice = advise_scale_out_choice;
+    so->scale_out_predict = advise_scale_out_predict;
+    so->scale_out_ud = &sj->profile;
 }
 
 /* The platform for the request's mode, the runner's options (so), and the load source: the
