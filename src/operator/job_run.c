@@ -38,6 +38,8 @@ static int write_outputs(struct sweep_job *sj, const struct sweep *s,
     if (rc)
         return rc;
     sj->have_advice = 1;
+    advise_cluster_scale_out(s ? s->scale_out : NULL, sj->profile.scale_out.ncounts > 1,
+                             &sj->advice);
 
     d.rows = rows;
     d.n = n;
