@@ -94,6 +94,10 @@ struct sweep_job {
     double eta_s, eta_at;
     char status[JOB_STATUS_LEN];
     double status_at;
+    /* The scale-out so far (borrowed from the running sweep, NULL before it runs) and its
+     * variant's spec, for state.json: each finished point is recorded there. */
+    const struct sweep_scale_out *so_state;
+    char so_spec[VARIANT_TOKEN_MAX + 1];
 };
 
 /* Status writes while a sweep runs are at most one every this many seconds (a variant's end is
@@ -118,6 +122,13 @@ SIZEUP_MUST_USE int job_progress_parse(const char *text, const char *sweep, cons
                                        const char *configs, const struct variant_list *all,
                                        struct advisor_row **prior /* OUT */,
                                        size_t *nprior /* OUT */);
+
+/* The scale-out points a progress document (text, borrowed) records, into *so (points[0] the
+ * 1-replica point, each point's capacity without its steps, so->run set) and its variant's spec
+ * into spec (len bytes). Call it after job_progress_parse accepted text as this sweep's. Returns 0,
+ * -ENOENT when the document has no scale-out, -EINVAL for one that is malformed. */
+SIZEUP_MUST_USE int job_progress_scale_out(const char *text, struct sweep_scale_out *so /* OUT */,
+                                           char *spec /* OUT */, size_t len);
 
 /* The sweep runner's options for sj (sj->todo on sj->plat, the job's stop flag, the progress and
  * row callbacks). shared_target is set for a URL target, in-place and resize modes, so the runner

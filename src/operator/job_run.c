@@ -76,6 +76,12 @@ static int write_outputs(struct sweep_job *sj, const struct sweep *s,
     }
     output_no_rec_sentence(&d, sj->no_rec, sizeof(sj->no_rec));
 
+    /* The scale-out's points so far go into state.json (a resumed operator reads them back). */
+    if (s && s->scale_out && s->scale_out->run && s->scale_out->variant < s->n) {
+        sj->so_state = s->scale_out;
+        snprintf(sj->so_spec, sizeof(sj->so_spec), "%s",
+                 s->rows[s->scale_out->variant].variant.spec);
+    }
     state = job_state_json(sj, rows, n, phase);
     if (!state)
         return err_set(err, -ENOMEM, "out of memory building %s", JOB_STATE_KEY);
