@@ -185,8 +185,10 @@ static char *state_text(const struct sweep_job *sj, const struct advisor_row *ro
     arr = jb_arr(b, o, "rows");
     for (size_t i = 0; arr && i < n; i++)
         row_to_json(b, arr, &rows[i], with_steps);
-    if (sj->so_state && sj->so_state->run && sj->so_spec[0])
-        scale_out_to_json(b, o, sj->so_state, sj->so_spec);
+    /* This run's points, or (before its first) those an earlier operator recorded. */
+    const struct sweep_scale_out *so = sj->so_state ? sj->so_state : sj->so_prior;
+    if (so && so->run && sj->so_spec[0])
+        scale_out_to_json(b, o, so, sj->so_spec);
     if (jb_done(b, &o, "state.json", NULL) != 0)
         return NULL;
     text = cJSON_PrintUnformatted(o);

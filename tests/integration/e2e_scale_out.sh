@@ -4,7 +4,8 @@
 # the clone is scaled to 2 and then 3 replicas of the variant, the load goes to every ready pod's
 # own address (pod IP + port, as the operator logs them and the fake's pods had them), and
 # results.json in the ConfigMap has the scale_out points 1 (from the shape search), 2 and 3
-# (measured), each once. Without the annotation no scale-out runs, even with a target.
+# (measured), each once. Then the operator is killed after the 2-replica point: the next one
+# resumes from state.json, measures only 3 replicas, and results.json lists each point once.
 set -u
 . "$ROOT/tests/integration/lib/operator_e2e.sh"
 e2e_setup --metrics-window 1.5
@@ -67,7 +68,7 @@ assert 2 in tos and 3 in tos, tos' || fail "the clone was not scaled to 2 and 3"
 line=$(grep 'event=kube.platform.targets' "$OP_LOG" | grep 'replicas=3' | tail -n 1)
 [ -n "$line" ] || fail "no target list for 3 replicas in the operator log"
 for ip in $(cat "$E2E_W/pods3.txt"); do
-    grep -q "$ip" <<<"$line" || fail "pod $ip is not among the load's targets: $line"
+    grep -qE "(=|,)${ip//./\\.}(,| )" <<<"$line" || fail "pod $ip is not among the load's targets: $line"
 done
 echo "  load targets at 3 replicas: ${line##*pod_ips=}"
 
@@ -89,5 +90,50 @@ PY
 grep -q 'a cluster scale-out loads what the pods share' "$E2E_W/results.json" ||
     fail "no finding that a cluster scale-out loads what the pods share"
 [ "$(k get deployment web -o jsonpath='{.spec.replicas}')" = 1 ] || fail "the original was scaled"
+op_stop
+
+# Killed during the scale-out: kill -9 the operator once the 2-replica point is recorded in the
+# ConfigMap's state.json; the next operator keeps that point and measures only 3 replicas.
+op_start op-kill
+k annotate --overwrite deployment web sizeup.dev/sweep=so-2 >/dev/null
+until=$((SECONDS + 150))
+until grep -q 'event=sweep.scale_out.recorded .*replicas=2 ' "$OP_LOG"; do
+    [ $SECONDS -lt $until ] || fail "the 2-replica point was never recorded"
+    kill -0 "$OP_PID" 2>/dev/null || fail "operator died"
+    sleep 0.2
+done
+kill -KILL "$OP_PID"
+wait "$OP_PID" 2>/dev/null
+OP_PID=
+k get configmap web-sizing -o jsonpath='{.data.state\.json}' >"$E2E_W/state1.json"
+python3 - "$E2E_W/state1.json" <<'PY' || fail "state.json lacks the scale-out's points"
+import json, sys
+so = json.load(open(sys.argv[1]))["scale_out"]
+reps = [p["replicas"] for p in so["points"]]
+assert reps == [1, 2], reps
+print("  killed with state.json's scale-out at %s replicas (%.1f req/s at 2)" % (
+    reps, so["points"][1]["capacity"]["rps"]))
+PY
+
+op_start op-resume
+wait_status web '^done$' 150
+grep -q 'event=sweep.scale_out.resume ' "$OP_LOG" || fail "done without resuming the scale-out"
+grep -q 'event=sweep.scale_out variant=.* replicas=2 ' "$OP_LOG" && fail "2 replicas measured twice"
+grep -q 'event=sweep.scale_out variant=.* replicas=3 ' "$OP_LOG" || fail "3 replicas not measured"
+grep -q 'event=sweep.variant ' "$OP_LOG" && fail "the shape search ran again"
+k get configmap web-sizing -o jsonpath='{.data.results\.json}' >"$E2E_W/results2.json"
+python3 - "$E2E_W/state1.json" "$E2E_W/results2.json" <<'PY' || fail "results.json after the resume"
+import json, sys
+before = json.load(open(sys.argv[1]))["scale_out"]["points"][1]["capacity"]["rps"]
+r = json.load(open(sys.argv[2]))
+pts = r["scale_out"]["points"]
+reps = [p["replicas"] for p in pts]
+assert reps == [1, 2, 3], reps
+assert abs(pts[1]["rps"] - before) <= 1e-5 * before, (pts[1]["rps"], before)
+assert pts[2]["from"] == "measured" and pts[2]["rps"] > 0, pts[2]
+assert len(r["variants"]) == 1, len(r["variants"])
+print("  resumed: points %s, 2 replicas kept at %.1f req/s, 3 measured at %.1f req/s" % (
+    reps, pts[1]["rps"], pts[2]["rps"]))
+PY
 op_stop
 echo "e2e scale-out: ok ($((SECONDS - t0)) s)"
