@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "advise/advisor_internal.h"
 #include "advise/usl.h"
 
 #include "load/hist.h"
@@ -191,4 +192,26 @@ double advise_scale_out_predict(void *ud, const struct sweep_scale_out *so, unsi
     if (usable < 2 || usl_fit(pts, so->npoints, &f, err) != 0)
         return 0;
     return usl_eval(&f, n);
+}
+
+void advise_cluster_scale_out(const struct sweep_scale_out *so, bool asked, struct advice *a)
+{
+    if (so && so->run) {
+        unsigned most = 0;
+        for (size_t i = 0; i < so->npoints; i++)
+            if (so->points[i].from == SWEEP_POINT_MEASURED && so->points[i].replicas > most)
+                most = so->points[i].replicas;
+        advisor__finding(a,
+                         "The scale-out ran up to %u clone pods side by side in the cluster: "
+                         "a cluster scale-out loads what the pods share (the database, cache or "
+                         "downstream API behind them) as production would, so its curve "
+                         "includes their limits; it ran because it was asked for "
+                         "(sizeup.dev/scale-out or the profile), never by default.",
+                         most);
+        return;
+    }
+    if (a->by_target && !asked)
+        advisor__finding(a, "No scale-out was measured: in the cluster it runs only when asked for "
+                            "(sizeup.dev/scale-out: N, clone mode), because a cluster scale-out "
+                            "loads what the pods share (the database behind them).");
 }

@@ -56,4 +56,9 @@ int advise_scale_out_choice(void *ud, const struct sweep *s, unsigned *linear /*
  * usable points so far, at n replicas; 0 with fewer than two usable points. ud unused. */
 double advise_scale_out_predict(void *ud, const struct sweep_scale_out *so, unsigned n);
 
+/* The cluster's findings on the scale-out (so borrowed, may be NULL: none ran) appended to a:
+ * that the points loaded what the pods share, or, with a target and none asked for (asked
+ * false), that the scale-out is asked for in the cluster, never a default. */
+void advise_cluster_scale_out(const struct sweep_scale_out *so, bool asked, struct advice *a);
+
 #endif

@@ -239,10 +239,6 @@ static int exec_loadtest(int argc, char **argv)
         return status == CLI_HELP ? EXIT_OK : status;
     if (!a.url.n)
         return cli_usage_error(&cmd_loadtest, "--url is required");
-    if (a.url.n > 1 && (a.worker.share_set || a.worker.serve))
-        return cli_usage_error(&cmd_loadtest,
-                               "--url once with --share or --serve-result: a generator pod "
-                               "sends its share to one target");
     status = load_profile(&a, &prof);
     if (status)
         return status;

@@ -189,6 +189,7 @@ static int op_apply(void *self, const struct variant *v, struct platform_failure
     struct kplat *k = self;
     char why[ERR_LEN] = "";
 
+    k->replicas = 1; /* a scale-out's replicas end with the variant after them */
     k->applier = k->prepared && kube__resize_fits(k, v, why) ? &kube__resize : &kube__rollout;
     if (k->applier == &kube__rollout && why[0])
         log_info("kube.platform.rollout", "deployment=%s/%s variant=%s why=\"%s\"", k->ns,
@@ -224,12 +225,14 @@ static const struct platform_ops kube_ops = {
     .apply = op_apply,
     .wait_ready = op_wait_ready,
     .target_url = kube__plat_target_url,
-    .usage_begin = kube__plat_usage_begin,
-    .usage_end = kube__plat_usage_end,
+    .usage_begin = kube__plat_set_usage_begin,
+    .usage_end = kube__plat_set_usage_end,
     .stop_variant = kube__plat_stop_variant,
     .restore = kube__plat_restore,
     .free = op_free,
     .applied_by = op_applied_by,
+    .apply_replicas = kube__plat_apply_replicas,
+    .target_urls = kube__plat_target_urls,
 };
 
 int kube_platform_recover(kube_client_t *c, const char *ns, const char *name, unsigned *done,

@@ -125,7 +125,7 @@ static int set_container(cJSON *ctr, const char *env_name, const struct variant 
 
 /* The strategic merge patch for a variant: the container's env and resources (merged by name,
  * so other containers and env vars stay), the variant's template annotation, and for the
- * clone one replica. */
+ * clone its replica count (one, or a scale-out's). */
 char *kube__plat_variant_patch(const struct kplat *k, const struct variant *v)
 {
     cJSON *p = cJSON_CreateObject(), *spec, *tpl, *md, *ann, *pspec, *ctrs, *ctr;
@@ -151,7 +151,8 @@ char *kube__plat_variant_patch(const struct kplat *k, const struct variant *v)
         !cJSON_AddStringToObject(ctr, "name", k->container) ||
         set_container(ctr, k->workers_env, v, true) != 0)
         goto out;
-    if (k->mode == KUBE_MODE_CLONE && !cJSON_AddNumberToObject(spec, "replicas", 1))
+    if (k->mode == KUBE_MODE_CLONE &&
+        !cJSON_AddNumberToObject(spec, "replicas", k->replicas > 1 ? k->replicas : 1))
         goto out;
     out = cJSON_PrintUnformatted(p);
 out:
@@ -201,7 +202,7 @@ cJSON *kube__plat_build_clone(const struct kplat *k, const struct variant *v)
     cJSON_DeleteItemFromObjectCaseSensitive(spec, "replicas");
     cJSON_DeleteItemFromObjectCaseSensitive(spec, "paused");
     cJSON_DeleteItemFromObjectCaseSensitive(spec, "selector");
-    if (!cJSON_AddNumberToObject(spec, "replicas", 1))
+    if (!cJSON_AddNumberToObject(spec, "replicas", k->replicas > 1 ? k->replicas : 1))
         goto fail;
     sel = cJSON_AddObjectToObject(spec, "selector");
     ml = sel ? cJSON_AddObjectToObject(sel, "matchLabels") : NULL;

@@ -5,6 +5,7 @@
  *   platform.c          the ops table, creation, facts, prepare, crash recovery
  *   platform_clone.c    the clone's names, the clone object and the per-variant patch
  *   platform_rollout.c  apply, wait for the rollout, the target URL
+ *   platform_replicas.c the scale-out: the clone at n replicas, their URLs and usage
  *   platform_usage.c    usage from the pod status and metrics.k8s.io
  *   platform_restore.c  stop a variant, restore (delete the clone / put the template back)
  *   platform_resize.c   apply a variant to a running pod through pods/resize, and undo it
@@ -71,6 +72,18 @@ struct kplat {
     char pod[254];
     char pod_ip[64];
 
+    /* The scale-out (platform_replicas.c): the clone's replica count the next apply asks for (1,
+     * or a scale-out's n), and the ready pods wait_ready found, pods[0] the one in pod. */
+    unsigned replicas;
+    size_t nready;
+    char pods[PLATFORM_MAX_REPLICAS][254];
+    char pod_ips[PLATFORM_MAX_REPLICAS][64];
+    struct kube__rep_begin {
+        int restarts;
+        int64_t mem;
+        bool sample;
+    } rep_begin[PLATFORM_MAX_REPLICAS]; /* usage_begin's snapshot of each replica */
+
     long long t_begin_ms;
     struct timespec t_begin_wall; /* the same instant, for metrics.k8s.io's timestamps */
     int restarts_begin;
@@ -136,6 +149,19 @@ int kube__plat_apply(void *self, const struct variant *v, struct platform_failur
 int kube__plat_wait_ready(void *self, int64_t timeout_us, volatile sig_atomic_t *stop,
                           struct platform_failure *fail, char *err);
 int kube__plat_target_url(void *self, char *buf, size_t len, char *err);
+
+/* "http://IP:PORT" (IPv6 in brackets) into buf (len bytes); -ENOSPC when it does not fit. */
+int kube__plat_pod_url(const char *ip, unsigned port, char *buf, size_t len, char *err);
+
+/* ---- platform_replicas.c: the scale-out's platform_ops ---- */
+
+int kube__plat_apply_replicas(void *self, const struct variant *v, unsigned n,
+                              struct platform_failure *fail, char *err);
+int kube__plat_target_urls(void *self, char (*urls)[PLATFORM_URL_LEN], size_t max, size_t *n,
+                           char *err);
+/* usage_begin / usage_end over every ready replica (one: the single-pod operations). */
+int kube__plat_set_usage_begin(void *self, char *err);
+int kube__plat_set_usage_end(void *self, struct platform_usage *out, char *err);
 
 /* ---- platform_usage.c ---- */
 

@@ -15,10 +15,18 @@ int kube__plat_stop_variant(void *self, char *err)
 {
     struct kplat *k = self;
 
+    bool scaled_out = k->replicas > 1;
+
     k->pod[0] = k->pod_ip[0] = '\0';
+    k->nready = 0;
+    k->replicas = 1;
     if (k->mode != KUBE_MODE_CLONE || !k->clone_exists)
         return 0; /* in place: the next apply rolls the Deployment; restore ends it */
-    if (k->resize_on && k->rz_pod[0]) {
+    if (scaled_out) {
+        /* A scale-out's pods are never kept: a resize changes one pod, not n. */
+        k->rz_pod[0] = '\0';
+        k->pod_kept = false;
+    } else if (k->resize_on && k->rz_pod[0]) {
         /* Kept warm for the next variant's resize; a rollout scales it down first. */
         k->pod_kept = true;
         return 0;

@@ -80,6 +80,9 @@ struct pod_scan {
     bool ready;
     char pod[254];
     char ip[64];
+    size_t nready; /* ready variant pods with an address, the first PLATFORM_MAX_REPLICAS kept */
+    char pods[PLATFORM_MAX_REPLICAS][254];
+    char ips[PLATFORM_MAX_REPLICAS][64];
     int restarts; /* most of any variant pod */
     bool oom;
     bool unschedulable;
@@ -139,6 +142,10 @@ static int scan_pods(struct kplat *k, const cJSON *d, struct pod_scan *s, char *
             s->ready = kube_copy_field(s->pod, sizeof(s->pod), pi.name) == 0 &&
                        kube_copy_field(s->ip, sizeof(s->ip), pi.pod_ip) == 0;
         }
+        if (pi.ready && pi.pod_ip[0] && s->nready < PLATFORM_MAX_REPLICAS &&
+            kube_copy_field(s->pods[s->nready], sizeof(s->pods[0]), pi.name) == 0 &&
+            kube_copy_field(s->ips[s->nready], sizeof(s->ips[0]), pi.pod_ip) == 0)
+            s->nready++;
     }
     cJSON_Delete(list);
     return 0;
@@ -172,7 +179,10 @@ int kube__plat_wait_ready(void *self, int64_t timeout_us, volatile sig_atomic_t 
     struct pod_scan s = {0};
     int rc = 0;
 
+    size_t want = k->replicas > 1 ? k->replicas : 1;
+
     memset(fail, 0, sizeof(*fail));
+    k->nready = 0;
     if (!k->v)
         return err_set(err, -EINVAL, "wait_ready before apply");
     for (;;) {
@@ -196,12 +206,18 @@ int kube__plat_wait_ready(void *self, int64_t timeout_us, volatile sig_atomic_t 
             return rc;
         }
         if (rc == 0) {
-            if (state == KUBE_ROLLOUT_DONE && s.ready) {
+            /* A scale-out's n replicas: every one of them ready, each with its address. */
+            if (state == KUBE_ROLLOUT_DONE && s.ready && s.nready >= want) {
                 if (kube_copy_field(k->pod, sizeof(k->pod), s.pod) ||
                     kube_copy_field(k->pod_ip, sizeof(k->pod_ip), s.ip))
                     return err_set(err, -EINVAL, "pod %s: name or IP too long", s.pod);
-                log_info("kube.platform.ready", "deployment=%s/%s variant=%s pod=%s ip=%s", k->ns,
-                         kube__plat_target(k), k->v->spec, k->pod, k->pod_ip);
+                /* pods[0] is pod: both are the first ready pod the scan met. */
+                memcpy(k->pods, s.pods, sizeof(k->pods));
+                memcpy(k->pod_ips, s.ips, sizeof(k->pod_ips));
+                k->nready = want;
+                log_info("kube.platform.ready",
+                         "deployment=%s/%s variant=%s pod=%s ip=%s replicas=%zu", k->ns,
+                         kube__plat_target(k), k->v->spec, k->pod, k->pod_ip, want);
                 return 0;
             }
             if (state == KUBE_ROLLOUT_FAILED) {
@@ -224,7 +240,10 @@ int kube__plat_wait_ready(void *self, int64_t timeout_us, volatile sig_atomic_t 
             }
             describe_failure(&s, msg, fail);
             if (fail->kind == PLATFORM_FAIL_NEVER_READY && state == KUBE_ROLLOUT_DONE)
-                snprintf(fail->reason, sizeof(fail->reason), "rolled out, but no pod ready");
+                snprintf(fail->reason, sizeof(fail->reason),
+                         want > 1 ? "rolled out, but %zu of %zu pods ready"
+                                  : "rolled out, but no pod ready",
+                         s.nready, want);
             return err_set(err, -ETIMEDOUT, "%s", fail->reason);
         }
         if (kube__plat_nap(k->poll_us, stop)) {
@@ -235,18 +254,20 @@ int kube__plat_wait_ready(void *self, int64_t timeout_us, volatile sig_atomic_t 
     }
 }
 
+int kube__plat_pod_url(const char *ip, unsigned port, char *buf, size_t len, char *err)
+{
+    int n = snprintf(buf, len, strchr(ip, ':') ? "http://[%s]:%u" : "http://%s:%u", ip, port);
+    return n < 0 || (size_t)n >= len ? err_set(err, -ENOSPC, "URL too long") : 0;
+}
+
 int kube__plat_target_url(void *self, char *buf, size_t len, char *err)
 {
     struct kplat *k = self;
     int n;
-    if (k->target[0])
-        n = snprintf(buf, len, "%s", k->target);
-    else if (!k->pod_ip[0])
-        return err_set(err, -ENOENT, "no ready pod");
-    else if (strchr(k->pod_ip, ':'))
-        n = snprintf(buf, len, "http://[%s]:%u", k->pod_ip, k->port);
-    else
-        n = snprintf(buf, len, "http://%s:%u", k->pod_ip, k->port);
+    if (!k->target[0])
+        return k->pod_ip[0] ? kube__plat_pod_url(k->pod_ip, k->port, buf, len, err)
+                            : err_set(err, -ENOENT, "no ready pod");
+    n = snprintf(buf, len, "%s", k->target);
     return n < 0 || (size_t)n >= len ? err_set(err, -ENOSPC, "URL too long") : 0;
 }
 

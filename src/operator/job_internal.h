@@ -94,6 +94,15 @@ struct sweep_job {
     double eta_s, eta_at;
     char status[JOB_STATUS_LEN];
     double status_at;
+    /* The scale-out so far (borrowed from the running sweep, NULL before it runs) and its
+     * variant's spec, for state.json: each finished point is recorded there. */
+    const struct sweep_scale_out *so_state;
+    char so_spec[VARIANT_TOKEN_MAX + 1];
+    /* Resumed: the scale-out points an earlier operator recorded (owned, NULL: none), their
+     * variant in so_spec; so_only when this run measures only the rest of that scale-out (its
+     * sweep's one row is the variant's, not a row of the results). */
+    struct sweep_scale_out *so_prior;
+    bool so_only;
 };
 
 /* Status writes while a sweep runs are at most one every this many seconds (a variant's end is
@@ -118,6 +127,19 @@ SIZEUP_MUST_USE int job_progress_parse(const char *text, const char *sweep, cons
                                        const char *configs, const struct variant_list *all,
                                        struct advisor_row **prior /* OUT */,
                                        size_t *nprior /* OUT */);
+
+/* The scale-out points a progress document (text, borrowed) records, into *so (points[0] the
+ * 1-replica point, each point's capacity without its steps, so->run set) and its variant's spec
+ * into spec (len bytes). Call it after job_progress_parse accepted text as this sweep's. Returns 0,
+ * -ENOENT when the document has no scale-out, -EINVAL for one that is malformed. */
+SIZEUP_MUST_USE int job_progress_scale_out(const char *text, struct sweep_scale_out *so /* OUT */,
+                                           char *spec /* OUT */, size_t len);
+
+/* The scale-out a request measures, into so (the profile's, borrowed and changed): the
+ * annotation's count when given (as --scale-out), else the profile's scale_out when it has one,
+ * else off: in the cluster a scale-out is asked for, never a default, even with a target. */
+SIZEUP_MUST_USE int job_scale_out_request(const struct annot_request *req,
+                                          struct profile_scale_out *so, char *err);
 
 /* The sweep runner's options for sj (sj->todo on sj->plat, the job's stop flag, the progress and
  * row callbacks). shared_target is set for a URL target, in-place and resize modes, so the runner

@@ -158,6 +158,15 @@ static int check_sizing_owner(struct sweep_job *sj, char *reason)
     return rc;
 }
 
+int job_scale_out_request(const struct annot_request *req, struct profile_scale_out *so, char *err)
+{
+    if (req->scale_out_set)
+        return profile_scale_out_set_max(so, req->scale_out, err);
+    /* In the cluster a scale-out loads what the pods share (the database behind them): it runs
+     * when the annotation or the profile asks for it, never by default, target or not. */
+    return so->given ? 0 : profile_scale_out_set_max(so, 0, err);
+}
+
 static int check_request(struct sweep_job *sj, char *reason)
 {
     struct jctx *x = sj->x;
@@ -193,8 +202,8 @@ static int check_request(struct sweep_job *sj, char *reason)
     rc = profile_override_apply(&ov, &sj->profile, sub);
     if (rc)
         return err_set(reason, rc, "target-load: %s", sub);
-    if (x->req.scale_out_set &&
-        (rc = profile_scale_out_set_max(&sj->profile.scale_out, x->req.scale_out, sub)))
+    rc = job_scale_out_request(&x->req, &sj->profile.scale_out, sub);
+    if (rc)
         return err_set(reason, rc, "scale-out: %s", sub);
     rc = annot_check_load_ceiling(&x->req, &sj->profile.search, reason);
     if (rc)
@@ -214,6 +223,7 @@ void job_sweep_job_free(struct sweep_job *sj)
     profile_free(&sj->profile);
     free(sj->prior);
     free(sj->previous);
+    free(sj->so_prior);
 }
 
 int job_sweep(struct jctx *x, char *err)
@@ -280,6 +290,14 @@ static int load_progress(struct sweep_job *sj, const char *sweep)
     sj->todo.n = sj->all.n - sj->nprior;
     for (size_t i = 0; i < sj->todo.n; i++)
         sj->todo.items[i] = sj->all.items[sj->nprior + i];
+    /* The scale-out's points so far: none is measured twice. */
+    sj->so_prior = calloc(1, sizeof(*sj->so_prior));
+    if (sj->so_prior &&
+        job_progress_scale_out(kube_configmap_get_key(cm, JOB_STATE_KEY), sj->so_prior, sj->so_spec,
+                               sizeof(sj->so_spec)) != 0) {
+        free(sj->so_prior);
+        sj->so_prior = NULL;
+    }
 out:
     cJSON_Delete(cm);
     return rc;

@@ -39,11 +39,14 @@ static int write_outputs(struct sweep_job *sj, const struct sweep *s,
     if (rc)
         return rc;
     sj->have_advice = 1;
+    advise_cluster_scale_out(s ? s->scale_out : NULL, sj->profile.scale_out.ncounts > 1,
+                             &sj->advice);
 
     d.rows = rows;
     d.n = n;
     d.advice = &sj->advice;
     d.sweep = sj->nprior ? NULL : s; /* a resumed sweep's load details live in two runs */
+    d.scale_out_from = s;            /* its scale-out is this run's (prior points copied) */
     d.profile = &sj->profile;
     d.facts = &sj->facts;
     d.platform = "kube";
@@ -75,6 +78,12 @@ static int write_outputs(struct sweep_job *sj, const struct sweep *s,
     }
     output_no_rec_sentence(&d, sj->no_rec, sizeof(sj->no_rec));
 
+    /* The scale-out's points so far go into state.json (a resumed operator reads them back). */
+    if (s && s->scale_out && s->scale_out->run && s->scale_out->variant < s->n) {
+        sj->so_state = s->scale_out;
+        snprintf(sj->so_spec, sizeof(sj->so_spec), "%s",
+                 s->rows[s->scale_out->variant].variant.spec);
+    }
     state = job_state_json(sj, rows, n, phase);
     if (!state)
         return err_set(err, -ENOMEM, "out of memory building %s", JOB_STATE_KEY);
@@ -97,6 +106,8 @@ out:
 static struct advisor_row *all_rows(const struct sweep_job *sj, const struct sweep *s, size_t upto,
                                     size_t *n)
 {
+    if (sj->so_only)
+        upto = 0; /* the scale-out's own row is no row of the results */
     size_t k = sj->nprior + upto;
     struct advisor_row *rows = calloc(k ? k : 1, sizeof(*rows));
     if (!rows)
@@ -239,6 +250,29 @@ static int on_row_done(void *ud, const struct sweep *s, size_t index, char *err)
     return rc;
 }
 
+/* A scale-out point ended: the ConfigMap with every row and the points so far (results.json's
+ * scale_out, state.json's record of the points). */
+static int on_point_done(void *ud, const struct sweep *s, char *err)
+{
+    struct sweep_job *sj = ud;
+    size_t n = 0;
+    int rc;
+
+    sj->facts = s->facts;
+    struct advisor_row *rows = all_rows(sj, s, s->n, &n);
+    if (!rows)
+        return err_set(err, -ENOMEM, "out of memory");
+    rc = write_outputs(sj, s, rows, n, "running", err);
+    if (rc == 0 && s->scale_out && s->scale_out->npoints) {
+        const struct sweep_scale_point *pt = &s->scale_out->points[s->scale_out->npoints - 1];
+        log_info("sweep.scale_out.recorded",
+                 "namespace=%s deployment=%s replicas=%u rps=%.1f points=%zu", sj->x->j->ns,
+                 sj->x->j->name, pt->replicas, pt->cap.rps, s->scale_out->npoints);
+    }
+    free(rows);
+    return rc;
+}
+
 static int make_platform(struct sweep_job *sj, enum kube_sweep_mode mode, struct platform *out,
                          char *err)
 {
@@ -339,6 +373,13 @@ void job_sweep_opts(struct sweep_job *sj, struct sweep_opts *so)
     /* Validation refused such a capacity search without a ceiling already; the runner checks
      * again, so no later change of the validation can let one overload production. */
     so->shared_target = annot_shared_target(&x->req);
+    /* The scale-out (only when asked for: job_request.c turns the default off) measures the
+     * recommendation, each point's search starting from the curve so far. */
+    so->scale_out_choice = advise_scale_out_choice;
+    so->scale_out_predict = advise_scale_out_predict;
+    so->scale_out_ud = &sj->profile;
+    so->scale_out_done = on_point_done;
+    so->scale_out_prior = sj->so_prior;
 }
 
 /* The platform for the request's mode, the runner's options (so), and the load source: the
@@ -374,6 +415,15 @@ static int prepare_sweep(struct sweep_job *sj, struct sweep_opts *so /* OUT */,
     return 0;
 }
 
+/* A scale-out an earlier operator began and did not finish: fewer points recorded than the
+ * request's counts. */
+static bool so_unfinished(const struct sweep_job *sj)
+{
+    const struct profile_scale_out *ps = &sj->profile.scale_out;
+    return sj->so_prior && sj->so_prior->npoints >= 1 && ps->ncounts > 1 &&
+           sj->so_prior->npoints < ps->ncounts;
+}
+
 /* Runs sj->todo through the runner into *s; sj->facts then holds the facts the sweep read.
  * Returns the runner's result. */
 static int measure(struct sweep_job *sj, const struct sweep_opts *so, struct sweep *s, char *err)
@@ -381,8 +431,14 @@ static int measure(struct sweep_job *sj, const struct sweep_opts *so, struct swe
     struct jctx *x = sj->x;
     int rc = 0;
 
+    struct variant v;
     if (sj->todo.n) {
         rc = run_with_feed(sj, so, s, err);
+    } else if (so_unfinished(sj) && variant_parse(sj->so_spec, &v, NULL) == 0) {
+        /* Killed during the scale-out: every row is measured; the points left are measured now,
+         * those recorded are kept. */
+        sj->so_only = true;
+        rc = sweep_run_scale_out(so, &v, s, err);
     } else {
         /* Resumed with every variant already measured (the earlier operator died after the
          * last result but before the final write): nothing to run, but the final ConfigMap

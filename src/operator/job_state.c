@@ -135,6 +135,30 @@ static void row_to_json(struct jb *b, cJSON *arr, const struct advisor_row *r, b
         cap_to_json(b, o, &r->cap, with_steps);
 }
 
+/* The scale-out's finished points: replicas, where each came from (the enum's value), flags,
+ * note and capacity (without steps: the 1-replica row keeps its own). */
+static void scale_out_to_json(struct jb *b, cJSON *parent, const struct sweep_scale_out *so,
+                              const char *spec)
+{
+    cJSON *o = jb_obj(b, parent, "scale_out"), *pts;
+    if (!o)
+        return;
+    jb_str(b, o, "variant", spec);
+    pts = jb_arr(b, o, "points");
+    for (size_t i = 0; pts && i < so->npoints && i < PLATFORM_MAX_REPLICAS; i++) {
+        const struct sweep_scale_point *pt = &so->points[i];
+        cJSON *p = jb_obj(b, pts, NULL);
+        if (!p)
+            return;
+        jb_num(b, p, "replicas", pt->replicas);
+        jb_num(b, p, "from", (double)pt->from);
+        jb_num(b, p, "flags", pt->flags);
+        jb_str(b, p, "note", pt->note);
+        if (pt->cap.searched)
+            cap_to_json(b, p, &pt->cap, false);
+    }
+}
+
 static char *state_text(const struct sweep_job *sj, const struct advisor_row *rows, size_t n,
                         const char *phase, bool with_steps)
 {
@@ -161,6 +185,10 @@ static char *state_text(const struct sweep_job *sj, const struct advisor_row *ro
     arr = jb_arr(b, o, "rows");
     for (size_t i = 0; arr && i < n; i++)
         row_to_json(b, arr, &rows[i], with_steps);
+    /* This run's points, or (before its first) those an earlier operator recorded. */
+    const struct sweep_scale_out *so = sj->so_state ? sj->so_state : sj->so_prior;
+    if (so && so->run && sj->so_spec[0])
+        scale_out_to_json(b, o, so, sj->so_spec);
     if (jb_done(b, &o, "state.json", NULL) != 0)
         return NULL;
     text = cJSON_PrintUnformatted(o);
@@ -365,6 +393,57 @@ int job_progress_parse(const char *text, const char *sweep, const char *uid, con
     rc = 0;
 out:
     free(rows_out);
+    cJSON_Delete(st);
+    return rc;
+}
+
+int job_progress_scale_out(const char *text, struct sweep_scale_out *so, char *spec, size_t len)
+{
+    cJSON *st = text ? cJSON_Parse(text) : NULL;
+    struct variant v;
+    int rc = -ENOENT;
+
+    memset(so, 0, sizeof(*so));
+    if (len)
+        spec[0] = '\0';
+    const cJSON *o = cJSON_GetObjectItemCaseSensitive(st, "scale_out");
+    if (!cJSON_IsObject(o))
+        goto out;
+    rc = -EINVAL;
+    const char *vs = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "variant"));
+    const cJSON *pts = cJSON_GetObjectItemCaseSensitive(o, "points");
+    if (!vs || variant_parse(vs, &v, NULL) != 0 || !cJSON_IsArray(pts) ||
+        cJSON_GetArraySize(pts) < 1 || cJSON_GetArraySize(pts) > PLATFORM_MAX_REPLICAS ||
+        (size_t)snprintf(spec, len, "%s", v.spec) >= len)
+        goto out;
+    unsigned last = 0;
+    for (int i = 0; i < cJSON_GetArraySize(pts); i++) {
+        const cJSON *p = cJSON_GetArrayItem(pts, i);
+        const cJSON *cap = cJSON_GetObjectItemCaseSensitive(p, "capacity");
+        const cJSON *note = cJSON_GetObjectItemCaseSensitive(p, "note");
+        struct sweep_scale_point *pt = &so->points[i];
+        double r = num(p, "replicas", 0), from = num(p, "from", -1);
+        /* The counts a scale-out measures: rising, 1 first, each 1..PLATFORM_MAX_REPLICAS. */
+        if (!cJSON_IsObject(p) || r != floor(r) || r <= last || r > PLATFORM_MAX_REPLICAS ||
+            (i == 0) != (r == 1) || from != floor(from) || from < SWEEP_POINT_MEASURED ||
+            from > SWEEP_POINT_FAILED)
+            goto out;
+        pt->replicas = last = (unsigned)r;
+        pt->from = (enum sweep_point_from)from;
+        pt->flags = (unsigned)clamped(p, "flags", 0, 0, 0xffffffffu);
+        if (cJSON_IsString(note))
+            snprintf(pt->note, sizeof(pt->note), "%s", note->valuestring);
+        if (cap && cap_from_json(cap, &v, &pt->cap) != 0)
+            goto out;
+        if (pt->flags & SWEEP_FLAG_CONTENDED)
+            pt->cap.valid = false; /* as the runner marks a contended point */
+        so->npoints++;
+    }
+    so->run = true;
+    rc = 0;
+out:
+    if (rc)
+        memset(so, 0, sizeof(*so));
     cJSON_Delete(st);
     return rc;
 }

@@ -19,6 +19,7 @@
 #include "kube/objects.h"
 #include "load/merge.h"
 #include "load/report.h"
+#include "load/spread.h"
 
 static const struct kube_resource JOBS = {"batch", "v1", "jobs", 1};
 
@@ -179,15 +180,23 @@ static cJSON *container(const struct loadjob_config *c, const struct load_opts *
                         const char *profile)
 {
     char share[32], start[32], threads[16], serve[16], limits[160];
-    const char *args[16];
+    const char *args[16 + 2 * LOAD_MAX_URLS];
     size_t n = 0;
 
     snprintf(share, sizeof(share), "$(JOB_COMPLETION_INDEX)/%u", c->generators);
     snprintf(start, sizeof(start), "%.3f", start_at);
     snprintf(serve, sizeof(serve), ":%d", LOADJOB_RESULT_PORT);
     args[n++] = "loadtest";
-    args[n++] = "--url";
-    args[n++] = o->url;
+    /* A scale-out's replicas: every generator spreads its share over all of them, as the local
+     * generator does (--url repeated). */
+    for (size_t i = 0; o->nurls > 1 && i < o->nurls && i < LOAD_MAX_URLS; i++) {
+        args[n++] = "--url";
+        args[n++] = o->urls[i];
+    }
+    if (o->nurls <= 1) {
+        args[n++] = "--url";
+        args[n++] = o->url;
+    }
     args[n++] = "--profile-env";
     args[n++] = LOADJOB_PROFILE_ENV;
     args[n++] = "--share";

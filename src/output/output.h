@@ -80,6 +80,9 @@ struct output_doc {
     const char *previous_results;
     const char *comparison;
     unsigned omit; /* OUTPUT_OMIT_*: parts left out for size (set by output_set_render) */
+    /* The sweep whose scale_out the outputs show (its rows[scale_out->variant] names the
+     * variant); NULL: sweep's. A resumed operator's run has the scale-out but not every row. */
+    const struct sweep *scale_out_from;
 };
 
 /* Fills p with the defaults. */

@@ -420,7 +420,7 @@ cJSON *output_results_json(const struct output_doc *d)
             json_derivation(b, dv, "max_workers", a->rule.max_workers, &a->max_workers);
         }
     }
-    output_scale_out_json(b, root, d->sweep, a);
+    output_scale_out_json(b, root, d->scale_out_from ? d->scale_out_from : d->sweep, a);
     arr = jb_arr(b, root, "findings");
     for (size_t i = 0; arr && i < a->nfindings; i++)
         jb_push_str(b, arr, a->findings[i]);

@@ -225,7 +225,7 @@ int output_results_md(FILE *f, const struct output_doc *d, char *err)
     md_setup(f, d);
     md_results(f, d);
     md_usage(f, d);
-    output_scale_out_table(f, d->sweep, true);
+    output_scale_out_table(f, d->scale_out_from ? d->scale_out_from : d->sweep, true);
     md_findings(f, d->advice);
     md_rule(f, d->advice);
     if (ferror(f))

@@ -443,6 +443,61 @@ out:
     return rc;
 }
 
+int sweep_run_scale_out(const struct sweep_opts *o, const struct variant *v, struct sweep *s,
+                        char *err)
+{
+    struct platform *pl = o->platform;
+    const struct sweep_scale_out *prior = o->scale_out_prior;
+    struct sweep__ctx c;
+    char e[ERR_LEN] = "";
+    int rc = 0;
+
+    memset(s, 0, sizeof(*s));
+    s->started = time(NULL);
+    if (!prior || prior->npoints < 1 || prior->points[0].replicas != 1 ||
+        o->profile->search.mode != PROFILE_SEARCH_CAPACITY)
+        return err_set(err, -EINVAL, "no scale-out to resume");
+    s->rows = calloc(1, sizeof(*s->rows));
+    if (!s->rows)
+        return err_set(err, -ENOMEM, "out of memory");
+    s->n = 1;
+    /* The variant's row as the shape search left it, as far as the scale-out needs it. */
+    s->rows[0].variant = *v;
+    s->rows[0].state = SWEEP_ROW_MEASURED;
+    s->rows[0].cap = prior->points[0].cap;
+    s->rows[0].flags = prior->points[0].flags;
+    s->rows[0].gen_cores = -1;
+    s->rows[0].host_other_cores = -1;
+    snprintf(s->platform, sizeof(s->platform), "%s", pl->ops->name);
+    rc = pl->ops->facts(pl->self, &s->facts, err);
+    if (rc)
+        goto out;
+    rc = pl->ops->prepare(pl->self, err);
+    if (rc) {
+        snprintf(s->abort_reason, sizeof(s->abort_reason), "%s", err ? err : "prepare failed");
+        goto out;
+    }
+    pl->ops->facts(pl->self, &s->facts, e);
+    memset(&c, 0, sizeof(c));
+    c.o = o;
+    c.s = s;
+    c.scale_out_only = true;
+    c.deadline = clock_mono_s() + (double)o->profile->search.budget_us / 1e6;
+    c.variant_estimate_s = sweep__capacity_estimate_s(o->profile);
+    log_info("sweep.scale_out.resume", "variant=%s points=%zu", v->spec, prior->npoints);
+    if (!sweep__stopped(o))
+        sweep__scale_out(&c);
+out:
+    if (pl->ops->restore(pl->self, e) != 0)
+        log_error("sweep.restore", "error=\"%s\"", e);
+    s->finished = time(NULL);
+    if (!rc && sweep__stopped(o)) {
+        s->cancelled = true;
+        rc = err_set(err, -ECANCELED, "sweep cancelled");
+    }
+    return rc;
+}
+
 void sweep_free(struct sweep *s)
 {
     if (!s)

@@ -191,7 +191,22 @@ struct sweep_opts {
      * them); <= 0 or NULL: n x the 1-replica capacity. */
     double (*scale_out_predict)(void *ud, const struct sweep_scale_out *so, unsigned n);
     void *scale_out_ud;
+    /* Called after each scale-out point ends (measured, failed or skipped) with the sweep so far
+     * (s->scale_out holds the points); ud is row_done_ud. A non-zero return is logged, as for
+     * row_done. May be NULL. */
+    int (*scale_out_done)(void *ud, const struct sweep *s, char *err);
+    /* The points an earlier run of the same sweep finished (borrowed, may be NULL; a restarted
+     * operator reads them from its state): a count measured there is copied, not measured
+     * again. */
+    const struct sweep_scale_out *scale_out_prior;
 };
+
+/* Resumes only the scale-out of variant v (borrowed), whose shape search an earlier run did:
+ * o->scale_out_prior (required) holds its points, points[0] v's capacity at 1 replica. Fills *s
+ * with one row, v, MEASURED with that capacity (not measured again), and s->scale_out with the
+ * prior points and the rest measured now. Returns as sweep_run does. Free *s with sweep_free. */
+int sweep_run_scale_out(const struct sweep_opts *o, const struct variant *v,
+                        struct sweep *s /* OUT */, char *err);
 
 /* Runs the sweep and fills *s (always, even on failure: the rows measured so far). Returns 0
  * when every variant was attempted (some may be FAILED), -ECANCELED when the stop flag ended it

@@ -38,6 +38,7 @@ struct sweep__ctx {
     size_t nurls;
     double start_rps;
     bool scale_out_planned; /* the scale-out takes one more share of the time budget */
+    bool scale_out_only;    /* sweep_run_scale_out: row 0 is the variant, from the prior points */
 };
 
 /* The row the current measurement fills: a scale-out point's, else the variant's. */

@@ -39,6 +39,8 @@ static int choose_variant(struct sweep__ctx *c, unsigned *linear, char *note, si
     int idx = -1;
 
     *linear = 0;
+    if (c->scale_out_only)
+        return 0; /* the earlier run chose it; its row is the only one */
     if (c->o->scale_out_choice)
         idx = c->o->scale_out_choice(c->o->scale_out_ud, c->s, linear);
     if (so->variant[0]) {
@@ -181,6 +183,14 @@ stop:
              pt->cap.rps, pt->cap.valid, pt->flags, pt->note);
 }
 
+/* Tells the caller a point ended (the operator records it in its ConfigMap). */
+static void point_done(struct sweep__ctx *c)
+{
+    char e[ERR_LEN] = "";
+    if (c->o->scale_out_done && c->o->scale_out_done(c->o->row_done_ud, c->s, e) != 0)
+        log_warn("sweep.scale_out_done", "points=%zu error=\"%s\"", c->s->scale_out->npoints, e);
+}
+
 void sweep__scale_out(struct sweep__ctx *c)
 {
     struct sweep_scale_out *so = calloc(1, sizeof(*so));
@@ -237,11 +247,27 @@ void sweep__scale_out(struct sweep__ctx *c)
             pt->from = SWEEP_POINT_SKIPPED_BUDGET;
             snprintf(pt->note, sizeof(pt->note), "skipped: budget (search.budget %s ran out)",
                      qty_format_duration(c->o->profile->search.budget_us, b));
+            point_done(c);
+            continue;
+        }
+        /* Measured by an earlier run of this sweep (a restarted operator): kept as it was. */
+        const struct sweep_scale_out *prior = c->o->scale_out_prior;
+        bool copied = false;
+        for (size_t k = 1; prior && k < prior->npoints && !copied; k++)
+            if (prior->points[k].replicas == counts[i] &&
+                prior->points[k].from == SWEEP_POINT_MEASURED) {
+                *pt = prior->points[k];
+                copied = true;
+            }
+        if (copied) {
+            log_info("sweep.scale_out.resumed", "variant=%s replicas=%u rps=%.1f",
+                     base->variant.spec, pt->replicas, pt->cap.rps);
             continue;
         }
         /* Each point an equal share of what is left, as the variants had. */
         if (c->deadline > 0)
             c->variant_deadline = now + (c->deadline - now) / (double)(ncounts - i);
         measure_point(c, base, counts[i], predict(c, so, counts[i]), pt);
+        point_done(c);
     }
 }

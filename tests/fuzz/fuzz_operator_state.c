@@ -55,6 +55,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     } else if (prior || n) {
         abort();
     }
+    /* The scale-out's points: rising replica counts from 1, sane figures, never a contended
+     * point read as valid. */
+    struct sweep_scale_out so;
+    char spec[VARIANT_TOKEN_MAX + 1];
+    if (job_progress_scale_out(text, &so, spec, sizeof(spec)) == 0) {
+        if (!so.run || so.npoints < 1 || so.npoints > PLATFORM_MAX_REPLICAS ||
+            so.points[0].replicas != 1 || !spec[0])
+            abort();
+        for (size_t i = 0; i < so.npoints; i++) {
+            const struct sweep_scale_point *pt = &so.points[i];
+            if ((i && pt->replicas <= so.points[i - 1].replicas) ||
+                pt->replicas > PLATFORM_MAX_REPLICAS || !isfinite(pt->cap.rps) ||
+                pt->from > SWEEP_POINT_FAILED ||
+                ((pt->flags & SWEEP_FLAG_CONTENDED) && pt->cap.valid))
+                abort();
+        }
+    } else if (so.run || so.npoints) {
+        abort();
+    }
     free(prior);
     free(text);
     return 0;

@@ -58,9 +58,19 @@ timeout 20 "$SIZEUP" loadtest --url "$A" --users 1 --duration 1s --warmup 0 --js
     --out "$SRV_TMP/one.json"
 [ "$(jget "$SRV_TMP/one.json" "'by_url' in j")" = False ] || fail "by_url with one --url"
 
-"$SIZEUP" loadtest --url "$A" --url "$B" --share 0/2 --users 2 --duration 1s 2>"$SRV_TMP/e"
-[ $? -eq 2 ] && grep -q "a generator pod sends its share to one target" "$SRV_TMP/e" ||
+# A generator pod of a scale-out: its share (2 of 4 users), spread over both targets.
+timeout 20 "$SIZEUP" loadtest --url "$A" --url "$B" --share 0/2 --users 4 --duration 1s \
+    --warmup 0 --json --out "$SRV_TMP/share.json" 2>"$SRV_TMP/e" ||
     fail "--share with two --url: $(cat "$SRV_TMP/e")"
+python3 - "$SRV_TMP/share.json" <<'PY' || fail "a share over two targets"
+import json, sys
+r = json.load(open(sys.argv[1]))
+print("share 0/2 over 2 targets: %d users, by_url %s" % (
+    r["users"], {k: v["requests"] for k, v in r["by_url"].items()}))
+if r["users"] != 2: sys.exit("users %d, want 2 (share 0 of 4 over 2)" % r["users"])
+if len(r["by_url"]) != 2 or any(v["requests"] == 0 for v in r["by_url"].values()):
+    sys.exit("a target got nothing")
+PY
 "$SIZEUP" loadtest --url "$A" --url "ftp://x" --users 2 --duration 1s 2>"$SRV_TMP/e"
 rc=$?
 [ $rc -eq 2 ] && grep -q "ftp://x" "$SRV_TMP/e" || fail "a bad URL among good ones: exit $rc $(cat "$SRV_TMP/e")"

@@ -774,14 +774,105 @@ static void test_metrics_window(void **state)
     CLEANUP(kube_delete(cl, &KUBE_DEPLOYMENTS, "default", "metered", NULL, err));
 }
 
+/* ---- the scale-out ------------------------------------------------------------------------ */
+
+/* Clone mode: the clone at 3 replicas of the variant, 3 ready pods at 3 addresses that each
+ * serve the variant, usage over all of them, a plain apply back at 1 replica; in-place mode
+ * refuses and leaves the Deployment's replica count alone. */
+static void test_replicas(void **state)
+{
+    (void)state;
+    char err[ERR_LEN] = "", urls[PLATFORM_MAX_REPLICAS][PLATFORM_URL_LEN], body[16384];
+    struct platform p;
+    struct platform_failure f;
+    struct platform_usage u;
+    size_t n = 0;
+
+    create_app("rep", "example/web:1", NULL, NULL);
+    wait_rollout("rep");
+    struct kube_platform_config kc = {.client = cl,
+                                      .ns = "default",
+                                      .deployment = "rep",
+                                      .run_id = "t-rep",
+                                      .poll_interval_us = 200000};
+    assert_int_equal(kube_platform_new(&kc, &p, err), 0);
+    assert_non_null(p.ops->apply_replicas);
+    assert_non_null(p.ops->target_urls);
+    assert_int_equal(p.ops->prepare(p.self, err), 0);
+    struct variant v = var("2@200m/128Mi");
+    if (p.ops->apply_replicas(p.self, &v, 3, &f, err))
+        fail_msg("apply_replicas: %s", err);
+    if (p.ops->wait_ready(p.self, 60000000, NULL, &f, err))
+        fail_msg("3 replicas not ready: %s", f.reason);
+    cJSON *clone = get_deploy("rep-sizeup");
+    assert_int_equal((int)cJSON_GetNumberValue(kube_path_get(clone, "spec.replicas")), 3);
+    cJSON_Delete(clone);
+    assert_int_equal(p.ops->target_urls(p.self, urls, PLATFORM_MAX_REPLICAS, &n, err), 0);
+    assert_int_equal(n, 3);
+    for (size_t i = 0; i < n; i++) {
+        assert_true(strncmp(urls[i], "http://127.", 11) == 0);
+        assert_non_null(strstr(urls[i], ":8080"));
+        for (size_t j = 0; j < i; j++)
+            assert_string_not_equal(urls[i], urls[j]);
+        body[0] = '\0';
+        assert_int_equal(http_get(urls[i], "/env", body), 200);
+        cJSON *env = cJSON_Parse(body);
+        assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(env, "WORKERS")), "2");
+        cJSON_Delete(env);
+    }
+    /* Too little room for the URLs is an error, not a cut list. */
+    assert_int_equal(p.ops->target_urls(p.self, urls, 2, &n, err), -ENOSPC);
+    assert_int_equal(p.ops->usage_begin(p.self, err), 0);
+    assert_int_equal(p.ops->usage_end(p.self, &u, err), 0);
+    assert_int_equal(u.restarts, 0);
+    assert_false(u.died);
+    assert_int_equal(p.ops->stop_variant(p.self, err), 0);
+    clone = get_deploy("rep-sizeup");
+    assert_int_equal((int)cJSON_GetNumberValue(kube_path_get(clone, "spec.replicas")), 0);
+    cJSON_Delete(clone);
+
+    /* A plain variant after the scale-out: one replica, one URL. */
+    if (run_variant(&p, &v, &f, 60000000))
+        fail_msg("1 replica not ready: %s", f.reason);
+    clone = get_deploy("rep-sizeup");
+    assert_int_equal((int)cJSON_GetNumberValue(kube_path_get(clone, "spec.replicas")), 1);
+    cJSON_Delete(clone);
+    assert_int_equal(p.ops->target_urls(p.self, urls, PLATFORM_MAX_REPLICAS, &n, err), 0);
+    assert_int_equal(n, 1);
+    assert_int_equal(p.ops->stop_variant(p.self, err), 0);
+    assert_int_equal(p.ops->restore(p.self, err), 0);
+    p.ops->free(p.self);
+
+    /* In place: refused, a failure the runner records, the Deployment still at 1 replica. */
+    kc.mode = KUBE_MODE_IN_PLACE;
+    assert_int_equal(kube_platform_new(&kc, &p, err), 0);
+    assert_int_equal(p.ops->prepare(p.self, err), 0);
+    assert_int_equal(p.ops->apply_replicas(p.self, &v, 3, &f, err), -ENOTSUP);
+    assert_int_equal(f.kind, PLATFORM_FAIL_APPLY);
+    assert_non_null(strstr(f.reason, "clone mode"));
+    cJSON *d = get_deploy("rep");
+    assert_int_equal((int)cJSON_GetNumberValue(kube_path_get(d, "spec.replicas")), 1);
+    cJSON_Delete(d);
+    assert_int_equal(p.ops->stop_variant(p.self, err), 0);
+    assert_int_equal(p.ops->restore(p.self, err), 0);
+    p.ops->free(p.self);
+    CLEANUP(kube_delete(cl, &KUBE_DEPLOYMENTS, "default", "rep", NULL, err));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_clone_mode),          cmocka_unit_test(test_clone_refuses_foreign),
-        cmocka_unit_test(test_clone_long_name),     cmocka_unit_test(test_in_place_exact_restore),
-        cmocka_unit_test(test_in_place_drift),      cmocka_unit_test(test_crash_and_unschedulable),
-        cmocka_unit_test(test_recover_after_crash), cmocka_unit_test(test_failures),
-        cmocka_unit_test(test_sweep_runner),        cmocka_unit_test(test_metrics_window),
+        cmocka_unit_test(test_clone_mode),
+        cmocka_unit_test(test_clone_refuses_foreign),
+        cmocka_unit_test(test_clone_long_name),
+        cmocka_unit_test(test_in_place_exact_restore),
+        cmocka_unit_test(test_in_place_drift),
+        cmocka_unit_test(test_crash_and_unschedulable),
+        cmocka_unit_test(test_recover_after_crash),
+        cmocka_unit_test(test_failures),
+        cmocka_unit_test(test_sweep_runner),
+        cmocka_unit_test(test_metrics_window),
+        cmocka_unit_test(test_replicas),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -60,6 +60,110 @@ static void setup_fixture(struct fixture *f)
     }
 }
 
+/* state.json records each finished scale-out point; a resumed operator reads them back. */
+static void test_scale_out_round_trip(void **state)
+{
+    (void)state;
+    struct fixture f;
+    struct sweep_scale_out so, back;
+    char spec[VARIANT_TOKEN_MAX + 1];
+
+    setup_fixture(&f);
+    memset(&so, 0, sizeof(so));
+    so.run = true;
+    so.npoints = 3;
+    for (unsigned i = 0; i < 3; i++) {
+        struct sweep_scale_point *pt = &so.points[i];
+        pt->replicas = i == 2 ? 4 : i + 1;
+        pt->from = i == 0 ? SWEEP_POINT_SHAPE_SEARCH : SWEEP_POINT_MEASURED;
+        pt->cap.searched = true;
+        pt->cap.rps = 50.5 * (i + 1);
+        pt->cap.interval.n = 3;
+        for (size_t k = 0; k < 3; k++)
+            pt->cap.repeat_rps[k] = pt->cap.rps + (double)k - 1;
+        pt->cap.cpu_cores = -1;
+        pt->cap.peak_memory_bytes = -1;
+    }
+    so.points[2].flags = SWEEP_FLAG_CONTENDED;
+    snprintf(so.points[2].note, sizeof(so.points[2].note), "the host was busy");
+
+    /* No scale-out yet: the document has none. */
+    char *text = job_state_json(&f.sj, f.rows, 3, "running");
+    assert_int_equal(job_progress_scale_out(text, &back, spec, sizeof(spec)), -ENOENT);
+    assert_false(back.run);
+    free(text);
+
+    f.sj.so_state = &so;
+    snprintf(f.sj.so_spec, sizeof(f.sj.so_spec), "%s", f.sj.all.items[0].spec);
+    text = job_state_json(&f.sj, f.rows, 3, "running");
+    assert_non_null(text);
+    assert_int_equal(job_progress_scale_out(text, &back, spec, sizeof(spec)), 0);
+    assert_string_equal(spec, f.sj.all.items[0].spec);
+    assert_true(back.run);
+    assert_int_equal(back.npoints, 3);
+    for (size_t i = 0; i < 3; i++) {
+        assert_int_equal(back.points[i].replicas, so.points[i].replicas);
+        assert_int_equal(back.points[i].from, so.points[i].from);
+        assert_int_equal(back.points[i].flags, so.points[i].flags);
+        assert_string_equal(back.points[i].note, so.points[i].note);
+        assert_true(fabs(back.points[i].cap.rps - so.points[i].cap.rps) < 1e-9);
+        assert_int_equal(back.points[i].cap.interval.n, 3);
+    }
+    assert_true(back.points[1].cap.valid);
+    assert_false(back.points[2].cap.valid); /* contended: never read as the app's */
+    free(text);
+
+    /* Counts out of order or not starting at 1 are refused. */
+    static const char *const bad[] = {
+        "{\"scale_out\":{\"variant\":\"1@0.5/256Mi\",\"points\":[{\"replicas\":2,\"from\":0}]}}",
+        "{\"scale_out\":{\"variant\":\"1@0.5/256Mi\",\"points\":[{\"replicas\":1,\"from\":1},"
+        "{\"replicas\":1,\"from\":0}]}}",
+        "{\"scale_out\":{\"variant\":\"nope\",\"points\":[{\"replicas\":1,\"from\":1}]}}",
+        "{\"scale_out\":{\"variant\":\"1@0.5/256Mi\",\"points\":[{\"replicas\":1,\"from\":9}]}}",
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        assert_int_equal(job_progress_scale_out(bad[i], &back, spec, sizeof(spec)), -EINVAL);
+        assert_false(back.run);
+    }
+}
+
+/* The scale-out in the cluster: asked for by the annotation or the profile, never a default. */
+static void test_scale_out_request(void **state)
+{
+    (void)state;
+    struct annot_request req;
+    struct profile_scale_out so;
+    char err[ERR_LEN] = "";
+
+    /* No annotation, no profile scale_out (a target or not): off. */
+    memset(&req, 0, sizeof(req));
+    memset(&so, 0, sizeof(so));
+    assert_int_equal(job_scale_out_request(&req, &so, err), 0);
+    assert_true(so.given);
+    assert_true(so.ncounts <= 1);
+
+    /* The annotation asks for 3: 1, 2, 3. */
+    req.scale_out_set = true;
+    req.scale_out = 3;
+    memset(&so, 0, sizeof(so));
+    assert_int_equal(job_scale_out_request(&req, &so, err), 0);
+    assert_int_equal(so.ncounts, 3);
+    assert_int_equal(so.counts[0], 1);
+    assert_int_equal(so.counts[2], 3);
+
+    /* "off" (0) wins over the profile's. */
+    req.scale_out = 0;
+    assert_int_equal(job_scale_out_request(&req, &so, err), 0);
+    assert_true(so.ncounts <= 1);
+
+    /* The profile's own scale_out without the annotation: kept. */
+    memset(&req, 0, sizeof(req));
+    memset(&so, 0, sizeof(so));
+    assert_int_equal(profile_scale_out_set_max(&so, 2, err), 0);
+    assert_int_equal(job_scale_out_request(&req, &so, err), 0);
+    assert_int_equal(so.ncounts, 2);
+}
+
 static void test_round_trip(void **state)
 {
     (void)state;
@@ -599,6 +703,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round_trip),
+        cmocka_unit_test(test_scale_out_round_trip),
+        cmocka_unit_test(test_scale_out_request),
         cmocka_unit_test(test_refuses_foreign_progress),
         cmocka_unit_test(test_sanitises_numbers),
         cmocka_unit_test(test_log_safe),
