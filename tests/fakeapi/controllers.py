@@ -369,6 +369,7 @@ class DeploymentController:
                    "readyReplicas": ready, "availableReplicas": avail,
                    "observedGeneration": r["metadata"].get("generation", 1)}
             rst = {k: v for k, v in rst.items() if v}
+            rst["replicas"] = len(pods)  # required in ReplicaSetStatus: 0 is written too
             rst.update(admission.rs_failure_status(r, failed, now))
             if (r.get("status") or {}) != rst:
                 self.api.write_status(RS, ns, rn, rst)
