@@ -76,14 +76,15 @@ def _limit_items(store, ns):
     return out
 
 
-def limit_ranger(store, ns, pod):
+def limit_ranger(store, ns, pod, defaults=True):
     """Defaults first (default -> limits, defaultRequest -> requests, a missing request taken
-    from the limit), then min and max per container; all violations in one message."""
+    from the limit; not on a resize), then min and max per container; all violations in one
+    message."""
     items = _limit_items(store, ns)
     if not items:
         return
     spec = pod.get("spec") or {}
-    for it in items:
+    for it in items if defaults else ():
         for c in _all_containers(spec):
             r = c.setdefault("resources", {})
             for k, v in (it.get("default") or {}).items():
@@ -312,13 +313,18 @@ def namespace_usage(store, ns, hard, skip=None):
     return used
 
 
-def resource_quota(api, ns, pod):
+def resource_quota(api, ns, pod, old=None):
+    """Charges a new pod (or a resize of `old`: only the growth, which is what the message
+    names as requested) against each quota of the namespace."""
     store = api.store
     items, _ = store.entries(QUOTA, ns)
     if not items:
         return
     name = pod["metadata"]["name"]
     want = pod_usage(pod)
+    if old is not None:
+        was = pod_usage(old)
+        want = {k: max(0, v - was.get(k, 0)) for k, v in want.items()}
     charged = []
     for e in items:
         q = e.obj
@@ -327,11 +333,13 @@ def resource_quota(api, ns, pod):
                 if k in _TRACKED}
         if not hard:
             continue
-        miss = _missing(pod, hard)
+        if old is not None and not any(want.get(k, 0) for k in hard):
+            continue  # a resize that grows nothing this quota counts
+        miss = _missing(pod, hard) if old is None else []
         if miss:
             raise _forbidden(name, "failed quota: %s: must specify %s" % (qn, "; ".join(miss)))
         used = namespace_usage(store, ns, hard)
-        over = sorted(k for k in hard if used[k] + want.get(k, 0) > hard[k])
+        over = sorted(k for k in hard if want.get(k, 0) and used[k] + want[k] > hard[k])
         if over:
             raise _forbidden(name, "exceeded quota: %s, requested: %s, used: %s, limited: %s" % (
                 qn, ",".join("%s=%s" % (k, fmt(k, want.get(k, 0))) for k in over),
@@ -372,6 +380,14 @@ def admit_pod(api, ns, pod):
     limit_ranger(api.store, ns, pod)
     pod_security(api.store, ns, pod)
     resource_quota(api, ns, pod)
+
+
+def admit_resize(api, ns, old, new):
+    """A pods/resize request through the same plugins, as a real server runs them on it:
+    LimitRange min/max (no defaults) and ResourceQuota on the growth; Pod Security is not
+    asked again (a resize changes no security field)."""
+    limit_ranger(api.store, ns, new, defaults=False)
+    resource_quota(api, ns, new, old)
 
 
 class QuotaController(Controller):

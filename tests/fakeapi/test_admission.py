@@ -3,7 +3,8 @@
 defaults and max/min per container, the restricted Pod Security level on a namespace labelled
 for it, ResourceQuota (exceeded quota, must specify), each a 403 Forbidden with the real
 message; and the ReplicaSet and Job controllers, refused, write FailedCreate as the real ones do
-(ReplicaFailure conditions on the ReplicaSet and its Deployment, Warning Events). Run by
+(ReplicaFailure conditions on the ReplicaSet and its Deployment, Warning Events); a pods/resize
+request meets the LimitRange and the quota (on its growth) too. Run by
 tests/integration/fakeapi_admission.sh."""
 
 import os
@@ -136,6 +137,32 @@ class Admission(unittest.TestCase, PodChecks):
         # Another namespace, unlabelled: nothing enforced.
         code, _, p = self.req("POST", "/api/v1/namespaces/default/pods", pod("loose-ok"))
         self.assertEqual(code, 201, p)
+
+    def test_resize_admitted_too(self):
+        ns = self.ns("rsz")
+        self.assertEqual(self.req("POST", ns + "/limitranges", {
+            "metadata": {"name": "lim"}, "spec": {"limits": [{
+                "type": "Container", "max": {"cpu": "1"}}]}})[0], 201)
+        self.assertEqual(self.req("POST", ns + "/resourcequotas", {
+            "metadata": {"name": "mem"}, "spec": {"hard": {"limits.memory": "300Mi"}}})[0], 201)
+        code, _, p = self.req("POST", ns + "/pods", pod("r", cpu="500m", mem="128Mi"))
+        self.assertEqual(code, 201, p)
+
+        def resize(cpu, mem):
+            r = {"limits": {"cpu": cpu, "memory": mem}, "requests": {"cpu": cpu, "memory": mem}}
+            return self.req("PATCH", ns + "/pods/r/resize",
+                            {"spec": {"containers": [{"name": "app", "resources": r}]}},
+                            ctype="application/strategic-merge-patch+json")
+        code, _, st = resize("2", "128Mi")
+        self.assertForbidden(code, st, "r", "maximum cpu usage per Container is 1, but limit is 2")
+        # The quota charges only the growth: 128Mi used, 256Mi more asked, 300Mi allowed.
+        code, _, st = resize("500m", "384Mi")
+        self.assertForbidden(code, st, "r", "exceeded quota: mem, requested: limits.memory="
+                             "256Mi, used: limits.memory=128Mi, limited: limits.memory=300Mi")
+        code, _, p = resize("800m", "256Mi")
+        self.assertEqual(code, 200, p)
+        self.assertEqual(p["spec"]["containers"][0]["resources"]["limits"],
+                         {"cpu": "800m", "memory": "256Mi"})
 
     def events(self, ns, kind, name):
         _, _, lst = self.req("GET", ns + "/events")
