@@ -309,6 +309,14 @@ out:
     return rc;
 }
 
+/* A 403 from an admission plugin (a ResourceQuota's "exceeded quota", a LimitRange's maximum),
+ * not from RBAC, whose message says who "cannot patch resource". */
+static bool refused_at_admission(const char *msg)
+{
+    return msg && strstr(msg, "is forbidden") &&
+           !(strstr(msg, " cannot ") && strstr(msg, "resource"));
+}
+
 /* The resize could not be done: the variant is rolled out instead. */
 static int fall_back(struct kplat *k, const struct variant *v, const char *why,
                      struct platform_failure *fail, char *err)
@@ -341,6 +349,17 @@ static int resize_apply(void *self, const struct variant *v, struct platform_fai
         goto fail;
     }
     rc = patch_resize(k->c, k->ns, k->rz_pod, body, err);
+    if (rc == -EPERM && refused_at_admission(err)) {
+        /* The namespace's quota or LimitRange forbids the variant: a rollout would be refused
+         * the same way (and wait for its ready timeout), so the variant fails now. */
+        const char *server = strstr(err, "pods \""); /* the server's sentence, no request line */
+        fail->kind = PLATFORM_FAIL_APPLY;
+        snprintf(fail->reason, sizeof(fail->reason), "refused at admission: %s",
+                 server ? server : err);
+        log_warn("kube.platform.resize_refused", "deployment=%s/%s pod=%s variant=%s why=\"%s\"",
+                 k->ns, kube__plat_target(k), k->rz_pod, v->spec, err);
+        goto out;
+    }
     if (rc == -EINVAL || rc == -EPERM || rc == -ENOENT) {
         /* Refused (an older server's rule, a QoS class the server computes otherwise), not
          * allowed by RBAC, or the pod is gone: a rollout does it. Without permission there is

@@ -2,8 +2,9 @@
 # End to end, variants a real cluster's admission refuses: in a namespace with a LimitRange (at
 # most 1 CPU per container) and a ResourceQuota (limits.memory 400Mi), the operator sweeps the
 # example app over 1@0.3/96Mi (fits), 1@2/96Mi (over the LimitRange) and 1@0.3/512Mi (over the
-# quota). The Deployment patches succeed and the fake's ReplicaSet controller is refused, as in
-# a real cluster (ReplicaFailure, FailedCreate). The sweep goes on and ends `done` well inside
+# quota), both tried as in-place resizes (the 403 of pods/resize), and 2@0.3/512Mi (a rollout:
+# the Deployment patch succeeds and the fake's ReplicaSet controller is refused, as in a real
+# cluster: ReplicaFailure, FailedCreate). The sweep goes on and ends `done` well inside
 # one --ready-timeout per refused variant: each refused row is failed, `could not start`, with
 # the API server's own message; the fitting one is measured and recommended; the Deployment
 # comes back to its original template.
@@ -44,12 +45,12 @@ data:
 EOF
 before=$(deploy_fingerprint web template)
 
-# The operator waits 60 s for a variant to become ready: two refused variants waited out would
-# take 2 minutes.
+# The operator waits 60 s for a variant to become ready: a refused variant waited out would take
+# a minute.
 op_start op
 start=$SECONDS
 k annotate deployment web sizeup.dev/profile=web-quick \
-    "sizeup.dev/configs=1@0.3/96Mi 1@2/96Mi 1@0.3/512Mi" sizeup.dev/sweep=adm-1 >/dev/null
+    "sizeup.dev/configs=1@0.3/96Mi 1@2/96Mi 1@0.3/512Mi 2@0.3/512Mi" sizeup.dev/sweep=adm-1 >/dev/null
 wait_status web '^done' 100
 took=$((SECONDS - start))
 op_stop
@@ -63,18 +64,24 @@ data = json.load(open(sys.argv[1]))["data"]
 vs = {v["spec"]: v for v in json.loads(data["results.json"])["variants"]}
 ok = vs["1@0.3/96Mi"]
 assert ok["state"] == "measured" and ok["recommended"], ok
-lr, q = vs["1@2/96Mi"], vs["1@0.3/512Mi"]
-for v, why in ((lr, r"maximum cpu usage per Container is 1, but limit is 2"),
-               (q, r"exceeded quota: compute, requested: limits.memory=512Mi, used: "
-                   r"limits.memory=\d+Mi, limited: limits.memory=400Mi")):
+lr, q, rq = vs["1@2/96Mi"], vs["1@0.3/512Mi"], vs["2@0.3/512Mi"]
+quota = (r"exceeded quota: compute, requested: limits.memory=\d+Mi, used: "
+         r"limits.memory=\d+Mi, limited: limits.memory=400Mi")
+for v, why in ((lr, r"maximum cpu usage per Container is 1, but limit is 2"), (q, quota),
+               (rq, quota)):
     assert v["state"] == "failed", v
     f = v["failure"]
     assert f["kind"] == "could not start", f
-    assert re.search(r'cannot create pods: FailedCreate: pods "web-[a-z0-9-]+" is forbidden: '
-                     + why, f["reason"]), f["reason"]
+    # Refused as a rollout (the ReplicaSet's FailedCreate) or as a resize (the 403 itself).
+    assert re.search(r'(cannot create pods: FailedCreate: |refused at admission: .*)pods '
+                     r'"web-[a-z0-9-]+" is forbidden: ' + why, f["reason"]), f["reason"]
     assert v["label"] in data["results.md"], v["label"]
     print("  %-12s failed: %s" % (v["spec"], f["reason"]))
 print("  %-12s measured, recommended" % ok["spec"])
+# Resized in place, the pod's resize is refused; a worker-count change is a rollout, whose new
+# ReplicaSet is refused (ReplicaFailure on the Deployment).
+assert lr["failure"]["reason"].startswith("refused at admission: "), lr
+assert "cannot create pods: FailedCreate: " in rq["failure"]["reason"], rq
 PY
 after=$(deploy_fingerprint web template)
 [ "$before" = "$after" ] || fail "the Deployment's template was not restored"
