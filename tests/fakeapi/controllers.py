@@ -1445,13 +1445,18 @@ class Kubelet(Controller):
 
     def _sample(self, cr, now):
         """A scrape, as metrics-server makes one every --metric-resolution: all pods together at
-        multiples of the window (and once when a container starts), the cgroup's cumulative CPU
-        time and working set. Only the last two scrapes are kept: a PodMetrics is the rate
-        between them."""
+        multiples of the window, the cgroup's cumulative CPU time and working set. Only the last
+        two scrapes are kept: a PodMetrics is the rate between them, so its window is always a
+        whole resolution. A new container waits for the next tick: a scrape off the grid (as
+        this fake once took at container start) gave a first window shorter than the
+        resolution, from which a client reckons too short a hold for its CPU figures."""
         window = self.metrics_window
+        first = getattr(cr, "next_sample", 0) == 0
         if getattr(cr, "next_sample", 0) > now:
             return
         cr.next_sample = (math.floor(now / window) + 1) * window
+        if first:
+            return
         cpu = self.cg.cpu_seconds(cr.cg_info)
         rss = 0
         if cpu is None:
