@@ -2,7 +2,8 @@
 # slow: make e2e
 # Load from several pods, end to end against the fake: a sweep with sizeup.dev/generators: 3 runs
 # its load as an Indexed Job of `sizeup loadtest` workers in the operator's namespace (restricted
-# securityContext, admitted by the restricted Pod Security level the namespace enforces, no token, the generators' ServiceAccount, the operator's image); the merged
+# securityContext, admitted by the restricted Pod Security level the namespace enforces, no
+# token, the generators' ServiceAccount, the operator's image); the merged
 # result matches one generator's on the same target within noise and its histogram is exactly
 # the sum of the workers' (from the operator's log); a worker killed mid-run makes the variant
 # FAILED naming the worker; no Job, pod or ServiceAccount token is left after a sweep, a cancel
