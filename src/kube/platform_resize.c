@@ -143,6 +143,11 @@ bool kube__resize_fits(struct kplat *k, const struct variant *v, char *why)
 
     if (!k->resize_on)
         goto out;
+    /* Resize mode after a step that was rolled out (a worker-count change, an infeasible
+     * resize): the pod it resized is gone or going. Its successor, started from the rolled-out
+     * template, is the one to resize; keeping the old name would roll out every later step. */
+    if (k->mode == KUBE_MODE_RESIZE && k->applier == &kube__rollout)
+        k->rz_pod[0] = '\0';
     if (!k->rz_pod[0] && k->mode == KUBE_MODE_RESIZE && pick_pod(k, e2) != 0)
         log_warn("kube.platform.resize", "deployment=%s/%s error=\"%s\"", k->ns, k->name, e2);
     if (!k->rz_pod[0]) {
