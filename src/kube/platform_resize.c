@@ -143,6 +143,11 @@ bool kube__resize_fits(struct kplat *k, const struct variant *v, char *why)
 
     if (!k->resize_on)
         goto out;
+    /* Resize mode after a step that was rolled out (a worker-count change, an infeasible
+     * resize): the pod it resized is gone or going. Its successor, started from the rolled-out
+     * template, is the one to resize; keeping the old name would roll out every later step. */
+    if (k->mode == KUBE_MODE_RESIZE && k->applier == &kube__rollout)
+        k->rz_pod[0] = '\0';
     if (!k->rz_pod[0] && k->mode == KUBE_MODE_RESIZE && pick_pod(k, e2) != 0)
         log_warn("kube.platform.resize", "deployment=%s/%s error=\"%s\"", k->ns, k->name, e2);
     if (!k->rz_pod[0]) {
@@ -309,6 +314,14 @@ out:
     return rc;
 }
 
+/* A 403 from an admission plugin (a ResourceQuota's "exceeded quota", a LimitRange's maximum),
+ * not from RBAC, whose message says who "cannot patch resource". */
+static bool refused_at_admission(const char *msg)
+{
+    return msg && strstr(msg, "is forbidden") &&
+           !(strstr(msg, " cannot ") && strstr(msg, "resource"));
+}
+
 /* The resize could not be done: the variant is rolled out instead. */
 static int fall_back(struct kplat *k, const struct variant *v, const char *why,
                      struct platform_failure *fail, char *err)
@@ -341,6 +354,17 @@ static int resize_apply(void *self, const struct variant *v, struct platform_fai
         goto fail;
     }
     rc = patch_resize(k->c, k->ns, k->rz_pod, body, err);
+    if (rc == -EPERM && refused_at_admission(err)) {
+        /* The namespace's quota or LimitRange forbids the variant: a rollout would be refused
+         * the same way (and wait for its ready timeout), so the variant fails now. */
+        const char *server = strstr(err, "pods \""); /* the server's sentence, no request line */
+        fail->kind = PLATFORM_FAIL_APPLY;
+        snprintf(fail->reason, sizeof(fail->reason), "refused at admission: %s",
+                 server ? server : err);
+        log_warn("kube.platform.resize_refused", "deployment=%s/%s pod=%s variant=%s why=\"%s\"",
+                 k->ns, kube__plat_target(k), k->rz_pod, v->spec, err);
+        goto out;
+    }
     if (rc == -EINVAL || rc == -EPERM || rc == -ENOENT) {
         /* Refused (an older server's rule, a QoS class the server computes otherwise), not
          * allowed by RBAC, or the pod is gone: a rollout does it. Without permission there is

@@ -193,7 +193,10 @@ int kube__plat_wait_ready(void *self, int64_t timeout_us, volatile sig_atomic_t 
             snprintf(fail->reason, sizeof(fail->reason), "cancelled while waiting for rollout");
             return err_set(err, -ECANCELED, "cancelled");
         }
+        struct kube_deploy_status ds = {0};
         rc = kube_get(k->c, &KUBE_DEPLOYMENTS, k->ns, kube__plat_target(k), &d, err);
+        if (rc == 0)
+            rc = kube_deploy_status_read(d, &ds);
         if (rc == 0) {
             rc = kube_deploy_rollout(d, &state, msg);
             if (rc == 0)
@@ -222,6 +225,9 @@ int kube__plat_wait_ready(void *self, int64_t timeout_us, volatile sig_atomic_t 
             }
             if (state == KUBE_ROLLOUT_FAILED) {
                 describe_failure(&s, msg, fail);
+                /* Pods refused at admission (quota, LimitRange, Pod Security): never started. */
+                if (ds.replica_failure)
+                    fail->kind = PLATFORM_FAIL_APPLY;
                 return err_set(err, -ETIMEDOUT, "%s", fail->reason);
             }
             /* Not worth waiting out the timeout: a pod that keeps dying will not serve. */

@@ -84,6 +84,12 @@ static int metrics_sample(struct kplat *k, struct metrics_sample *out)
     return rc;
 }
 
+/* Wherever the scrapes fall, a window this long holds a whole metrics window of w seconds. */
+static int64_t hold_us(double w)
+{
+    return (int64_t)((2 * w + METRICS_TS_SLACK_S + METRICS_LAG_S) * 1e6);
+}
+
 int64_t kube__plat_usage_window_us(struct kplat *k)
 {
     cJSON *list = NULL;
@@ -105,8 +111,7 @@ int64_t kube__plat_usage_window_us(struct kplat *k)
     cJSON_Delete(list);
     if (w <= 0)
         w = METRICS_WINDOW_DEFAULT_S;
-    /* Wherever the scrapes fall, a window this long holds a whole metrics window. */
-    return (int64_t)((2 * w + METRICS_TS_SLACK_S + METRICS_LAG_S) * 1e6);
+    return hold_us(w);
 }
 
 static int pod_now(struct kplat *k, struct kube_pod_info *pi, char *err)
@@ -178,6 +183,8 @@ int kube__plat_usage_end(void *self, struct platform_usage *out, char *err)
                  "metrics.k8s.io had no sample for pod %s: CPU and memory use unknown", k->pod);
         return 0;
     }
+    if (ms.window_s > 0)
+        out->usage_window_us = hold_us(ms.window_s);
     out->peak_memory_bytes = k->sample_begin && k->mem_begin > ms.bytes ? k->mem_begin : ms.bytes;
     out->memory_bytes = ms.bytes; /* the working set at the end sample */
     /* The scrape the sample ends with happened before it was read, just now: within

@@ -101,7 +101,11 @@ struct platform_usage {
     unsigned restarts;              /* processes / containers restarted during the window */
     bool oom_killed;                /* the OOM killer fired in the variant during the window */
     bool died;                      /* the variant stopped running during the window */
-    char note[ERR_LEN];             /* what could not be read, if anything; "" when all was read */
+    /* The shortest window over which usage_end can give CPU, as this sample showed it (kube:
+     * from the metrics.k8s.io window it read; facts.usage_window_us is only a first guess, made
+     * before the variant's pod had metrics); 0 when the sample did not say. */
+    int64_t usage_window_us;
+    char note[ERR_LEN]; /* what could not be read, if anything; "" when all was read */
 };
 
 struct platform_ops {

@@ -61,6 +61,9 @@ struct cap_ctx {
      * wider one (sweep_opts.load_source_more) takes over for the rest of the variant. */
     const struct load_source *src;
     int64_t repeat_window_us; /* the next repeat's measured window; 0: search.window */
+    /* How long the platform needs a window to be to report CPU: the platform's first guess
+     * (facts), then what each step's usage said (a cluster's metrics window as it really is). */
+    int64_t usage_window_us;
 };
 
 double sweep__capacity_estimate_s(const struct profile *p)
@@ -134,7 +137,7 @@ static int load_once(struct cap_ctx *x, double rate, unsigned users, int64_t len
  * CPU at all (a cluster's metrics window). */
 static int64_t load_window_us(const struct cap_ctx *x)
 {
-    int64_t need = x->c->s->facts.usage_window_us;
+    int64_t need = x->usage_window_us;
     return need > x->p->search.window_us ? need : x->p->search.window_us;
 }
 
@@ -180,9 +183,11 @@ static int run_step(struct cap_ctx *x, enum capacity_step_kind kind, double rate
         return rc;
     out->have_res = true;
     c->load_s += (double)window_us / 1e6;
-    if (pl->ops->usage_end(pl->self, &out->usage, err) == 0)
+    if (pl->ops->usage_end(pl->self, &out->usage, err) == 0) {
         out->have_usage = true;
-    else
+        if (out->usage.usage_window_us > 0)
+            x->usage_window_us = out->usage.usage_window_us;
+    } else
         log_warn("sweep.usage", "variant=%s phase=end error=\"%s\"", row->variant.spec, err);
 
     const struct load_result *r = &out->res;
@@ -370,7 +375,7 @@ static int measure_repeats(struct cap_ctx *x, double rate, unsigned *failed_n,
     for (unsigned i = 0; i < x->p->search.repeats && i < CAPACITY_MAX_REPEATS; i++) {
         /* Until a repeat gave the CPU at capacity, a repeat is held as long as the platform
          * needs to report CPU at all (a cluster's metrics window): one long repeat, not all. */
-        int64_t need = x->c->s->facts.usage_window_us;
+        int64_t need = x->usage_window_us;
         x->repeat_window_us = ncpu == 0 && need > x->p->search.window_us ? need : 0;
         if (sweep__stopped(x->c->o) || x->died ||
             !time_for_step(x, x->repeat_window_us ? x->repeat_window_us : x->p->search.window_us))
@@ -528,7 +533,12 @@ int sweep__capacity(struct sweep__ctx *c, const char *url, char *err)
     const struct profile *p = c->o->profile;
     struct sweep_row *row = sweep__row(c);
     struct capacity_result *cap = &row->cap;
-    struct cap_ctx x = {.c = c, .url = url, .p = p, .cap = cap, .src = c->o->load_source};
+    struct cap_ctx x = {.c = c,
+                        .url = url,
+                        .p = p,
+                        .cap = cap,
+                        .src = c->o->load_source,
+                        .usage_window_us = c->s->facts.usage_window_us};
     struct search s;
     struct step_run probe;
     int rc;

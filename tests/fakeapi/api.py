@@ -9,6 +9,7 @@ import re
 import threading
 import uuid
 
+import admission
 import patch as patchlib
 import resize
 from resources import BY_KEY
@@ -421,6 +422,8 @@ class Api:
             meta["uid"] = str(uuid.uuid4())  # before the defaults: a Job's selector names it
             default_object(res, obj, self)
             validate(res, obj)
+            if res.plural == "pods" and res.group == "":
+                admission.admit_pod(self, ns, obj)
             meta["creationTimestamp"] = now_ts()
             if res.generation:
                 meta["generation"] = 1

@@ -23,6 +23,7 @@ import sys
 import threading
 import time
 
+import admission
 import resize
 from api import jcopy, now_ts
 from controller import Controller
@@ -361,13 +362,15 @@ class DeploymentController:
                            "Scaled %s replica set %s from %d to %d" % (
                                "up" if replicas[rn] > before else "down", rn, before,
                                replicas[rn]), "deployment-controller")
-            self._sync_pods(r, stuck and rn == nname)
+            failed = self._sync_pods(r, stuck and rn == nname)
             pods, ready, avail = counts(r)
             info[rn] = (pods, ready, avail)
             rst = {"replicas": len(pods), "fullyLabeledReplicas": len(pods),
                    "readyReplicas": ready, "availableReplicas": avail,
                    "observedGeneration": r["metadata"].get("generation", 1)}
             rst = {k: v for k, v in rst.items() if v}
+            rst["replicas"] = len(pods)  # required in ReplicaSetStatus: 0 is written too
+            rst.update(admission.rs_failure_status(r, failed, now))
             if (r.get("status") or {}) != rst:
                 self.api.write_status(RS, ns, rn, rst)
         # Old ReplicaSets beyond revisionHistoryLimit are deleted.
@@ -437,6 +440,7 @@ class DeploymentController:
         st["conditions"] = conds
         if old_st.get("collisionCount"):
             st["collisionCount"] = old_st["collisionCount"]
+        admission.deploy_failure_condition(st, rss, now, self.store)
         if st != old_st:
             self.api.write_status(DEPLOY, ns, name, st)
 
@@ -482,7 +486,15 @@ class DeploymentController:
                                           "controller": True, "blockOwnerDeletion": True}]
                 if stuck:
                     pm.setdefault("annotations", {})[UNSCHEDULABLE_ANNOTATION] = "true"
-                self.api.create(POD, ns, {"metadata": pm, "spec": jcopy(tpl.get("spec") or {})})
+                try:
+                    self.api.create(POD, ns, {"metadata": pm,
+                                              "spec": jcopy(tpl.get("spec") or {})})
+                except ApiError as e:
+                    if e.code != 403:
+                        raise
+                    # Refused at admission: the condition and an Event, and a retry later.
+                    return admission.failed_create(self.api, rs, "ReplicaSet", "apps/v1", e,
+                                                   "replicaset-controller")
         elif len(pods) > want:
             # Not-ready pods go first, then the youngest.
             pods.sort(key=lambda p: (_pod_ready(p), p["metadata"].get("creationTimestamp", "")),
@@ -1433,13 +1445,18 @@ class Kubelet(Controller):
 
     def _sample(self, cr, now):
         """A scrape, as metrics-server makes one every --metric-resolution: all pods together at
-        multiples of the window (and once when a container starts), the cgroup's cumulative CPU
-        time and working set. Only the last two scrapes are kept: a PodMetrics is the rate
-        between them."""
+        multiples of the window, the cgroup's cumulative CPU time and working set. Only the last
+        two scrapes are kept: a PodMetrics is the rate between them, so its window is always a
+        whole resolution. A new container waits for the next tick: a scrape off the grid (as
+        this fake once took at container start) gave a first window shorter than the
+        resolution, from which a client reckons too short a hold for its CPU figures."""
         window = self.metrics_window
+        first = getattr(cr, "next_sample", 0) == 0
         if getattr(cr, "next_sample", 0) > now:
             return
         cr.next_sample = (math.floor(now / window) + 1) * window
+        if first:
+            return
         cpu = self.cg.cpu_seconds(cr.cg_info)
         rss = 0
         if cpu is None:

@@ -1162,6 +1162,8 @@ def main():
         st.controller.start()
         import jobs
         jobs.JobController(st.api, st.stop, args).start()
+        import admission
+        admission.QuotaController(st.api, st.stop).start()
         if not args.no_kubelet:
             images = load_json_or_yaml(args.images or os.path.join(
                 os.path.dirname(os.path.abspath(__file__)), "images.json"))

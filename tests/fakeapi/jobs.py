@@ -17,6 +17,7 @@ import random
 import sys
 import time
 
+import admission
 from api import jcopy, now_ts
 from controller import Controller
 from resources import BY_PATH
@@ -308,7 +309,13 @@ class JobController(Controller):
                 env = c.setdefault("env", [])
                 if not any(e.get("name") == "JOB_COMPLETION_INDEX" for e in env):
                     env.append(jcopy(ref))
-        self.api.create(POD, meta["namespace"], {"metadata": pm, "spec": spec})
+        try:
+            self.api.create(POD, meta["namespace"], {"metadata": pm, "spec": spec})
+        except ApiError as e:
+            if e.code != 403:
+                raise
+            # Refused at admission: the Job controller's Warning Event; the next pass retries.
+            admission.failed_create(self.api, job, "Job", "batch/v1", e, "job-controller")
 
     def _delete_pod(self, p):
         try:

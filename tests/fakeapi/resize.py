@@ -200,6 +200,8 @@ def _apply(api, cfg, ns, name, old, new, dry):
     causes = _validate(old, merged, cfg)
     if causes:
         raise invalid(POD, name, causes)
+    import admission  # admission -> controller -> ...: a late import keeps this module light
+    admission.admit_resize(api, ns, old, merged)
     out = api.update(POD, ns, name, merged, "resize", dry, check_rv=False)
     return full(POD, out)
 

@@ -81,6 +81,24 @@ else
     FAILED=$((FAILED + 1)); echo "FAIL a second apply was not a no-op:"; sed 's/^/     /' "$tmp/apply2.out"
 fi
 
+# The namespace enforces the restricted Pod Security level, and so does the fake's admission:
+# the operator's pod is created (its ReplicaSet has no FailedCreate).
+admitted=""
+for _ in $(seq 100); do
+    admitted=$("${admin[@]}" get pods -n sizeup -o name 2>/dev/null | head -n 1)
+    [ -n "$admitted" ] && break
+    sleep 0.1
+done
+refused=$("${admin[@]}" get deployment -n sizeup sizeup \
+    -o jsonpath='{.status.conditions[?(@.type=="ReplicaFailure")].message}' 2>&1)
+if [ -n "$admitted" ] && [ -z "$refused" ] &&
+    [ "$("${admin[@]}" get namespace sizeup \
+        -o jsonpath='{.metadata.labels.pod-security\.kubernetes\.io/enforce}')" = restricted ]; then
+    PASSED=$((PASSED + 1)); echo "ok   the operator's pod passes restricted Pod Security admission ($admitted)"
+else
+    FAILED=$((FAILED + 1)); echo "FAIL the operator's pod was not admitted: ${refused:-no pod}"
+fi
+
 # --- 2. the operator's permissions, as its ServiceAccount.
 sa_kubeconfig() { # USER OUT: a kubeconfig for USER with a token the fake issues
     local tok

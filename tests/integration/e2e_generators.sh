@@ -2,7 +2,8 @@
 # slow: make e2e
 # Load from several pods, end to end against the fake: a sweep with sizeup.dev/generators: 3 runs
 # its load as an Indexed Job of `sizeup loadtest` workers in the operator's namespace (restricted
-# securityContext, no token, the generators' ServiceAccount, the operator's image); the merged
+# securityContext, admitted by the restricted Pod Security level the namespace enforces, no
+# token, the generators' ServiceAccount, the operator's image); the merged
 # result matches one generator's on the same target within noise and its histogram is exactly
 # the sum of the workers' (from the operator's log); a worker killed mid-run makes the variant
 # FAILED naming the worker; no Job, pod or ServiceAccount token is left after a sweep, a cancel
@@ -25,6 +26,9 @@ fake_start "$E2E_W/fake" --images "$E2E_W/images.json" || exit 1
 k apply -f "$ROOT/manifests/examples/web.yaml" >/dev/null || fail "kubectl apply failed"
 k rollout status deployment/web --timeout=60s >/dev/null || fail "example app did not roll out"
 k create namespace sizeup >/dev/null
+# As manifests/namespace.yaml labels it: the fake's admission refuses any generator pod that does
+# not meet the restricted Pod Security level.
+k label namespace sizeup pod-security.kubernetes.io/enforce=restricted >/dev/null
 k -n sizeup create serviceaccount sizeup-generator >/dev/null
 k -n sizeup patch serviceaccount sizeup-generator -p '{"automountServiceAccountToken": false}' >/dev/null
 profile() { # DURATION: an open-loop load the app holds easily, as ConfigMap gen-load

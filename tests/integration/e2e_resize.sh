@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # slow: make e2e
 # End to end, in-place resize (pods/resize) against the fake, whose node has 2 CPUs:
-#  1. mode resize, a CPU-only sweep of a Guaranteed Deployment: every variant applied by resize
-#     to the one pod (its uid unchanged, no other pod ever created), the container's cgroup CPU
+#  1. mode resize, a CPU-only sweep of a Guaranteed Deployment with the capacity search (and
+#     search.max_rps): every variant applied by resize to the one pod (its uid unchanged, no
+#     other pod ever created, checked every 0.2 s from start to end), the container's cgroup CPU
 #     limit following each variant, the pod's own resources back at the end;
+#  1b. mode resize, a worker-count change rolled out, the next CPU-only step resized on the
+#     pod the rollout started;
 #  2. clone mode (resize used on its own): a CPU-only step resized, a worker-count change and an
 #     Infeasible resize (3 CPUs on the 2-CPU node) rolled out instead;
 #  3. mode resize on a Burstable Deployment: the first step would make it Guaranteed (a QoS
@@ -15,8 +18,23 @@
 #     and the pod ends with its own resources, its uid unchanged.
 set -u
 . "$ROOT/tests/integration/lib/operator_e2e.sh"
-e2e_setup --node-cpu 2 --node-memory 4Gi
+# Metrics every 1.5 s: section 1's capacity search holds each boundary repeat over a whole
+# metrics window (2 windows and a bit), which at the default 15 s would take half a minute.
+e2e_setup --node-cpu 2 --node-memory 4Gi --metrics-window 1.5
 k apply -f "$ROOT/tests/integration/fixtures/quick-profile.yaml" >/dev/null || fail "profile"
+# A capacity search (the default search mode) with search.max_rps, short steps.
+k apply -f - >/dev/null <<'EOF' || fail "capacity profile"
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: quick-cap}
+data:
+  profile.yaml: |
+    timeout: 5s
+    search: { max_rps: 40, window: 1s, warmup: 500ms, repeats: 2, max_steps: 3 }
+    slo: { p95: 1s }
+    requests:
+      - { name: work, method: GET, path: "/work?ms=20" }
+EOF
 # gapp NAME CPU MEM [ALLOC_MB]: a one-pod Guaranteed Deployment (requests = limits), WORKERS=1.
 gapp() {
     k apply -f - >/dev/null <<EOF || fail "create $1"
@@ -75,11 +93,11 @@ op_start op
 gapp gweb 300m 128Mi
 read -r pod uid < <(pod_of gweb)
 deploy_fingerprint gweb template >"$E2E_W/g-before.json"
-k annotate deployment gweb sizeup.dev/profile=quick sizeup.dev/mode=resize \
+k annotate deployment gweb sizeup.dev/profile=quick-cap sizeup.dev/mode=resize \
     "sizeup.dev/configs=1@0.25/128Mi 1@0.5/128Mi 1@0.75/128Mi 1@1/128Mi" \
     sizeup.dev/sweep=r1 >/dev/null
 seen=""
-until=$((SECONDS + 90))
+until=$((SECONDS + 240))
 while [ $SECONDS -lt $until ]; do
     c=$(cgroup_cpu "$pod")
     case " $seen " in *" $c "*) ;; *) [ -n "$c" ] && seen="$seen $c" ;; esac
@@ -105,6 +123,19 @@ for _ in $(seq 1 40); do [ "$(cgroup_cpu "$pod")" = 300 ] && break; sleep 0.25; 
 deploy_fingerprint gweb template >"$E2E_W/g-after.json"
 cmp -s "$E2E_W/g-before.json" "$E2E_W/g-after.json" || fail "gweb's template changed"
 echo "  mode resize: 4 variants on pod $pod (uid unchanged), resources back to 300m/128Mi"
+
+# ---- 1b. mode resize, a worker-count change first: that step is rolled out, and the next
+# CPU-only step resizes the pod the rollout started (not a rollout for want of the old pod)
+gapp gw 300m 128Mi
+k annotate deployment gw sizeup.dev/profile=quick sizeup.dev/mode=resize \
+    "sizeup.dev/configs=2@0.3/128Mi 2@0.5/128Mi" sizeup.dev/sweep=w1 >/dev/null
+wait_status gw '^done$' 120
+r=$(rows gw)
+printf '  %s\n' "${r//$'\n'/$'\n'  }"
+echo "$r" | grep -q '^2@0.3/128Mi rollout measured' || fail "worker-count change not rolled out"
+echo "$r" | grep -q '^2@0.5/128Mi resize measured' ||
+    fail "the CPU-only step after a rollout was not resized on the new pod"
+echo "  mode resize: a rolled-out step, then a resize of its successor pod"
 
 # ---- 2. clone mode: resize used on its own; worker-count and Infeasible fall back
 k annotate deployment web sizeup.dev/profile=quick \
