@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "advise/availability.h"
 #include "advise/usl.h"
 
 #include "load/hist.h"
@@ -87,7 +88,10 @@ int advise_rows(const struct advisor_row *rows, size_t n, const struct profile *
     struct advisor_opts o;
 
     advise_opts(p, f, &o);
-    return advisor_run(rows, n, &o, a, err);
+    int rc = advisor_run(rows, n, &o, a, err);
+    if (rc == 0)
+        availability_apply(&p->availability, a); /* the availability hook */
+    return rc;
 }
 
 int advise_sweep(const struct sweep *s, const struct profile *p, struct advisor_row *rows,

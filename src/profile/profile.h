@@ -117,6 +117,16 @@ struct profile_scale_out {
  * and N itself (10: 1 2 3 4 8 10). Sets given. Returns 0, or -EINVAL when N is too large. */
 int profile_scale_out_set_max(struct profile_scale_out *so, unsigned max, char *err);
 
+/* availability: { zones, drain }: the pods a zone outage or a node drain takes away, planned
+ * for on top of the target's replicas (docs/profile.md). Absent (given false): no change. */
+#define PROFILE_MAX_ZONES 64  /* far more zones than any region has */
+#define PROFILE_MAX_DRAIN 1000
+struct profile_availability {
+    bool given;
+    unsigned zones; /* 1..PROFILE_MAX_ZONES; default 1 (no zone spread) */
+    unsigned drain; /* pods a drain may take down at once, 0..PROFILE_MAX_DRAIN; default 1 */
+};
+
 struct profile_streams; /* profile/profile_streams.h */
 
 struct profile {
@@ -143,6 +153,7 @@ struct profile {
     unsigned generators; /* generators: N (1-PROFILE_MAX_GENERATORS) for the operator; 0 absent */
     struct profile_streams *streams; /* owned: streams: and producers:, NULL when absent */
     struct profile_scale_out scale_out;
+    struct profile_availability availability;
 };
 
 /* Fills p with the built-in default: GET /, 50 users, 20 s, 5 s warm-up, 5 s timeout,

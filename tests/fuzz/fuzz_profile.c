@@ -19,6 +19,10 @@ static void check(const struct profile *p)
         abort();
     if (p->thresholds.healthy_p95_us > p->thresholds.overloaded_p95_us)
         abort();
+    if (p->availability.given &&
+        (p->availability.zones < 1 || p->availability.zones > PROFILE_MAX_ZONES ||
+         p->availability.drain > PROFILE_MAX_DRAIN))
+        abort();
     for (size_t i = 0; i < p->nrequests; i++) {
         const struct profile_request *r = &p->requests[i];
         if (!r->name || !r->method || !r->path || r->path[0] != '/' || r->weight == 0)

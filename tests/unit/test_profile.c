@@ -715,6 +715,53 @@ static void test_scale_out(void **state)
     assert_non_null(strstr(err, "0 to 16 replicas"));
 }
 
+/* availability: { zones, drain }: each case is YAML and the zones and drain it must give
+ * (err NULL), or the error it must fail with. */
+static void test_availability(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *yaml;
+        bool given;
+        unsigned zones, drain;
+        const char *err;
+    } cases[] = {
+        {"availability: { zones: 3, drain: 1 }\n", true, 3, 1, NULL},
+        {"availability: { zones: 3 }\n", true, 3, 1, NULL},
+        {"availability: { drain: 2 }\n", true, 1, 2, NULL},
+        {"availability: { zones: 2, drain: 0 }\n", true, 2, 0, NULL},
+        {"availability:\n", false, 0, 0, NULL},
+        {"users: 5\n", false, 0, 0, NULL},
+        {"availability: { zones: 0 }\n", false, 0, 0,
+         "profile.yaml:1: availability.zones: expected a positive integer, got '0'"},
+        {"availability: { zones: 65 }\n", false, 0, 0, "'65' is too large (at most 64)"},
+        {"availability: { drain: -1 }\n", false, 0, 0, "availability.drain: expected a whole"},
+        {"availability: { drain: 1001 }\n", false, 0, 0, "(at most 1000)"},
+        {"availability: 3\n", false, 0, 0, "availability: expected a mapping"},
+        {"availability: { zone: 3 }\n", false, 0, 0, "did you mean 'zones'?"},
+    };
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct profile p;
+        char err[ERR_LEN] = "";
+        int rc = load(cases[i].yaml, &p, err);
+        if (cases[i].err) {
+            if (rc == 0)
+                fail_msg("case %zu loaded but must fail: %s", i, cases[i].yaml);
+            assert_int_equal(rc, -EINVAL);
+            if (!strstr(err, cases[i].err))
+                fail_msg("case %zu: error\n  '%s'\nlacks\n  '%s'", i, err, cases[i].err);
+            continue;
+        }
+        if (rc)
+            fail_msg("case %zu: %s", i, err);
+        assert_int_equal(p.availability.given, cases[i].given);
+        assert_int_equal(p.availability.zones, cases[i].zones);
+        assert_int_equal(p.availability.drain, cases[i].drain);
+        profile_free(&p);
+    }
+}
+
 static void test_file(void **state)
 {
     (void)state;
@@ -764,6 +811,7 @@ int main(void)
         cmocka_unit_test(test_caps),
         cmocka_unit_test(test_generators),
         cmocka_unit_test(test_scale_out),
+        cmocka_unit_test(test_availability),
         cmocka_unit_test(test_file),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
