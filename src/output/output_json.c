@@ -53,6 +53,7 @@ static cJSON *json_profile(struct jb *b, const struct profile *p)
         jb_str(b, r, "path", p->requests[i].path);
         jb_num(b, r, "weight", p->requests[i].weight);
     }
+    output_profile_availability_json(b, o, p);
     return o;
 }
 
@@ -281,6 +282,7 @@ cJSON *output_results_json(const struct output_doc *d)
             jb_num(b, x, "target_rps", a->target_rps);
         jb_num(b, x, "replicas", a->replicas);
         json_sizing(b, x, &a->sizing);
+        output_availability_json(b, x, a);
     }
     if (a->recommended >= 0) {
         x = jb_obj(b, root, "values");
