@@ -225,8 +225,9 @@ static int follow(struct session *s, const char *name, const char *sweep)
         if (state == PLUGIN_DONE || state == PLUGIN_FAILED) {
             status = state == PLUGIN_DONE ? EXIT_OK : EXIT_RUNTIME;
             if (state == PLUGIN_DONE)
-                printf("results: kubectl sizeup results deploy/%s [-o md|json|values|hpa|pdb|patch]\n",
-                       name);
+                printf(
+                    "results: kubectl sizeup results deploy/%s [-o md|json|values|hpa|pdb|patch]\n",
+                    name);
             goto out;
         }
         clock_sleep_us(FOLLOW_EVERY_S * 1000000LL);
@@ -360,8 +361,8 @@ static int exec_results(int argc, char **argv)
         return status == CLI_HELP ? EXIT_OK : status;
     const char *key = a.open ? "report.html" : plugin_output_key(a.output ? a.output : "md");
     if (!key) {
-        snprintf(err, sizeof(err), "-o: '%.32s' is not md, json, values, hpa, pdb, patch, rule or html",
-                 a.output);
+        snprintf(err, sizeof(err),
+                 "-o: '%.32s' is not md, json, values, hpa, pdb, patch, rule or html", a.output);
         return cli_usage_error(&kcmd_results, err);
     }
     if ((status = session_open(&kcmd_results, &a, &s)) != EXIT_OK)

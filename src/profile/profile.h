@@ -119,7 +119,7 @@ int profile_scale_out_set_max(struct profile_scale_out *so, unsigned max, char *
 
 /* availability: { zones, drain }: the pods a zone outage or a node drain takes away, planned
  * for on top of the target's replicas (docs/profile.md). Absent (given false): no change. */
-#define PROFILE_MAX_ZONES 64  /* far more zones than any region has */
+#define PROFILE_MAX_ZONES 64 /* far more zones than any region has */
 #define PROFILE_MAX_DRAIN 1000
 struct profile_availability {
     bool given;

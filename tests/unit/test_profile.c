@@ -801,18 +801,12 @@ static void test_file(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_default),
-        cmocka_unit_test(test_design_example),
-        cmocka_unit_test(test_empty_is_default),
-        cmocka_unit_test(test_open_loop_and_defaults),
-        cmocka_unit_test(test_stages),
-        cmocka_unit_test(test_sizing),
-        cmocka_unit_test(test_malformed),
-        cmocka_unit_test(test_caps),
-        cmocka_unit_test(test_generators),
-        cmocka_unit_test(test_scale_out),
-        cmocka_unit_test(test_availability),
-        cmocka_unit_test(test_file),
+        cmocka_unit_test(test_default),          cmocka_unit_test(test_design_example),
+        cmocka_unit_test(test_empty_is_default), cmocka_unit_test(test_open_loop_and_defaults),
+        cmocka_unit_test(test_stages),           cmocka_unit_test(test_sizing),
+        cmocka_unit_test(test_malformed),        cmocka_unit_test(test_caps),
+        cmocka_unit_test(test_generators),       cmocka_unit_test(test_scale_out),
+        cmocka_unit_test(test_availability),     cmocka_unit_test(test_file),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
