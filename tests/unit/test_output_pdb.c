@@ -352,7 +352,7 @@ static int write_fixtures(const char *dir)
     d.rows = rows;
     d.n = 1;
     d.advice = &a;
-    d.workload = (struct output_workload){"web", NULL, NULL, NULL, "app=web"};
+    d.workload = (struct output_workload){"web", NULL, NULL, NULL, "app.kubernetes.io/name=web"};
     for (size_t i = 0; i < 2; i++) {
         snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
         FILE *f = fopen(path, "w");
