@@ -119,8 +119,9 @@ int advise_scale_out_choice(void *ud, const struct sweep *s, unsigned *linear)
     *linear = 0;
     if (rows && a && advise_sweep(s, p, rows, &n, a, err) == 0 && a->recommended >= 0) {
         idx = a->recommended; /* advise_sweep's rows are the sweep's first n, in order */
+        /* The pods the target needs up: availability's extra pods are not measured. */
         if (a->sizing.by_target)
-            *linear = a->sizing.replicas;
+            *linear = a->availability.applied ? a->availability.needed : a->sizing.replicas;
     }
     free(rows);
     free(a);

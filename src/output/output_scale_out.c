@@ -111,7 +111,8 @@ static void json_curve_replicas(struct jb *b, cJSON *o, const struct sweep *s,
     else
         jb_null(b, r, "from_curve");
     if (a->recommended >= 0 && (size_t)a->recommended == so->variant)
-        jb_num(b, r, "linear", a->replicas);
+        jb_num(b, r, "linear",
+               a->availability.applied ? a->availability.needed : a->replicas); /* all up */
     jb_bool(b, r, "target_reachable", c.reachable);
     jb_num(b, r, "most_rps", c.most_rps);
     jb_num(b, r, "most_at", c.most_at);
