@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "advise/availability.h"
+#include "advise/packing.h"
 #include "advise/usl.h"
 
 #include "load/hist.h"
@@ -89,8 +90,10 @@ int advise_rows(const struct advisor_row *rows, size_t n, const struct profile *
 
     advise_opts(p, f, &o);
     int rc = advisor_run(rows, n, &o, a, err);
-    if (rc == 0)
+    if (rc == 0) {
         availability_apply(&p->availability, a); /* the availability hook */
+        packing_apply(p->nodes, p->nnodes, a);   /* then the node types for its pods */
+    }
     return rc;
 }
 

@@ -6,7 +6,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "advise/advisor.h"
+#include "advise/advisor_internal.h"
 #include "core/quantity.h"
+#include "profile/profile.h"
 
 static const char *bind_name(enum packing_bind b)
 {
@@ -118,4 +121,35 @@ int packing_best(const struct packing_candidate *shapes, size_t ns,
                  shapes[out->second_shape].shape ? shapes[out->second_shape].shape : "the shape",
                  out->second.text);
     return 0;
+}
+
+void packing_apply(const struct profile_node_type *nodes, size_t nn, struct advice *a)
+{
+    struct packing_node pn[PROFILE_MAX_NODE_TYPES];
+    struct packing_choice c;
+    char err[ERR_LEN];
+
+    if (nn == 0 || a->recommended < 0)
+        return;
+    if (nn > PROFILE_MAX_NODE_TYPES)
+        nn = PROFILE_MAX_NODE_TYPES;
+    for (size_t i = 0; i < nn; i++)
+        pn[i] = (struct packing_node){
+            nodes[i].name,           nodes[i].cpu_m,           nodes[i].memory,
+            nodes[i].reserved_cpu_m, nodes[i].reserved_memory, nodes[i].price};
+    struct packing_candidate shape = {a->request_cpu_m, a->request_memory,
+                                      a->replicas ? a->replicas : 1, "the recommendation"};
+    if (packing_best(&shape, 1, pn, nn, &c, err) != 0) {
+        advisor__finding(a, "packing: %s", err);
+        return;
+    }
+    if (c.best_shape < 0) {
+        advisor__finding(a,
+                         "packing: the recommendation's pods (requests %lldm CPU, %lld MiB) fit "
+                         "none of the profile's %zu node type%s",
+                         (long long)a->request_cpu_m, (long long)(a->request_memory >> 20), nn,
+                         nn == 1 ? "" : "s");
+        return;
+    }
+    advisor__finding(a, "packing by requests: %s", c.text);
 }

@@ -68,4 +68,13 @@ SIZEUP_MUST_USE int packing_best(const struct packing_candidate *shapes, size_t 
                                  const struct packing_node *nodes, size_t nn,
                                  struct packing_choice *out /* OUT */, char *err);
 
+struct advice;            /* advise/advisor.h */
+struct profile_node_type; /* profile/profile.h */
+
+/* The packing hook of the answer: with node types (nodes[0..nn), nn > 0) and a recommendation,
+ * packs the recommended shape's requests x the answer's replicas onto each type and adds a
+ * finding naming the cheapest type, the runner-up and the stranded share (or that it fits
+ * none). Nothing without node types. Borrows nodes. */
+void packing_apply(const struct profile_node_type *nodes, size_t nn, struct advice *a);
+
 #endif

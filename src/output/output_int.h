@@ -73,5 +73,7 @@ const char *output_scale_out_limited_by(const struct sweep_scale_out *so, const 
  * the profile's availability: ({ zones, drain }, only when given) into the profile object. */
 void output_availability_json(struct jb *b, cJSON *rec, const struct advice *a);
 void output_profile_availability_json(struct jb *b, cJSON *prof, const struct profile *p);
+/* The profile's nodes: (name, cpu, memory, price, reserved, as quantities), only when given. */
+void output_profile_nodes_json(struct jb *b, cJSON *prof, const struct profile *p);
 
 #endif

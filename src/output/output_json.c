@@ -54,6 +54,7 @@ static cJSON *json_profile(struct jb *b, const struct profile *p)
         jb_num(b, r, "weight", p->requests[i].weight);
     }
     output_profile_availability_json(b, o, p);
+    output_profile_nodes_json(b, o, p);
     return o;
 }
 

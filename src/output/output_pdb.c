@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "core/jb.h"
+#include "core/quantity.h"
 #include "output/output.h"
 #include "output/output_int.h"
 
@@ -176,6 +177,25 @@ void output_availability_json(struct jb *b, cJSON *rec, const struct advice *a)
     jb_num(b, o, "replicas", av->replicas);
     jb_num(b, o, "min_available", av->min_available);
     jb_str(b, o, "text", av->text);
+}
+
+void output_profile_nodes_json(struct jb *b, cJSON *prof, const struct profile *p)
+{
+    if (!p->nnodes)
+        return;
+    cJSON *arr = jb_arr(b, prof, "nodes");
+    for (size_t i = 0; arr && i < p->nnodes; i++) {
+        const struct profile_node_type *n = &p->nodes[i];
+        char q[QTY_LEN];
+        cJSON *o = jb_obj(b, arr, NULL);
+        jb_str(b, o, "name", n->name);
+        jb_str(b, o, "cpu", qty_format_cpu(n->cpu_m, q));
+        jb_str(b, o, "memory", qty_format_memory(n->memory, q));
+        jb_num(b, o, "price", n->price);
+        cJSON *r = jb_obj(b, o, "reserved");
+        jb_str(b, r, "cpu", qty_format_cpu(n->reserved_cpu_m, q));
+        jb_str(b, r, "memory", qty_format_memory(n->reserved_memory, q));
+    }
 }
 
 void output_profile_availability_json(struct jb *b, cJSON *prof, const struct profile *p)

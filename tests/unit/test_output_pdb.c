@@ -235,6 +235,9 @@ static void set_fixture(struct fixture *f)
     fixture_row(&f->rows[0], "2@1/512Mi", 100, 1000, 2000, 3000, 100);
     f->profile.target_rps = 600;
     f->profile.availability = (struct profile_availability){true, 3, 1};
+    f->profile.nodes[0] =
+        (struct profile_node_type){"m5.xlarge", 4000, 16LL << 30, 0.192, 180, 1LL << 30};
+    f->profile.nnodes = 1;
     assert_int_equal(advise_rows(f->rows, 1, &f->profile, NULL, &f->advice, err), 0);
     f->doc.rows = f->rows;
     f->doc.n = 1;
@@ -306,8 +309,17 @@ static void test_in_the_set(void **state)
     cJSON *pav = cJSON_GetObjectItem(cJSON_GetObjectItem(root, "profile"), "availability");
     assert_int_equal(cJSON_GetObjectItem(pav, "zones")->valuedouble, 3);
     assert_int_equal(cJSON_GetObjectItem(pav, "drain")->valuedouble, 1);
+    cJSON *pn =
+        cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(root, "profile"), "nodes"), 0);
+    assert_string_equal(cJSON_GetObjectItem(pn, "name")->valuestring, "m5.xlarge");
+    assert_string_equal(cJSON_GetObjectItem(pn, "memory")->valuestring, "16Gi");
+    assert_string_equal(
+        cJSON_GetObjectItem(cJSON_GetObjectItem(pn, "reserved"), "cpu")->valuestring, "180m");
+    assert_true(cJSON_GetObjectItem(pn, "price")->valuedouble == 0.192);
     cJSON_Delete(root);
     contains(item(&s, "results.md"), "replicas = max(9, 7) = 9");
+    contains(item(&s, "results.md"),
+             "packing by requests: cheapest: the recommendation on m5.xlarge");
     assert_non_null(mkdtemp(dir));
     assert_int_equal(output_set_write_dir(dir, &s, err), 0);
     output_set_free(&s);

@@ -14,7 +14,9 @@
 
 #include <cmocka.h>
 
+#include "advise/advisor.h"
 #include "advise/packing.h"
+#include "profile/profile.h"
 
 #define GI (1024LL * 1024 * 1024)
 #define MI (1024LL * 1024)
@@ -158,12 +160,50 @@ static void test_best_changes_with_node_type(void **state)
     contains(c.text, "no shape fits any node type");
 }
 
+/* The hook: the recommendation's requests x replicas on the profile's node types, as a
+ * finding; nothing without node types or a recommendation. */
+static void test_apply(void **state)
+{
+    (void)state;
+    static struct advice a;
+    struct profile_node_type nodes[2] = {
+        {"c2", 2000, 8 * GI, 0.10, 0, 0},
+        {"c4", 4000, 16 * GI, 0.20, 400, 1 * GI},
+    };
+
+    memset(&a, 0, sizeof(a));
+    a.recommended = 0;
+    a.replicas = 6;
+    a.request_cpu_m = 1100;
+    a.request_memory = 512 * MI;
+    packing_apply(nodes, 2, &a);
+    assert_int_equal(a.nfindings, 1);
+    /* c2: 1 per node, 6 nodes, 0.6; c4: 3 per node, 2 nodes, 0.4. */
+    contains(a.findings[0], "packing by requests: cheapest: the recommendation on c4:");
+    contains(a.findings[0], "6 replicas take 2 nodes, 0.4");
+    contains(a.findings[0], "runner-up: the recommendation on c2:");
+    contains(a.findings[0], "strands 900m CPU (45%)");
+
+    a.nfindings = 0;
+    a.request_cpu_m = 5000;
+    packing_apply(nodes, 2, &a);
+    assert_int_equal(a.nfindings, 1);
+    contains(a.findings[0], "fit none of the profile's 2 node types");
+
+    a.nfindings = 0;
+    packing_apply(nodes, 0, &a);
+    a.recommended = -1;
+    packing_apply(nodes, 2, &a);
+    assert_int_equal(a.nfindings, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fit_table),
         cmocka_unit_test(test_fit_text),
         cmocka_unit_test(test_best_changes_with_node_type),
+        cmocka_unit_test(test_apply),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -762,6 +762,65 @@ static void test_availability(void **state)
     }
 }
 
+/* nodes: [{ name, cpu, memory, price, reserved }]: a valid list read whole, and each error. */
+static void test_nodes(void **state)
+{
+    (void)state;
+    struct profile p;
+    char err[ERR_LEN] = "";
+
+    assert_int_equal(load("nodes:\n"
+                          "  - { name: m5.xlarge, cpu: 4, memory: 16Gi, price: 0.192,\n"
+                          "      reserved: { cpu: 180m, memory: 1.1Gi } }\n"
+                          "  - { name: c2, cpu: 2000m, memory: 4Gi, price: 0 }\n",
+                          &p, err),
+                     0);
+    assert_int_equal(p.nnodes, 2);
+    assert_string_equal(p.nodes[0].name, "m5.xlarge");
+    assert_int_equal(p.nodes[0].cpu_m, 4000);
+    assert_int_equal(p.nodes[0].memory, 16LL << 30);
+    assert_true(p.nodes[0].price == 0.192);
+    assert_int_equal(p.nodes[0].reserved_cpu_m, 180);
+    assert_true(p.nodes[0].reserved_memory > (1LL << 30) &&
+                p.nodes[0].reserved_memory < (2LL << 30));
+    assert_int_equal(p.nodes[1].cpu_m, 2000);
+    assert_int_equal(p.nodes[1].reserved_cpu_m, 0);
+    profile_free(&p);
+    assert_int_equal(load("users: 5\n", &p, err), 0);
+    assert_int_equal(p.nnodes, 0);
+    profile_free(&p);
+
+    static const struct {
+        const char *yaml, *err;
+    } bad[] = {
+        {"nodes: { name: a }\n", "nodes: expected a list of node types"},
+        {"nodes: []\n", "nodes: empty"},
+        {"nodes: [{ cpu: 4, memory: 16Gi, price: 1 }]\n", "nodes[0]: 'name' is required"},
+        {"nodes: [{ name: a, memory: 16Gi, price: 1 }]\n", "nodes[0]: 'cpu' is required"},
+        {"nodes: [{ name: a, cpu: 4, memory: 16Gi }]\n", "nodes[0]: 'price' is required"},
+        {"nodes: [{ name: a, cpu: 0, memory: 16Gi, price: 1 }]\n", "nodes[0].cpu: must be more"},
+        {"nodes: [{ name: a, cpu: 4, memory: lots, price: 1 }]\n", "nodes[0].memory:"},
+        {"nodes: [{ name: a, cpu: 4, memory: 16Gi, price: -1 }]\n", "nodes[0].price:"},
+        {"nodes: [{ name: a, cpu: 4, memory: 16Gi, price: 1, reserved: { cpu: 4 } }]\n",
+         "nodes[0].reserved.cpu: '4' is too large"},
+        {"nodes: [{ name: a, cpu: 4, memory: 16Gi, price: 1, reserved: { disk: 1 } }]\n",
+         "nodes[0].reserved"},
+        {"nodes: [{ name: \"a b\", cpu: 4, memory: 16Gi, price: 1 }]\n",
+         "nodes[0].name: expected a node type"},
+        {"nodes: [{ name: a, cpu: 4, memory: 16Gi, price: 1 }, { name: a, cpu: 2, memory: 8Gi, "
+         "price: 1 }]\n",
+         "node type 'a' is listed twice"},
+        {"nodes: [{ name: a, cpu: 4, memory: 16Gi, prize: 1 }]\n", "did you mean 'price'?"},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        int rc = load(bad[i].yaml, &p, err);
+        if (rc == 0)
+            fail_msg("case %zu loaded but must fail: %s", i, bad[i].yaml);
+        if (!strstr(err, bad[i].err))
+            fail_msg("case %zu: error\n  '%s'\nlacks\n  '%s'", i, err, bad[i].err);
+    }
+}
+
 static void test_file(void **state)
 {
     (void)state;
@@ -801,12 +860,19 @@ static void test_file(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_default),          cmocka_unit_test(test_design_example),
-        cmocka_unit_test(test_empty_is_default), cmocka_unit_test(test_open_loop_and_defaults),
-        cmocka_unit_test(test_stages),           cmocka_unit_test(test_sizing),
-        cmocka_unit_test(test_malformed),        cmocka_unit_test(test_caps),
-        cmocka_unit_test(test_generators),       cmocka_unit_test(test_scale_out),
-        cmocka_unit_test(test_availability),     cmocka_unit_test(test_file),
+        cmocka_unit_test(test_default),
+        cmocka_unit_test(test_design_example),
+        cmocka_unit_test(test_empty_is_default),
+        cmocka_unit_test(test_open_loop_and_defaults),
+        cmocka_unit_test(test_stages),
+        cmocka_unit_test(test_sizing),
+        cmocka_unit_test(test_malformed),
+        cmocka_unit_test(test_caps),
+        cmocka_unit_test(test_generators),
+        cmocka_unit_test(test_scale_out),
+        cmocka_unit_test(test_availability),
+        cmocka_unit_test(test_nodes),
+        cmocka_unit_test(test_file),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
