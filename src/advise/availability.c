@@ -73,9 +73,9 @@ void availability_apply(const struct profile_availability *av, struct advice *a)
         return;
     if (!a->by_target || a->replicas < 1) {
         advisor__finding(a,
-                         "availability: %u zone%s, drain %u, but the profile names no target, so "
-                         "no replicas are added and no PodDisruptionBudget is written (give "
-                         "target: { rps: N })",
+                         "availability: %u zone%s, drain %u, but the recommendation is not sized "
+                         "for a target (the profile names none, or no variant met it), so no "
+                         "replicas are added and no PodDisruptionBudget is written",
                          av->zones, av->zones == 1 ? "" : "s", av->drain);
         return;
     }

@@ -38,8 +38,8 @@ struct advice; /* advise/advisor.h */
 /* The availability hook of the answer: with av given and a target sized, plans a->replicas,
  * makes the plan the answer's replica count (a->replicas, a->sizing.replicas), the HPA's
  * minReplicas and, for the grown load, its maxReplicas, and adds the arithmetic as a finding.
- * Without a target it adds a finding that says nothing was added. av absent: a unchanged but
- * a->availability zeroed. Borrows av. */
+ * Without a recommendation sized for a target it adds a finding that says nothing was added. av
+ * absent: a unchanged but a->availability zeroed. Borrows av. */
 void availability_apply(const struct profile_availability *av, struct advice *a);
 
 #endif

@@ -149,7 +149,7 @@ static void test_apply(void **state)
     assert_false(a.availability.applied);
     assert_int_equal(a.replicas, 1);
     assert_int_equal(a.nfindings, 1);
-    contains(a.findings[0], "names no target");
+    contains(a.findings[0], "not sized for a target");
 
     /* No recommendation: nothing. */
     sized(&a);
