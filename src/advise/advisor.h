@@ -17,6 +17,7 @@
 #include "sweep/platform.h"
 #include "sweep/runner.h" /* SWEEP_FLAG_* */
 #include "advise/rule.h"
+#include "advise/availability.h"
 #include "advise/sizing.h"
 #include "sweep/stream_capacity.h"
 #include "sweep/variant.h"
@@ -135,6 +136,10 @@ struct advice {
      * its); in fixed mode the target's replicas and no HPA. values.yaml's replica count and
      * autoscaling block and hpa.yaml come from here. */
     struct sizing sizing;
+
+    /* Zones and disruption (availability.h): applied when the profile's availability: and a
+     * target gave replicas beyond the target's; pdb.yaml is written from it. */
+    struct availability_plan availability;
 
     /* auto-sizing.yaml */
     struct rule rule;

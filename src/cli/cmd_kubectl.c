@@ -105,7 +105,7 @@ static const struct cli_flag status_flags[] = {
 
 static const struct cli_flag results_flags[] = {
     KUBECTL_FLAGS,
-    {"output", "FORMAT", "md", "md, json, values, hpa, patch, rule or html", cli_set_string,
+    {"output", "FORMAT", "md", "md, json, values, hpa, pdb, patch, rule or html", cli_set_string,
      ARG(output), 1, 0},
     {"open", NULL, NULL, "write report.html to a temporary file and say where", cli_set_switch,
      ARG(open), 0, 0},
@@ -225,8 +225,9 @@ static int follow(struct session *s, const char *name, const char *sweep)
         if (state == PLUGIN_DONE || state == PLUGIN_FAILED) {
             status = state == PLUGIN_DONE ? EXIT_OK : EXIT_RUNTIME;
             if (state == PLUGIN_DONE)
-                printf("results: kubectl sizeup results deploy/%s [-o md|json|values|hpa|patch]\n",
-                       name);
+                printf(
+                    "results: kubectl sizeup results deploy/%s [-o md|json|values|hpa|pdb|patch]\n",
+                    name);
             goto out;
         }
         clock_sleep_us(FOLLOW_EVERY_S * 1000000LL);
@@ -360,8 +361,8 @@ static int exec_results(int argc, char **argv)
         return status == CLI_HELP ? EXIT_OK : status;
     const char *key = a.open ? "report.html" : plugin_output_key(a.output ? a.output : "md");
     if (!key) {
-        snprintf(err, sizeof(err), "-o: '%.32s' is not md, json, values, hpa, patch, rule or html",
-                 a.output);
+        snprintf(err, sizeof(err),
+                 "-o: '%.32s' is not md, json, values, hpa, pdb, patch, rule or html", a.output);
         return cli_usage_error(&kcmd_results, err);
     }
     if ((status = session_open(&kcmd_results, &a, &s)) != EXIT_OK)
@@ -391,9 +392,9 @@ const struct cmd kcmd_results = {
     .prog = PROG,
     .name = "results",
     .summary = "print a sweep's results from its ConfigMap",
-    .synopsis = "deploy/NAME [-o md|json|values|hpa|patch] [--open] [FLAGS]",
+    .synopsis = "deploy/NAME [-o md|json|values|hpa|pdb|patch] [--open] [FLAGS]",
     .intro = "Prints one output of the last sweep from the ConfigMap NAME-sizing: results.md,\n"
-             "results.json, values.yaml, hpa.yaml or deployment-patch.yaml.\n",
+             "results.json, values.yaml, hpa.yaml, pdb.yaml or deployment-patch.yaml.\n",
     .flags = results_flags,
     .opts = CLI_PERMUTE,
     .shorts = shorts,

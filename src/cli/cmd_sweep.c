@@ -134,6 +134,10 @@ static const struct cli_flag flags[] = {
      cli_set_string, ARG(workload.deployment), 1, 0},
     {"container", "NAME", "the Deployment's name", "its container that runs COMMAND",
      cli_set_string, ARG(workload.container), 1, 0},
+    {"selector", "KEY=VALUE", NULL,
+     "the pods' labels (the Deployment's spec.selector.matchLabels, comma-separated) for "
+     "pdb.yaml and the zone spread in deployment-patch.yaml",
+     cli_set_string, ARG(workload.selector), 1, 0},
     {"no-cgroup", NULL, NULL, "run without cgroups (every row is marked limits not enforced)",
      cli_set_switch, ARG(no_cgroup), 0, 0},
     {"progress-addr", "ADDR", NULL,
@@ -406,7 +410,8 @@ static int load_inputs(struct sweep_cli *c)
         return fprintf(stderr, "sizeup sweep: --values-paths: %s\n", err), EXIT_USAGE;
     c->workload.workers_env = c->lc.workers_env;
     if (output_workload_check(&c->workload, err) != 0)
-        return fprintf(stderr, "sizeup sweep: --deployment/--container: %s\n", err), EXIT_USAGE;
+        return fprintf(stderr, "sizeup sweep: --deployment/--container/--selector: %s\n", err),
+               EXIT_USAGE;
     if (c->profile_path ? profile_load_file(c->profile_path, &c->profile_buf, err)
                         : profile_init_default(&c->profile_buf))
         return fprintf(stderr, "sizeup sweep: %s\n", err[0] ? err : "out of memory"), EXIT_USAGE;

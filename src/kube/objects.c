@@ -221,6 +221,26 @@ int kube_deploy_rollout(const cJSON *d, enum kube_rollout *out, char *msg)
     return 0;
 }
 
+int kube_deploy_selector(const cJSON *deploy, char *buf, size_t len)
+{
+    const cJSON *ml = kube_path_get(deploy, "spec.selector.matchLabels"), *l;
+    size_t n = 0;
+
+    buf[0] = '\0';
+    cJSON_ArrayForEach(l, ml)
+    {
+        if (!cJSON_IsString(l))
+            continue;
+        int w = snprintf(buf + n, len - n, "%s%s=%s", n ? "," : "", l->string, l->valuestring);
+        if (w < 0 || (size_t)w >= len - n) {
+            buf[0] = '\0';
+            return -ENOSPC;
+        }
+        n += (size_t)w;
+    }
+    return n ? 0 : -EINVAL;
+}
+
 cJSON *kube_deploy_container(const cJSON *d, const char *name)
 {
     cJSON *cs = (cJSON *)kube_path_get(d, "spec.template.spec.containers"), *c;

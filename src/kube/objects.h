@@ -80,6 +80,10 @@ SIZEUP_MUST_USE int kube_deploy_rollout(const cJSON *deploy, enum kube_rollout *
  * is NULL or "". NULL when absent. */
 cJSON *kube_deploy_container(const cJSON *deploy, const char *name);
 
+/* "k=v,k2=v2" from Deployment deploy's spec.selector.matchLabels (string values only) into buf
+ * (len bytes). Returns 0, -ENOSPC, or -EINVAL when there is no label to select by ("" then). */
+int kube_deploy_selector(const cJSON *deploy, char *buf, size_t len);
+
 /* First containerPort of container (borrowed), or 0. */
 int kube_container_port(const cJSON *container);
 

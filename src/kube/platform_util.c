@@ -27,19 +27,7 @@ void kube__plat_sleep_us(int64_t us)
 
 int kube__plat_selector(const cJSON *d, char *buf, size_t len)
 {
-    const cJSON *ml = kube_path_get(d, "spec.selector.matchLabels"), *l;
-    size_t n = 0;
-    buf[0] = '\0';
-    cJSON_ArrayForEach(l, ml)
-    {
-        if (!cJSON_IsString(l))
-            continue;
-        int w = snprintf(buf + n, len - n, "%s%s=%s", n ? "," : "", l->string, l->valuestring);
-        if (w < 0 || (size_t)w >= len - n)
-            return -ENOSPC;
-        n += (size_t)w;
-    }
-    return n ? 0 : -EINVAL;
+    return kube_deploy_selector(d, buf, len);
 }
 
 bool kube__plat_is_our_clone(const struct kplat *k, const cJSON *d)

@@ -87,6 +87,9 @@ struct sweep_job {
     char images[RESWEEP_IMAGES_MAX]; /* the images swept, from the Deployment as read */
     char container[64];              /* the sized container's name */
     char gen_for[64];                /* the generator Jobs' label naming the Deployment */
+    /* The Deployment's spec.selector.matchLabels, "k=v,k2=v2", for pdb.yaml and the zone
+     * spread; "" when it has none that output_selector_check accepts. */
+    char selector[512];
     /* The sweep's slot in the live progress feed (x->env->feed) while it runs; < 0: none. */
     int feed_slot;
     /* The status while it runs: the runner's last estimate of the time left (eta_s < 0: none

@@ -188,6 +188,10 @@ static int check_request(struct sweep_job *sj, char *reason)
     snprintf(sj->container, sizeof(sj->container), "%s",
              cJSON_IsString(cname) ? cname->valuestring : "");
     resweep_images(x->deploy, sj->images, sizeof(sj->images));
+    char serr[ERR_LEN];
+    if (kube_deploy_selector(x->deploy, sj->selector, sizeof(sj->selector)) != 0 ||
+        output_selector_check(sj->selector, serr) != 0)
+        sj->selector[0] = '\0'; /* pdb.yaml then selects app: NAME and says to edit it */
     if (!x->req.port && x->req.target == ANNOT_TARGET_POD && !kube_container_port(ctr))
         return err_set(reason, -EINVAL,
                        "port: not annotated and the container declares no containerPort");

@@ -63,6 +63,7 @@ static int write_outputs(struct sweep_job *sj, const struct sweep *s,
     d.workload.container = sj->container[0] ? sj->container : NULL;
     d.workload.workers_env = sj->x->req.workers_env;
     d.workload.images = sj->images[0] ? sj->images : NULL;
+    d.workload.selector = sj->selector[0] ? sj->selector : NULL;
     d.previous_results = sj->previous;
     if (sj->previous) {
         /* Capacity against capacity by sizeup compare's test; else throughput and p95. */

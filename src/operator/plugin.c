@@ -59,9 +59,14 @@ int plugin_parse_target(const char *arg, char name[ANNOT_MAX_NAME + 1], char *er
 const char *plugin_output_key(const char *output)
 {
     static const char *const map[][2] = {
-        {"md", "results.md"},    {"json", "results.json"},           {"values", "values.yaml"},
-        {"hpa", "hpa.yaml"},     {"patch", "deployment-patch.yaml"}, {"rule", "auto-sizing.yaml"},
+        {"md", "results.md"},
+        {"json", "results.json"},
+        {"values", "values.yaml"},
+        {"hpa", "hpa.yaml"},
+        {"patch", "deployment-patch.yaml"},
+        {"rule", "auto-sizing.yaml"},
         {"html", "report.html"},
+        {"pdb", "pdb.yaml"},
     };
     for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
         if (strcmp(output, map[i][0]) == 0 || strcmp(output, map[i][1]) == 0)

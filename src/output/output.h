@@ -57,6 +57,9 @@ struct output_workload {
     const char *container;   /* the sized container's name; NULL: the Deployment's name */
     const char *workers_env; /* the env var that carries the worker count */
     const char *images;      /* "container=image ..." as swept; may be NULL */
+    /* The pods' labels, "key=value[,key=value]" (the Deployment's spec.selector.matchLabels,
+     * or --selector): pdb.yaml's selector and the patch's zone spread. NULL: unknown. */
+    const char *selector;
 };
 
 /* Everything a document shows. All pointers borrowed for the duration of a call. */
@@ -127,8 +130,25 @@ SIZEUP_MUST_USE int output_deployment_patch(FILE *f, const struct output_doc *d,
 int output_env_name_valid(const char *s);
 
 /* Checks that w's names are ones deployment-patch.yaml can carry (a Deployment name, a
- * container name, an env var name); a NULL deployment passes. Returns 0 or -EINVAL. */
+ * container name, an env var name, the selector's labels); a NULL deployment passes. Returns 0
+ * or -EINVAL. */
 SIZEUP_MUST_USE int output_workload_check(const struct output_workload *w, char *err);
+
+/* pdb.yaml (output_pdb.c): the policy/v1 PodDisruptionBudget of d->advice->availability,
+ * minAvailable its R, selecting d->workload.selector (else app: NAME, with a comment to edit
+ * it), named after the Deployment (else OUTPUT_PDB_DEFAULT_NAME). -ENOENT without a plan. */
+#define OUTPUT_PDB_DEFAULT_NAME    "app"
+#define OUTPUT_SELECTOR_MAX_LABELS 16
+SIZEUP_MUST_USE int output_pdb_doc(FILE *f, const struct output_doc *d, char *err);
+
+/* Checks a selector "key=value[,key=value]" (Kubernetes label keys and values, at most
+ * OUTPUT_SELECTOR_MAX_LABELS). Returns 0 or -EINVAL (err names the bad label). */
+SIZEUP_MUST_USE int output_selector_check(const char *sel, char *err);
+
+/* deployment-patch.yaml's topologySpreadConstraints (under the pod template's spec) for an
+ * availability plan over two or more zones: maxSkew 1 on topology.kubernetes.io/zone, the
+ * selector's labels; a comment when the selector is unknown; nothing otherwise. */
+void output_patch_spread(FILE *f, const struct output_doc *d);
 
 /* previous-results.json: d->previous_results as it was kept. */
 SIZEUP_MUST_USE int output_previous_results(FILE *f, const struct output_doc *d, char *err);

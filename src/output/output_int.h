@@ -68,4 +68,12 @@ int output_scale_out_fit(const struct sweep_scale_out *so, struct usl_fit *f /* 
 const char *output_scale_out_limited_by(const struct sweep_scale_out *so, const struct usl_fit *f,
                                         bool have_fit);
 
+/* Availability (output_pdb.c): results.json's recommendation.availability ({ zones, drain,
+ * needed, zone_replicas, drain_replicas, replicas, min_available, text } or null) into rec, and
+ * the profile's availability: ({ zones, drain }, only when given) into the profile object. */
+void output_availability_json(struct jb *b, cJSON *rec, const struct advice *a);
+void output_profile_availability_json(struct jb *b, cJSON *prof, const struct profile *p);
+/* The profile's nodes: (name, cpu, memory, price, reserved, as quantities), only when given. */
+void output_profile_nodes_json(struct jb *b, cJSON *prof, const struct profile *p);
+
 #endif

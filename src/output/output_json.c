@@ -129,6 +129,8 @@ static cJSON *json_profile(struct jb *b, const struct profile *p)
         jb_num(b, r, "weight", p->requests[i].weight);
     }
     json_profile_inputs(b, o, p);
+    output_profile_availability_json(b, o, p);
+    output_profile_nodes_json(b, o, p);
     return o;
 }
 
@@ -382,6 +384,7 @@ cJSON *output_results_json(const struct output_doc *d)
             jb_num(b, x, "target_rps", a->target_rps);
         json_replicas(b, x, a);
         json_sizing(b, x, &a->sizing);
+        output_availability_json(b, x, a);
     }
     if (a->recommended >= 0) {
         x = jb_obj(b, root, "values");

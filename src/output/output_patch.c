@@ -55,6 +55,8 @@ static const char *env_of(const struct output_workload *w)
 
 int output_workload_check(const struct output_workload *w, char *err)
 {
+    if (w->selector && output_selector_check(w->selector, err) != 0)
+        return -EINVAL;
     if (!w->deployment)
         return 0;
     if (!valid_name(w->deployment, 1))
@@ -108,6 +110,7 @@ int output_deployment_patch(FILE *f, const struct output_doc *d, char *err)
             "            requests:\n              cpu: \"%lldm\"\n              memory: \"%s\"\n",
             container, env, a->workers, (long long)a->limit_cpu_m, lm, (long long)a->request_cpu_m,
             rm);
+    output_patch_spread(f, d);
     return ferror(f) ? err_set(err, -EIO, "write error") : 0;
 }
 

@@ -24,6 +24,7 @@ typedef int (*render_fn)(FILE *f, const struct output_doc *d, char *err);
 #define NEEDS_WORKLOAD (1u << 0) /* the Deployment's name (d->workload.deployment) */
 #define NEEDS_PREVIOUS (1u << 1) /* an earlier sweep's results (d->previous_results) */
 #define NEEDS_HPA      (1u << 2) /* the sizing recommends an HPA (d->advice->sizing.hpa) */
+#define NEEDS_PDB      (1u << 3) /* an availability plan (d->advice->availability) */
 
 /* The outputs, in the order they are listed and written. */
 static const struct output_def {
@@ -38,6 +39,7 @@ static const struct output_def {
     {"values.yaml", output_values_yaml, true, 0, 0},
     {"auto-sizing.yaml", output_rule_yaml, false, 0, 0},
     {"hpa.yaml", output_hpa_doc, true, 0, NEEDS_HPA},
+    {"pdb.yaml", output_pdb_doc, true, 0, NEEDS_PDB},
     {"report.html", output_report_html, false, OUTPUT_OMIT_HTML, 0},
     {"deployment-patch.yaml", output_deployment_patch, true, 0, NEEDS_WORKLOAD},
     {"previous-results.json", output_previous_results, false, OUTPUT_OMIT_PREVIOUS, NEEDS_PREVIOUS},
@@ -144,7 +146,8 @@ static bool applies(const struct output_def *def, const struct output_doc *d)
         return false;
     if (((def->needs & NEEDS_WORKLOAD) && !d->workload.deployment) ||
         ((def->needs & NEEDS_PREVIOUS) && !d->previous_results) ||
-        ((def->needs & NEEDS_HPA) && !d->advice->sizing.hpa.enabled))
+        ((def->needs & NEEDS_HPA) && !d->advice->sizing.hpa.enabled) ||
+        ((def->needs & NEEDS_PDB) && !d->advice->availability.applied))
         return false;
     return !(def->omit_whole && (d->omit & def->omit_whole));
 }

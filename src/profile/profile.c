@@ -134,12 +134,14 @@ enum {
     K_PRODUCERS,
     K_GENERATORS,
     K_SCALE_OUT,
+    K_AVAILABILITY,
+    K_NODES,
     K_N
 };
 static const char *const top_keys[K_N] = {
-    "users",      "rate",     "duration", "warmup",    "timeout",    "per_user_rps",
-    "thresholds", "target",   "stages",   "requests",  "search",     "slo",
-    "cost",       "planning", "streams",  "producers", "generators", "scale_out"};
+    "users",   "rate",      "duration",   "warmup",    "timeout",      "per_user_rps", "thresholds",
+    "target",  "stages",    "requests",   "search",    "slo",          "cost",         "planning",
+    "streams", "producers", "generators", "scale_out", "availability", "nodes"};
 
 static int load_root(struct profile__ctx *c, const yaml_node_t *root, struct profile *p)
 {
@@ -215,6 +217,10 @@ static int load_root(struct profile__ctx *c, const yaml_node_t *root, struct pro
     if ((rc = profile__load_sizing(c, v[K_SEARCH], v[K_SLO], v[K_COST], v[K_PLANNING], p)))
         return rc;
     if (v[K_SCALE_OUT] && (rc = profile__load_scale_out(c, v[K_SCALE_OUT], p)))
+        return rc;
+    if (v[K_AVAILABILITY] && (rc = profile__load_availability(c, v[K_AVAILABILITY], p)))
+        return rc;
+    if (v[K_NODES] && (rc = profile__load_nodes(c, v[K_NODES], p)))
         return rc;
     return profile__load_streams(c, v[K_STREAMS], v[K_PRODUCERS],
                                  v[K_USERS] || v[K_RATE] || v[K_STAGES] || v[K_REQUESTS], p);

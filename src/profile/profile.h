@@ -117,6 +117,30 @@ struct profile_scale_out {
  * and N itself (10: 1 2 3 4 8 10). Sets given. Returns 0, or -EINVAL when N is too large. */
 int profile_scale_out_set_max(struct profile_scale_out *so, unsigned max, char *err);
 
+/* availability: { zones, drain }: the pods a zone outage or a node drain takes away, planned
+ * for on top of the target's replicas (docs/profile.md). Absent (given false): no change. */
+#define PROFILE_MAX_ZONES 64 /* far more zones than any region has */
+#define PROFILE_MAX_DRAIN 1000
+struct profile_availability {
+    bool given;
+    unsigned zones; /* 1..PROFILE_MAX_ZONES; default 1 (no zone spread) */
+    unsigned drain; /* pods a drain may take down at once, 0..PROFILE_MAX_DRAIN; default 1 */
+};
+
+/* nodes: [{ name, cpu, memory, price, reserved: { cpu, memory } }]: the node types the app's
+ * pods may run on, for the cost by packing (docs/profile.md). With nodes, cost: is not used. */
+#define PROFILE_MAX_NODE_TYPES 16
+#define PROFILE_NODE_NAME_LEN  64
+#define PROFILE_MAX_NODE_CPU_M (1024LL * 1000) /* 1024 cores */
+#define PROFILE_MAX_NODE_MEM   (64LL << 40)    /* 64 TiB */
+#define PROFILE_MAX_NODE_PRICE 1e6
+struct profile_node_type {
+    char name[PROFILE_NODE_NAME_LEN];        /* an instance type such as m5.xlarge */
+    int64_t cpu_m, memory;                   /* capacity, > 0 */
+    double price;                            /* per node-hour, any currency, >= 0 */
+    int64_t reserved_cpu_m, reserved_memory; /* system reserve and DaemonSets; below capacity */
+};
+
 struct profile_streams; /* profile/profile_streams.h */
 
 struct profile {
@@ -143,6 +167,9 @@ struct profile {
     unsigned generators; /* generators: N (1-PROFILE_MAX_GENERATORS) for the operator; 0 absent */
     struct profile_streams *streams; /* owned: streams: and producers:, NULL when absent */
     struct profile_scale_out scale_out;
+    struct profile_availability availability;
+    struct profile_node_type nodes[PROFILE_MAX_NODE_TYPES];
+    size_t nnodes; /* 0: nodes: absent, the cost: weights price a pod */
 };
 
 /* Fills p with the built-in default: GET /, 50 users, 20 s, 5 s warm-up, 5 s timeout,

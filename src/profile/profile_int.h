@@ -119,4 +119,12 @@ SIZEUP_MUST_USE int profile__load_streams(struct profile__ctx *c, const yaml_nod
 /* scale_out: { max | replicas, variant } into p->scale_out (profile_scale_out.c). */
 int profile__load_scale_out(struct profile__ctx *c, const yaml_node_t *map, struct profile *p);
 
+/* nodes: [...] into p->nodes (profile_nodes.c). */
+SIZEUP_MUST_USE int profile__load_nodes(struct profile__ctx *c, const yaml_node_t *seq,
+                                        struct profile *p);
+
+/* availability: { zones, drain } into p->availability (profile_availability.c). */
+SIZEUP_MUST_USE int profile__load_availability(struct profile__ctx *c, const yaml_node_t *map,
+                                               struct profile *p);
+
 #endif

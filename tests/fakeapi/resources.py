@@ -92,6 +92,8 @@ def _table():
             subresources=["status", "scale"], status=True, generation=True, categories=["all"]),
         Res("autoscaling", "v2", "horizontalpodautoscalers", "HorizontalPodAutoscaler", True,
             ["hpa"], subresources=["status"], status=True, categories=["all"]),
+        Res("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", True, ["pdb"],
+            subresources=["status"], status=True),
         Res("batch", "v1", "jobs", "Job", True, subresources=["status"], status=True,
             generation=True, categories=["all"]),
         Res("events.k8s.io", "v1", "events", "Event", True, ["ev"]),

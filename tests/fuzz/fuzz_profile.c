@@ -19,6 +19,19 @@ static void check(const struct profile *p)
         abort();
     if (p->thresholds.healthy_p95_us > p->thresholds.overloaded_p95_us)
         abort();
+    if (p->availability.given &&
+        (p->availability.zones < 1 || p->availability.zones > PROFILE_MAX_ZONES ||
+         p->availability.drain > PROFILE_MAX_DRAIN))
+        abort();
+    if (p->nnodes > PROFILE_MAX_NODE_TYPES)
+        abort();
+    for (size_t i = 0; i < p->nnodes; i++) {
+        const struct profile_node_type *n = &p->nodes[i];
+        if (!n->name[0] || n->cpu_m <= 0 || n->memory <= 0 || n->price < 0 ||
+            n->reserved_cpu_m < 0 || n->reserved_cpu_m >= n->cpu_m || n->reserved_memory < 0 ||
+            n->reserved_memory >= n->memory)
+            abort();
+    }
     for (size_t i = 0; i < p->nrequests; i++) {
         const struct profile_request *r = &p->requests[i];
         if (!r->name || !r->method || !r->path || r->path[0] != '/' || r->weight == 0)

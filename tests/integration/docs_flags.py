@@ -23,7 +23,7 @@ def usage_flags(cmd, plugin=False):
                           check=True).stdout
     rows, cur = [], None
     for line in text.splitlines():
-        m = re.match(r"^  (?:-[a-zA-Z], )?(--[a-z-]+(?: [A-Z/]+)?)(?:\s+(.*))?$", line)
+        m = re.match(r"^  (?:-[a-zA-Z], )?(--[a-z-]+(?: [A-Z/=]+)?)(?:\s+(.*))?$", line)
         if m:
             cur = [m.group(1), m.group(2) or ""]
             rows.append(cur)

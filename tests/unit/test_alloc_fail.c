@@ -275,7 +275,7 @@ static void fixture_init(struct fixture *f)
     d->configs = "1@0.5/256Mi 1@1/256Mi 2@2/512Mi";
     d->started = 1764446400;
     d->finished = 1764446500;
-    d->workload = (struct output_workload){"app", "app", "WORKERS", "app=example:1"};
+    d->workload = (struct output_workload){"app", "app", "WORKERS", "app=example:1", NULL};
     d->previous_results = "{\"tool\":\"sizeup 0.1.0\"}\n";
     d->comparison = "capacity unchanged";
     output_paths_default(&d->paths);

@@ -210,6 +210,25 @@ static void test_lease_read(void **state)
     cJSON_Delete(l);
 }
 
+/* The Deployment's matchLabels as "k=v,k2=v2" (the operator's pdb.yaml selector). */
+static void test_deploy_selector(void **state)
+{
+    (void)state;
+    char buf[64];
+    cJSON *d = cJSON_Parse("{\"spec\": {\"selector\": {\"matchLabels\": "
+                           "{\"app\": \"web\", \"tier\": \"front\", \"n\": 3}}}}");
+    assert_non_null(d);
+    assert_int_equal(kube_deploy_selector(d, buf, sizeof(buf)), 0);
+    assert_string_equal(buf, "app=web,tier=front");
+    assert_int_equal(kube_deploy_selector(d, buf, 8), -ENOSPC);
+    assert_string_equal(buf, "");
+    cJSON_Delete(d);
+    d = cJSON_Parse("{\"spec\": {\"selector\": {\"matchExpressions\": []}}}");
+    assert_int_equal(kube_deploy_selector(d, buf, sizeof(buf)), -EINVAL);
+    assert_string_equal(buf, "");
+    cJSON_Delete(d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -218,6 +237,7 @@ int main(void)
         cmocka_unit_test(test_meta_and_containers),
         cmocka_unit_test(test_time),
         cmocka_unit_test(test_lease_read),
+        cmocka_unit_test(test_deploy_selector),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

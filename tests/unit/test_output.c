@@ -994,7 +994,7 @@ static void test_deployment_patch(void **state)
     assert_false(set_holds(&s, "deployment-patch.yaml"));
     output_set_free(&s);
 
-    f->doc.workload = (struct output_workload){"yes", "app", "GUNICORN_WORKERS", NULL};
+    f->doc.workload = (struct output_workload){"yes", "app", "GUNICORN_WORKERS", NULL, NULL};
     char *p = render(output_deployment_patch, &f->doc);
     assert_true(yaml_parser_initialize(&parser));
     yaml_parser_set_input_string(&parser, (const unsigned char *)p, strlen(p));
@@ -1032,10 +1032,10 @@ static void test_deployment_patch(void **state)
     output_set_free(&s);
 
     /* Names YAML or Kubernetes would take differently are refused, never written. */
-    struct output_workload bad[] = {{"Web", NULL, NULL, NULL},
-                                    {"web", "a.b", NULL, NULL},
-                                    {"web", NULL, "1WORKERS", NULL},
-                                    {"web\"x", NULL, NULL, NULL}};
+    struct output_workload bad[] = {{"Web", NULL, NULL, NULL, NULL},
+                                    {"web", "a.b", NULL, NULL, NULL},
+                                    {"web", NULL, "1WORKERS", NULL, NULL},
+                                    {"web\"x", NULL, NULL, NULL, NULL}};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
         assert_int_equal(output_workload_check(&bad[i], err), -EINVAL);
 

@@ -715,6 +715,112 @@ static void test_scale_out(void **state)
     assert_non_null(strstr(err, "0 to 16 replicas"));
 }
 
+/* availability: { zones, drain }: each case is YAML and the zones and drain it must give
+ * (err NULL), or the error it must fail with. */
+static void test_availability(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *yaml;
+        bool given;
+        unsigned zones, drain;
+        const char *err;
+    } cases[] = {
+        {"availability: { zones: 3, drain: 1 }\n", true, 3, 1, NULL},
+        {"availability: { zones: 3 }\n", true, 3, 1, NULL},
+        {"availability: { drain: 2 }\n", true, 1, 2, NULL},
+        {"availability: { zones: 2, drain: 0 }\n", true, 2, 0, NULL},
+        {"availability:\n", false, 0, 0, NULL},
+        {"users: 5\n", false, 0, 0, NULL},
+        {"availability: { zones: 0 }\n", false, 0, 0,
+         "profile.yaml:1: availability.zones: expected a positive integer, got '0'"},
+        {"availability: { zones: 65 }\n", false, 0, 0, "'65' is too large (at most 64)"},
+        {"availability: { drain: -1 }\n", false, 0, 0, "availability.drain: expected a whole"},
+        {"availability: { drain: 1001 }\n", false, 0, 0, "(at most 1000)"},
+        {"availability: 3\n", false, 0, 0, "availability: expected a mapping"},
+        {"availability: { zone: 3 }\n", false, 0, 0, "did you mean 'zones'?"},
+    };
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct profile p;
+        char err[ERR_LEN] = "";
+        int rc = load(cases[i].yaml, &p, err);
+        if (cases[i].err) {
+            if (rc == 0)
+                fail_msg("case %zu loaded but must fail: %s", i, cases[i].yaml);
+            assert_int_equal(rc, -EINVAL);
+            if (!strstr(err, cases[i].err))
+                fail_msg("case %zu: error\n  '%s'\nlacks\n  '%s'", i, err, cases[i].err);
+            continue;
+        }
+        if (rc)
+            fail_msg("case %zu: %s", i, err);
+        assert_int_equal(p.availability.given, cases[i].given);
+        assert_int_equal(p.availability.zones, cases[i].zones);
+        assert_int_equal(p.availability.drain, cases[i].drain);
+        profile_free(&p);
+    }
+}
+
+/* nodes: [{ name, cpu, memory, price, reserved }]: a valid list read whole, and each error. */
+static void test_nodes(void **state)
+{
+    (void)state;
+    struct profile p;
+    char err[ERR_LEN] = "";
+
+    assert_int_equal(load("nodes:\n"
+                          "  - { name: m5.xlarge, cpu: 4, memory: 16Gi, price: 0.192,\n"
+                          "      reserved: { cpu: 180m, memory: 1.1Gi } }\n"
+                          "  - { name: c2, cpu: 2000m, memory: 4Gi, price: 0 }\n",
+                          &p, err),
+                     0);
+    assert_int_equal(p.nnodes, 2);
+    assert_string_equal(p.nodes[0].name, "m5.xlarge");
+    assert_int_equal(p.nodes[0].cpu_m, 4000);
+    assert_int_equal(p.nodes[0].memory, 16LL << 30);
+    assert_true(p.nodes[0].price == 0.192);
+    assert_int_equal(p.nodes[0].reserved_cpu_m, 180);
+    assert_true(p.nodes[0].reserved_memory > (1LL << 30) &&
+                p.nodes[0].reserved_memory < (2LL << 30));
+    assert_int_equal(p.nodes[1].cpu_m, 2000);
+    assert_int_equal(p.nodes[1].reserved_cpu_m, 0);
+    profile_free(&p);
+    assert_int_equal(load("users: 5\n", &p, err), 0);
+    assert_int_equal(p.nnodes, 0);
+    profile_free(&p);
+
+    static const struct {
+        const char *yaml, *err;
+    } bad[] = {
+        {"nodes: { name: a }\n", "nodes: expected a list of node types"},
+        {"nodes: []\n", "nodes: empty"},
+        {"nodes: [{ cpu: 4, memory: 16Gi, price: 1 }]\n", "nodes[0]: 'name' is required"},
+        {"nodes: [{ name: a, memory: 16Gi, price: 1 }]\n", "nodes[0]: 'cpu' is required"},
+        {"nodes: [{ name: a, cpu: 4, memory: 16Gi }]\n", "nodes[0]: 'price' is required"},
+        {"nodes: [{ name: a, cpu: 0, memory: 16Gi, price: 1 }]\n", "nodes[0].cpu: must be more"},
+        {"nodes: [{ name: a, cpu: 4, memory: lots, price: 1 }]\n", "nodes[0].memory:"},
+        {"nodes: [{ name: a, cpu: 4, memory: 16Gi, price: -1 }]\n", "nodes[0].price:"},
+        {"nodes: [{ name: a, cpu: 4, memory: 16Gi, price: 1, reserved: { cpu: 4 } }]\n",
+         "nodes[0].reserved.cpu: '4' is too large"},
+        {"nodes: [{ name: a, cpu: 4, memory: 16Gi, price: 1, reserved: { disk: 1 } }]\n",
+         "nodes[0].reserved"},
+        {"nodes: [{ name: \"a b\", cpu: 4, memory: 16Gi, price: 1 }]\n",
+         "nodes[0].name: expected a node type"},
+        {"nodes: [{ name: a, cpu: 4, memory: 16Gi, price: 1 }, { name: a, cpu: 2, memory: 8Gi, "
+         "price: 1 }]\n",
+         "node type 'a' is listed twice"},
+        {"nodes: [{ name: a, cpu: 4, memory: 16Gi, prize: 1 }]\n", "did you mean 'price'?"},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        int rc = load(bad[i].yaml, &p, err);
+        if (rc == 0)
+            fail_msg("case %zu loaded but must fail: %s", i, bad[i].yaml);
+        if (!strstr(err, bad[i].err))
+            fail_msg("case %zu: error\n  '%s'\nlacks\n  '%s'", i, err, bad[i].err);
+    }
+}
+
 static void test_file(void **state)
 {
     (void)state;
@@ -764,6 +870,8 @@ int main(void)
         cmocka_unit_test(test_caps),
         cmocka_unit_test(test_generators),
         cmocka_unit_test(test_scale_out),
+        cmocka_unit_test(test_availability),
+        cmocka_unit_test(test_nodes),
         cmocka_unit_test(test_file),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -149,7 +149,7 @@ static void render(struct fixture *f)
     d->command = "sizeup sweep -- ./app";
     d->started = 1764446400;
     d->finished = 1764446500;
-    d->workload = (struct output_workload){"app", "app", "WORKERS", NULL};
+    d->workload = (struct output_workload){"app", "app", "WORKERS", NULL, NULL};
     output_paths_default(&d->paths);
     if (output_set_render(d, NULL, 0, &f->set, err) != 0)
         fail_msg("output_set_render: %s", err);
