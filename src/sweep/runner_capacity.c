@@ -510,6 +510,35 @@ static int unloaded_step(struct cap_ctx *x, bool *unmeetable, char *err)
     return 0;
 }
 
+/* Where the search of variant v (the row at c->index) starts, learned from the variants whose
+ * capacity was found before it (search_predict): the probe's rate probe_rps (passed: within the
+ * SLO) times what the others' probes fell short of their capacities, else their capacity per
+ * core. Rows whose figure is not the app's (contended, generator-limited, out of budget, none
+ * passed) teach nothing. 0: nothing to learn from, the probe's rate is the start. */
+static double predict_start(const struct sweep__ctx *c, const struct variant *v, double probe_rps,
+                            bool passed)
+{
+    const unsigned unusable = CAPACITY_FLAG_GENERATOR | CAPACITY_FLAG_BUDGET |
+                              CAPACITY_FLAG_NONE_PASSED | CAPACITY_FLAG_UNMEETABLE |
+                              CAPACITY_FLAG_CONTENDED;
+    struct search_known known[VARIANT_MAX];
+    size_t n = 0;
+
+    for (size_t i = 0; i < c->index && i < c->s->n && n < VARIANT_MAX; i++) {
+        const struct sweep_row *r = &c->s->rows[i];
+        const struct capacity_result *k = &r->cap;
+        if (r->state != SWEEP_ROW_MEASURED || !k->searched || !k->valid || !(k->rps > 0) ||
+            (k->flags & unusable) || (r->flags & SWEEP_FLAG_CONTENDED))
+            continue;
+        known[n++] = (struct search_known){(double)r->variant.cpu_millicores / 1000.0,
+                                           k->nsteps > 0 && k->steps[0].kind == CAPACITY_STEP_PROBE
+                                               ? k->steps[0].sustained_rps
+                                               : 0,
+                                           k->rps};
+    }
+    return search_predict(known, n, (double)v->cpu_millicores / 1000.0, probe_rps, passed);
+}
+
 int sweep__capacity(struct sweep__ctx *c, const char *url, char *err)
 {
     const struct profile *p = c->o->profile;
@@ -529,6 +558,7 @@ int sweep__capacity(struct sweep__ctx *c, const char *url, char *err)
     /* The probe: closed loop, the profile's users, to calibrate where the search starts. A
      * scale-out point starts from its prediction instead. */
     double start = c->start_rps;
+    bool predicted = start > 0;
     if (!(start > 0)) {
         unsigned users = p->users > 0 ? p->users : CAPACITY_PROBE_USERS;
         if (users > x.conn_cap)
@@ -540,6 +570,13 @@ int sweep__capacity(struct sweep__ctx *c, const char *url, char *err)
         }
         start = probe.st.sustained_rps;
         bool probe_missed = probe.outcome == SEARCH_FAIL;
+        double guess = predict_start(c, &row->variant, start, !probe_missed);
+        if (guess > 0) {
+            log_info("sweep.predict", "variant=%s probe_rps=%.1f start_rps=%.1f", row->variant.spec,
+                     start, guess);
+            start = guess;
+            predicted = true;
+        }
         file_step(&x, &probe, false);
         if (x.died || sweep__stopped(c->o))
             goto out;
@@ -554,7 +591,8 @@ int sweep__capacity(struct sweep__ctx *c, const char *url, char *err)
     struct search_opts so = {.start_rps = start,
                              .precision = p->search.precision,
                              .max_steps = p->search.max_steps,
-                             .max_rps = p->search.max_rps};
+                             .max_rps = p->search.max_rps,
+                             .predicted = predicted};
     search_init(&s, &so);
     rc = search_steps(&x, &s, err);
     if (rc)
