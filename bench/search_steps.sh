@@ -48,6 +48,7 @@ for arg in "$@"; do
             -- "${cmd[@]}" >"$out.stdout" 2>"$out.stderr" ||
             { echo "$label $app: sweep failed"; tail -5 "$out.stderr"; continue; }
         wall=$(($(date +%s) - start))
+        grep -o 'event=sweep.predict .*' "$out.stderr" | sed "s/^/$label $app   /"
         python3 - "$label" "$app" "$wall" "$out/results.json" <<'PY'
 import json, sys
 label, app, wall, path = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
@@ -64,6 +65,10 @@ for x in d["variants"]:
     print(f"{label:7} {app:5} {x['spec']:13} probe {kinds.count('probe')} search "
           f"{kinds.count('search'):2} all {len(steps):2}  capacity {rps:7.1f} known "
           f"{known if known else '-':>6} error {err:>7}  {x['timing']['wall_s']:5.1f} s")
+    probe = [s["offered_rps"] for s in steps if s["kind"] == "probe"]
+    seq = " ".join(f'{s["offered_rps"]:.0f}{"+" if s["pass"] else "-"}' for s in steps
+                   if s["kind"] == "search")
+    print(f"{'':13} probe {probe[0] if probe else 0:.0f}, search {seq}")
 print(f"{label:7} {app:5} sweep wall time {wall} s")
 PY
     done
