@@ -36,16 +36,24 @@ double search_predict(const struct search_known *known, size_t n, double cores, 
             ncore++;
         }
     }
-    double p = 0;
+    double p = 0, per_core = 0;
+    if (cores > 0 && ncore > 0) {
+        per_core = cores * exp(by_core / (double)ncore);
+        if (probe_rps > 0)
+            per_core = fmin(fmax(per_core, probe_rps / SEARCH_PREDICT_MAX_RATIO),
+                            probe_rps * SEARCH_PREDICT_MAX_RATIO);
+    }
     if (probe_rps > 0 && nprobe > 0) {
         double ratio = exp(by_probe / (double)nprobe);
         ratio = fmin(fmax(ratio, 1 / SEARCH_PREDICT_MAX_RATIO), SEARCH_PREDICT_MAX_RATIO);
         p = probe_rps * ratio;
-    } else if (cores > 0 && ncore > 0) {
-        p = cores * exp(by_core / (double)ncore);
-        if (probe_rps > 0)
-            p = fmin(fmax(p, probe_rps / SEARCH_PREDICT_MAX_RATIO),
-                     probe_rps * SEARCH_PREDICT_MAX_RATIO);
+        /* A probe within the SLO may not have loaded the app at all (a few users' round trips
+         * set its rate, not the app): then its ratio says little, and the capacity per core is
+         * the better guess when it is the larger. Too high a start costs a few gentle halvings. */
+        if (probe_passed)
+            p = fmax(p, per_core);
+    } else {
+        p = per_core;
     }
     if (p > 0 && probe_rps > 0)
         p = probe_passed ? fmax(p, probe_rps) : fmin(p, probe_rps);

@@ -99,7 +99,9 @@ struct search_measure {
  * have a probe (the probe measured this variant, the ratio how the others' probes compare with
  * their capacities, which holds across workers and cores), else the others' capacity per core
  * times cores; both ratios are geometric means. A probe within the SLO is a floor (that rate
- * held), a probe that missed it a ceiling. 0 when known holds nothing usable. */
+ * held), and may not have loaded the app (a few users' round trips set its rate), so then the
+ * larger of the two predictions is taken; a probe that missed the SLO is a ceiling. 0 when
+ * known holds nothing usable. */
 double search_predict(const struct search_known *known, size_t n, double cores, double probe_rps,
                       bool probe_passed);
 

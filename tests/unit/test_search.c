@@ -156,6 +156,12 @@ static void test_predict(void **state)
      * mean, sqrt(0.4) = 0.632, times this probe's 1000. */
     struct search_known k[3] = {{1, 500, 400}, {2, 2000, 1000}, {0.5, 0, 0}};
     assert_true(fabs(search_predict(k, 3, 4, 1000, false) - 1000 * sqrt(0.4)) < 1e-6);
+    /* A probe that passed the SLO (cpu_server.py at users: 8: ~180 req/s whatever the CPU) may
+     * not have loaded the app: the capacity per core, here sqrt(400 x 500) x 4 = 1789, when it is
+     * the larger. */
+    assert_true(fabs(search_predict(k, 3, 4, 1000, true) - 4 * sqrt(400.0 * 500)) < 1e-6);
+    struct search_known cpu[1] = {{0.25, 180, 117}};
+    assert_true(fabs(search_predict(cpu, 1, 1, 184, true) - 468) < 1e-6);
     /* Workers differ at the same cores (sweep_capacity.sh's 2@1 and 4@1): the probe carries the
      * difference that the capacity per core cannot. */
     struct search_known w[1] = {{1, 205, 200}};
