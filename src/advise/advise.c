@@ -197,6 +197,30 @@ int advise_answer(const struct advisor_row *rows, size_t n, const struct profile
     return rc;
 }
 
+static size_t scale_out_fit(const struct sweep_scale_out *so, struct usl_fit *f /* OUT */);
+
+/* What the scale-out's shape means, in plain words, among the findings: linear, slowing
+ * (contention: a shared resource serialises part of the work) or peaking (coherency: more pods
+ * serve less). Nothing when no scale-out ran or its points give no curve. */
+static void scale_out_finding(const struct sweep *s, struct advice *a)
+{
+    const struct sweep_scale_out *so = s->scale_out;
+    char counts[96] = "", text[512];
+    struct usl_fit f;
+    size_t len = 0;
+
+    if (!so || !so->run || so->variant >= s->n || !scale_out_fit(so, &f))
+        return;
+    for (size_t i = 0; i < so->npoints && len < sizeof(counts); i++)
+        len += (size_t)snprintf(counts + len, sizeof(counts) - len, "%s%u", i ? ", " : "",
+                                so->points[i].replicas);
+    usl_describe(&f, text, sizeof(text));
+    advisor__finding(a,
+                     "Scale-out of %s at %s replicas: the capacity within the SLO is %s (the "
+                     "Universal Scalability Law fitted to %zu points, residual %.1f%%).",
+                     s->rows[so->variant].variant.label, counts, text, f.used, 100 * f.residual);
+}
+
 int advise_sweep(const struct sweep *s, const struct profile *p, struct advisor_row *rows,
                  size_t *n, struct advice *a, char *err)
 {
@@ -207,7 +231,10 @@ int advise_sweep(const struct sweep *s, const struct profile *p, struct advisor_
     for (size_t i = 0; i < k; i++)
         advise_row_from_sweep(s, i, &rows[i]);
     *n = k;
-    return advise_answer(rows, k, p, &s->facts, s->scale_out, a, err);
+    int rc = advise_answer(rows, k, p, &s->facts, s->scale_out, a, err);
+    if (rc == 0)
+        scale_out_finding(s, a);
+    return rc;
 }
 
 int advise_scale_out_choice(void *ud, const struct sweep *s, unsigned *linear)
@@ -231,13 +258,13 @@ int advise_scale_out_choice(void *ud, const struct sweep *s, unsigned *linear)
     return idx;
 }
 
-double advise_scale_out_predict(void *ud, const struct sweep_scale_out *so, unsigned n)
+/* The law fitted to the scale-out's points that are the app's (valid, not contended, measured
+ * or the shape search's). Returns the usable points' count, 0 when there is no fit. */
+static size_t scale_out_fit(const struct sweep_scale_out *so, struct usl_fit *f)
 {
     struct usl_point pts[PLATFORM_MAX_REPLICAS];
-    struct usl_fit f;
     char err[ERR_LEN];
     size_t usable = 0;
-    (void)ud;
 
     for (size_t i = 0; i < so->npoints && i < PLATFORM_MAX_REPLICAS; i++) {
         const struct sweep_scale_point *pt = &so->points[i];
@@ -248,7 +275,17 @@ double advise_scale_out_predict(void *ud, const struct sweep_scale_out *so, unsi
         pts[i] = (struct usl_point){pt->replicas, pt->cap.rps, se, !use};
         usable += use;
     }
-    if (usable < 2 || usl_fit(pts, so->npoints, &f, err) != 0)
+    if (usable < 2 || usl_fit(pts, so->npoints, f, err) != 0)
+        return 0;
+    return usable;
+}
+
+double advise_scale_out_predict(void *ud, const struct sweep_scale_out *so, unsigned n)
+{
+    struct usl_fit f;
+    (void)ud;
+
+    if (!scale_out_fit(so, &f))
         return 0;
     return usl_eval(&f, n);
 }

@@ -2,8 +2,9 @@
 #define SIZEUP_ADVISE_ADVISOR_INTERNAL_H
 
 /* Shared by the advisor's files, and by nothing else: advisor.c (verdicts, recommendation,
- * values, the run), advisor_rule.c (the auto-sizing rule's fit) and advisor_findings.c (the
- * findings) and advisor_streams.c (the findings on streams). */
+ * values, the run), advisor_rule.c (the auto-sizing rule's fit), advisor_findings.c (the
+ * findings), advisor_streams.c (the findings on streams) and advise.c (the scale-out's
+ * finding). */
 
 #include <math.h>
 #include <stdbool.h>

@@ -238,8 +238,8 @@ static void html_setup(FILE *f, const struct output_doc *d)
     }
 }
 
-/* The charts: throughput, p95, the percentiles, the capacity steps and the time series.
- * Returns 0 or -EIO. */
+/* The charts: throughput, p95, the percentiles, the capacity steps, the scale-out and the time
+ * series. Returns 0 or -EIO. */
 static int html_charts(FILE *f, const struct output_doc *d, char *err)
 {
     fputs("<h2>Charts</h2>\n", f);
@@ -247,6 +247,7 @@ static int html_charts(FILE *f, const struct output_doc *d, char *err)
     bar_chart(f, d, "P95 latency per variant", "chart-p95", 1);
     percentile_chart(f, d);
     output_html_capacity(f, d);
+    output_html_scale_out(f, d);
     if (output_html_series(f, d, err) != 0)
         return -EIO;
     return 0;

@@ -44,6 +44,11 @@ void output_html_row_label(FILE *f, const struct output_doc *d, size_t i, int y)
  * and the found capacity. Nothing when no row was searched. */
 void output_html_capacity(FILE *f, const struct output_doc *d);
 
+/* report.html's scale-out chart (output_html_scale_out.c): the points with their intervals, the
+ * fitted curve, the linear line, the target and the peak, and a sentence for what the curve
+ * means; when no scale-out ran, only a sentence saying why. */
+void output_html_scale_out(FILE *f, const struct output_doc *d);
+
 /* One line describing the profile: source, load, duration, mix. */
 void output_fmt_profile(const struct profile *p, char *buf, size_t len);
 

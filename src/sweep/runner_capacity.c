@@ -64,6 +64,15 @@ struct cap_ctx {
     /* How long the platform needs a window to be to report CPU: the platform's first guess
      * (facts), then what each step's usage said (a cluster's metrics window as it really is). */
     int64_t usage_window_us;
+    /* Where the variant's minutes went, logged at its end (sweep.capacity_time): the load runs'
+     * planned warm-ups and windows (window_s), what they took beyond that (starting the
+     * generator, its Jobs in a cluster, and merging: start_s), the platform's usage calls
+     * (holding a step until its metrics window is covered: hold_s) and the settles after failed
+     * steps (settle_s). */
+    struct {
+        double window_s, start_s, hold_s, settle_s;
+        bool settling; /* in settle(): its load runs count as settle_s */
+    } t;
 };
 
 double sweep__capacity_estimate_s(const struct profile *p)
@@ -130,7 +139,13 @@ static int load_once(struct cap_ctx *x, double rate, unsigned users, int64_t len
     lo.progress = sweep__on_load_progress;
     lo.progress_ud = x->c;
     lo.stop = o->stop;
-    return load_source_run(x->src, &lo, res, err);
+    double t0 = clock_mono_s();
+    int rc = load_source_run(x->src, &lo, res, err);
+    if (!x->t.settling) {
+        x->t.window_s += (double)length_us / 1e6;
+        x->t.start_s += clock_mono_s() - t0 - (double)length_us / 1e6;
+    }
+    return rc;
 }
 
 /* A load step is there for its CPU: it is held at least as long as the platform needs to report
@@ -176,19 +191,23 @@ static int run_step(struct cap_ctx *x, enum capacity_step_kind kind, double rate
             return 0;
     }
     sweep__progress(c, SWEEP_PHASE_MEASURE, NULL);
+    double t_hold = clock_mono_s();
     if (pl->ops->usage_begin(pl->self, err) != 0)
         log_warn("sweep.usage", "variant=%s phase=begin error=\"%s\"", row->variant.spec, err);
+    x->t.hold_s += clock_mono_s() - t_hold;
     rc = load_once(x, rate, users, window_us, &out->res, err);
     if (rc)
         return rc;
     out->have_res = true;
     c->load_s += (double)window_us / 1e6;
+    t_hold = clock_mono_s();
     if (pl->ops->usage_end(pl->self, &out->usage, err) == 0) {
         out->have_usage = true;
         if (out->usage.usage_window_us > 0)
             x->usage_window_us = out->usage.usage_window_us;
     } else
         log_warn("sweep.usage", "variant=%s phase=end error=\"%s\"", row->variant.spec, err);
+    x->t.hold_s += clock_mono_s() - t_hold;
 
     const struct load_result *r = &out->res;
     const struct load_stats *t = &r->total;
@@ -299,19 +318,22 @@ static void file_step(struct cap_ctx *x, struct step_run *r, bool representative
 /* Lets an app that just failed work off its backlog before the next step (see SETTLE_MAX_S). */
 static void settle(struct cap_ctx *x)
 {
-    double until = clock_mono_s() + SETTLE_MAX_S;
+    double t0 = clock_mono_s(), until = t0 + SETTLE_MAX_S;
     char err[ERR_LEN];
 
+    x->t.settling = true;
     while (clock_mono_s() < until && !sweep__stopped(x->c->o)) {
         struct load_result r;
         if (load_once(x, 0, 1, (int64_t)(SETTLE_WINDOW_S * 1e6), &r, err) != 0)
-            return;
+            break;
         bool calm = r.total.responses > 0 && r.total.failed == 0 &&
                     hist_percentile(&r.total.latency, 95) < (uint64_t)x->p->slo.p95_us;
         load_result_free(&r);
         if (calm)
-            return;
+            break;
     }
+    x->t.settling = false;
+    x->t.settle_s += clock_mono_s() - t0;
 }
 
 static bool time_for_step(const struct cap_ctx *x, int64_t window_us)
@@ -528,6 +550,35 @@ static int unloaded_step(struct cap_ctx *x, bool *unmeetable, char *err)
     return 0;
 }
 
+/* Where the search of variant v (the row at c->index) starts, learned from the variants whose
+ * capacity was searched before it (search_predict): the probe's rate probe_rps (passed: within
+ * the SLO) times what the others' probes fell short of their capacities, else their capacity per
+ * core. A start only decides how many steps the bisection takes, never what it finds, so rows
+ * marked contended or noisy still teach it; rows without an app's figure (generator-limited, out
+ * of budget, none passed) do not. 0: nothing to learn from, the probe's rate is the start. */
+static double predict_start(const struct sweep__ctx *c, const struct variant *v, double probe_rps,
+                            bool passed)
+{
+    const unsigned unusable = CAPACITY_FLAG_GENERATOR | CAPACITY_FLAG_BUDGET |
+                              CAPACITY_FLAG_NONE_PASSED | CAPACITY_FLAG_UNMEETABLE;
+    struct search_known known[VARIANT_MAX];
+    size_t n = 0;
+
+    for (size_t i = 0; i < c->index && i < c->s->n && n < VARIANT_MAX; i++) {
+        const struct sweep_row *r = &c->s->rows[i];
+        const struct capacity_result *k = &r->cap;
+        if (r->state != SWEEP_ROW_MEASURED || !k->searched || !(k->rps > 0) ||
+            (k->flags & unusable))
+            continue;
+        known[n++] = (struct search_known){(double)r->variant.cpu_millicores / 1000.0,
+                                           k->nsteps > 0 && k->steps[0].kind == CAPACITY_STEP_PROBE
+                                               ? k->steps[0].sustained_rps
+                                               : 0,
+                                           k->rps};
+    }
+    return search_predict(known, n, (double)v->cpu_millicores / 1000.0, probe_rps, passed);
+}
+
 int sweep__capacity(struct sweep__ctx *c, const char *url, char *err)
 {
     const struct profile *p = c->o->profile;
@@ -552,6 +603,7 @@ int sweep__capacity(struct sweep__ctx *c, const char *url, char *err)
     /* The probe: closed loop, the profile's users, to calibrate where the search starts. A
      * scale-out point starts from its prediction instead. */
     double start = c->start_rps;
+    bool predicted = start > 0;
     if (!(start > 0)) {
         unsigned users = p->users > 0 ? p->users : CAPACITY_PROBE_USERS;
         if (users > x.conn_cap)
@@ -563,6 +615,13 @@ int sweep__capacity(struct sweep__ctx *c, const char *url, char *err)
         }
         start = probe.st.sustained_rps;
         bool probe_missed = probe.outcome == SEARCH_FAIL;
+        double guess = predict_start(c, &row->variant, start, !probe_missed);
+        if (guess > 0) {
+            log_info("sweep.predict", "variant=%s probe_rps=%.1f start_rps=%.1f", row->variant.spec,
+                     start, guess);
+            start = guess;
+            predicted = true;
+        }
         file_step(&x, &probe, false);
         if (x.died || sweep__stopped(c->o))
             goto out;
@@ -577,7 +636,8 @@ int sweep__capacity(struct sweep__ctx *c, const char *url, char *err)
     struct search_opts so = {.start_rps = start,
                              .precision = p->search.precision,
                              .max_steps = p->search.max_steps,
-                             .max_rps = p->search.max_rps};
+                             .max_rps = p->search.max_rps,
+                             .predicted = predicted};
     search_init(&s, &so);
     rc = search_steps(&x, &s, err);
     if (rc)
@@ -643,6 +703,11 @@ int sweep__capacity(struct sweep__ctx *c, const char *url, char *err)
              row->variant.spec, cap->rps, cap->interval.low, cap->interval.high, cap->interval.n,
              search_limit_name(cap->limited_by), cap->valid, cap->nsteps);
 out:
+    log_info("sweep.capacity_time",
+             "variant=%s ready_s=%.2f window_s=%.2f start_s=%.2f hold_s=%.2f settle_s=%.2f "
+             "steps=%zu",
+             row->variant.spec, row->ready_s, x.t.window_s, x.t.start_s, x.t.hold_s, x.t.settle_s,
+             cap->nsteps);
     if (x.have_keep) {
         /* The row's own figures: the representative step, so every fixed-mode column and
          * results.json field keeps its meaning. */

@@ -14,6 +14,50 @@ void search_init(struct search *s, const struct search_opts *o)
     if (!(s->o.precision > 0))
         s->o.precision = 0.05;
     s->max_steps = s->o.max_steps;
+    s->grow = s->o.predicted ? fmin(1 + SEARCH_PREDICTED_SPAN * s->o.precision, 2) : 2;
+}
+
+double search_predict(const struct search_known *known, size_t n, double cores, double probe_rps,
+                      bool probe_passed)
+{
+    double by_probe = 0, by_core = 0;
+    size_t nprobe = 0, ncore = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        const struct search_known *k = &known[i];
+        if (!(k->rps > 0))
+            continue;
+        if (k->probe_rps > 0) {
+            by_probe += log(k->rps / k->probe_rps);
+            nprobe++;
+        }
+        if (k->cores > 0) {
+            by_core += log(k->rps / k->cores);
+            ncore++;
+        }
+    }
+    double p = 0, per_core = 0;
+    if (cores > 0 && ncore > 0) {
+        per_core = cores * exp(by_core / (double)ncore);
+        if (probe_rps > 0)
+            per_core = fmin(fmax(per_core, probe_rps / SEARCH_PREDICT_MAX_RATIO),
+                            probe_rps * SEARCH_PREDICT_MAX_RATIO);
+    }
+    if (probe_rps > 0 && nprobe > 0) {
+        double ratio = exp(by_probe / (double)nprobe);
+        ratio = fmin(fmax(ratio, 1 / SEARCH_PREDICT_MAX_RATIO), SEARCH_PREDICT_MAX_RATIO);
+        p = probe_rps * ratio;
+        /* A probe within the SLO may not have loaded the app at all (a few users' round trips
+         * set its rate, not the app): then its ratio says little, and the capacity per core is
+         * the better guess when it is the larger. Too high a start costs a few gentle halvings. */
+        if (probe_passed)
+            p = fmax(p, per_core);
+    } else {
+        p = per_core;
+    }
+    if (p > 0 && probe_rps > 0)
+        p = probe_passed ? fmax(p, probe_rps) : fmin(p, probe_rps);
+    return p;
 }
 
 /* The highest recorded pass strictly below rate, 0 when none. */
@@ -63,11 +107,13 @@ bool search_next(struct search *s, double *rate)
     if (s->low <= 0 && s->high <= 0) {
         r = s->o.start_rps;
     } else if (s->high <= 0) {
-        r = s->low * 2;
+        r = s->low * s->grow;
+        s->widened = true;
         if (s->o.max_rps > 0 && r > s->o.max_rps)
             r = s->o.max_rps;
     } else if (s->low <= 0) {
-        r = s->high / 2;
+        r = s->high / s->grow;
+        s->widened = true;
         /* Halving below the floor measures nothing: not even the slowest rate passed. */
         if (r < SEARCH_MIN_RPS)
             return finish(s, s->high_why, CAPACITY_FLAG_NONE_PASSED);
@@ -84,6 +130,10 @@ void search_record(struct search *s, double rate, enum search_outcome outcome,
     if (s->done)
         return;
     s->steps++;
+    if (s->widened) {
+        s->grow = fmin(s->grow * s->grow, 2);
+        s->widened = false;
+    }
     if (outcome == SEARCH_PASS && s->npasses < SEARCH_MAX_PASSES)
         s->passes[s->npasses++] = rate;
     if (outcome == SEARCH_PASS) {

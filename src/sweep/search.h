@@ -6,9 +6,12 @@
  * generator was not within its means. The runner (src/sweep/runner.c) measures; this module
  * decides, so the algorithm is tested against synthetic apps (tests/unit/test_search.c).
  *
- *     start (the probe's closed-loop throughput)
+ *     start (the probe's closed-loop throughput, or a prediction: search_predict)
  *     no failure yet:  double the highest passing rate (capped at max_rps)
  *     no pass yet:     halve the lowest failing rate
+ *     (from a prediction the first widening is 1 + SEARCH_PREDICTED_SPAN x precision, squared
+ *     after each step that brackets nothing, up to doubling: a good prediction is bracketed
+ *     within two steps and bisected to the precision in two more)
  *     bracketed:       bisect until (high - low) / low < precision
  *     every step counts against max_steps; the runner may also end it for time
  *
@@ -28,6 +31,14 @@
  * schedule; one whose app completed less than this share of what was sent did not keep up. */
 #define SEARCH_KEPT_UP 0.9
 
+/* From a predicted start, the first step up or down is by 1 + SEARCH_PREDICTED_SPAN x the
+ * precision: a capacity within that of the prediction is then bracketed by two steps, and the
+ * bracket's width (3.6 x the precision) falls under the precision in two bisections. */
+#define SEARCH_PREDICTED_SPAN 3.6
+/* A prediction further than this factor from the probe's own rate (a variant unlike the ones
+ * measured before) is clamped to it. */
+#define SEARCH_PREDICT_MAX_RATIO 8.0
+
 enum search_outcome { SEARCH_PASS = 0, SEARCH_FAIL, SEARCH_GEN_LIMITED };
 
 struct search_opts {
@@ -35,6 +46,15 @@ struct search_opts {
     double precision; /* > 0 */
     unsigned max_steps;
     double max_rps; /* 0: no ceiling */
+    bool predicted; /* start_rps predicts the capacity: widen from it gently (see above) */
+};
+
+/* A variant measured before this one, for search_predict: its cores (limit), its probe's
+ * closed-loop throughput (0: no probe) and its capacity within the SLO. */
+struct search_known {
+    double cores;
+    double probe_rps;
+    double rps;
 };
 
 #define SEARCH_MAX_PASSES 32
@@ -47,8 +67,10 @@ struct search {
      * the knee, or repeats that did not hold) falls back to the highest pass below it. */
     double passes[SEARCH_MAX_PASSES];
     unsigned npasses;
-    double low;                   /* highest rate that passed; 0: none yet */
-    double high;                  /* lowest rate that did not pass; 0: none yet */
+    double grow;  /* the factor of the next widening step (2, or less from a prediction) */
+    bool widened; /* the step offered last widened: the factor grows once it is recorded */
+    double low;   /* highest rate that passed; 0: none yet */
+    double high;  /* lowest rate that did not pass; 0: none yet */
     enum capacity_limit high_why; /* what that step missed (or GENERATOR) */
     bool done;
     enum capacity_limit limit; /* when done: what ended the search */
@@ -70,6 +92,18 @@ struct search_measure {
     uint64_t p50_us;
     double window_s; /* the measured window's length */
 };
+
+/* The capacity predicted for a variant of `cores` cores whose probe gave probe_rps (0: no probe;
+ * probe_passed: within the SLO) from the variants known[0..n) measured before it (borrowed):
+ * the probe times the others' capacity-to-probe ratio when this variant and some of the others
+ * have a probe (the probe measured this variant, the ratio how the others' probes compare with
+ * their capacities, which holds across workers and cores), else the others' capacity per core
+ * times cores; both ratios are geometric means. A probe within the SLO is a floor (that rate
+ * held), and may not have loaded the app (a few users' round trips set its rate), so then the
+ * larger of the two predictions is taken; a probe that missed the SLO is a ceiling. 0 when
+ * known holds nothing usable. */
+double search_predict(const struct search_known *known, size_t n, double cores, double probe_rps,
+                      bool probe_passed);
 
 /* Starts a search with o (copied). */
 void search_init(struct search *s /* OUT */, const struct search_opts *o);

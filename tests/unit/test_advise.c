@@ -6,11 +6,13 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
 
 #include "advise/advise.h"
+#include "advise/advisor.h"
 #include "load/hist.h"
 
 static void one_row(struct sweep *s, struct sweep_row *r, struct profile *p)
@@ -73,10 +75,69 @@ static void test_capacity_row_is_coherent(void **state)
     profile_free(&p);
 }
 
+/* The scale-out's shape among the findings, in plain words: points of the law with X1 = 1000 at
+ * 1..6 replicas (+-2%, 3 repeats) for each (s, k) and the words the finding must hold. */
+static void test_scale_out_finding(void **state)
+{
+    (void)state;
+    static const struct {
+        double s, k;
+        const char *words;
+    } cases[] = {
+        {0, 0, "is linear within the measurement's noise"},
+        {0.25, 0, "is slowing: a shared resource serialises 25."},
+        {0.02, 0.05, "is peaking near 4.4 replicas"},
+    };
+    struct sweep s;
+    struct sweep_row r;
+    struct profile p;
+    struct sweep_scale_out so;
+    struct advisor_row rows[1];
+    struct advice *a = calloc(1, sizeof(*a));
+    char err[ERR_LEN];
+    size_t n;
+
+    assert_non_null(a);
+    one_row(&s, &r, &p);
+    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+        memset(&so, 0, sizeof(so));
+        so.run = true;
+        for (unsigned i = 0; i < 6; i++) {
+            struct sweep_scale_point *pt = &so.points[so.npoints++];
+            double nn = i + 1;
+            double x = 1000 * nn / (1 + cases[c].s * (nn - 1) + cases[c].k * nn * (nn - 1));
+            pt->replicas = i + 1;
+            pt->from = i ? SWEEP_POINT_MEASURED : SWEEP_POINT_SHAPE_SEARCH;
+            pt->cap.valid = true;
+            pt->cap.rps = x;
+            pt->cap.interval =
+                (struct stats_summary){3, x, 0.02 * x, 0.017 * x, 0.98 * x, 1.02 * x};
+        }
+        s.scale_out = &so;
+        assert_int_equal(advise_sweep(&s, &p, rows, &n, a, err), 0);
+        const char *hit = NULL;
+        for (size_t i = 0; i < a->nfindings; i++)
+            if (strstr(a->findings[i],
+                       "Scale-out of 1w / 1.0c / 256Mi at 1, 2, 3, 4, 5, 6 replicas"))
+                hit = a->findings[i];
+        if (!hit || !strstr(hit, cases[c].words))
+            fail_msg("case %zu: no finding with \"%s\": %s", c, cases[c].words, hit ? hit : "-");
+    }
+    /* No scale-out, no such finding. */
+    s.scale_out = NULL;
+    assert_int_equal(advise_sweep(&s, &p, rows, &n, a, err), 0);
+    for (size_t i = 0; i < a->nfindings; i++)
+        assert_null(strstr(a->findings[i], "Scale-out of"));
+    free(a);
+    load_result_free(&r.load);
+    profile_free(&p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_capacity_row_is_coherent),
+        cmocka_unit_test(test_scale_out_finding),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

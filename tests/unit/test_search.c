@@ -105,6 +105,84 @@ static void test_calibrated_start_fits_eight_steps(void **state)
     }
 }
 
+/* From a predicted start (search_opts.predicted) within 15% of the capacity, at most 4 search
+ * steps bracket and bisect to the precision; from one far off, the search still ends within the
+ * precision below the capacity (a worse prediction costs steps, never accuracy). */
+static void test_predicted_start(void **state)
+{
+    (void)state;
+    unsigned worst_near = 0, worst_far = 0;
+    for (double f = 0.85; f <= 1.151; f += 0.01) {
+        struct app a = {.capacity = 400};
+        struct search_opts o = {
+            .start_rps = 400 * f, .precision = 0.05, .max_steps = 8, .predicted = true};
+        struct search s;
+        unsigned n = run(&s, &a, &o);
+        if (n > 4 || s.limit != CAPACITY_LIMIT_SLO_P95 || s.low < 380 || s.low > 400)
+            fail_msg("predicted x%.2f: found %g in %u steps, limit %s", f, s.low, n,
+                     search_limit_name(s.limit));
+        worst_near = n > worst_near ? n : worst_near;
+    }
+    for (double f = 0.2; f <= 5.01; f *= 1.1) {
+        struct app a = {.capacity = 400};
+        struct search_opts o = {
+            .start_rps = 400 * f, .precision = 0.05, .max_steps = 12, .predicted = true};
+        struct search s;
+        unsigned n = run(&s, &a, &o);
+        if (s.limit != CAPACITY_LIMIT_SLO_P95 || s.low < 380 || s.low > 400)
+            fail_msg("predicted x%.2f: found %g in %u steps", f, s.low, n);
+        worst_far = n > worst_far ? n : worst_far;
+    }
+    assert_true(worst_near <= 4);
+    assert_true(worst_far <= 10);
+    /* Without the prediction the same starts near the capacity take more steps: the doubling
+     * overshoots by up to 2x and the bisection pays for it. */
+    unsigned blind = 0;
+    for (double f = 0.85; f <= 1.151; f += 0.01) {
+        struct app a = {.capacity = 400};
+        struct search_opts o = {.start_rps = 400 * f, .precision = 0.05, .max_steps = 12};
+        struct search s;
+        blind = run(&s, &a, &o) > blind ? s.steps : blind;
+    }
+    assert_true(blind > worst_near);
+}
+
+/* search_predict: the probe times the others' capacity-to-probe ratio; else capacity per core;
+ * the probe a floor when it passed, a ceiling when it missed; nothing known, 0. */
+static void test_predict(void **state)
+{
+    (void)state;
+    /* Two variants whose capacities were 0.8 and 0.5 of their probes: the ratio's geometric
+     * mean, sqrt(0.4) = 0.632, times this probe's 1000. */
+    struct search_known k[3] = {{1, 500, 400}, {2, 2000, 1000}, {0.5, 0, 0}};
+    assert_true(fabs(search_predict(k, 3, 4, 1000, false) - 1000 * sqrt(0.4)) < 1e-6);
+    /* A probe that passed the SLO (cpu_server.py at users: 8: ~180 req/s whatever the CPU) may
+     * not have loaded the app: the capacity per core, here sqrt(400 x 500) x 4 = 1789, when it is
+     * the larger. */
+    assert_true(fabs(search_predict(k, 3, 4, 1000, true) - 4 * sqrt(400.0 * 500)) < 1e-6);
+    struct search_known cpu[1] = {{0.25, 180, 117}};
+    assert_true(fabs(search_predict(cpu, 1, 1, 184, true) - 468) < 1e-6);
+    /* Workers differ at the same cores (sweep_capacity.sh's 2@1 and 4@1): the probe carries the
+     * difference that the capacity per core cannot. */
+    struct search_known w[1] = {{1, 205, 200}};
+    assert_true(fabs(search_predict(w, 1, 1, 410, true) - 410) < 1e-6); /* the floor */
+    assert_true(fabs(search_predict(w, 1, 1, 410, false) - 410 * 200.0 / 205) < 1e-6);
+    /* No probe here (or none before): per core, the geometric mean, times the cores. */
+    struct search_known c[2] = {{1, 0, 100}, {2, 0, 800}};
+    assert_true(fabs(search_predict(c, 2, 2, 0, false) - 2 * 200) < 1e-6);
+    /* ... clamped to a factor of SEARCH_PREDICT_MAX_RATIO from a probe, and the probe that passed
+     * a floor. */
+    assert_true(fabs(search_predict(c, 2, 2, 20, false) - 20) < 1e-6); /* missed: the ceiling */
+    assert_true(fabs(search_predict(c, 2, 64, 100, true) - 100 * SEARCH_PREDICT_MAX_RATIO) < 1e-6);
+    /* A far-off ratio is clamped too. */
+    struct search_known r[1] = {{1, 1, 1000}};
+    assert_true(fabs(search_predict(r, 1, 1, 50, true) - 50 * SEARCH_PREDICT_MAX_RATIO) < 1e-6);
+    /* Nothing known, or nothing with a capacity: 0 (the probe's rate is the start). */
+    assert_true(search_predict(NULL, 0, 1, 300, true) == 0);
+    struct search_known z[1] = {{1, 300, 0}};
+    assert_true(search_predict(z, 1, 1, 300, true) == 0);
+}
+
 static void test_noisy_knee(void **state)
 {
     (void)state;
@@ -398,6 +476,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_known_capacity),
         cmocka_unit_test(test_calibrated_start_fits_eight_steps),
+        cmocka_unit_test(test_predicted_start),
+        cmocka_unit_test(test_predict),
         cmocka_unit_test(test_noisy_knee),
         cmocka_unit_test(test_generator_limit),
         cmocka_unit_test(test_max_rps),
