@@ -40,7 +40,7 @@ set -e
 if ! grep -q "no recommendation: " "$tmp/stdout"; then
     echo "stdout lacks 'no recommendation'"; cat "$tmp/stdout"; exit 1
 fi
-if grep -q "values.yaml" "$tmp/stdout"; then
+if grep -q "files:.*values.yaml" "$tmp/stdout" || ! grep -q "No values.yaml was written" "$tmp/stdout"; then
     echo "stdout lists a values.yaml"; cat "$tmp/stdout"; exit 1
 fi
 [ ! -e "$tmp/out/values.yaml" ] || { echo "values.yaml still in --out"; exit 1; }
