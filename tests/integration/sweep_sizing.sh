@@ -6,6 +6,8 @@
 # results.md and report.html show the Capacity @SLO and per core columns, and report.html (in
 # headless Chromium) the capacity bars with their whisker and the knee chart. Runs the optimised
 # build against tests/servers/capacity_server.py (known capacity 2 x 2 x 1000 / 20 = 200 req/s).
+# --scale-out 0: the replica count here is the one-pod formula's; whether the default scale-out runs
+# depends on the host's cores, and sweep_scale_out.sh measures it.
 set -eu
 . "$ROOT/tests/integration/sweep_lib.bash"
 capacity_prerequisites
@@ -31,7 +33,7 @@ YAML
 
 attempt() {
 rm -rf "$tmp/out"
-run_sweep "$tmp" nice -n 5 "$BIN" sweep --configs "2@0.5/128Mi" --target-rps 1000 \
+run_sweep "$tmp" nice -n 5 "$BIN" sweep --configs "2@0.5/128Mi" --target-rps 1000 --scale-out 0 \
     --profile "$tmp/profile.yaml" --port "$port" --out "$tmp/out" -- \
     env SLOTS_PER_WORKER=2 HOLD_MS=20 python3 "$ROOT/tests/servers/capacity_server.py" "$marker" ||
     return 1
