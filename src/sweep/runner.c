@@ -372,6 +372,48 @@ stop:
     sweep__progress(c, SWEEP_PHASE_DONE, NULL);
 }
 
+static void init_row(struct sweep_row *r, const struct variant *v)
+{
+    r->variant = *v;
+    r->gen_cores = -1;
+    r->host_other_cores = -1;
+}
+
+/* The platform's facts, then its preparation, then its facts again (they may be sharper once
+ * prepared, e.g. whether the cgroup was writable). */
+static int open_platform(struct platform *pl, struct sweep *s, char *err)
+{
+    char e[ERR_LEN] = "";
+    int rc;
+
+    snprintf(s->platform, sizeof(s->platform), "%s", pl->ops->name);
+    rc = pl->ops->facts(pl->self, &s->facts, err);
+    if (rc)
+        return rc;
+    rc = pl->ops->prepare(pl->self, err);
+    if (rc) {
+        snprintf(s->abort_reason, sizeof(s->abort_reason), "%s", err ? err : "prepare failed");
+        return rc;
+    }
+    pl->ops->facts(pl->self, &s->facts, e);
+    return 0;
+}
+
+/* Restores the platform whatever happened, and says a stop as a cancellation. */
+static int close_sweep(const struct sweep_opts *o, struct sweep *s, int rc, char *err)
+{
+    char e[ERR_LEN] = "";
+
+    if (o->platform->ops->restore(o->platform->self, e) != 0)
+        log_error("sweep.restore", "error=\"%s\"", e);
+    s->finished = time(NULL);
+    if (!rc && sweep__stopped(o)) {
+        s->cancelled = true;
+        rc = err_set(err, -ECANCELED, "sweep cancelled");
+    }
+    return rc;
+}
+
 int sweep_run(const struct sweep_opts *o, struct sweep *s, char *err)
 {
     struct platform *pl = o->platform;
@@ -394,22 +436,11 @@ int sweep_run(const struct sweep_opts *o, struct sweep *s, char *err)
     if (!s->rows)
         return err_set(err, -ENOMEM, "out of memory");
     s->n = o->variants->n;
-    for (size_t i = 0; i < s->n; i++) {
-        s->rows[i].variant = o->variants->items[i];
-        s->rows[i].gen_cores = -1;
-        s->rows[i].host_other_cores = -1;
-    }
-    snprintf(s->platform, sizeof(s->platform), "%s", pl->ops->name);
-    rc = pl->ops->facts(pl->self, &s->facts, err);
+    for (size_t i = 0; i < s->n; i++)
+        init_row(&s->rows[i], &o->variants->items[i]);
+    rc = open_platform(pl, s, err);
     if (rc)
         goto out;
-    rc = pl->ops->prepare(pl->self, err);
-    if (rc) {
-        snprintf(s->abort_reason, sizeof(s->abort_reason), "%s", err ? err : "prepare failed");
-        goto out;
-    }
-    /* Facts may be sharper once prepared (e.g. whether the cgroup was writable). */
-    pl->ops->facts(pl->self, &s->facts, e);
     memset(&c, 0, sizeof(c));
     c.o = o;
     c.s = s;
@@ -433,14 +464,7 @@ int sweep_run(const struct sweep_opts *o, struct sweep *s, char *err)
         !sweep__stopped(o))
         sweep__scale_out(&c);
 out:
-    if (pl->ops->restore(pl->self, e) != 0)
-        log_error("sweep.restore", "error=\"%s\"", e);
-    s->finished = time(NULL);
-    if (!rc && sweep__stopped(o)) {
-        s->cancelled = true;
-        rc = err_set(err, -ECANCELED, "sweep cancelled");
-    }
-    return rc;
+    return close_sweep(o, s, rc, err);
 }
 
 int sweep_run_scale_out(const struct sweep_opts *o, const struct variant *v, struct sweep *s,
@@ -449,7 +473,6 @@ int sweep_run_scale_out(const struct sweep_opts *o, const struct variant *v, str
     struct platform *pl = o->platform;
     const struct sweep_scale_out *prior = o->scale_out_prior;
     struct sweep__ctx c;
-    char e[ERR_LEN] = "";
     int rc = 0;
 
     memset(s, 0, sizeof(*s));
@@ -462,22 +485,13 @@ int sweep_run_scale_out(const struct sweep_opts *o, const struct variant *v, str
         return err_set(err, -ENOMEM, "out of memory");
     s->n = 1;
     /* The variant's row as the shape search left it, as far as the scale-out needs it. */
-    s->rows[0].variant = *v;
+    init_row(&s->rows[0], v);
     s->rows[0].state = SWEEP_ROW_MEASURED;
     s->rows[0].cap = prior->points[0].cap;
     s->rows[0].flags = prior->points[0].flags;
-    s->rows[0].gen_cores = -1;
-    s->rows[0].host_other_cores = -1;
-    snprintf(s->platform, sizeof(s->platform), "%s", pl->ops->name);
-    rc = pl->ops->facts(pl->self, &s->facts, err);
+    rc = open_platform(pl, s, err);
     if (rc)
         goto out;
-    rc = pl->ops->prepare(pl->self, err);
-    if (rc) {
-        snprintf(s->abort_reason, sizeof(s->abort_reason), "%s", err ? err : "prepare failed");
-        goto out;
-    }
-    pl->ops->facts(pl->self, &s->facts, e);
     memset(&c, 0, sizeof(c));
     c.o = o;
     c.s = s;
@@ -488,14 +502,7 @@ int sweep_run_scale_out(const struct sweep_opts *o, const struct variant *v, str
     if (!sweep__stopped(o))
         sweep__scale_out(&c);
 out:
-    if (pl->ops->restore(pl->self, e) != 0)
-        log_error("sweep.restore", "error=\"%s\"", e);
-    s->finished = time(NULL);
-    if (!rc && sweep__stopped(o)) {
-        s->cancelled = true;
-        rc = err_set(err, -ECANCELED, "sweep cancelled");
-    }
-    return rc;
+    return close_sweep(o, s, rc, err);
 }
 
 void sweep_free(struct sweep *s)
