@@ -320,9 +320,12 @@ static void test_json_hists_malformed(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_slots_by_second), cmocka_unit_test(test_long_window_coarsens),
-        cmocka_unit_test(test_merge_exact),     cmocka_unit_test(test_render_sums_and_partial_last),
-        cmocka_unit_test(test_json_malformed),  cmocka_unit_test(test_json_hists_round_trip),
+        cmocka_unit_test(test_slots_by_second),
+        cmocka_unit_test(test_long_window_coarsens),
+        cmocka_unit_test(test_merge_exact),
+        cmocka_unit_test(test_render_sums_and_partial_last),
+        cmocka_unit_test(test_json_malformed),
+        cmocka_unit_test(test_json_hists_round_trip),
         cmocka_unit_test(test_json_hists_malformed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
