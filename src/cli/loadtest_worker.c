@@ -128,7 +128,7 @@ static char *render(const struct lt_worker *w, const struct load_result *r, size
 {
     struct jb b = JB_INIT;
     cJSON *doc = jb_new(&b);
-    cJSON *res = report_json(r);
+    cJSON *res = report_json_mergeable(r);
     char *body = NULL, *out = NULL;
 
     if (!doc || !res)

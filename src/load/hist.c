@@ -1,6 +1,8 @@
 #include "load/hist.h"
 
 #include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Bucket layout. With s = max(msb(v), 7) - 7, a value v falls in bucket (s << 7) + (v >> s):
@@ -249,4 +251,99 @@ bad_bucket:
 bad:
     hist_init(h);
     return err_set(err, -EINVAL, "histogram: inconsistent counts, bounds or sum");
+}
+
+/* ---- base64 (RFC 4648, with padding): how JSON carries an encoded histogram ---------------- */
+
+static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+/* Returns an owned NUL-terminated base64 string, or NULL when out of memory. */
+static char *b64_encode(const uint8_t *in, size_t len)
+{
+    char *out = malloc((len + 2) / 3 * 4 + 1);
+    size_t o = 0;
+    if (!out)
+        return NULL;
+    for (size_t i = 0; i < len; i += 3) {
+        uint32_t v = (uint32_t)in[i] << 16;
+        if (i + 1 < len)
+            v |= (uint32_t)in[i + 1] << 8;
+        if (i + 2 < len)
+            v |= in[i + 2];
+        out[o++] = b64[(v >> 18) & 63];
+        out[o++] = b64[(v >> 12) & 63];
+        out[o++] = i + 1 < len ? b64[(v >> 6) & 63] : '=';
+        out[o++] = i + 2 < len ? b64[v & 63] : '=';
+    }
+    out[o] = '\0';
+    return out;
+}
+
+static int b64_val(char ch)
+{
+    const char *p = ch ? strchr(b64, ch) : NULL;
+    return p ? (int)(p - b64) : -1;
+}
+
+/* Strict decoding (padding only at the end, no whitespace) of n characters into out (cap
+ * bytes). */
+static int b64_decode(const char *in, size_t n, uint8_t *out, size_t cap, size_t *len)
+{
+    size_t o = 0;
+    if (n % 4)
+        return -EINVAL;
+    for (size_t i = 0; i < n; i += 4) {
+        int v[4];
+        for (int k = 0; k < 4; k++)
+            v[k] = b64_val(in[i + k]);
+        bool last = i + 4 == n;
+        int pad = (in[i + 3] == '=') + (in[i + 2] == '=');
+        if (v[0] < 0 || v[1] < 0 || (pad && !last) || (pad == 1 && in[i + 2] == '=') ||
+            (pad < 2 && v[2] < 0) || (pad < 1 && v[3] < 0))
+            return -EINVAL;
+        uint32_t x = (uint32_t)v[0] << 18 | (uint32_t)v[1] << 12 |
+                     (uint32_t)(pad < 2 ? v[2] : 0) << 6 | (uint32_t)(pad < 1 ? v[3] : 0);
+        /* Bits a shorter encoding would leave zero must be zero: one spelling per value. */
+        if ((pad == 1 && (x & 0xff)) || (pad == 2 && (x & 0xffff)))
+            return -EINVAL;
+        if (o + 3 - (size_t)pad > cap)
+            return -EINVAL;
+        out[o++] = (uint8_t)(x >> 16);
+        if (pad < 2)
+            out[o++] = (uint8_t)(x >> 8);
+        if (pad < 1)
+            out[o++] = (uint8_t)x;
+    }
+    *len = o;
+    return 0;
+}
+
+char *hist_b64_encode(const struct hist *h)
+{
+    uint8_t *buf = malloc(HIST_ENCODED_MAX);
+    size_t len;
+    char *enc = NULL;
+    if (buf && hist_encode(h, buf, HIST_ENCODED_MAX, &len) == 0)
+        enc = b64_encode(buf, len);
+    free(buf);
+    return enc;
+}
+
+int hist_b64_decode(const char *s, struct hist *h, char *err)
+{
+    size_t n = strlen(s), len;
+    int rc;
+
+    hist_init(h);
+    if (n > (HIST_ENCODED_MAX + 2) / 3 * 4)
+        return err_set(err, -EINVAL, "not valid base64");
+    uint8_t *buf = malloc(HIST_ENCODED_MAX);
+    if (!buf)
+        return err_set(err, -ENOMEM, "out of memory");
+    if (b64_decode(s, n, buf, HIST_ENCODED_MAX, &len) != 0)
+        rc = err_set(err, -EINVAL, "not valid base64");
+    else
+        rc = hist_decode(buf, len, h, err);
+    free(buf);
+    return rc;
 }

@@ -59,4 +59,13 @@ int hist_encode(const struct hist *h, uint8_t *buf, size_t cap, size_t *len /* O
  * Returns 0, or -EINVAL with err filled and h left empty. Borrows buf. */
 int hist_decode(const uint8_t *buf, size_t len, struct hist *h /* OUT */, char *err);
 
+/* hist_encode's bytes as an owned base64 string (RFC 4648, padded): the "latency_hist" of the
+ * JSON documents. NULL when out of memory. Free with free(). */
+char *hist_b64_encode(const struct hist *h);
+
+/* Parses what hist_b64_encode wrote: strict base64 (one spelling per value, no whitespace),
+ * then hist_decode. s is outside input (NUL-terminated). Returns 0, -EINVAL with err filled
+ * ("not valid base64" or hist_decode's reason), or -ENOMEM; h is left empty on failure. */
+int hist_b64_decode(const char *s, struct hist *h /* OUT */, char *err);
+
 #endif

@@ -206,68 +206,6 @@ static double round3(double v)
     return round(v * 1000) / 1000;
 }
 
-static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-/* Returns an owned NUL-terminated base64 string, or NULL when out of memory. */
-static char *b64_encode(const uint8_t *in, size_t len)
-{
-    char *out = malloc((len + 2) / 3 * 4 + 1);
-    size_t o = 0;
-    if (!out)
-        return NULL;
-    for (size_t i = 0; i < len; i += 3) {
-        uint32_t v = (uint32_t)in[i] << 16;
-        if (i + 1 < len)
-            v |= (uint32_t)in[i + 1] << 8;
-        if (i + 2 < len)
-            v |= in[i + 2];
-        out[o++] = b64[(v >> 18) & 63];
-        out[o++] = b64[(v >> 12) & 63];
-        out[o++] = i + 1 < len ? b64[(v >> 6) & 63] : '=';
-        out[o++] = i + 2 < len ? b64[v & 63] : '=';
-    }
-    out[o] = '\0';
-    return out;
-}
-
-static int b64_val(char ch)
-{
-    const char *p = ch ? strchr(b64, ch) : NULL;
-    return p ? (int)(p - b64) : -1;
-}
-
-/* Strict decoding (padding only at the end, no whitespace) into out (cap bytes). */
-static int b64_decode(const char *in, uint8_t *out, size_t cap, size_t *len)
-{
-    size_t n = strlen(in), o = 0;
-    if (n % 4)
-        return -EINVAL;
-    for (size_t i = 0; i < n; i += 4) {
-        int v[4];
-        for (int k = 0; k < 4; k++)
-            v[k] = b64_val(in[i + k]);
-        bool last = i + 4 == n;
-        int pad = (in[i + 3] == '=') + (in[i + 2] == '=');
-        if (v[0] < 0 || v[1] < 0 || (pad && !last) || (pad == 1 && in[i + 2] == '=') ||
-            (pad < 2 && v[2] < 0) || (pad < 1 && v[3] < 0))
-            return -EINVAL;
-        uint32_t x = (uint32_t)v[0] << 18 | (uint32_t)v[1] << 12 |
-                     (uint32_t)(pad < 2 ? v[2] : 0) << 6 | (uint32_t)(pad < 1 ? v[3] : 0);
-        /* Bits a shorter encoding would leave zero must be zero: one spelling per value. */
-        if ((pad == 1 && (x & 0xff)) || (pad == 2 && (x & 0xffff)))
-            return -EINVAL;
-        if (o + 3 - (size_t)pad > cap)
-            return -EINVAL;
-        out[o++] = (uint8_t)(x >> 16);
-        if (pad < 2)
-            out[o++] = (uint8_t)(x >> 8);
-        if (pad < 1)
-            out[o++] = (uint8_t)x;
-    }
-    *len = o;
-    return 0;
-}
-
 static bool add_num(cJSON *o, const char *k, double v)
 {
     return cJSON_AddNumberToObject(o, k, v) != NULL;
@@ -312,18 +250,13 @@ static bool scope_json(cJSON *o, const struct load_stats *s, double duration_s)
             return false;
     }
 
-    uint8_t *buf = malloc(HIST_ENCODED_MAX);
-    size_t len;
-    char *enc = NULL;
-    if (buf && hist_encode(h, buf, HIST_ENCODED_MAX, &len) == 0)
-        enc = b64_encode(buf, len);
-    free(buf);
+    char *enc = hist_b64_encode(h);
     ok = enc && cJSON_AddStringToObject(o, "latency_hist", enc);
     free(enc);
     return ok;
 }
 
-cJSON *report_json(const struct load_result *r)
+static cJSON *report_json_build(const struct load_result *r, bool series_hists)
 {
     cJSON *o = cJSON_CreateObject(), *names, *stages;
     bool open_loop = r->target_rate_rps > 0;
@@ -369,13 +302,23 @@ cJSON *report_json(const struct load_result *r)
                  scope_json(s, &r->by_stage[i], r->stage_duration_s[i]);
         }
     }
-    ok = ok && series_json_add(o, &r->series);
+    ok = ok && series_json_add(o, &r->series, series_hists ? r->series_rec : NULL);
     ok = ok && (!r->streams || stream_report_json(o, r->streams));
     if (!ok) {
         cJSON_Delete(o);
         return NULL;
     }
     return o;
+}
+
+cJSON *report_json(const struct load_result *r)
+{
+    return report_json_build(r, false);
+}
+
+cJSON *report_json_mergeable(const struct load_result *r)
+{
+    return report_json_build(r, true);
 }
 
 /* ---- JSON back into a result ------------------------------------------------------------- */
@@ -424,8 +367,6 @@ static int json_count(const cJSON *o, const char *k, const char *path, uint64_t 
 static int scope_parse(const cJSON *o, const char *path, struct load_stats *s, char *err)
 {
     const cJSON *codes, *errs, *hist, *it;
-    uint8_t *buf = NULL;
-    size_t len;
     int rc;
 
     load_stats_init(s);
@@ -475,19 +416,11 @@ static int scope_parse(const cJSON *o, const char *path, struct load_stats *s, c
     hist = member(o, "latency_hist");
     if (!cJSON_IsString(hist) || !hist->valuestring)
         return err_set(err, -EINVAL, "%slatency_hist: expected a base64 string", path);
-    buf = malloc(HIST_ENCODED_MAX);
-    if (!buf)
-        return err_set(err, -ENOMEM, "out of memory");
-    if (strlen(hist->valuestring) > (HIST_ENCODED_MAX + 2) / 3 * 4 ||
-        b64_decode(hist->valuestring, buf, HIST_ENCODED_MAX, &len) != 0) {
-        rc = err_set(err, -EINVAL, "%slatency_hist: not valid base64", path);
-    } else if ((rc = hist_decode(buf, len, &s->latency, err)) != 0) {
-        err_wrap(err, rc, "%slatency_hist", path);
-    } else if (s->latency.count > s->requests) {
-        rc = err_set(err, -EINVAL, "%slatency_hist: more samples than requests", path);
-    }
-    free(buf);
-    return rc;
+    if ((rc = hist_b64_decode(hist->valuestring, &s->latency, err)) != 0)
+        return err_wrap(err, rc, "%slatency_hist", path);
+    if (s->latency.count > s->requests)
+        return err_set(err, -EINVAL, "%slatency_hist: more samples than requests", path);
+    return 0;
 }
 
 /* by_url: { URL: scope }, in the order written; absent (or null) for a load to one target. */
@@ -631,7 +564,7 @@ int report_json_parse(const cJSON *j, struct load_result *r, char *err)
     if ((rc = by_url_parse(member(j, "by_url"), r, err)))
         goto out;
 
-    if ((rc = series_json_parse(j, &r->series, err)))
+    if ((rc = series_json_parse(j, &r->series, &r->series_rec, err)))
         goto out;
 
     stages = member(j, "by_stage");

@@ -104,13 +104,22 @@ int load_series_copy(struct load_series *dst /* OUT */, const struct load_series
 void load_series_free(struct load_series *s);
 
 /* Adds "series": [{t, requests, errors, rps, p50_ms, p95_ms, p99_ms (, frames, delivery_p50_ms,
- * delivery_p95_ms, delivery_p99_ms)}, ...] and "series_interval_s" to o (docs/report.md).
- * Returns false when out of memory. */
-bool series_json_add(cJSON *o, const struct load_series *s);
+ * delivery_p95_ms, delivery_p99_ms) (, latency_hist)}, ...] and "series_interval_s" to o
+ * (docs/report.md). rec (may be NULL) is the recorder s was rendered from: when given and still
+ * at s's interval, every point also carries its interval's histogram, base64 like the scopes'
+ * latency_hist, so that results of runs side by side merge point by point exactly
+ * (load/merge.h). Returns false when out of memory. */
+bool series_json_add(cJSON *o, const struct load_series *s, const struct series_rec *rec);
 
 /* Reads back what series_json_add wrote (absent: an empty series). Borrows o, which is outside
- * input: at most SERIES_MAX_POINTS points, times increasing by the interval, counts whole.
- * Returns 0, -EINVAL with err naming the field, or -ENOMEM; on failure out is left empty. */
-int series_json_parse(const cJSON *o, struct load_series *out /* OUT */, char *err);
+ * input: at most SERIES_MAX_POINTS points, times increasing by the interval, counts whole; a
+ * latency_hist is on every point or on none (the first point decides), decodes strictly, holds
+ * no more samples than the point's requests and gives exactly its p50/p95/p99. When the points
+ * carry histograms and rec is not NULL, *rec is set to an owned recorder (origin 0, the
+ * series' interval, a slot per point; free with series_rec_free and free), else to NULL.
+ * Returns 0, -EINVAL with err naming the field, or -ENOMEM; on failure out is left empty and
+ * *rec NULL. */
+int series_json_parse(const cJSON *o, struct load_series *out /* OUT */,
+                      struct series_rec **rec /* OUT, may be NULL */, char *err);
 
 #endif

@@ -192,17 +192,10 @@ static int merge_shares(const struct load_opts *o, const char *const *urls, size
     *out = sh[0].res;
     memset(&sh[0].res, 0, sizeof(sh[0].res));
     for (size_t i = 1; i < n; i++) {
+        /* The series too, point by point (load_result_merge renders the merged points). */
         rc = load_result_merge(out, &sh[i].res, &o->profile->thresholds, err);
-        if (!rc && out->series_rec && sh[i].res.series_rec)
-            rc = series_rec_merge(out->series_rec, sh[i].res.series_rec)
-                     ? err_set(err, -ENOMEM, "out of memory")
-                     : 0;
         if (rc)
             goto fail;
-    }
-    if (out->series_rec && load_result_render_series(out, NULL) != 0) {
-        rc = err_set(err, -ENOMEM, "out of memory");
-        goto fail;
     }
     out->nurls = n;
     out->urls = names;

@@ -27,11 +27,13 @@
 #define LOADJOB_MAX_GENERATORS  100
 #define LOADJOB_AUTO_GENERATORS 3 /* when a step is generator-limited and none were asked for */
 #define LOADJOB_RESULT_PORT     9090
-#define LOADJOB_RESULT_MAX      (4u << 20) /* one worker's result document */
-#define LOADJOB_TTL_S           300        /* a Job we could not delete goes by itself */
-#define LOADJOB_LATE_MIN_S      1.0        /* a worker may start this late (or 5% of the run) */
-#define LOADJOB_REPORT_WAIT_S   30         /* after the planned end, for every result */
-#define LOADJOB_START_DELAY_S   15.0       /* default: creation to the shared start */
+/* One worker's result document: its scopes and up to 120 series points, each with its encoded
+ * histogram (a few KiB each for a wide spread of latencies). */
+#define LOADJOB_RESULT_MAX      (16u << 20)
+#define LOADJOB_TTL_S           300  /* a Job we could not delete goes by itself */
+#define LOADJOB_LATE_MIN_S      1.0  /* a worker may start this late (or 5% of the run) */
+#define LOADJOB_REPORT_WAIT_S   30   /* after the planned end, for every result */
+#define LOADJOB_START_DELAY_S   15.0 /* default: creation to the shared start */
 #define LOADJOB_PROFILE_ENV     "SIZEUP_PROFILE"
 #define LOADJOB_LABEL_COMPONENT "sizeup.dev/component"
 #define LOADJOB_COMPONENT       "load-generator"

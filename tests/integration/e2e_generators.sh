@@ -5,7 +5,8 @@
 # securityContext, admitted by the restricted Pod Security level the namespace enforces, no
 # token, the generators' ServiceAccount, the operator's image); the merged
 # result matches one generator's on the same target within noise and its histogram is exactly
-# the sum of the workers' (from the operator's log); a worker killed mid-run makes the variant
+# the sum of the workers' (from the operator's log) and its series is the workers' points added
+# interval by interval (they add up to the total, each with its percentiles); a worker killed mid-run makes the variant
 # FAILED naming the worker; no Job, pod or ServiceAccount token is left after a sweep, a cancel
 # or a kill -9 of the operator (the next operator deletes the leftover Job).
 set -euo pipefail
@@ -171,6 +172,23 @@ assert total == mb, "buckets differ"
 assert count == mh[0], (count, mh[0])
 print("ok: merged histogram == sum of the 3 workers' (%d samples, %d buckets; parts %s)"
       % (mh[0], len(mb), "+".join(r for _, r, _ in parts)))
+PY
+# The merged series: the workers' points added interval by interval (each worker serves every
+# point's histogram), so they add up to the merged total, and every point with requests has its
+# percentiles, rendered from the merged histogram (an unmerged series would be empty).
+python3 - "$E2E_W/results.json" <<'PY' || fail "the merged series is missing or does not add up"
+import json, sys
+v = json.load(open(sys.argv[1]))["variants"][0]
+pts = v.get("series") or []
+assert len(pts) >= 3, "series has %d points" % len(pts)
+n = sum(p["requests"] for p in pts)
+assert n == v["requests"], (n, v["requests"])
+assert sum(p["errors"] for p in pts) == v["failed"], pts
+busy = [p for p in pts if p["requests"]]
+assert busy and all(0 < p["p50_ms"] <= p["p95_ms"] <= p["p99_ms"] for p in busy), busy
+assert all("latency_hist" not in p for p in pts), "results.json carries the point histograms"
+print("ok: merged series: %d points adding up to %d requests, p95 %s ms" % (
+    len(pts), n, "/".join("%g" % p["p95_ms"] for p in busy)))
 PY
 nothing_left "after the sweep"
 

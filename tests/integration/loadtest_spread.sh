@@ -2,8 +2,9 @@
 # `sizeup loadtest` with --url repeated spreads one load over several targets. Open loop: each
 # of 3 servers gets rate / 3 (their own counters agree), the total keeps the schedule, and the
 # JSON has by_url beside the total with each target's own figures adding up to it. Closed
-# loop: 5 users split 2, 2, 1. A bad URL among good ones, a worker share and a stream profile
-# are refused.
+# loop: 5 users split 2, 2, 1. A worker share spreads too, and served (--serve-result) every
+# series point carries its histogram. A bad URL among good ones and a stream profile are
+# refused.
 set -u
 . "$ROOT/tests/servers/lib.sh"
 
@@ -70,6 +71,32 @@ print("share 0/2 over 2 targets: %d users, by_url %s" % (
 if r["users"] != 2: sys.exit("users %d, want 2 (share 0 of 4 over 2)" % r["users"])
 if len(r["by_url"]) != 2 or any(v["requests"] == 0 for v in r["by_url"].values()):
     sys.exit("a target got nothing")
+PY
+# The same share served as a generator pod serves it (--serve-result): the total, by_url, and
+# every series point with its interval's latency_hist (what the operator adds point by point);
+# the --json file above has no point histograms.
+port=$(free_port)
+timeout 20 "$SIZEUP" loadtest --url "$A" --url "$B" --share 1/2 --users 4 --duration 2s \
+    --warmup 0 --serve-result "127.0.0.1:$port" 2>"$SRV_TMP/serve.e" &
+wpid=$!
+for _ in $(seq 1 100); do
+    curl -sf "http://127.0.0.1:$port/result" -o "$SRV_TMP/served.json" && break
+    sleep 0.1
+done
+wait "$wpid" || fail "the worker exited $?: $(cat "$SRV_TMP/serve.e")"
+python3 - "$SRV_TMP/served.json" "$SRV_TMP/share.json" <<'PY' || fail "the served result"
+import base64, json, sys
+r = json.load(open(sys.argv[1]))["result"]
+pts = r["series"]
+if len(pts) < 2 or any(not base64.b64decode(p["latency_hist"]) for p in pts):
+    sys.exit("a point without latency_hist: %s" % pts)
+if sum(p["requests"] for p in pts) != r["requests"]:
+    sys.exit("points add to %d, total %d" % (sum(p["requests"] for p in pts), r["requests"]))
+if sum(v["requests"] for v in r["by_url"].values()) != r["requests"]:
+    sys.exit("by_url does not add up to the total")
+if any("latency_hist" in p for p in json.load(open(sys.argv[2]))["series"]):
+    sys.exit("--json carries the point histograms")
+print("served share 1/2: %d points, each with its histogram, %d requests" % (len(pts), r["requests"]))
 PY
 "$SIZEUP" loadtest --url "$A" --url "ftp://x" --users 2 --duration 1s 2>"$SRV_TMP/e"
 rc=$?

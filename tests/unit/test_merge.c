@@ -1,6 +1,9 @@
 /* Tests for src/load/merge.c: results of generators that ran side by side merge into exactly
  * the result one generator computes from the same samples (counts, histograms, percentiles,
- * verdict), and parts of different profiles are refused. */
+ * verdict), per URL and per series point too (each point's percentiles from the union of the
+ * parts' samples in that interval, never an average of theirs), also when the parts come as a
+ * generator serves them (JSON with each point's histogram); parts of different profiles or
+ * targets are refused. */
 
 #include <errno.h>
 #include <setjmp.h>
@@ -13,6 +16,7 @@
 #include <cmocka.h>
 
 #include "load/merge.h"
+#include "load/report.h"
 
 static const struct profile_thresholds seed000 = {
     .healthy_p95_us = 100000,
@@ -199,12 +203,235 @@ static void test_merge_refuses_other_shapes(void **state)
     load_result_free(&b);
 }
 
+/* Records one request of latency us at t_s seconds into r's total, name 0, stage 0 and its
+ * series. */
+static void record_at(struct load_result *r, double t_s, uint64_t us)
+{
+    record(r, 0, 0, us, 200);
+    struct series_slot *sl = series_slot(r->series_rec, (int64_t)(t_s * 1e9));
+    assert_non_null(sl);
+    sl->count++;
+    hist_record(&sl->h, us);
+}
+
+static void with_series(struct load_result *r, const struct profile *p)
+{
+    assert_int_equal(load_result_init(r, p), 0);
+    r->series_rec = calloc(1, sizeof(*r->series_rec));
+    assert_non_null(r->series_rec);
+    assert_int_equal(series_rec_init(r->series_rec, 0), 0);
+    r->duration_s = 2.0;
+}
+
+/* Two generators over the same 2 s: in second 0, a is fast (1000 x 1 ms) and b slow (100 x
+ * 200 ms); in second 1, a has 1000 x 1 ms and b 1000 x 50 ms. Every merged point's
+ * p50/p95/p99 is the union's (one histogram of every sample of that second), which averaging
+ * the parts' percentiles would miss by far: second 0's p50 is 1 ms, not ~100 ms. */
+static void check_union(const struct load_result *m, const struct hist u[2])
+{
+    assert_int_equal(m->series.n, 2);
+    assert_int_equal(m->series.pts[0].requests, 1100);
+    assert_int_equal(m->series.pts[1].requests, 2000);
+    const double q[3] = {50, 95, 99};
+    for (size_t i = 0; i < 2; i++) {
+        const struct series_point *pt = &m->series.pts[i];
+        const uint64_t got[3] = {pt->p50_us, pt->p95_us, pt->p99_us};
+        for (size_t k = 0; k < 3; k++)
+            assert_int_equal(got[k], hist_percentile(&u[i], q[k]));
+    }
+}
+
+static void test_merge_series_from_union(void **state)
+{
+    (void)state;
+    struct profile p = prof();
+    struct load_result a, b, m, mj;
+    struct hist u[2];
+    char err[ERR_LEN] = "";
+
+    hist_init(&u[0]);
+    hist_init(&u[1]);
+    with_series(&a, &p);
+    with_series(&b, &p);
+    for (int i = 0; i < 1000; i++) {
+        record_at(&a, 0.0005 * i, 1000);
+        hist_record(&u[0], 1000);
+        record_at(&a, 1 + 0.0005 * i, 1000);
+        hist_record(&u[1], 1000);
+        record_at(&b, 1 + 0.0005 * i, 50000);
+        hist_record(&u[1], 50000);
+    }
+    for (int i = 0; i < 100; i++) {
+        record_at(&b, 0.005 * i, 200000);
+        hist_record(&u[0], 200000);
+    }
+    assert_int_equal(load_result_render_series(&a, NULL), 0);
+    assert_int_equal(load_result_render_series(&b, NULL), 0);
+    /* What averaging would give is far from the union: the test tells the two apart. */
+    uint64_t avg_p50 = (a.series.pts[0].p50_us + b.series.pts[0].p50_us) / 2;
+    assert_true(avg_p50 > 50 * hist_percentile(&u[0], 50));
+    assert_true(hist_percentile(&u[1], 50) < (a.series.pts[1].p50_us + b.series.pts[1].p50_us) / 2);
+
+    /* In process (load/spread.c's shares). */
+    assert_int_equal(load_result_init(&m, &p), 0);
+    assert_int_equal(load_result_merge(&m, &a, &seed000, err), 0);
+    assert_int_equal(load_result_merge(&m, &b, &seed000, err), 0);
+    check_union(&m, u);
+
+    /* As the operator gets them: each part served as JSON with its points' histograms. */
+    assert_int_equal(load_result_init(&mj, &p), 0);
+    const struct load_result *parts[2] = {&a, &b};
+    for (size_t k = 0; k < 2; k++) {
+        cJSON *j = report_json_mergeable(parts[k]);
+        struct load_result back;
+        assert_non_null(j);
+        assert_int_equal(report_json_parse(j, &back, err), 0);
+        assert_non_null(back.series_rec);
+        assert_int_equal(load_result_merge(&mj, &back, &seed000, err), 0);
+        load_result_free(&back);
+        cJSON_Delete(j);
+    }
+    check_union(&mj, u);
+    /* And the merged result written out and read back keeps them (a part of a larger merge). */
+    cJSON *j = report_json_mergeable(&mj);
+    struct load_result back;
+    assert_int_equal(report_json_parse(j, &back, err), 0);
+    check_union(&back, u);
+    load_result_free(&back);
+    cJSON_Delete(j);
+
+    /* A part that measured requests but carries no point histograms (an older generator):
+     * no series rather than a partial one. */
+    cJSON *plain = report_json(&b);
+    assert_int_equal(report_json_parse(plain, &back, err), 0);
+    assert_null(back.series_rec);
+    assert_int_equal(load_result_merge(&mj, &back, &seed000, err), 0);
+    assert_int_equal(mj.series.n, 0);
+    assert_null(mj.series_rec);
+    assert_int_equal(load_result_merge(&mj, &a, &seed000, err), 0);
+    assert_int_equal(mj.series.n, 0);
+    load_result_free(&back);
+    cJSON_Delete(plain);
+
+    load_result_free(&a);
+    load_result_free(&b);
+    load_result_free(&m);
+    load_result_free(&mj);
+}
+
+/* A part whose series is shorter (or at a coarser interval) still lines up by start time. */
+static void test_merge_series_uneven(void **state)
+{
+    (void)state;
+    struct profile p = prof();
+    struct load_result a, b, m;
+    char err[ERR_LEN] = "";
+
+    with_series(&a, &p);
+    with_series(&b, &p);
+    a.duration_s = 4.0;
+    for (int s = 0; s < 4; s++)
+        record_at(&a, s + 0.5, 1000);
+    b.duration_s = 1.0; /* b covers only the first second */
+    record_at(&b, 0.5, 3000);
+    assert_int_equal(load_result_render_series(&a, NULL), 0);
+    assert_int_equal(load_result_render_series(&b, NULL), 0);
+    assert_int_equal(load_result_init(&m, &p), 0);
+    assert_int_equal(load_result_merge(&m, &b, &seed000, err), 0);
+    assert_int_equal(load_result_merge(&m, &a, &seed000, err), 0);
+    assert_int_equal(m.series.n, 4);
+    assert_int_equal(m.series.pts[0].requests, 2);
+    for (size_t i = 1; i < 4; i++)
+        assert_int_equal(m.series.pts[i].requests, 1);
+    assert_true(m.series.pts[0].p99_us >= 2990 && m.series.pts[0].p99_us <= 3010);
+    load_result_free(&a);
+    load_result_free(&b);
+    load_result_free(&m);
+}
+
+static void set_urls(struct load_result *r, const char *u0, const char *u1)
+{
+    r->nurls = 2;
+    r->urls = calloc(2, sizeof(*r->urls));
+    r->by_url = calloc(2, sizeof(*r->by_url));
+    assert_non_null(r->urls);
+    assert_non_null(r->by_url);
+    r->urls[0] = strdup(u0);
+    r->urls[1] = strdup(u1);
+    load_stats_init(&r->by_url[0]);
+    load_stats_init(&r->by_url[1]);
+}
+
+/* Each generator spreads its share over the same replicas (by_url): the merge adds each URL's
+ * figures exactly, and refuses a part with other targets. */
+static void test_merge_by_url(void **state)
+{
+    (void)state;
+    struct profile p = prof();
+    struct load_result a, b, c, m;
+    char err[ERR_LEN] = "";
+
+    assert_int_equal(load_result_init(&a, &p), 0);
+    assert_int_equal(load_result_init(&b, &p), 0);
+    assert_int_equal(load_result_init(&c, &p), 0);
+    set_urls(&a, "http://10.0.0.1:80", "http://10.0.0.2:80");
+    set_urls(&b, "http://10.0.0.1:80", "http://10.0.0.2:80");
+    set_urls(&c, "http://10.0.0.1:80", "http://10.0.0.3:80");
+    for (int i = 0; i < 30; i++) {
+        record(&a, 0, 0, 1000, 200);
+        record(&b, 0, 0, 90000, 200);
+        record(&c, 0, 0, 1000, 200);
+    }
+    a.by_url[0] = a.total; /* all of a's to the first replica */
+    for (int i = 0; i < 10; i++)
+        hist_record(&b.by_url[0].latency, 90000), b.by_url[0].requests++;
+    for (int i = 0; i < 20; i++)
+        hist_record(&b.by_url[1].latency, 90000), b.by_url[1].requests++;
+
+    /* Through JSON, as the operator takes them. */
+    assert_int_equal(load_result_init(&m, &p), 0);
+    struct load_result *parts[2] = {&a, &b};
+    for (size_t k = 0; k < 2; k++) {
+        cJSON *j = report_json_mergeable(parts[k]);
+        struct load_result back;
+        assert_int_equal(report_json_parse(j, &back, err), 0);
+        assert_int_equal(load_result_merge(&m, &back, &seed000, err), 0);
+        load_result_free(&back);
+        cJSON_Delete(j);
+    }
+    assert_int_equal(m.nurls, 2);
+    assert_string_equal(m.urls[0], "http://10.0.0.1:80");
+    assert_int_equal(m.by_url[0].requests, 40);
+    assert_int_equal(m.by_url[1].requests, 20);
+    assert_int_equal(m.by_url[0].requests + m.by_url[1].requests, m.total.requests);
+    assert_int_equal(m.by_url[0].latency.count, 40);
+    assert_int_equal(hist_percentile(&m.by_url[1].latency, 50),
+                     hist_percentile(&b.by_url[1].latency, 50));
+    /* A part with other targets, or none, is refused and changes nothing. */
+    assert_int_equal(load_result_merge(&m, &c, &seed000, err), -EINVAL);
+    assert_non_null(strstr(err, "10.0.0.3"));
+    struct load_result none;
+    assert_int_equal(load_result_init(&none, &p), 0);
+    record(&none, 0, 0, 1000, 200);
+    assert_int_equal(load_result_merge(&m, &none, &seed000, err), -EINVAL);
+    assert_non_null(strstr(err, "by_url"));
+    assert_int_equal(m.total.requests, 60);
+    load_result_free(&none);
+    load_result_free(&a);
+    load_result_free(&b);
+    load_result_free(&c);
+    load_result_free(&m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_merge_equals_single_run),
         cmocka_unit_test(test_merge_judges_the_whole),
         cmocka_unit_test(test_merge_refuses_other_shapes),
+        cmocka_unit_test(test_merge_series_from_union),
+        cmocka_unit_test(test_merge_series_uneven),
+        cmocka_unit_test(test_merge_by_url),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -2,7 +2,8 @@
  * window longer than SERIES_MAX_POINTS intervals doubles the interval and keeps every sample;
  * recorders of two threads merge into exactly what one recorder of every sample holds, even
  * at different intervals; the rendered points add up to the totals and keep the fixed-size
- * rule; the JSON round-trips and refuses malformed input. */
+ * rule; the JSON round-trips (with each point's histogram when asked: exactly) and refuses
+ * malformed input, histograms included. */
 
 #include <errno.h>
 #include <math.h>
@@ -151,10 +152,10 @@ static void test_render_sums_and_partial_last(void **state)
 
     /* JSON round trip. */
     cJSON *o = cJSON_CreateObject();
-    assert_true(series_json_add(o, &out));
+    assert_true(series_json_add(o, &out, NULL));
     struct load_series back;
     char err[ERR_LEN] = "";
-    assert_int_equal(series_json_parse(o, &back, err), 0);
+    assert_int_equal(series_json_parse(o, &back, NULL, err), 0);
     assert_int_equal(back.n, out.n);
     assert_true(back.delivery);
     for (size_t i = 0; i < out.n; i++) {
@@ -196,7 +197,7 @@ static void test_json_malformed(void **state)
         struct load_series s;
         char err[ERR_LEN] = "";
         assert_non_null(o);
-        assert_int_equal(series_json_parse(o, &s, err), -EINVAL);
+        assert_int_equal(series_json_parse(o, &s, NULL, err), -EINVAL);
         assert_true(strncmp(err, "series", 6) == 0);
         assert_int_equal(s.n, 0);
         assert_null(s.pts);
@@ -206,17 +207,126 @@ static void test_json_malformed(void **state)
     cJSON *o = cJSON_Parse("{}");
     struct load_series s;
     char err[ERR_LEN] = "";
-    assert_int_equal(series_json_parse(o, &s, err), 0);
+    assert_int_equal(series_json_parse(o, &s, NULL, err), 0);
     assert_int_equal(s.n, 0);
     cJSON_Delete(o);
+}
+
+/* A recorder of 3 s rendered, written with its histograms, read back: the same points, and a
+ * recorder whose slots are the original's bucket for bucket. */
+static void test_json_hists_round_trip(void **state)
+{
+    (void)state;
+    struct series_rec r;
+    assert_int_equal(series_rec_init(&r, 0), 0);
+    for (int i = 0; i < 300; i++)
+        rec(&r, (int64_t)i * S / 100, i < 100 ? 500 + (uint64_t)i : 90000 + (uint64_t)i * 7,
+            i % 17 == 0);
+    struct load_series out, back;
+    assert_int_equal(series_render(&r, NULL, 4 * S, &out), 0); /* the 4th point is empty */
+    assert_int_equal(out.n, 4);
+    cJSON *o = cJSON_CreateObject();
+    assert_true(series_json_add(o, &out, &r));
+    const cJSON *pt = cJSON_GetArrayItem(cJSON_GetObjectItem(o, "series"), 3);
+    assert_true(cJSON_IsString(cJSON_GetObjectItem(pt, "latency_hist")));
+
+    struct series_rec *got = NULL;
+    char err[ERR_LEN] = "";
+    assert_int_equal(series_json_parse(o, &back, &got, err), 0);
+    assert_non_null(got);
+    assert_int_equal(got->n, 4);
+    assert_int_equal(got->interval_ns, S);
+    for (size_t i = 0; i < 3; i++) {
+        assert_int_equal(got->slots[i].count, r.slots[i].count);
+        assert_int_equal(got->slots[i].failed, r.slots[i].failed);
+        assert_memory_equal(&got->slots[i].h, &r.slots[i].h, sizeof(struct hist));
+        assert_int_equal(back.pts[i].p99_us, out.pts[i].p99_us);
+    }
+    assert_int_equal(got->slots[3].h.count, 0);
+    series_rec_free(got);
+    free(got);
+    load_series_free(&back);
+
+    /* Without a place to put it, the recorder is not built; the points still parse. */
+    assert_int_equal(series_json_parse(o, &back, NULL, err), 0);
+    assert_int_equal(back.n, 4);
+    load_series_free(&back);
+
+    /* Without the recorder (results.json), no histogram is written, and none comes back. */
+    cJSON *plain = cJSON_CreateObject();
+    assert_true(series_json_add(plain, &out, NULL));
+    pt = cJSON_GetArrayItem(cJSON_GetObjectItem(plain, "series"), 0);
+    assert_null(cJSON_GetObjectItem(pt, "latency_hist"));
+    got = (struct series_rec *)&r; /* must be reset to NULL */
+    assert_int_equal(series_json_parse(plain, &back, &got, err), 0);
+    assert_null(got);
+    load_series_free(&back);
+    cJSON_Delete(plain);
+    cJSON_Delete(o);
+    load_series_free(&out);
+    series_rec_free(&r);
+}
+
+/* A point's histogram that is not base64, not a histogram, holds more samples than the point's
+ * requests, gives other percentiles than the point states, or is missing on a later point, is
+ * refused with the point named, and nothing is left allocated. */
+static void test_json_hists_malformed(void **state)
+{
+    (void)state;
+    struct series_rec r;
+    assert_int_equal(series_rec_init(&r, 0), 0);
+    for (int i = 0; i < 20; i++)
+        rec(&r, (int64_t)i * S / 10, 1000 + (uint64_t)i * 100, 0);
+    struct load_series out;
+    assert_int_equal(series_render(&r, NULL, 2 * S, &out), 0);
+    char *good = hist_b64_encode(&r.slots[1].h);
+    assert_non_null(good);
+
+    enum { NOT_B64, NOT_HIST, TOO_MANY, OTHER_P95, MISSING, NOT_STRING, CASES };
+    for (int c = 0; c < CASES; c++) {
+        cJSON *o = cJSON_CreateObject();
+        assert_true(series_json_add(o, &out, &r));
+        cJSON *pt = cJSON_GetArrayItem(cJSON_GetObjectItem(o, "series"), 1);
+        const char *bad = NULL;
+        if (c == NOT_B64)
+            bad = "not*base64";
+        else if (c == NOT_HIST)
+            bad = "AAAA"; /* decodes to 3 zero bytes: version 0 */
+        if (bad)
+            cJSON_ReplaceItemInObject(pt, "latency_hist", cJSON_CreateString(bad));
+        if (c == TOO_MANY)
+            cJSON_ReplaceItemInObject(pt, "requests", cJSON_CreateNumber(3));
+        if (c == OTHER_P95)
+            cJSON_ReplaceItemInObject(pt, "p95_ms", cJSON_CreateNumber(1.001));
+        if (c == MISSING)
+            cJSON_DeleteItemFromObject(pt, "latency_hist");
+        if (c == NOT_STRING)
+            cJSON_ReplaceItemInObject(pt, "latency_hist", cJSON_CreateNumber(7));
+
+        struct load_series s;
+        struct series_rec *got = NULL;
+        char err[ERR_LEN] = "";
+        assert_int_equal(series_json_parse(o, &s, &got, err), -EINVAL);
+        assert_non_null(strstr(err, "series[1]"));
+        assert_null(got);
+        assert_null(s.pts);
+        cJSON_Delete(o);
+    }
+    free(good);
+    load_series_free(&out);
+    series_rec_free(&r);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_slots_by_second), cmocka_unit_test(test_long_window_coarsens),
-        cmocka_unit_test(test_merge_exact),     cmocka_unit_test(test_render_sums_and_partial_last),
+        cmocka_unit_test(test_slots_by_second),
+        cmocka_unit_test(test_long_window_coarsens),
+        cmocka_unit_test(test_merge_exact),
+        cmocka_unit_test(test_render_sums_and_partial_last),
         cmocka_unit_test(test_json_malformed),
+        cmocka_unit_test(test_json_hists_round_trip),
+        cmocka_unit_test(test_json_hists_malformed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
