@@ -16,6 +16,7 @@
 
 #include "local/cgroup.h"
 #include "local/local.h"
+#include "local/schedstat.h"
 
 #define POLL_MS      50
 #define SAMPLE_MS    100
@@ -51,6 +52,7 @@ struct local {
     bool thr0_ok;
     double t_begin;
     double host_busy0; /* CPU seconds busy on the whole host at usage_begin; < 0 unknown */
+    struct sched_waits wait0; /* the variant's tasks' runnable waits at usage_begin */
     pthread_t sampler;
     bool sampling;
     volatile int sampler_stop;

@@ -33,6 +33,19 @@ static double host_busy_s(void)
     return s;
 }
 
+/* The runnable waits of every task in the variant's cgroup now. */
+static void read_waits(struct local *l, struct sched_waits *out)
+{
+    pid_t pids[64];
+    size_t n = 0;
+
+    if (cg_pids(&l->cg, pids, sizeof(pids) / sizeof(pids[0]), &n, NULL) != 0)
+        n = 0;
+    if (n > sizeof(pids) / sizeof(pids[0]))
+        n = sizeof(pids) / sizeof(pids[0]);
+    sched_waits_read(pids, n, out);
+}
+
 static void *sampler_main(void *arg)
 {
     struct local *l = arg;
@@ -53,12 +66,14 @@ int local__usage_begin(void *self, char *err)
     l->t_begin = clock_mono_s();
     l->host_busy0 = host_busy_s();
     l->cpu0_ok = l->oom0_ok = l->thr0_ok = false;
+    l->wait0.ok = false;
     l->sampled_peak = -1;
     if (!l->have_cg)
         return 0;
     l->cpu0_ok = cg_cpu_ns(&l->cg, &l->cpu0_ns, NULL) == 0;
     l->oom0_ok = cg_oom_kills(&l->cg, &l->oom0, NULL) == 0;
     l->thr0_ok = cg_cpu_throttle(&l->cg, &l->thr0, NULL) == 0;
+    read_waits(l, &l->wait0);
     if (cg_mem_peak_reset(&l->cg, NULL) != 0) {
         /* No resettable watermark (v2): sample memory.current through the window. */
         l->sampler_stop = 0;
@@ -115,6 +130,12 @@ int local__usage_end(void *self, struct platform_usage *out, char *err)
             out->cpu_periods = thr.periods - l->thr0.periods;
             out->cpu_throttled_periods = thr.throttled_periods - l->thr0.throttled_periods;
             out->cpu_throttled_s = (double)(thr.throttled_ns - l->thr0.throttled_ns) / 1e9;
+        }
+        struct sched_waits w1;
+        read_waits(l, &w1);
+        if (l->wait0.ok && w1.ok) {
+            out->wait_known = true;
+            out->cpu_wait_s = (double)sched_waits_delta(&l->wait0, &w1) / 1e9;
         }
         uint64_t ooms;
         if (l->oom0_ok && cg_oom_kills(&l->cg, &ooms, NULL) == 0 && ooms > l->oom0) {

@@ -98,6 +98,12 @@ struct platform_usage {
     uint64_t cpu_periods;           /* CFS enforcement periods elapsed */
     uint64_t cpu_throttled_periods; /* periods in which the variant was throttled */
     double cpu_throttled_s;         /* time its processes waited throttled */
+    /* Time the variant's tasks waited runnable for a CPU over the window, summed over its tasks
+     * (local: schedstat run delay; it holds the time throttled by its own quota as well, and the
+     * time queued behind other work: sweep_contention_judge tells them apart). wait_known false:
+     * not read (kube, a kernel without schedstat). */
+    bool wait_known;
+    double cpu_wait_s;
     unsigned restarts;              /* processes / containers restarted during the window */
     bool oom_killed;                /* the OOM killer fired in the variant during the window */
     bool died;                      /* the variant stopped running during the window */
