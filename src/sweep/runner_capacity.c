@@ -91,7 +91,7 @@ static bool repeat_contended(struct cap_ctx *x, const struct step_run *r)
     struct sweep_contention k;
     bool hit = sweep_contention_judge((double)x->c->s->facts.host_millicores / 1000.0,
                                       (double)v->cpu_millicores / 1000.0, &r->usage, &k);
-    enum log_level lvl = LOG_INFO; // MEASURE: hit || !k.by_wait ? LOG_INFO : LOG_DEBUG;
+    enum log_level lvl = hit || !k.by_wait ? LOG_INFO : LOG_DEBUG;
     if (log_enabled(lvl))
         log_write(lvl, "sweep.contention",
                   "variant=%s step=%u rule=%s contended=%s used=%.2f got=%.2f "
