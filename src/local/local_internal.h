@@ -51,7 +51,7 @@ struct local {
     struct cg_throttle thr0;
     bool thr0_ok;
     double t_begin;
-    double host_busy0; /* CPU seconds busy on the whole host at usage_begin; < 0 unknown */
+    double host_busy0;        /* CPU seconds busy on the whole host at usage_begin; < 0 unknown */
     struct sched_waits wait0; /* the variant's tasks' runnable waits at usage_begin */
     pthread_t sampler;
     bool sampling;

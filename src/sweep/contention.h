@@ -28,9 +28,9 @@ struct sweep_contention {
     double host_other; /* cores everything else on the host used */
     double wait_s;     /* its tasks' runnable wait, throttling included */
     double throttled_s;
-    double starved;  /* share of its wanted CPU time spent waiting for other work */
-    bool by_wait;    /* judged by the wait (else the fallback on the host's CPU) */
-    bool busy_host;  /* the fallback's test: the rest of the host left no CPU */
+    double starved; /* share of its wanted CPU time spent waiting for other work */
+    bool by_wait;   /* judged by the wait (else the fallback on the host's CPU) */
+    bool busy_host; /* the fallback's test: the rest of the host left no CPU */
     bool contended;
 };
 

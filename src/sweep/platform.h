@@ -104,9 +104,9 @@ struct platform_usage {
      * not read (kube, a kernel without schedstat). */
     bool wait_known;
     double cpu_wait_s;
-    unsigned restarts;              /* processes / containers restarted during the window */
-    bool oom_killed;                /* the OOM killer fired in the variant during the window */
-    bool died;                      /* the variant stopped running during the window */
+    unsigned restarts; /* processes / containers restarted during the window */
+    bool oom_killed;   /* the OOM killer fired in the variant during the window */
+    bool died;         /* the variant stopped running during the window */
     /* The shortest window over which usage_end can give CPU, as this sample showed it (kube:
      * from the metrics.k8s.io window it read; facts.usage_window_us is only a first guess, made
      * before the variant's pod had metrics); 0 when the sample did not say. */

@@ -96,8 +96,8 @@ static bool repeat_contended(struct cap_ctx *x, const struct step_run *r)
         log_write(lvl, "sweep.contention",
                   "variant=%s step=%u rule=%s contended=%s used=%.2f got=%.2f "
                   "host_other=%.2f wait_s=%.3f throttled_s=%.3f starved=%.3f busy_host=%s%s",
-                  v->spec, x->c->step, k.by_wait ? "wait" : "host-cpu", hit ? "yes" : "no",
-                  k.used, k.got, k.host_other, k.wait_s, k.throttled_s, k.starved,
+                  v->spec, x->c->step, k.by_wait ? "wait" : "host-cpu", hit ? "yes" : "no", k.used,
+                  k.got, k.host_other, k.wait_s, k.throttled_s, k.starved,
                   k.busy_host ? "yes" : "no",
                   k.by_wait ? "" : " note=\"no runnable wait figures: judged by the host's CPU\"");
     return hit;
@@ -443,8 +443,8 @@ static int measure_repeats(struct cap_ctx *x, double rate, unsigned *failed_n,
         }
         /* A repeat the busy host starved is the host's figure: measured again, at most
          * SWEEP_CONTENDED_RERUNS times per variant, and kept in the steps but not the repeats. */
-        bool starved = r.have_usage && !r.usage.died && !r.usage.oom_killed &&
-                       repeat_contended(x, &r);
+        bool starved =
+            r.have_usage && !r.usage.died && !r.usage.oom_killed && repeat_contended(x, &r);
         if (starved && x->cap->contended_reruns < SWEEP_CONTENDED_RERUNS) {
             x->cap->contended_reruns++;
             log_info("sweep.rerun", "variant=%s step=%u reason=contended rerun=%u of %d",
