@@ -53,6 +53,11 @@ struct local {
     double t_begin;
     double host_busy0;        /* CPU seconds busy on the whole host at usage_begin; < 0 unknown */
     struct sched_waits wait0; /* the variant's tasks' runnable waits at usage_begin */
+    /* The load generator's (this process's) task waits at usage_begin, and the latest seen of
+     * each task since (the sampler reads them while the window's load run lives); its CPU at
+     * usage_begin (< 0 unknown). */
+    struct sched_waits gen0, gen_seen;
+    double gen_cpu0;
     pthread_t sampler;
     bool sampling;
     volatile int sampler_stop;

@@ -98,3 +98,22 @@ uint64_t sched_waits_delta(const struct sched_waits *begin, const struct sched_w
     }
     return sum;
 }
+
+void sched_waits_merge(struct sched_waits *seen, const struct sched_waits *now)
+{
+    seen->ok = seen->ok || now->ok;
+    seen->full = seen->full || now->full;
+    for (size_t i = 0; i < now->n; i++) {
+        size_t j = 0;
+        while (j < seen->n && seen->t[j].tid != now->t[i].tid)
+            j++;
+        if (j == seen->n) {
+            if (seen->n == SCHED_WAITS_MAX) {
+                seen->full = true;
+                continue;
+            }
+            seen->t[seen->n++].tid = now->t[i].tid;
+        }
+        seen->t[j].wait_ns = now->t[i].wait_ns;
+    }
+}

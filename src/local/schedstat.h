@@ -34,6 +34,10 @@ int schedstat_parse(const char *text, uint64_t *run_ns /* OUT */, uint64_t *wait
  * vanish meanwhile are skipped. Never fails: out->ok false when nothing could be read. */
 void sched_waits_read(const pid_t *pids, size_t npids, struct sched_waits *out /* OUT */);
 
+/* Merges the reading now into seen: each task's wait updated, tasks not seen before added (up
+ * to SCHED_WAITS_MAX); tasks that ended keep their last reading. */
+void sched_waits_merge(struct sched_waits *seen, const struct sched_waits *now);
+
 /* Nanoseconds the tasks of end waited since begin: per task, its wait less its wait in begin
  * (its whole wait when it started after begin). A task that ended before end is left out. */
 uint64_t sched_waits_delta(const struct sched_waits *begin, const struct sched_waits *end);

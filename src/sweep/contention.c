@@ -9,6 +9,7 @@ bool sweep_contention_judge(double host, double limit, const struct platform_usa
 {
     memset(out, 0, sizeof(*out));
     out->used = out->got = out->host_other = out->wait_s = out->throttled_s = out->starved = -1;
+    out->gen_starved = -1;
     if (u->cpu_s < 0 || u->window_s <= 0 || host <= 0)
         return false;
     out->used = u->cpu_s / u->window_s;
@@ -26,6 +27,11 @@ bool sweep_contention_judge(double host, double limit, const struct platform_usa
         out->throttled_s = u->throttle_known ? u->cpu_throttled_s : -1;
         out->starved = u->cpu_s + other > 0 ? other / (u->cpu_s + other) : 0;
         out->contended = under && out->starved > SWEEP_STARVED_SHARE;
+        if (u->gen_wait_known && u->gen_cpu_s >= 0 && u->gen_wait_s >= 0) {
+            double want = u->gen_cpu_s + u->gen_wait_s;
+            out->gen_starved = want > 0 ? u->gen_wait_s / want : 0;
+            out->contended = out->contended || out->gen_starved > SWEEP_STARVED_SHARE;
+        }
     } else {
         /* No wait figures: the window shows what the host could spare when the variant used
          * clearly less than its limit while the host had no CPU left. */

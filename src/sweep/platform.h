@@ -104,6 +104,12 @@ struct platform_usage {
      * not read (kube, a kernel without schedstat). */
     bool wait_known;
     double cpu_wait_s;
+    /* The same for the load generator where it shares the host (local: sizeup's own threads,
+     * sampled every 100 ms, so a thread's last moments may be missed), with its CPU over the
+     * window. gen_wait_known false: not read. */
+    bool gen_wait_known;
+    double gen_wait_s;
+    double gen_cpu_s;
     unsigned restarts; /* processes / containers restarted during the window */
     bool oom_killed;   /* the OOM killer fired in the variant during the window */
     bool died;         /* the variant stopped running during the window */

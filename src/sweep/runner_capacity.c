@@ -95,9 +95,10 @@ static bool repeat_contended(struct cap_ctx *x, const struct step_run *r)
     if (log_enabled(lvl))
         log_write(lvl, "sweep.contention",
                   "variant=%s step=%u rule=%s contended=%s used=%.2f got=%.2f "
-                  "host_other=%.2f wait_s=%.3f throttled_s=%.3f starved=%.3f busy_host=%s%s",
+                  "host_other=%.2f wait_s=%.3f throttled_s=%.3f starved=%.3f gen_starved=%.3f "
+                  "busy_host=%s%s",
                   v->spec, x->c->step, k.by_wait ? "wait" : "host-cpu", hit ? "yes" : "no", k.used,
-                  k.got, k.host_other, k.wait_s, k.throttled_s, k.starved,
+                  k.got, k.host_other, k.wait_s, k.throttled_s, k.starved, k.gen_starved,
                   k.busy_host ? "yes" : "no",
                   k.by_wait ? "" : " note=\"no runnable wait figures: judged by the host's CPU\"");
     return hit;

@@ -91,6 +91,28 @@ static void test_rule_unknown(void **state)
     assert_true(k.got == 2.0);
 }
 
+static void test_rule_generator(void **state)
+{
+    (void)state;
+    struct sweep_contention k;
+    /* The variant got its limit, but the generator sharing the host waited 40% of the time it
+     * wanted a CPU: it sent and timed late, so the window is the host's. */
+    struct platform_usage u = window(0.95, 1.05, 0.01, 0);
+    u.gen_wait_known = true;
+    u.gen_cpu_s = 0.30;
+    u.gen_wait_s = 0.20;
+    assert_true(sweep_contention_judge(2.0, 1.0, &u, &k));
+    assert_true(k.gen_starved > 0.39 && k.gen_starved < 0.41);
+    /* A generator barely kept waiting, on the same busy host: not contended. */
+    u.gen_wait_s = 0.01;
+    assert_false(sweep_contention_judge(2.0, 1.0, &u, &k));
+    /* Its wait not known: judged by the variant alone. */
+    u.gen_wait_s = 0.20;
+    u.gen_wait_known = false;
+    assert_false(sweep_contention_judge(2.0, 1.0, &u, &k));
+    assert_true(k.gen_starved < 0);
+}
+
 static void test_schedstat_parse(void **state)
 {
     (void)state;
@@ -125,6 +147,32 @@ static void test_waits_delta(void **state)
     assert_true(sched_waits_delta(&a, &b) == 40);
 }
 
+static void test_waits_merge(void **state)
+{
+    (void)state;
+    static struct sched_waits seen, now;
+    memset(&seen, 0, sizeof(seen));
+    memset(&now, 0, sizeof(now));
+    seen.n = 1;
+    seen.t[0].tid = 10, seen.t[0].wait_ns = 100;
+    now.ok = true;
+    now.n = 2;
+    now.t[0].tid = 11, now.t[0].wait_ns = 30; /* a thread that started: added */
+    now.t[1].tid = 10, now.t[1].wait_ns = 160;
+    sched_waits_merge(&seen, &now);
+    assert_true(seen.ok);
+    assert_int_equal(seen.n, 2);
+    /* Thread 11 ends; its last reading stays. */
+    now.n = 1;
+    now.t[0].tid = 10, now.t[0].wait_ns = 200;
+    sched_waits_merge(&seen, &now);
+    static struct sched_waits begin;
+    memset(&begin, 0, sizeof(begin));
+    begin.n = 1;
+    begin.t[0].tid = 10, begin.t[0].wait_ns = 100;
+    assert_true(sched_waits_delta(&begin, &seen) == 100 + 30);
+}
+
 static void test_waits_read_self(void **state)
 {
     (void)state;
@@ -150,8 +198,10 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_rule),
         cmocka_unit_test(test_rule_unknown),
+        cmocka_unit_test(test_rule_generator),
         cmocka_unit_test(test_schedstat_parse),
         cmocka_unit_test(test_waits_delta),
+        cmocka_unit_test(test_waits_merge),
         cmocka_unit_test(test_waits_read_self),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
