@@ -11,9 +11,8 @@
  * SWEEP_STARVED_SHARE of the time the variant wanted a CPU (on CPU + waiting for others) and
  * the variant got under SWEEP_CONTENDED_GOT of min(its limit, the host). A variant that did not
  * use its limit on a busy host, but was not kept waiting, is not contended: it was not
- * CPU-bound. The load generator, where it shares the host and its wait is known, is judged
- * the same way (it has no quota): a generator kept waiting more than SWEEP_STARVED_SHARE of the
- * time it wanted a CPU sent late and timed late, whatever the variant got. Without the wait (kube,
+ * CPU-bound. The load generator's own share (where it shares the host and its wait is known)
+ * is reported beside it, not judged (see contention.c). Without the wait (kube,
  * no schedstat) the rule falls back to the host's CPU: under SWEEP_CONTENDED_GOT of min(limit,
  * host) while the rest of the host left no CPU. */
 
@@ -32,7 +31,7 @@ struct sweep_contention {
     double wait_s;     /* its tasks' runnable wait, throttling included */
     double throttled_s;
     double starved;     /* share of its wanted CPU time spent waiting for other work */
-    double gen_starved; /* the same share for the load generator on the host; < 0 unknown */
+    double gen_starved; /* the same share for the load generator (shown only); < 0 unknown */
     bool by_wait;       /* judged by the wait (else the fallback on the host's CPU) */
     bool busy_host;     /* the fallback's test: the rest of the host left no CPU */
     bool contended;
