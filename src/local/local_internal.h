@@ -16,6 +16,7 @@
 
 #include "local/cgroup.h"
 #include "local/local.h"
+#include "local/schedstat.h"
 
 #define POLL_MS      50
 #define SAMPLE_MS    100
@@ -50,7 +51,13 @@ struct local {
     struct cg_throttle thr0;
     bool thr0_ok;
     double t_begin;
-    double host_busy0; /* CPU seconds busy on the whole host at usage_begin; < 0 unknown */
+    double host_busy0;        /* CPU seconds busy on the whole host at usage_begin; < 0 unknown */
+    struct sched_waits wait0; /* the variant's tasks' runnable waits at usage_begin */
+    /* The load generator's (this process's) task waits at usage_begin, and the latest seen of
+     * each task since (the sampler reads them while the window's load run lives); its CPU at
+     * usage_begin (< 0 unknown). */
+    struct sched_waits gen0, gen_seen;
+    double gen_cpu0;
     pthread_t sampler;
     bool sampling;
     volatile int sampler_stop;

@@ -181,6 +181,8 @@ int local__set_usage_end(void *self, struct platform_usage *out, char *err)
         out->cpu_periods += u.cpu_periods;
         out->cpu_throttled_periods += u.cpu_throttled_periods;
         out->cpu_throttled_s += u.cpu_throttled_s;
+        out->wait_known = out->wait_known && u.wait_known;
+        out->cpu_wait_s += u.cpu_wait_s;
         out->restarts += u.restarts;
         out->oom_killed = out->oom_killed || u.oom_killed;
         out->died = out->died || u.died;

@@ -98,9 +98,21 @@ struct platform_usage {
     uint64_t cpu_periods;           /* CFS enforcement periods elapsed */
     uint64_t cpu_throttled_periods; /* periods in which the variant was throttled */
     double cpu_throttled_s;         /* time its processes waited throttled */
-    unsigned restarts;              /* processes / containers restarted during the window */
-    bool oom_killed;                /* the OOM killer fired in the variant during the window */
-    bool died;                      /* the variant stopped running during the window */
+    /* Time the variant's tasks waited runnable for a CPU over the window, summed over its tasks
+     * (local: schedstat run delay; it holds the time throttled by its own quota as well, and the
+     * time queued behind other work: sweep_contention_judge tells them apart). wait_known false:
+     * not read (kube, a kernel without schedstat). */
+    bool wait_known;
+    double cpu_wait_s;
+    /* The same for the load generator where it shares the host (local: sizeup's own threads,
+     * sampled every 100 ms, so a thread's last moments may be missed), with its CPU over the
+     * window. gen_wait_known false: not read. */
+    bool gen_wait_known;
+    double gen_wait_s;
+    double gen_cpu_s;
+    unsigned restarts; /* processes / containers restarted during the window */
+    bool oom_killed;   /* the OOM killer fired in the variant during the window */
+    bool died;         /* the variant stopped running during the window */
     /* The shortest window over which usage_end can give CPU, as this sample showed it (kube:
      * from the metrics.k8s.io window it read; facts.usage_window_us is only a first guess, made
      * before the variant's pod had metrics); 0 when the sample did not say. */

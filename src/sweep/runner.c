@@ -163,23 +163,6 @@ struct sweep_row *sweep__row(struct sweep__ctx *c)
     return c->row ? c->row : &c->s->rows[c->index];
 }
 
-bool sweep__transient_contended(const struct sweep *s, const struct variant *v,
-                                const struct platform_usage *u)
-{
-    double host = (double)s->facts.host_millicores / 1000.0;
-    double limit = (double)v->cpu_millicores / 1000.0;
-
-    /* The variant used clearly less than its limit while the host had no CPU to spare
-     * (everything else, the generator included, took the rest): the window shows what the host
-     * could spare, not the limit. A variant that got 90% of its limit is measured at its limit
-     * however busy the host was; one that left CPU unused on an idle host is not CPU-bound. */
-    if (u->host_other_cores < 0 || u->cpu_s < 0 || u->window_s <= 0 || host <= 0)
-        return false;
-    double used = u->cpu_s / u->window_s;
-    double got = limit < host ? limit : host;
-    return used < SWEEP_CONTENDED_GOT * got && used + u->host_other_cores > host - 0.1;
-}
-
 /* Marks that depend on the host: CPU beyond it, unenforced limits, contention with the load
  * generator (structural: limit + generator > host; transient: sweep__transient_contended on the
  * representative window), a saturated generator. */

@@ -75,6 +75,35 @@ struct cap_ctx {
     } t;
 };
 
+bool sweep__transient_contended(const struct sweep *s, const struct variant *v,
+                                const struct platform_usage *u)
+{
+    struct sweep_contention k;
+    return sweep_contention_judge((double)s->facts.host_millicores / 1000.0,
+                                  (double)v->cpu_millicores / 1000.0, u, &k);
+}
+
+/* Judges a repeat's window by the transient contention rule and logs the figures it read:
+ * every repeat at debug, a contended one (or one judged without the wait) at info. */
+static bool repeat_contended(struct cap_ctx *x, const struct step_run *r)
+{
+    const struct variant *v = &sweep__row(x->c)->variant;
+    struct sweep_contention k;
+    bool hit = sweep_contention_judge((double)x->c->s->facts.host_millicores / 1000.0,
+                                      (double)v->cpu_millicores / 1000.0, &r->usage, &k);
+    enum log_level lvl = hit || !k.by_wait ? LOG_INFO : LOG_DEBUG;
+    if (log_enabled(lvl))
+        log_write(lvl, "sweep.contention",
+                  "variant=%s step=%u rule=%s contended=%s used=%.2f got=%.2f "
+                  "host_other=%.2f wait_s=%.3f throttled_s=%.3f starved=%.3f gen_starved=%.3f "
+                  "busy_host=%s%s",
+                  v->spec, x->c->step, k.by_wait ? "wait" : "host-cpu", hit ? "yes" : "no", k.used,
+                  k.got, k.host_other, k.wait_s, k.throttled_s, k.starved, k.gen_starved,
+                  k.busy_host ? "yes" : "no",
+                  k.by_wait ? "" : " note=\"no runnable wait figures: judged by the host's CPU\"");
+    return hit;
+}
+
 double sweep__capacity_estimate_s(const struct profile *p)
 {
     const struct profile_search *s = &p->search;
@@ -415,9 +444,9 @@ static int measure_repeats(struct cap_ctx *x, double rate, unsigned *failed_n,
         }
         /* A repeat the busy host starved is the host's figure: measured again, at most
          * SWEEP_CONTENDED_RERUNS times per variant, and kept in the steps but not the repeats. */
-        if (r.have_usage && !r.usage.died && !r.usage.oom_killed &&
-            x->cap->contended_reruns < SWEEP_CONTENDED_RERUNS &&
-            sweep__transient_contended(x->c->s, &sweep__row(x->c)->variant, &r.usage)) {
+        bool starved =
+            r.have_usage && !r.usage.died && !r.usage.oom_killed && repeat_contended(x, &r);
+        if (starved && x->cap->contended_reruns < SWEEP_CONTENDED_RERUNS) {
             x->cap->contended_reruns++;
             log_info("sweep.rerun", "variant=%s step=%u reason=contended rerun=%u of %d",
                      sweep__row(x->c)->variant.spec, x->c->step, x->cap->contended_reruns,

@@ -8,6 +8,7 @@
 #include <stddef.h>
 
 #include "load/load.h"
+#include "sweep/contention.h"
 #include "sweep/runner.h"
 
 /* The loop's state, passed to every callback. Times are monotonic seconds. */
@@ -54,11 +55,9 @@ bool sweep__scale_out_planned(const struct sweep_opts *o);
 
 bool sweep__stopped(const struct sweep_opts *o);
 
-/* The transient contention rule on one measured window u of variant v: it got under
- * SWEEP_CONTENDED_GOT of min(its limit, the host) while the rest of the host left no CPU. Such a
- * capacity repeat is measured again (at most SWEEP_CONTENDED_RERUNS times per variant); the
- * structural rule (limit + generator > host) is never re-measured. */
-#define SWEEP_CONTENDED_GOT    0.9
+/* The transient contention rule (sweep/contention.h) on one measured window u of variant v.
+ * Such a capacity repeat is measured again (at most SWEEP_CONTENDED_RERUNS times per variant);
+ * the structural rule (limit + generator > host) is never re-measured. */
 #define SWEEP_CONTENDED_RERUNS 2
 bool sweep__transient_contended(const struct sweep *s, const struct variant *v,
                                 const struct platform_usage *u);

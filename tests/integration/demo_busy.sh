@@ -4,8 +4,9 @@
 # builds sizeup over and over beside it, as a developer's compile would. The answer must stay
 # coherent: results.md and the terminal open with the answer; a starved repeat was measured again
 # (sweep.rerun in the log) or its row is marked contended; a contended row is never capacity,
-# never valid, never recommended; the recommendation (when there is one) is a clean row, and
-# values.yaml exists exactly when there is one and carries replicaCount for the demo's target.
+# never valid, never recommended. And it must still give the answer (issue 17): a nice-19
+# neighbour takes ~1.5% of a CPU from a nice-0 app, so the app is not starved and the demo ends
+# with a recommendation: a clean row, and values.yaml with replicaCount for the demo's target.
 # The demo itself keeps to about 2 minutes (asserted: under 200 s for the sweep).
 set -u
 : "${SIZEUP:?}" "${ROOT:?}"
@@ -62,6 +63,11 @@ for i, v in enumerate(r["variants"]):
     if v["recommended"] and (v["marks"] or not c.get("valid")):
         bad.append(f"{v['spec']}: recommended with marks {v['marks']} valid={c.get('valid')}")
 has_values = os.path.exists(os.path.join(out, "values.yaml"))
+# Issue 17's test: a nice-19 neighbour barely slows the app, so the demo still ends with an
+# answer: a recommended row, and values.yaml with replicaCount for the demo's target.
+if rec is None or not has_values:
+    bad.append("the demo ended without a recommendation beside nice -n 19 make -j2 "
+               f"({contended} of {len(r['variants'])} rows contended)")
 if has_values != (rec is not None):
     bad.append(f"values.yaml {'exists' if has_values else 'missing'} with recommendation {rec}")
 if has_values and "replicaCount:" not in open(os.path.join(out, "values.yaml")).read():
