@@ -1,3 +1,7 @@
+/* (Size: about 850 lines: one interface over both kernel APIs, v1 and v2, for the four things a
+ * sweep does with cgroups: find its own, prepare and weigh the parent, make a variant's, read it;
+ * they share the path and file helpers at the top, which no other file needs.) */
+
 #include "local/cgroup.h"
 
 #include <errno.h>
@@ -12,6 +16,7 @@
 #include <unistd.h>
 
 #include "core/clock.h"
+#include "core/log.h"
 
 #define PERIOD_US 100000 /* the kubelet's CFS period */
 #define SMALL     4096   /* any control file sizeup reads (cgroup.procs has its own cap) */
@@ -336,6 +341,49 @@ static int move_self(const char *dir)
     return write_str(p, pid);
 }
 
+static int set_weight(const char *dir, enum cg_version v)
+{
+    char p[CG_PATH], val[32];
+    int rc = join(p, dir, v == CG_V2 ? "cpu.weight" : "cpu.shares");
+    if (rc)
+        return rc;
+    snprintf(val, sizeof(val), "%d", (v == CG_V2 ? 100 : 1024) * CG_WEIGHT_FACTOR);
+    return write_str(p, val);
+}
+
+/* Gives the variants' parent and the generator (sizeup itself) the measurement's weight. The
+ * generator needs it as much as the app: a starved generator measures its own queue. v2: sizeup
+ * is in its leaf beside the parent (when it made one); v1: it moves into "<self>/<name>-gen" in
+ * the cpu hierarchy. Best effort: a refusal leaves the default weight, said in the log. */
+static void weigh(struct cg_parent *out, const char *name)
+{
+    char ebuf[64];
+    int rc = set_weight(out->cpu, out->self.version);
+
+    if (!rc && out->self.version == CG_V2 && out->self_leaf[0])
+        rc = set_weight(out->self_leaf, CG_V2);
+    if (!rc && out->self.version == CG_V1) {
+        char leaf[64];
+        snprintf(leaf, sizeof(leaf), "%s-gen", name);
+        rc = join(out->gen_cpu, out->self.cpu, leaf);
+        if (!rc)
+            rc = mkdir_cg(out->gen_cpu);
+        if (!rc)
+            rc = set_weight(out->gen_cpu, CG_V1);
+        if (!rc)
+            rc = move_self(out->gen_cpu);
+        if (rc && out->gen_cpu[0]) {
+            rmdir_cg(out->gen_cpu);
+            out->gen_cpu[0] = '\0';
+        }
+    }
+    out->weighted = rc == 0;
+    if (rc)
+        log_warn("local.cgroup.weight", "error=\"%s\" effect=\"the sweep runs at the default CPU "
+                 "weight: other work on the host competes with it as an equal\"",
+                 err_str(rc, ebuf, sizeof(ebuf)));
+}
+
 int cg_prepare(const struct cg_self *self, const char *name, struct cg_parent *out, char *err)
 {
     char p[CG_PATH], ebuf[64], ctl[256];
@@ -409,6 +457,7 @@ int cg_prepare(const struct cg_self *self, const char *name, struct cg_parent *o
             goto fail_path;
     }
     out->prepared = true;
+    weigh(out, name);
     return 0;
 fail_path:
     err_set(err, rc, "cannot set up cgroup %s: %s", p, err_str(rc, ebuf, sizeof(ebuf)));
@@ -431,6 +480,15 @@ int cg_unprepare(struct cg_parent *p, char *err)
 
     if (!p->prepared)
         return 0;
+    if (p->gen_cpu[0]) {
+        /* Back to where sizeup started, then its weighted cgroup can go. */
+        move_self(p->self.cpu);
+        r = rmdir_cg(p->gen_cpu);
+        if (r && !rc)
+            rc = err_set(err, r, "cannot remove cgroup %s: %s", p->gen_cpu,
+                         err_str(r, ebuf, sizeof(ebuf)));
+        p->gen_cpu[0] = '\0';
+    }
     const char *dirs[3] = {p->cpu, p->cpuacct, p->memory};
     for (int i = 0; i < 3; i++) {
         if (!dirs[i][0] || (i > 0 && strcmp(dirs[i], dirs[0]) == 0))

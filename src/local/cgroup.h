@@ -42,8 +42,20 @@ struct cg_parent {
     /* v2 only: the leaf sizeup moved into, and controllers it enabled in <self>. */
     char self_leaf[CG_PATH];
     bool enabled_cpu, enabled_memory;
+    /* v1 only: the cpu cgroup sizeup (the load generator) moved into for its weight. */
+    char gen_cpu[CG_PATH];
+    /* Both the variants' parent and sizeup's own cgroup carry CG_WEIGHT_FACTOR x the default
+     * CPU weight (false: the kernel refused it; the sweep runs at the default weight). */
+    bool weighted;
     bool prepared;
 };
+
+/* The measurement's CPU weight, as a multiple of the default (v1 cpu.shares 1024, v2 cpu.weight
+ * 100). Other work on the host that sits in another cgroup or session (autogroup) competes by
+ * its group's weight, not by its nice value: a `nice -n 19` build in another terminal would
+ * otherwise get as large a share as the app under test. The weight only decides who runs when
+ * both want a CPU; the variant's CPU limit still caps it. */
+#define CG_WEIGHT_FACTOR 100
 
 /* One variant's cgroup. */
 struct cg {

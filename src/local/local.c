@@ -126,8 +126,9 @@ static int local_prepare(void *self, char *err)
                   "without its CPU and memory limits\"",
                   l->note);
     else
-        log_info("local.cgroup", "version=v%d parent=%s", l->self.version == CG_V2 ? 2 : 1,
-                 l->parent.memory);
+        log_info("local.cgroup", "version=v%d parent=%s weight=%s",
+                 l->self.version == CG_V2 ? 2 : 1, l->parent.memory,
+                 l->parent.weighted ? "raised" : "default");
     l->prepared = true;
     return 0;
 }

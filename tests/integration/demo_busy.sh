@@ -63,7 +63,8 @@ for i, v in enumerate(r["variants"]):
     if v["recommended"] and (v["marks"] or not c.get("valid")):
         bad.append(f"{v['spec']}: recommended with marks {v['marks']} valid={c.get('valid')}")
 has_values = os.path.exists(os.path.join(out, "values.yaml"))
-# Issue 17's test: a nice-19 neighbour barely slows the app, so the demo still ends with an
+# Issue 17's test: with the sweep's cgroups at the measurement's CPU weight (docs/sweep.md), a
+# nice-19 neighbour in another session barely slows the app, so the demo still ends with an
 # answer: a recommended row, and values.yaml with replicaCount for the demo's target.
 if rec is None or not has_values:
     bad.append("the demo ended without a recommendation beside nice -n 19 make -j2 "

@@ -184,6 +184,26 @@ static void test_real_cgroup(void **state)
     /* Below our own cgroup, in every controller. */
     assert_int_equal(strncmp(parent.memory, self.memory, strlen(self.memory)), 0);
     assert_int_equal(strncmp(parent.cpu, self.cpu, strlen(self.cpu)), 0);
+    /* The measurement's weight on the variants' parent and on sizeup itself (the generator), so
+     * a niced neighbour in another session cannot take an equal share. */
+    assert_true(parent.weighted);
+    if (self.version == CG_V1) {
+        assert_int_equal(read_long(parent.cpu, "cpu.shares"), 1024L * CG_WEIGHT_FACTOR);
+        assert_int_equal(read_long(parent.gen_cpu, "cpu.shares"), 1024L * CG_WEIGHT_FACTOR);
+        char mine[4096];
+        FILE *f = fopen("/proc/self/cgroup", "r");
+        assert_non_null(f);
+        size_t got = fread(mine, 1, sizeof(mine) - 1, f);
+        fclose(f);
+        mine[got] = '\0';
+        char want[128];
+        snprintf(want, sizeof(want), "%s-gen\n", name);
+        assert_non_null(strstr(mine, want)); /* sizeup moved into its weighted cgroup */
+    } else {
+        assert_int_equal(read_long(parent.cpu, "cpu.weight"), 100L * CG_WEIGHT_FACTOR);
+        if (parent.self_leaf[0])
+            assert_int_equal(read_long(parent.self_leaf, "cpu.weight"), 100L * CG_WEIGHT_FACTOR);
+    }
     if (cg_create(&parent, "v1", 250, 64LL << 20, &g, err) != 0)
         fail_msg("cg_create: %s", err);
     if (g.version == CG_V1) {
@@ -231,6 +251,11 @@ static void test_real_cgroup(void **state)
     assert_int_equal(cg_unprepare(&parent, err), 0);
     assert_int_equal(stat(parent.memory, &st), -1);
     assert_int_equal(stat(parent.cpu, &st), -1);
+    if (self.version == CG_V1) {
+        char gen[CG_PATH];
+        snprintf(gen, sizeof(gen), "%s/%s-gen", self.cpu, name);
+        assert_int_equal(stat(gen, &st), -1); /* sizeup back where it started, its cgroup gone */
+    }
     /* Idempotent. */
     assert_int_equal(cg_destroy(&g, err), 0);
     assert_int_equal(cg_unprepare(&parent, err), 0);
