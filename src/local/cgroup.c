@@ -379,7 +379,8 @@ static void weigh(struct cg_parent *out, const char *name)
     }
     out->weighted = rc == 0;
     if (rc)
-        log_warn("local.cgroup.weight", "error=\"%s\" effect=\"the sweep runs at the default CPU "
+        log_warn("local.cgroup.weight",
+                 "error=\"%s\" effect=\"the sweep runs at the default CPU "
                  "weight: other work on the host competes with it as an equal\"",
                  err_str(rc, ebuf, sizeof(ebuf)));
 }
