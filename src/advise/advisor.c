@@ -247,7 +247,8 @@ static int recommend_capacity(const struct advisor_row *rows, size_t n,
 
     for (size_t i = 0; i < n; i++)
         sr[i] = (struct sizing_row){&rows[i].variant, &rows[i].cap, &rows[i].scap,
-                                    usable(rows, a, i) && repeats_met_slo(&rows[i], o)};
+                                    usable(rows, a, i) && repeats_met_slo(&rows[i], o),
+                                    rows[i].ready_s};
     so.streams = stream_mode(rows, n);
     so.target_streams = o->target_streams;
     /* The target as the user gave it: users keep their unit, so the sentences can say so. */
@@ -258,6 +259,7 @@ static int recommend_capacity(const struct advisor_row *rows, size_t n,
     so.planning = o->planning;
     so.scale_out = o->scale_out;
     so.availability_replicas = o->availability_replicas;
+    so.autoscaling = o->autoscaling;
     rc = sizing_run(sr, n, &so, s, err);
     if (rc)
         return rc;
@@ -299,6 +301,14 @@ static void sizing_findings(struct advice *a)
                          s->memory_note);
     if (s->hpa.note[0])
         advisor__finding(a, "Autoscaling: %s.", s->hpa.note);
+    if (s->hpa.enabled && s->hpa.metric == SIZING_HPA_PODS)
+        advisor__finding(a,
+                         "values.yaml sets autoscaling.enabled: false: charts made by `helm "
+                         "create` template a CPU and memory HPA only, so the request-rate "
+                         "autoscaler is in hpa.yaml (Pods metric %s) and keda.yaml; apply one.",
+                         s->hpa.metric_name);
+    if (s->hpa.enabled && s->hpa.lag_note[0])
+        advisor__finding(a, "Scale-up lag: %s.", s->hpa.lag_note);
 }
 
 int advisor_run(const struct advisor_row *rows, size_t n, const struct advisor_opts *o,

@@ -172,7 +172,7 @@ static int size_one(double cpu250, double cpu500, double cores_at_cap, double ta
         st->cpu_cores = cpu[i];
         st->pass = true;
     }
-    struct sizing_row row = {&v, &c, NULL, true};
+    struct sizing_row row = {&v, &c, NULL, true, 0};
     struct sizing_opts o = {.target_rps = target, .per_user_rps = 0.5};
     o.cost.cpu = 1;
     o.cost.memory_gib = 0.13;
