@@ -303,10 +303,13 @@ static void sizing_findings(struct advice *a)
         advisor__finding(a, "Autoscaling: %s.", s->hpa.note);
     if (s->hpa.enabled && s->hpa.metric == SIZING_HPA_PODS)
         advisor__finding(a,
+                         "Apply one request-rate autoscaler, never both (KEDA makes its own "
+                         "HPA): hpa.yaml needs a metrics adapter (such as prometheus-adapter) "
+                         "serving the Pods metric %s through the custom metrics API; keda.yaml "
+                         "needs KEDA installed and reads the rate from Prometheus at %s. "
                          "values.yaml sets autoscaling.enabled: false: charts made by `helm "
-                         "create` template a CPU and memory HPA only, so the request-rate "
-                         "autoscaler is in hpa.yaml (Pods metric %s) and keda.yaml; apply one.",
-                         s->hpa.metric_name);
+                         "create` template a CPU and memory HPA only.",
+                         s->hpa.metric_name, s->hpa.keda_server);
     if (s->hpa.enabled && s->hpa.lag_note[0])
         advisor__finding(a, "Scale-up lag: %s.", s->hpa.lag_note);
 }

@@ -152,14 +152,11 @@ static void pods_metric(const struct sizing_opts *o, const struct sizing *s,
     /* To 0.001 below the plan: the target is never above the load a pod was planned for. */
     h->target_average_value = floor(v->planned_rps * 1000 + SIZING_EPS) / 1000;
     text_catf(h->note, sizeof(h->note),
-              ". The HPA scales on the request rate instead: the Pods metric %s at an average of "
-              "%.3f req/s per pod (the planned load), from %u replicas (the target of %.0f req/s) "
-              "to %u (room for the target + %.0f%% growth). Apply one of the two, never both "
-              "(KEDA makes its own HPA): hpa.yaml needs a metrics adapter (such as "
-              "prometheus-adapter) serving %s per pod through the custom metrics API; keda.yaml "
-              "needs KEDA installed and reads the rate from Prometheus at %s",
+              ". The HPA scales on the request rate instead: the Pods metric %s at %.3f req/s "
+              "per pod (the planned load), from %u replicas (the target of %.0f req/s) to %u "
+              "(the target + %.0f%% growth)",
               h->metric_name, h->target_average_value, h->min_replicas, s->target_rps,
-              h->max_replicas, o->planning.growth * 100, h->metric_name, h->keda_server);
+              h->max_replicas, o->planning.growth * 100);
 }
 
 static void cpu_metric(const struct sizing_row *row, const struct sizing_opts *o,
