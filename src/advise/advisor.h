@@ -101,7 +101,7 @@ struct advisor_opts {
     /* Capacity mode: the scale-out measured after the shape search (sizing.h); run false
      * without one. advise_answer fills it from the sweep. */
     struct sizing_scale_out scale_out;
-    unsigned availability_replicas; /* sizing_opts.availability_replicas: 0 today */
+    unsigned availability_replicas;                /* sizing_opts.availability_replicas: 0 today */
     const struct profile_autoscaling *autoscaling; /* sizing_opts.autoscaling; NULL: defaults */
 };
 

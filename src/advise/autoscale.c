@@ -102,9 +102,10 @@ static unsigned room(const struct sizing_opts *o, const struct sizing *s,
 /* The lag a new pod adds, and whether the growth room covers the ramp over it. */
 static void lag(const struct sizing_row *row, const struct sizing_opts *o, struct sizing_hpa *h)
 {
-    double window = h->metric == SIZING_HPA_CPU ? SIZING_HPA_CPU_WINDOW_S : SIZING_HPA_RATE_WINDOW_S;
-    const char *what = h->metric == SIZING_HPA_CPU ? "metrics-server's resolution"
-                                                   : "the request rate's window";
+    double window =
+        h->metric == SIZING_HPA_CPU ? SIZING_HPA_CPU_WINDOW_S : SIZING_HPA_RATE_WINDOW_S;
+    const char *what =
+        h->metric == SIZING_HPA_CPU ? "metrics-server's resolution" : "the request rate's window";
 
     h->lag_s = -1;
     if (!(row->ready_s > 0)) {
@@ -133,8 +134,9 @@ static void lag(const struct sizing_row *row, const struct sizing_opts *o, struc
               "%.0f%% growth room%s",
               o->planning.ramp * 100, grown * 100, covered ? "within" : "beyond",
               o->planning.growth * 100,
-              covered ? "" : ": pods fall behind a ramp that steep (raise planning.growth, or "
-                             "start more replicas before it)");
+              covered ? ""
+                      : ": pods fall behind a ramp that steep (raise planning.growth, or "
+                        "start more replicas before it)");
 }
 
 static void pods_metric(const struct sizing_opts *o, const struct sizing *s,
@@ -146,8 +148,7 @@ static void pods_metric(const struct sizing_opts *o, const struct sizing *s,
     snprintf(h->metric_name, sizeof(h->metric_name), "%s",
              as && as->metric[0] ? as->metric : PROFILE_AUTOSCALING_METRIC_DEFAULT);
     snprintf(h->keda_server, sizeof(h->keda_server), "%s",
-             as && as->server_address[0] ? as->server_address
-                                         : PROFILE_AUTOSCALING_SERVER_DEFAULT);
+             as && as->server_address[0] ? as->server_address : PROFILE_AUTOSCALING_SERVER_DEFAULT);
     snprintf(h->keda_query, sizeof(h->keda_query), "%s", as ? as->query : "");
     /* To 0.001 below the plan: the target is never above the load a pod was planned for. */
     h->target_average_value = floor(v->planned_rps * 1000 + SIZING_EPS) / 1000;
@@ -160,8 +161,7 @@ static void pods_metric(const struct sizing_opts *o, const struct sizing *s,
 }
 
 static void cpu_metric(const struct sizing_row *row, const struct sizing_opts *o,
-                       const struct sizing *s, const struct sizing_variant *v,
-                       struct sizing_hpa *h)
+                       const struct sizing *s, const struct sizing_variant *v, struct sizing_hpa *h)
 {
     char words[96];
     bool ex;
@@ -193,8 +193,7 @@ static void cpu_metric(const struct sizing_row *row, const struct sizing_opts *o
                   SIZING_HPA_MIN_UTIL, SIZING_HPA_MAX_UTIL);
 }
 
-void sizing__autoscale(const struct sizing_row *rows, const struct sizing_opts *o,
-                       struct sizing *s)
+void sizing__autoscale(const struct sizing_row *rows, const struct sizing_opts *o, struct sizing *s)
 {
     struct sizing_hpa *h = &s->hpa;
 

@@ -101,7 +101,7 @@ struct sizing_row {
     const struct variant *variant;
     const struct capacity_result *cap;
     const struct stream_capacity *scap; /* stream mode; may be NULL otherwise */
-    bool usable; /* the caller's row-level judgement: measured and not marked (contended ...) */
+    bool usable;    /* the caller's row-level judgement: measured and not marked (contended ...) */
     double ready_s; /* the variant's time from apply to ready; < 0 (or 0) unknown */
 };
 
@@ -120,9 +120,9 @@ struct sizing_variant {
 /* The scale-up lag (autoscale.c): the HPA's sync period (the controller's 15 s default), and
  * the time its metric takes to show a load change: metrics-server's resolution for CPU (15 s by
  * default), the rate window of the request-rate query (1 minute in the default query). */
-#define SIZING_HPA_SYNC_S          15.0
-#define SIZING_HPA_CPU_WINDOW_S    15.0
-#define SIZING_HPA_RATE_WINDOW_S   60.0
+#define SIZING_HPA_SYNC_S        15.0
+#define SIZING_HPA_CPU_WINDOW_S  15.0
+#define SIZING_HPA_RATE_WINDOW_S 60.0
 
 /* What the HPA scales on: CPU utilization when CPU tracks load, else the request rate per pod
  * (a Pods metric in hpa.yaml, or KEDA's prometheus trigger in keda.yaml). */
@@ -136,9 +136,9 @@ struct sizing_hpa {
      * count (maxReplicas >= minReplicas + 1); on CPU or, when CPU does not track load, on the
      * request rate. */
     bool enabled;
-    enum sizing_hpa_metric metric;   /* with enabled */
+    enum sizing_hpa_metric metric;                 /* with enabled */
     char metric_name[PROFILE_METRIC_NAME_MAX + 1]; /* SIZING_HPA_PODS: the Pods metric's name */
-    double target_average_value;     /* SIZING_HPA_PODS: planned req/s per pod, to 0.001 below */
+    double target_average_value; /* SIZING_HPA_PODS: planned req/s per pod, to 0.001 below */
     /* SIZING_HPA_PODS, keda.yaml's prometheus trigger: the server and the query; "" for the
      * query is PROFILE_AUTOSCALING_QUERY_DEFAULT with the Deployment's name. */
     char keda_server[PROFILE_KEDA_TEXT_MAX + 1];
@@ -146,7 +146,7 @@ struct sizing_hpa {
     /* The lag a new pod adds: the metric's window + SIZING_HPA_SYNC_S + the measured time to
      * ready; < 0 when the time to ready was not measured. */
     double lag_s;
-    char lag_note[SIZING_TEXT_LEN]; /* the lag against planning.ramp; "" without an HPA */
+    char lag_note[SIZING_TEXT_LEN];  /* the lag against planning.ramp; "" without an HPA */
     bool cpu_bound;                  /* CPU grows with load (SIZING_CPU_GROWTH rule) */
     unsigned min_replicas;           /* replicas for the target */
     unsigned max_replicas;           /* ceil(target x (1 + growth) / planned per pod) */

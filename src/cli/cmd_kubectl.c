@@ -225,9 +225,9 @@ static int follow(struct session *s, const char *name, const char *sweep)
         if (state == PLUGIN_DONE || state == PLUGIN_FAILED) {
             status = state == PLUGIN_DONE ? EXIT_OK : EXIT_RUNTIME;
             if (state == PLUGIN_DONE)
-                printf(
-                    "results: kubectl sizeup results deploy/%s [-o md|json|values|hpa|keda|pdb|patch]\n",
-                    name);
+                printf("results: kubectl sizeup results deploy/%s [-o "
+                       "md|json|values|hpa|keda|pdb|patch]\n",
+                       name);
             goto out;
         }
         clock_sleep_us(FOLLOW_EVERY_S * 1000000LL);

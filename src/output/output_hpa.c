@@ -66,8 +66,8 @@ void output__tree_put_uint(struct output_tree *t, int map, const char *key, unsi
 }
 
 /* The object's metadata: its name and the sizing's sentence as an annotation. */
-int output__tree_object(struct output_tree *t, const char *api, const char *kind,
-                        const char *name, const char *note)
+int output__tree_object(struct output_tree *t, const char *api, const char *kind, const char *name,
+                        const char *note)
 {
     int root = output__tree_mapping(t);
     output__tree_put_str(t, root, "apiVersion", api);

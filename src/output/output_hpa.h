@@ -4,8 +4,8 @@
 /* hpa.yaml: the sizing answer's autoscaling/v2 HorizontalPodAutoscaler for the app's
  * Deployment, written only when the sizing recommends one (a target was given and some count
  * holds it with room to scale): on CPU utilization when CPU tracks load, else on the request
- * rate (a Pods metric at the planned req/s per pod). The derivation travels with the object as an annotation, so whoever applies it can read
- * where each number came from. */
+ * rate (a Pods metric at the planned req/s per pod). The derivation travels with the object as an
+ * annotation, so whoever applies it can read where each number came from. */
 
 #include <stdio.h>
 
@@ -49,8 +49,8 @@ void output__tree_put(struct output_tree *t, int map, const char *key, int value
 void output__tree_put_str(struct output_tree *t, int map, const char *key, const char *v);
 void output__tree_put_uint(struct output_tree *t, int map, const char *key, unsigned v);
 /* The root mapping { apiVersion, kind, metadata: { name, annotations: { derivation: note } } }. */
-int output__tree_object(struct output_tree *t, const char *api, const char *kind,
-                        const char *name, const char *note);
+int output__tree_object(struct output_tree *t, const char *api, const char *kind, const char *name,
+                        const char *note);
 /* Writes t's document to f and frees it (also when building it failed: -ENOMEM). */
 SIZEUP_MUST_USE int output__tree_dump(FILE *f, struct output_tree *t, char *err);
 /* A per-pod average (req/s) as a Kubernetes quantity: to 0.001, no trailing zeros. */

@@ -140,10 +140,10 @@ enum {
     K_N
 };
 static const char *const top_keys[K_N] = {
-    "users",   "rate",      "duration",   "warmup",    "timeout",      "per_user_rps", "thresholds",
-    "target",  "stages",    "requests",   "search",    "slo",          "cost",         "planning",
-    "streams", "producers", "generators", "scale_out", "availability", "nodes",
-    "autoscaling"};
+    "users",        "rate",     "duration",   "warmup",    "timeout",    "per_user_rps",
+    "thresholds",   "target",   "stages",     "requests",  "search",     "slo",
+    "cost",         "planning", "streams",    "producers", "generators", "scale_out",
+    "availability", "nodes",    "autoscaling"};
 
 static int load_root(struct profile__ctx *c, const yaml_node_t *root, struct profile *p)
 {

@@ -139,13 +139,13 @@ struct profile_availability {
 #define PROFILE_AUTOSCALING_SERVER_DEFAULT "http://prometheus-server.monitoring.svc:9090"
 /* The query's default, with the Deployment's name at %s (output_keda.c fills it). */
 #define PROFILE_AUTOSCALING_QUERY_DEFAULT "sum(rate(http_requests_total{deployment=\"%s\"}[1m]))"
-#define PROFILE_METRIC_NAME_MAX 253 /* a Kubernetes metric name fits a DNS subdomain */
-#define PROFILE_KEDA_TEXT_MAX   1024
+#define PROFILE_METRIC_NAME_MAX           253 /* a Kubernetes metric name fits a DNS subdomain */
+#define PROFILE_KEDA_TEXT_MAX             1024
 struct profile_autoscaling {
     bool given;
-    char metric[PROFILE_METRIC_NAME_MAX + 1];         /* default PROFILE_AUTOSCALING_METRIC_DEFAULT */
-    char server_address[PROFILE_KEDA_TEXT_MAX + 1];   /* "": PROFILE_AUTOSCALING_SERVER_DEFAULT */
-    char query[PROFILE_KEDA_TEXT_MAX + 1];            /* "": PROFILE_AUTOSCALING_QUERY_DEFAULT */
+    char metric[PROFILE_METRIC_NAME_MAX + 1];       /* default PROFILE_AUTOSCALING_METRIC_DEFAULT */
+    char server_address[PROFILE_KEDA_TEXT_MAX + 1]; /* "": PROFILE_AUTOSCALING_SERVER_DEFAULT */
+    char query[PROFILE_KEDA_TEXT_MAX + 1];          /* "": PROFILE_AUTOSCALING_QUERY_DEFAULT */
 };
 
 /* nodes: [{ name, cpu, memory, price, reserved: { cpu, memory } }]: the node types the app's

@@ -128,8 +128,8 @@ int profile__get_ramp(struct profile__ctx *c, const yaml_node_t *n, double *out)
     size_t len = t ? strlen(t) : 0;
     char *end = NULL;
 
-    if (!t || len < 2 || len >= sizeof(num) || len != n->data.scalar.length ||
-        t[len - 1] != '%' || !strchr("0123456789.", t[0]))
+    if (!t || len < 2 || len >= sizeof(num) || len != n->data.scalar.length || t[len - 1] != '%' ||
+        !strchr("0123456789.", t[0]))
         return profile__fail(c, n, "planning.ramp",
                              "expected the load growth per minute as a percentage such as 20%%, "
                              "got %s",

@@ -139,26 +139,27 @@ static void test_hpa_pods(void **state)
     free(text);
 }
 
-static const char want_keda[] = "apiVersion: keda.sh/v1alpha1\n"
-                                "kind: ScaledObject\n"
-                                "metadata:\n"
-                                "  name: shop\n"
-                                "  annotations:\n"
-                                "    sizeup.dev/derivation: \"CPU does not grow with load\"\n"
-                                "spec:\n"
-                                "  scaleTargetRef:\n"
-                                "    apiVersion: apps/v1\n"
-                                "    kind: Deployment\n"
-                                "    name: shop\n"
-                                "  minReplicaCount: 4\n"
-                                "  maxReplicaCount: 6\n"
-                                "  triggers:\n"
-                                "  - type: prometheus\n"
-                                "    metricType: AverageValue\n"
-                                "    metadata:\n"
-                                "      serverAddress: \"http://prometheus:9090\"\n"
-                                "      query: \"sum(rate(http_requests_total{deployment=\\\"shop\\\"}[1m]))\"\n"
-                                "      threshold: \"538.5\"\n";
+static const char want_keda[] =
+    "apiVersion: keda.sh/v1alpha1\n"
+    "kind: ScaledObject\n"
+    "metadata:\n"
+    "  name: shop\n"
+    "  annotations:\n"
+    "    sizeup.dev/derivation: \"CPU does not grow with load\"\n"
+    "spec:\n"
+    "  scaleTargetRef:\n"
+    "    apiVersion: apps/v1\n"
+    "    kind: Deployment\n"
+    "    name: shop\n"
+    "  minReplicaCount: 4\n"
+    "  maxReplicaCount: 6\n"
+    "  triggers:\n"
+    "  - type: prometheus\n"
+    "    metricType: AverageValue\n"
+    "    metadata:\n"
+    "      serverAddress: \"http://prometheus:9090\"\n"
+    "      query: \"sum(rate(http_requests_total{deployment=\\\"shop\\\"}[1m]))\"\n"
+    "      threshold: \"538.5\"\n";
 
 /* keda.yaml: the threshold is the HPA's averageValue, the bounds its bounds; the default query
  * names the Deployment; none for a CPU HPA. */
@@ -371,10 +372,8 @@ int main(int argc, char **argv)
         return write_fixtures(argv[2]);
 
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_hpa_text),
-        cmocka_unit_test(test_hpa_pods),
-        cmocka_unit_test(test_keda),
-        cmocka_unit_test(test_no_hpa_no_file),
+        cmocka_unit_test(test_hpa_text), cmocka_unit_test(test_hpa_pods),
+        cmocka_unit_test(test_keda),     cmocka_unit_test(test_no_hpa_no_file),
         cmocka_unit_test(test_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -328,8 +328,9 @@ static void test_pods_hpa_when_cpu_flat(void **state)
     assert_int_equal(f->out.hpa.target_cpu_utilization, 0);
     assert_string_equal(f->out.hpa.keda_server, PROFILE_AUTOSCALING_SERVER_DEFAULT);
     assert_string_equal(f->out.hpa.keda_query, "");
-    contains(f->out.hpa.note, "the Pods metric http_requests_per_second at 540.000 req/s per pod "
-                              "(the planned load), from 4 replicas (the target of 2000 req/s) to 5");
+    contains(f->out.hpa.note,
+             "the Pods metric http_requests_per_second at 540.000 req/s per pod "
+             "(the planned load), from 4 replicas (the target of 2000 req/s) to 5");
 
     /* The profile names the metric and KEDA's server and query. */
     struct profile_autoscaling as = {.given = true};
