@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# slow: make e2e
 # The request-rate autoscaler from a real capacity search: an app whose CPU stays flat while its
 # load grows (tests/servers/capacity_server.py with BURN_CORES: requests that only wait, and a
 # fixed background burn) swept with a target gets hpa.yaml on the profile's Pods metric with
