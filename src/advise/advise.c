@@ -30,6 +30,7 @@ void advise_row_from_sweep(const struct sweep *s, size_t i, struct advisor_row *
     out->gen_cores = r->gen_cores;
     out->host_other_cores = r->host_other_cores;
     snprintf(out->applied_by, sizeof(out->applied_by), "%s", r->applied_by);
+    out->ready_s = r->ready_s;
     out->measured = r->state == SWEEP_ROW_MEASURED && r->have_load;
     out->cap = r->cap;
     out->scap = r->scap;
@@ -81,6 +82,7 @@ void advise_opts(const struct profile *p, const struct platform_facts *f, struct
     out->slo = p->slo;
     out->cost = p->cost;
     out->planning = p->planning;
+    out->autoscaling = &p->autoscaling;
     out->host_cores = f ? (double)f->host_millicores / 1000.0 : 0;
     out->limits_note = f && !f->limits_enforced ? f->limits_note : NULL;
 }
@@ -128,8 +130,8 @@ static int run_answer(const struct advisor_row *rows, size_t n, const struct pro
             max = a->sizing.curve.cap; /* never past where the curve ends */
         if (max > h->max_replicas)
             h->max_replicas = max;
-        if (h->max_replicas < h->min_replicas)
-            h->max_replicas = h->min_replicas;
+        if (h->max_replicas < h->min_replicas + 1)
+            h->max_replicas = h->min_replicas + 1; /* room to scale */
         advisor__finding(a,
                          "Autoscaling with availability (%u zone%s, drain %u): minReplicas %u, "
                          "maxReplicas %u (%u pods up at the grown load).",

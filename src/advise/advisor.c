@@ -247,7 +247,8 @@ static int recommend_capacity(const struct advisor_row *rows, size_t n,
 
     for (size_t i = 0; i < n; i++)
         sr[i] = (struct sizing_row){&rows[i].variant, &rows[i].cap, &rows[i].scap,
-                                    usable(rows, a, i) && repeats_met_slo(&rows[i], o)};
+                                    usable(rows, a, i) && repeats_met_slo(&rows[i], o),
+                                    rows[i].ready_s};
     so.streams = stream_mode(rows, n);
     so.target_streams = o->target_streams;
     /* The target as the user gave it: users keep their unit, so the sentences can say so. */
@@ -258,6 +259,7 @@ static int recommend_capacity(const struct advisor_row *rows, size_t n,
     so.planning = o->planning;
     so.scale_out = o->scale_out;
     so.availability_replicas = o->availability_replicas;
+    so.autoscaling = o->autoscaling;
     rc = sizing_run(sr, n, &so, s, err);
     if (rc)
         return rc;
@@ -299,6 +301,17 @@ static void sizing_findings(struct advice *a)
                          s->memory_note);
     if (s->hpa.note[0])
         advisor__finding(a, "Autoscaling: %s.", s->hpa.note);
+    if (s->hpa.enabled && s->hpa.metric == SIZING_HPA_PODS)
+        advisor__finding(a,
+                         "Apply one request-rate autoscaler, never both (KEDA makes its own "
+                         "HPA): hpa.yaml needs a metrics adapter (such as prometheus-adapter) "
+                         "serving the Pods metric %s through the custom metrics API; keda.yaml "
+                         "needs KEDA installed and reads the rate from Prometheus at %s. "
+                         "values.yaml sets autoscaling.enabled: false: charts made by `helm "
+                         "create` template a CPU and memory HPA only.",
+                         s->hpa.metric_name, s->hpa.keda_server);
+    if (s->hpa.enabled && s->hpa.lag_note[0])
+        advisor__finding(a, "Scale-up lag: %s.", s->hpa.lag_note);
 }
 
 int advisor_run(const struct advisor_row *rows, size_t n, const struct advisor_opts *o,

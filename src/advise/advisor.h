@@ -83,6 +83,7 @@ struct advisor_row {
     struct capacity_result cap; /* capacity mode: what the search found (cap.searched false else) */
     struct stream_capacity scap; /* stream-capacity mode (scap.searched), instead of cap */
     char applied_by[16];         /* how the platform applied it ("rollout", "resize"), or "" */
+    double ready_s;              /* apply -> ready, seconds; <= 0 unknown */
 };
 
 struct advisor_opts {
@@ -100,7 +101,8 @@ struct advisor_opts {
     /* Capacity mode: the scale-out measured after the shape search (sizing.h); run false
      * without one. advise_answer fills it from the sweep. */
     struct sizing_scale_out scale_out;
-    unsigned availability_replicas; /* sizing_opts.availability_replicas: 0 today */
+    unsigned availability_replicas;                /* sizing_opts.availability_replicas: 0 today */
+    const struct profile_autoscaling *autoscaling; /* sizing_opts.autoscaling; NULL: defaults */
 };
 
 struct advisor_row_out {

@@ -93,8 +93,8 @@ void availability_apply(const struct profile_availability *av, struct advice *a)
     h->min_replicas = a->availability.replicas;
     if (old_max >= 1 && availability_plan(old_max, av->zones, av->drain, &grown, err) == 0)
         h->max_replicas = grown.replicas;
-    if (h->max_replicas < h->min_replicas)
-        h->max_replicas = h->min_replicas;
+    if (h->max_replicas < h->min_replicas + 1)
+        h->max_replicas = h->min_replicas + 1; /* room to scale */
     size_t len = strlen(h->note);
     snprintf(h->note + len, sizeof(h->note) - len,
              " With availability (%u zone%s, drain %u): minReplicas %u, maxReplicas %u (%u pods "

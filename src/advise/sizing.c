@@ -434,6 +434,12 @@ static size_t cpu_points(const struct capacity_result *cap, struct point *p)
     return out;
 }
 
+double sizing__cpu_lowest_rps(const struct capacity_result *cap)
+{
+    struct point p[CAPACITY_MAX_STEPS + 1];
+    return cpu_points(cap, p) > 0 ? p[0].rps : -1;
+}
+
 double sizing_cpu_at(const struct capacity_result *cap, double rps, bool *extrapolated)
 {
     struct point p[CAPACITY_MAX_STEPS + 1];
@@ -465,121 +471,6 @@ out:
     if (extrapolated)
         *extrapolated = ex;
     return c;
-}
-
-/* Does CPU grow with load? Fills h->cpu_bound and, when it does not or cannot tell, h->note. */
-static void cpu_growth(const struct capacity_result *cap, struct sizing_hpa *h)
-{
-    struct point p[CAPACITY_MAX_STEPS + 1];
-    size_t m = cpu_points(cap, p);
-
-    if (cap->cpu_cores < 0 || m == 0) {
-        snprintf(h->note, sizeof(h->note),
-                 "CPU was not measured at capacity, so whether it tracks load is unknown: no CPU "
-                 "HPA");
-        return;
-    }
-    double ref_rps = cap->rps / CAPACITY_CPU_GROWTH_LOAD;
-    if (p[0].rps > ref_rps)
-        ref_rps = p[0].rps;
-    if (ref_rps * SIZING_CPU_GROWTH_MIN_SPAN > cap->rps * (1 + SIZING_EPS)) {
-        snprintf(h->note, sizeof(h->note),
-                 "CPU was measured only from %.0f req/s, above 1/%g of the capacity (%.0f req/s): "
-                 "too close to it to tell whether CPU grows with load, so no CPU HPA",
-                 p[0].rps, SIZING_CPU_GROWTH_MIN_SPAN, cap->rps);
-        return;
-    }
-    double ref_cpu = sizing_cpu_at(cap, ref_rps, NULL);
-    double load_ratio = cap->rps / ref_rps;
-    double want = pow(load_ratio, log(SIZING_CPU_GROWTH) / log(CAPACITY_CPU_GROWTH_LOAD));
-    double got = ref_cpu > 0 ? cap->cpu_cores / ref_cpu : INFINITY;
-    h->cpu_bound = got >= want;
-    if (!h->cpu_bound)
-        snprintf(h->note, sizeof(h->note),
-                 "CPU does not grow with load: %.3f cores at %.0f req/s and %.3f at capacity "
-                 "(%.0f req/s), %.2fx for %.1fx the load where load-driven CPU shows at least "
-                 "%.2fx (%gx for %gx the load). The app's CPU does not follow its load, so a CPU "
-                 "HPA would not either: no HPA; scale on a metric that tracks load (requests per "
-                 "second), or keep the replica count",
-                 ref_cpu, ref_rps, cap->cpu_cores, cap->rps, got, load_ratio, want,
-                 SIZING_CPU_GROWTH, CAPACITY_CPU_GROWTH_LOAD);
-    else
-        snprintf(h->note, sizeof(h->note),
-                 "CPU grows with load: %.3f cores at %.0f req/s and %.3f at capacity (%.0f "
-                 "req/s), %.2fx for %.1fx the load (load-driven CPU shows at least %.2fx)",
-                 ref_cpu, ref_rps, cap->cpu_cores, cap->rps, got, load_ratio, want);
-}
-
-static void hpa(const struct sizing_row *rows, const struct sizing_opts *o, struct sizing *s)
-{
-    struct sizing_hpa *h = &s->hpa;
-    char words[96];
-    bool ex;
-
-    h->cpu_at_planned = -1;
-    if (s->recommended < 0)
-        return;
-    if (s->streams) {
-        /* A CPU HPA needs CPU against load, and a stream search measures CPU against open
-         * streams, whose count an HPA cannot move: each pod keeps the streams it accepted. */
-        snprintf(h->note, sizeof(h->note),
-                 "pods are sized by open streams, which stay on the pod that accepted them "
-                 "while new pods start empty, so a CPU HPA would not spread them: no HPA; keep "
-                 "the replica count, or scale on open streams per pod");
-        return;
-    }
-    const struct capacity_result *cap = rows[s->recommended].cap;
-    const struct sizing_variant *v = &s->rows[s->recommended];
-    cpu_growth(cap, h);
-    if (!h->cpu_bound)
-        return;
-    h->cpu_at_planned = sizing_cpu_at(cap, v->planned_rps, &ex);
-    double util = 100.0 * h->cpu_at_planned / ((double)s->request_cpu_m / 1000.0);
-    long u = lround(util);
-    h->target_cpu_utilization = (unsigned)(u < SIZING_HPA_MIN_UTIL   ? SIZING_HPA_MIN_UTIL
-                                           : u > SIZING_HPA_MAX_UTIL ? SIZING_HPA_MAX_UTIL
-                                                                     : u);
-    if (!s->by_target) {
-        text_catf(
-            h->note, sizeof(h->note),
-            "; no target load was given, so no replica bounds and no HPA (at the planned %.0f "
-            "req/s a pod used %.3f cores, %u%% of its CPU request)",
-            v->planned_rps, h->cpu_at_planned, h->target_cpu_utilization);
-        return;
-    }
-    if (s->unreachable) {
-        text_catf(h->note, sizeof(h->note),
-                  "; the target is not reachable with this shape (%s), so no replica bounds and "
-                  "no HPA",
-                  s->from_curve || s->curve_read ? "the scale-out's curve" : "with availability");
-        return;
-    }
-    h->enabled = true;
-    h->min_replicas = s->replicas;
-    if (s->from_curve)
-        h->max_replicas = sizing__curve_hpa_max(o, s);
-    else
-        h->max_replicas = ceil_count(s->target_rps * (1 + o->planning.growth) / v->planned_rps);
-    if (h->max_replicas < h->min_replicas)
-        h->max_replicas = h->min_replicas;
-    text_catf(
-        h->note, sizeof(h->note),
-        ". The HPA targets %u%% CPU: at the planned %.0f req/s per pod a pod used %.3f cores%s "
-        "of its %.3f-core request; from %u replicas (the target of %.0f req/s) to %u (the "
-        "target + %.0f%% growth",
-        h->target_cpu_utilization, v->planned_rps, h->cpu_at_planned,
-        ex ? " (extrapolated proportionally below the lowest measured step)" : "",
-        (double)s->request_cpu_m / 1000.0, h->min_replicas, s->target_rps, h->max_replicas,
-        o->planning.growth * 100);
-    if (s->from_curve)
-        text_catf(h->note, sizeof(h->note),
-                  ", read from the scale-out's curve and capped at %u, where it ends: %s)",
-                  s->curve.cap, sizing__cap_words(&s->curve, words, sizeof(words)));
-    else
-        text_catf(h->note, sizeof(h->note), ")");
-    if (lround(util) != (long)h->target_cpu_utilization)
-        text_catf(h->note, sizeof(h->note), " (%.0f%% computed, kept within %d-%d%%)", util,
-                  SIZING_HPA_MIN_UTIL, SIZING_HPA_MAX_UTIL);
 }
 
 /* ---- entry --------------------------------------------------------------------------------- */
@@ -616,6 +507,6 @@ int sizing_run(const struct sizing_row *rows, size_t n, const struct sizing_opts
     sizing__availability_step(o, out);
     assumption(rows, out);
     requests(rows, out);
-    hpa(rows, o, out);
+    sizing__autoscale(rows, o, out);
     return 0;
 }

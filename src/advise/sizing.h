@@ -91,6 +91,9 @@ struct sizing_opts {
     /* Step (5): replicas added for availability (issue 19's hook; 0 today). Added to the count,
      * and a count that then passes where the curve ends makes the target unreachable. */
     unsigned availability_replicas;
+    /* The profile's autoscaling: (metric name, KEDA's server and query); NULL: the defaults.
+     * Borrowed. */
+    const struct profile_autoscaling *autoscaling;
 };
 
 /* One variant as the sizing sees it. Borrowed. */
@@ -98,7 +101,8 @@ struct sizing_row {
     const struct variant *variant;
     const struct capacity_result *cap;
     const struct stream_capacity *scap; /* stream mode; may be NULL otherwise */
-    bool usable; /* the caller's row-level judgement: measured and not marked (contended ...) */
+    bool usable;    /* the caller's row-level judgement: measured and not marked (contended ...) */
+    double ready_s; /* the variant's time from apply to ready; < 0 (or 0) unknown */
 };
 
 struct sizing_variant {
@@ -113,8 +117,36 @@ struct sizing_variant {
     double rps_per_cost; /* planned_rps / pod_cost */
 };
 
+/* The scale-up lag (autoscale.c): the HPA's sync period (the controller's 15 s default), and
+ * the time its metric takes to show a load change: metrics-server's resolution for CPU (15 s by
+ * default), the rate window of the request-rate query (1 minute in the default query). */
+#define SIZING_HPA_SYNC_S        15.0
+#define SIZING_HPA_CPU_WINDOW_S  15.0
+#define SIZING_HPA_RATE_WINDOW_S 60.0
+
+/* What the HPA scales on: CPU utilization when CPU tracks load, else the request rate per pod
+ * (a Pods metric in hpa.yaml, or KEDA's prometheus trigger in keda.yaml). */
+enum sizing_hpa_metric {
+    SIZING_HPA_CPU = 0,
+    SIZING_HPA_PODS,
+};
+
 struct sizing_hpa {
-    bool enabled;                    /* an HPA is recommended (a target, CPU tracks load) */
+    /* An HPA is recommended: a target that some count holds, and room to scale above the
+     * count (maxReplicas >= minReplicas + 1); on CPU or, when CPU does not track load, on the
+     * request rate. */
+    bool enabled;
+    enum sizing_hpa_metric metric;                 /* with enabled */
+    char metric_name[PROFILE_METRIC_NAME_MAX + 1]; /* SIZING_HPA_PODS: the Pods metric's name */
+    double target_average_value; /* SIZING_HPA_PODS: planned req/s per pod, to 0.001 below */
+    /* SIZING_HPA_PODS, keda.yaml's prometheus trigger: the server and the query; "" for the
+     * query is PROFILE_AUTOSCALING_QUERY_DEFAULT with the Deployment's name. */
+    char keda_server[PROFILE_KEDA_TEXT_MAX + 1];
+    char keda_query[PROFILE_KEDA_TEXT_MAX + 1];
+    /* The lag a new pod adds: the metric's window + SIZING_HPA_SYNC_S + the measured time to
+     * ready; < 0 when the time to ready was not measured. */
+    double lag_s;
+    char lag_note[SIZING_TEXT_LEN];  /* the lag against planning.ramp; "" without an HPA */
     bool cpu_bound;                  /* CPU grows with load (SIZING_CPU_GROWTH rule) */
     unsigned min_replicas;           /* replicas for the target */
     unsigned max_replicas;           /* ceil(target x (1 + growth) / planned per pod) */

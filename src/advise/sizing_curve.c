@@ -34,6 +34,11 @@ const char *sizing__cap_words(const struct sizing_curve *c, char *buf, size_t le
     return buf;
 }
 
+double sizing__curve_rps(const struct sizing_opts *o, const struct sizing *s, unsigned n)
+{
+    return curve_low(o->scale_out.pts, o->scale_out.n, &s->curve.fit, n);
+}
+
 /* Step (6)'s max from the curve: the smallest N from the count to where the curve ends whose
  * planned capacity holds the target x (1 + growth); where the curve ends when none does. */
 unsigned sizing__curve_hpa_max(const struct sizing_opts *o, const struct sizing *s)

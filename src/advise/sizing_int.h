@@ -31,4 +31,16 @@ unsigned sizing__curve_hpa_max(const struct sizing_opts *o, const struct sizing 
  * measured". Returns buf. */
 const char *sizing__cap_words(const struct sizing_curve *c, char *buf /* OUT */, size_t len);
 
+/* The capacity of N replicas on the scale-out's curve (s->from_curve): the measured
+ * lower bound where N was measured, else the fitted curve; not yet x planned_fraction. */
+double sizing__curve_rps(const struct sizing_opts *o, const struct sizing *s, unsigned n);
+
+/* The lowest rate CPU was measured at within the SLO (sizing.c); < 0 when none was. */
+double sizing__cpu_lowest_rps(const struct capacity_result *cap);
+
+/* Step (6), the autoscaler (autoscale.c): s->hpa from the recommended row, on CPU when its CPU
+ * tracks load, else on the request rate, with maxReplicas leaving room to scale. */
+void sizing__autoscale(const struct sizing_row *rows, const struct sizing_opts *o,
+                       struct sizing *s);
+
 #endif

@@ -225,9 +225,9 @@ static int follow(struct session *s, const char *name, const char *sweep)
         if (state == PLUGIN_DONE || state == PLUGIN_FAILED) {
             status = state == PLUGIN_DONE ? EXIT_OK : EXIT_RUNTIME;
             if (state == PLUGIN_DONE)
-                printf(
-                    "results: kubectl sizeup results deploy/%s [-o md|json|values|hpa|pdb|patch]\n",
-                    name);
+                printf("results: kubectl sizeup results deploy/%s [-o "
+                       "md|json|values|hpa|keda|pdb|patch]\n",
+                       name);
             goto out;
         }
         clock_sleep_us(FOLLOW_EVERY_S * 1000000LL);
@@ -392,9 +392,10 @@ const struct cmd kcmd_results = {
     .prog = PROG,
     .name = "results",
     .summary = "print a sweep's results from its ConfigMap",
-    .synopsis = "deploy/NAME [-o md|json|values|hpa|pdb|patch] [--open] [FLAGS]",
+    .synopsis = "deploy/NAME [-o md|json|values|hpa|keda|pdb|patch] [--open] [FLAGS]",
     .intro = "Prints one output of the last sweep from the ConfigMap NAME-sizing: results.md,\n"
-             "results.json, values.yaml, hpa.yaml, pdb.yaml or deployment-patch.yaml.\n",
+             "results.json, values.yaml, hpa.yaml, keda.yaml, pdb.yaml or\n"
+             "deployment-patch.yaml.\n",
     .flags = results_flags,
     .opts = CLI_PERMUTE,
     .shorts = shorts,

@@ -627,9 +627,9 @@ const struct cmd cmd_sweep = {
              "variant's CPU and memory (as a kubelet limits a container), with WORKERS (or\n"
              "--workers-env) and PORT in its environment and $WORKERS / $PORT in its arguments\n"
              "expanded; loads it; writes its outputs (results.md, results.json, values.yaml,\n"
-             "auto-sizing.yaml, report.html and, when they apply, hpa.yaml and\n"
-             "deployment-patch.yaml) into --out and prints the answer first. Flags override the\n"
-             "profile as for loadtest.\n",
+             "auto-sizing.yaml, report.html and, when they apply, hpa.yaml, keda.yaml,\n"
+             "pdb.yaml and deployment-patch.yaml) into --out and prints the answer first.\n"
+             "Flags override the profile as for loadtest.\n",
     .flags = flags,
     .epilog =
         "example:\n"

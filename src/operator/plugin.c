@@ -67,6 +67,7 @@ const char *plugin_output_key(const char *output)
         {"rule", "auto-sizing.yaml"},
         {"html", "report.html"},
         {"pdb", "pdb.yaml"},
+        {"keda", "keda.yaml"},
     };
     for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
         if (strcmp(output, map[i][0]) == 0 || strcmp(output, map[i][1]) == 0)

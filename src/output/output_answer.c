@@ -13,7 +13,9 @@
 #include "core/quantity.h"
 #include "load/report_html.h"
 #include "output/output.h"
+#include "output/output_hpa.h"
 #include "output/output_int.h"
+#include "output/output_keda.h"
 #include "output/output_set.h"
 
 /* Writes s for the style: escaped in HTML, as is otherwise. */
@@ -90,7 +92,16 @@ static void replicas_line(const struct sizing *s, char *buf, size_t len)
 /* The autoscaler: the HPA's bounds and target, or why there is none. */
 static void hpa_line(const struct sizing *s, char *buf, size_t len)
 {
-    if (s->hpa.enabled)
+    char v[32];
+
+    if (s->hpa.enabled && s->hpa.metric == SIZING_HPA_PODS) {
+        output__average_value(s->hpa.target_average_value, v, sizeof(v));
+        snprintf(buf, len,
+                 "on the request rate (CPU does not track load), from %u to %u replicas at %s "
+                 "req/s per pod; apply ONE: hpa.yaml (needs a metrics adapter serving the Pods "
+                 "metric %s) or keda.yaml (needs KEDA installed), never both",
+                 s->hpa.min_replicas, s->hpa.max_replicas, v, s->hpa.metric_name);
+    } else if (s->hpa.enabled)
         snprintf(buf, len, "an HPA from %u to %u replicas at %u%% of requests.cpu (hpa.yaml)",
                  s->hpa.min_replicas, s->hpa.max_replicas, s->hpa.target_cpu_utilization);
     else if (s->hpa.note[0])
@@ -149,9 +160,10 @@ static void values_block(FILE *f, enum output_answer_style st, const char *yaml)
 /* The commands that apply what was written, one per file. */
 static void apply_block(FILE *f, enum output_answer_style st, const struct output_doc *d)
 {
-    char cmds[6][256];
+    char cmds[8][256];
     size_t n = 0;
     const char *dep = d->workload.deployment;
+    bool keda = output_keda_applies(&d->advice->sizing);
 
     /* In a cluster the files are the results ConfigMap's keys: the plugin fetches each first. */
     if (dep && d->platform && strcmp(d->platform, "kube") == 0) {
@@ -160,12 +172,19 @@ static void apply_block(FILE *f, enum output_answer_style st, const struct outpu
         if (d->advice->sizing.hpa.enabled)
             snprintf(cmds[n++], sizeof(cmds[0]),
                      "kubectl sizeup results deploy/%s -o hpa > hpa.yaml", dep);
+        if (keda)
+            snprintf(cmds[n++], sizeof(cmds[0]),
+                     "kubectl sizeup results deploy/%s -o keda > keda.yaml", dep);
         snprintf(cmds[n++], sizeof(cmds[0]),
                  "kubectl sizeup results deploy/%s -o patch > deployment-patch.yaml", dep);
     }
     snprintf(cmds[n++], sizeof(cmds[0]),
              "helm upgrade RELEASE CHART --reuse-values -f values.yaml");
-    if (d->advice->sizing.hpa.enabled)
+    if (keda)
+        snprintf(cmds[n++], sizeof(cmds[0]),
+                 "kubectl apply -f hpa.yaml  # or, with KEDA installed, kubectl apply -f "
+                 "keda.yaml (never both)");
+    else if (d->advice->sizing.hpa.enabled)
         snprintf(cmds[n++], sizeof(cmds[0]), "kubectl apply -f hpa.yaml");
     if (d->workload.deployment)
         snprintf(cmds[n++], sizeof(cmds[0]),

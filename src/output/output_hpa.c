@@ -12,12 +12,7 @@
 
 #include "output/output_int.h"
 
-struct tree {
-    yaml_document_t doc;
-    bool failed;
-};
-
-static int scalar(struct tree *t, const char *v, yaml_scalar_style_t style)
+int output__tree_scalar(struct output_tree *t, const char *v, yaml_scalar_style_t style)
 {
     int id = t->failed ? 0
                        : yaml_document_add_scalar(&t->doc, NULL, (const yaml_char_t *)v,
@@ -27,7 +22,7 @@ static int scalar(struct tree *t, const char *v, yaml_scalar_style_t style)
     return id;
 }
 
-static int mapping(struct tree *t)
+int output__tree_mapping(struct output_tree *t)
 {
     int id = t->failed ? 0 : yaml_document_add_mapping(&t->doc, NULL, YAML_BLOCK_MAPPING_STYLE);
     if (!id)
@@ -35,24 +30,66 @@ static int mapping(struct tree *t)
     return id;
 }
 
-/* Adds key: value (a node id) to the mapping `map`. */
-static void put(struct tree *t, int map, const char *key, int value)
+int output__tree_item(struct output_tree *t, int seq)
 {
-    int k = scalar(t, key, YAML_PLAIN_SCALAR_STYLE);
+    int m = output__tree_mapping(t);
+    if (!t->failed && !yaml_document_append_sequence_item(&t->doc, seq, m))
+        t->failed = true;
+    return m;
+}
+
+int output__tree_sequence(struct output_tree *t)
+{
+    int id = t->failed ? 0 : yaml_document_add_sequence(&t->doc, NULL, YAML_BLOCK_SEQUENCE_STYLE);
+    if (!id)
+        t->failed = true;
+    return id;
+}
+
+void output__tree_put(struct output_tree *t, int map, const char *key, int value)
+{
+    int k = output__tree_scalar(t, key, YAML_PLAIN_SCALAR_STYLE);
     if (!t->failed && !yaml_document_append_mapping_pair(&t->doc, map, k, value))
         t->failed = true;
 }
 
-static void put_str(struct tree *t, int map, const char *key, const char *v)
+void output__tree_put_str(struct output_tree *t, int map, const char *key, const char *v)
 {
-    put(t, map, key, scalar(t, v, YAML_ANY_SCALAR_STYLE));
+    output__tree_put(t, map, key, output__tree_scalar(t, v, YAML_ANY_SCALAR_STYLE));
 }
 
-static void put_uint(struct tree *t, int map, const char *key, unsigned v)
+void output__tree_put_uint(struct output_tree *t, int map, const char *key, unsigned v)
 {
     char b[16];
     snprintf(b, sizeof(b), "%u", v);
-    put(t, map, key, scalar(t, b, YAML_PLAIN_SCALAR_STYLE));
+    output__tree_put(t, map, key, output__tree_scalar(t, b, YAML_PLAIN_SCALAR_STYLE));
+}
+
+/* The object's metadata: its name and the sizing's sentence as an annotation. */
+int output__tree_object(struct output_tree *t, const char *api, const char *kind, const char *name,
+                        const char *note)
+{
+    int root = output__tree_mapping(t);
+    output__tree_put_str(t, root, "apiVersion", api);
+    output__tree_put_str(t, root, "kind", kind);
+    int meta = output__tree_mapping(t);
+    output__tree_put(t, root, "metadata", meta);
+    output__tree_put_str(t, meta, "name", name);
+    int ann = output__tree_mapping(t);
+    output__tree_put(t, meta, "annotations", ann);
+    output__tree_put(t, ann, OUTPUT_HPA_NOTE_ANNOTATION,
+                     output__tree_scalar(t, note, YAML_DOUBLE_QUOTED_SCALAR_STYLE));
+    return root;
+}
+
+void output__average_value(double v, char *buf, size_t len)
+{
+    snprintf(buf, len, "%.3f", v);
+    char *e = buf + strlen(buf) - 1;
+    while (e > buf && *e == '0')
+        *e-- = '\0';
+    if (e > buf && *e == '.')
+        *e = '\0';
 }
 
 /* A DNS-1123 subdomain: lowercase alphanumerics, '-' and '.', starting and ending alphanumeric. */
@@ -71,45 +108,45 @@ static bool valid_name(const char *s)
 }
 
 /* Builds the HPA into t->doc (initialized by the caller). */
-static void build(struct tree *t, const struct sizing_hpa *h, const char *name)
+static void build(struct output_tree *t, const struct sizing_hpa *h, const char *name)
 {
-    int root = mapping(t);
-    put_str(t, root, "apiVersion", "autoscaling/v2");
-    put_str(t, root, "kind", "HorizontalPodAutoscaler");
+    int root = output__tree_object(t, "autoscaling/v2", "HorizontalPodAutoscaler", name, h->note);
+    int spec = output__tree_mapping(t);
+    output__tree_put(t, root, "spec", spec);
+    int ref = output__tree_mapping(t);
+    output__tree_put(t, spec, "scaleTargetRef", ref);
+    output__tree_put_str(t, ref, "apiVersion", "apps/v1");
+    output__tree_put_str(t, ref, "kind", "Deployment");
+    output__tree_put_str(t, ref, "name", name);
+    output__tree_put_uint(t, spec, "minReplicas", h->min_replicas);
+    output__tree_put_uint(t, spec, "maxReplicas", h->max_replicas);
 
-    int meta = mapping(t);
-    put(t, root, "metadata", meta);
-    put_str(t, meta, "name", name);
-    int ann = mapping(t);
-    put(t, meta, "annotations", ann);
-    put(t, ann, OUTPUT_HPA_NOTE_ANNOTATION, scalar(t, h->note, YAML_DOUBLE_QUOTED_SCALAR_STYLE));
-
-    int spec = mapping(t);
-    put(t, root, "spec", spec);
-    int ref = mapping(t);
-    put(t, spec, "scaleTargetRef", ref);
-    put_str(t, ref, "apiVersion", "apps/v1");
-    put_str(t, ref, "kind", "Deployment");
-    put_str(t, ref, "name", name);
-    put_uint(t, spec, "minReplicas", h->min_replicas);
-    put_uint(t, spec, "maxReplicas", h->max_replicas);
-
-    int metrics =
-        t->failed ? 0 : yaml_document_add_sequence(&t->doc, NULL, YAML_BLOCK_SEQUENCE_STYLE);
-    if (!metrics)
-        t->failed = true;
-    put(t, spec, "metrics", metrics);
-    int metric = mapping(t);
-    if (!t->failed && !yaml_document_append_sequence_item(&t->doc, metrics, metric))
-        t->failed = true;
-    put_str(t, metric, "type", "Resource");
-    int res = mapping(t);
-    put(t, metric, "resource", res);
-    put_str(t, res, "name", "cpu");
-    int target = mapping(t);
-    put(t, res, "target", target);
-    put_str(t, target, "type", "Utilization");
-    put_uint(t, target, "averageUtilization", h->target_cpu_utilization);
+    int metrics = output__tree_sequence(t);
+    output__tree_put(t, spec, "metrics", metrics);
+    int metric = output__tree_item(t, metrics);
+    int target = output__tree_mapping(t);
+    if (h->metric == SIZING_HPA_PODS) {
+        char v[32];
+        output__tree_put_str(t, metric, "type", "Pods");
+        int pods = output__tree_mapping(t);
+        output__tree_put(t, metric, "pods", pods);
+        int m = output__tree_mapping(t);
+        output__tree_put(t, pods, "metric", m);
+        output__tree_put_str(t, m, "name", h->metric_name);
+        output__tree_put(t, pods, "target", target);
+        output__tree_put_str(t, target, "type", "AverageValue");
+        output__average_value(h->target_average_value, v, sizeof(v));
+        output__tree_put(t, target, "averageValue",
+                         output__tree_scalar(t, v, YAML_DOUBLE_QUOTED_SCALAR_STYLE));
+        return;
+    }
+    output__tree_put_str(t, metric, "type", "Resource");
+    int res = output__tree_mapping(t);
+    output__tree_put(t, metric, "resource", res);
+    output__tree_put_str(t, res, "name", "cpu");
+    output__tree_put(t, res, "target", target);
+    output__tree_put_str(t, target, "type", "Utilization");
+    output__tree_put_uint(t, target, "averageUtilization", h->target_cpu_utilization);
 }
 
 int output_hpa_doc(FILE *f, const struct output_doc *d, char *err)
@@ -118,12 +155,38 @@ int output_hpa_doc(FILE *f, const struct output_doc *d, char *err)
     return output_hpa_yaml(f, &d->advice->sizing, name ? name : OUTPUT_HPA_DEFAULT_NAME, err);
 }
 
-int output_hpa_yaml(FILE *f, const struct sizing *s, const char *name, char *err)
+bool output__name_ok(const char *name)
+{
+    return valid_name(name);
+}
+
+int output__tree_dump(FILE *f, struct output_tree *t, char *err)
 {
     yaml_emitter_t em;
-    struct tree t = {0};
-    bool em_ready = false, doc_ready = false;
     int rc = 0;
+
+    if (t->failed) {
+        yaml_document_delete(&t->doc);
+        return err_set(err, -ENOMEM, "out of memory building the document");
+    }
+    if (!yaml_emitter_initialize(&em)) {
+        yaml_document_delete(&t->doc);
+        return err_set(err, -ENOMEM, "out of memory");
+    }
+    yaml_emitter_set_output(&em, output_yaml_write, f);
+    yaml_emitter_set_width(&em, 100);
+    yaml_emitter_set_unicode(&em, 1);
+    /* yaml_emitter_dump consumes the document, whether it succeeds or not. */
+    if (!yaml_emitter_open(&em) || !yaml_emitter_dump(&em, &t->doc) || !yaml_emitter_close(&em) ||
+        !yaml_emitter_flush(&em))
+        rc = err_set(err, -EIO, "YAML emitter: %s", em.problem ? em.problem : "write error");
+    yaml_emitter_delete(&em);
+    return rc;
+}
+
+int output_hpa_yaml(FILE *f, const struct sizing *s, const char *name, char *err)
+{
+    struct output_tree t = {0};
 
     if (!s->hpa.enabled)
         return err_set(err, -ENOENT, "no HPA recommended: %s",
@@ -133,33 +196,8 @@ int output_hpa_yaml(FILE *f, const struct sizing *s, const char *name, char *err
                        "'%.64s' is not a Kubernetes object name (lowercase letters, digits, '-' "
                        "and '.', at most %d characters)",
                        name ? name : "", OUTPUT_HPA_NAME_MAX);
-    if (!yaml_emitter_initialize(&em)) {
-        rc = err_set(err, -ENOMEM, "out of memory");
-        goto out;
-    }
-    em_ready = true;
-    yaml_emitter_set_output(&em, output_yaml_write, f);
-    yaml_emitter_set_width(&em, 100);
-    yaml_emitter_set_unicode(&em, 1);
-    if (!yaml_document_initialize(&t.doc, NULL, NULL, NULL, 1, 1)) {
-        rc = err_set(err, -ENOMEM, "out of memory");
-        goto out;
-    }
-    doc_ready = true;
+    if (!yaml_document_initialize(&t.doc, NULL, NULL, NULL, 1, 1))
+        return err_set(err, -ENOMEM, "out of memory");
     build(&t, &s->hpa, name);
-    if (t.failed) {
-        rc = err_set(err, -ENOMEM, "out of memory building hpa.yaml");
-        goto out;
-    }
-    /* yaml_emitter_dump consumes the document, whether it succeeds or not. */
-    doc_ready = false;
-    if (!yaml_emitter_open(&em) || !yaml_emitter_dump(&em, &t.doc) || !yaml_emitter_close(&em) ||
-        !yaml_emitter_flush(&em))
-        rc = err_set(err, -EIO, "YAML emitter: %s", em.problem ? em.problem : "write error");
-out:
-    if (doc_ready)
-        yaml_document_delete(&t.doc);
-    if (em_ready)
-        yaml_emitter_delete(&em);
-    return rc;
+    return output__tree_dump(f, &t, err);
 }

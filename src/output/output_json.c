@@ -11,6 +11,8 @@
 #include "load/report.h"
 #include "output/output.h"
 #include "output/output_capacity.h"
+#include "output/output_hpa.h"
+#include "output/output_keda.h"
 #include "output/output_int.h"
 #include "output/output_set.h"
 #include "profile/profile_streams.h"
@@ -90,6 +92,19 @@ static void json_profile_inputs(struct jb *b, cJSON *o, const struct profile *p)
     if (x) {
         jb_num(b, x, "buffer", p->planning.buffer);
         jb_num(b, x, "growth", p->planning.growth);
+        if (p->planning.ramp_given)
+            jb_num(b, x, "ramp", p->planning.ramp);
+    }
+    if (p->autoscaling.given) {
+        x = jb_obj(b, o, "autoscaling");
+        jb_str(b, x, "metric", p->autoscaling.metric);
+        if (p->autoscaling.server_address[0] || p->autoscaling.query[0]) {
+            cJSON *k = jb_obj(b, x, "keda");
+            if (p->autoscaling.server_address[0])
+                jb_str(b, k, "server_address", p->autoscaling.server_address);
+            if (p->autoscaling.query[0])
+                jb_str(b, k, "query", p->autoscaling.query);
+        }
     }
     json_profile_streams(b, o, p->streams);
 }
@@ -279,7 +294,8 @@ static void json_derivation(struct jb *b, cJSON *parent, const char *name, doubl
     jb_str(b, o, "from", dv->text);
 }
 
-/* recommendation.hpa ({min_replicas, max_replicas, target_cpu_utilization} or null) and
+/* recommendation.hpa ({min_replicas, max_replicas, metric: "cpu", target_cpu_utilization}, or
+ * with metric "pods" metric_name and target_average_value instead; null without an HPA) and
  * recommendation.planned_rps_per_pod (null without a capacity search). */
 static void json_sizing(struct jb *b, cJSON *x, const struct sizing *s)
 {
@@ -303,7 +319,35 @@ static void json_sizing(struct jb *b, cJSON *x, const struct sizing *s)
         return;
     jb_num(b, h, "min_replicas", s->hpa.min_replicas);
     jb_num(b, h, "max_replicas", s->hpa.max_replicas);
-    jb_num(b, h, "target_cpu_utilization", s->hpa.target_cpu_utilization);
+    if (s->hpa.metric == SIZING_HPA_PODS) {
+        jb_str(b, h, "metric", "pods");
+        jb_str(b, h, "metric_name", s->hpa.metric_name);
+        jb_num(b, h, "target_average_value", s->hpa.target_average_value);
+    } else {
+        jb_str(b, h, "metric", "cpu");
+        jb_num(b, h, "target_cpu_utilization", s->hpa.target_cpu_utilization);
+    }
+}
+
+/* recommendation.keda ({min_replicas, max_replicas, threshold, query, server_address}, or null
+ * without a request-rate autoscaler): what keda.yaml holds. */
+static void json_keda(struct jb *b, cJSON *x, const struct sizing *s, const char *deployment)
+{
+    char q[PROFILE_KEDA_TEXT_MAX + OUTPUT_HPA_NAME_MAX + 64];
+
+    if (!output_keda_applies(s)) {
+        jb_null(b, x, "keda");
+        return;
+    }
+    cJSON *k = jb_obj(b, x, "keda");
+    if (!k)
+        return;
+    output_keda_query(s, deployment ? deployment : OUTPUT_HPA_DEFAULT_NAME, q, sizeof(q));
+    jb_num(b, k, "min_replicas", s->hpa.min_replicas);
+    jb_num(b, k, "max_replicas", s->hpa.max_replicas);
+    jb_num(b, k, "threshold", s->hpa.target_average_value);
+    jb_str(b, k, "query", q);
+    jb_str(b, k, "server_address", s->hpa.keda_server);
 }
 
 /* recommendation.replicas (null when the target is unreachable), replicas_linear beside it,
@@ -384,6 +428,7 @@ cJSON *output_results_json(const struct output_doc *d)
             jb_num(b, x, "target_rps", a->target_rps);
         json_replicas(b, x, a);
         json_sizing(b, x, &a->sizing);
+        json_keda(b, x, &a->sizing, d->workload.deployment);
         output_availability_json(b, x, a);
     }
     if (a->recommended >= 0) {

@@ -15,6 +15,7 @@
 #include "core/fmt.h"
 #include "core/log.h"
 #include "output/output_hpa.h"
+#include "output/output_keda.h"
 #include "advise/advise.h"
 #include "output/output_int.h"
 #include "sweep/runner.h"
@@ -25,6 +26,7 @@ typedef int (*render_fn)(FILE *f, const struct output_doc *d, char *err);
 #define NEEDS_PREVIOUS (1u << 1) /* an earlier sweep's results (d->previous_results) */
 #define NEEDS_HPA      (1u << 2) /* the sizing recommends an HPA (d->advice->sizing.hpa) */
 #define NEEDS_PDB      (1u << 3) /* an availability plan (d->advice->availability) */
+#define NEEDS_KEDA     (1u << 4) /* a request-rate HPA (output_keda_applies) */
 
 /* The outputs, in the order they are listed and written. */
 static const struct output_def {
@@ -39,6 +41,7 @@ static const struct output_def {
     {"values.yaml", output_values_yaml, true, 0, 0},
     {"auto-sizing.yaml", output_rule_yaml, false, 0, 0},
     {"hpa.yaml", output_hpa_doc, true, 0, NEEDS_HPA},
+    {"keda.yaml", output_keda_doc, true, 0, NEEDS_KEDA},
     {"pdb.yaml", output_pdb_doc, true, 0, NEEDS_PDB},
     {"report.html", output_report_html, false, OUTPUT_OMIT_HTML, 0},
     {"deployment-patch.yaml", output_deployment_patch, true, 0, NEEDS_WORKLOAD},
@@ -147,7 +150,8 @@ static bool applies(const struct output_def *def, const struct output_doc *d)
     if (((def->needs & NEEDS_WORKLOAD) && !d->workload.deployment) ||
         ((def->needs & NEEDS_PREVIOUS) && !d->previous_results) ||
         ((def->needs & NEEDS_HPA) && !d->advice->sizing.hpa.enabled) ||
-        ((def->needs & NEEDS_PDB) && !d->advice->availability.applied))
+        ((def->needs & NEEDS_PDB) && !d->advice->availability.applied) ||
+        ((def->needs & NEEDS_KEDA) && !output_keda_applies(&d->advice->sizing)))
         return false;
     return !(def->omit_whole && (d->omit & def->omit_whole));
 }

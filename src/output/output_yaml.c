@@ -220,8 +220,11 @@ static size_t sizing_leaves(const struct output_doc *d, struct leaf *l)
     snprintf(b, sizeof(b), "%u", s->replicas);
     leaf_set(&l[n++], d->paths.replicas, NULL, b);
     /* enabled: false is written too: the chart's replicaCount only counts with its HPA off. */
-    leaf_set(&l[n++], as, "enabled", s->hpa.enabled ? "true" : "false");
-    if (!s->hpa.enabled)
+    /* Charts made by `helm create` template CPU and memory utilization only: a request-rate
+     * HPA is hpa.yaml's or keda.yaml's, and the chart's own stays off. */
+    bool cpu_hpa = s->hpa.enabled && s->hpa.metric == SIZING_HPA_CPU;
+    leaf_set(&l[n++], as, "enabled", cpu_hpa ? "true" : "false");
+    if (!cpu_hpa)
         return n;
     snprintf(b, sizeof(b), "%u", s->hpa.min_replicas);
     leaf_set(&l[n++], as, "minReplicas", b);

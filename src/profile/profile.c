@@ -136,12 +136,14 @@ enum {
     K_SCALE_OUT,
     K_AVAILABILITY,
     K_NODES,
+    K_AUTOSCALING,
     K_N
 };
 static const char *const top_keys[K_N] = {
-    "users",   "rate",      "duration",   "warmup",    "timeout",      "per_user_rps", "thresholds",
-    "target",  "stages",    "requests",   "search",    "slo",          "cost",         "planning",
-    "streams", "producers", "generators", "scale_out", "availability", "nodes"};
+    "users",        "rate",     "duration",   "warmup",    "timeout",    "per_user_rps",
+    "thresholds",   "target",   "stages",     "requests",  "search",     "slo",
+    "cost",         "planning", "streams",    "producers", "generators", "scale_out",
+    "availability", "nodes",    "autoscaling"};
 
 static int load_root(struct profile__ctx *c, const yaml_node_t *root, struct profile *p)
 {
@@ -222,6 +224,8 @@ static int load_root(struct profile__ctx *c, const yaml_node_t *root, struct pro
         return rc;
     if (v[K_NODES] && (rc = profile__load_nodes(c, v[K_NODES], p)))
         return rc;
+    if (v[K_AUTOSCALING] && (rc = profile__load_autoscaling(c, v[K_AUTOSCALING], p)))
+        return rc;
     return profile__load_streams(c, v[K_STREAMS], v[K_PRODUCERS],
                                  v[K_USERS] || v[K_RATE] || v[K_STAGES] || v[K_REQUESTS], p);
 }
@@ -278,6 +282,8 @@ static int init_default(struct profile *p, const char *source)
     p->cost.memory_gib = 0.13;
     p->planning.buffer = 0.10;
     p->planning.growth = 0.30;
+    snprintf(p->autoscaling.metric, sizeof(p->autoscaling.metric), "%s",
+             PROFILE_AUTOSCALING_METRIC_DEFAULT);
     p->source = strdup(source);
     p->requests = calloc(1, sizeof(*p->requests));
     if (!p->source || !p->requests)

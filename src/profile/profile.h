@@ -95,6 +95,10 @@ struct profile_cost {
 struct profile_planning {
     double buffer;
     double growth;
+    /* planning.ramp: the expected load growth per minute (0.2 = 20%/min), read against the
+     * autoscaler's scale-up lag; meaningful when ramp_given. */
+    double ramp;
+    bool ramp_given;
 };
 
 /* scale_out: how many replicas of one variant a sweep measures after the shape search
@@ -125,6 +129,23 @@ struct profile_availability {
     bool given;
     unsigned zones; /* 1..PROFILE_MAX_ZONES; default 1 (no zone spread) */
     unsigned drain; /* pods a drain may take down at once, 0..PROFILE_MAX_DRAIN; default 1 */
+};
+
+/* autoscaling: { metric, keda: { server_address, query } }: how the request-rate autoscaler
+ * the sizing writes for an app whose CPU does not track load names its metric (hpa.yaml's Pods
+ * metric) and where KEDA reads it (keda.yaml's prometheus trigger). Unrelated to the
+ * `autoscaling=` values path (docs/profile.md). Absent: given false and the defaults below. */
+#define PROFILE_AUTOSCALING_METRIC_DEFAULT "http_requests_per_second"
+#define PROFILE_AUTOSCALING_SERVER_DEFAULT "http://prometheus-server.monitoring.svc:9090"
+/* The query's default, with the Deployment's name at %s (output_keda.c fills it). */
+#define PROFILE_AUTOSCALING_QUERY_DEFAULT "sum(rate(http_requests_total{deployment=\"%s\"}[1m]))"
+#define PROFILE_METRIC_NAME_MAX           253 /* a Kubernetes metric name fits a DNS subdomain */
+#define PROFILE_KEDA_TEXT_MAX             1024
+struct profile_autoscaling {
+    bool given;
+    char metric[PROFILE_METRIC_NAME_MAX + 1];       /* default PROFILE_AUTOSCALING_METRIC_DEFAULT */
+    char server_address[PROFILE_KEDA_TEXT_MAX + 1]; /* "": PROFILE_AUTOSCALING_SERVER_DEFAULT */
+    char query[PROFILE_KEDA_TEXT_MAX + 1];          /* "": PROFILE_AUTOSCALING_QUERY_DEFAULT */
 };
 
 /* nodes: [{ name, cpu, memory, price, reserved: { cpu, memory } }]: the node types the app's
@@ -168,6 +189,7 @@ struct profile {
     struct profile_streams *streams; /* owned: streams: and producers:, NULL when absent */
     struct profile_scale_out scale_out;
     struct profile_availability availability;
+    struct profile_autoscaling autoscaling;
     struct profile_node_type nodes[PROFILE_MAX_NODE_TYPES];
     size_t nnodes; /* 0: nodes: absent, the cost: weights price a pod */
 };

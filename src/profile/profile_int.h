@@ -123,6 +123,13 @@ int profile__load_scale_out(struct profile__ctx *c, const yaml_node_t *map, stru
 SIZEUP_MUST_USE int profile__load_nodes(struct profile__ctx *c, const yaml_node_t *seq,
                                         struct profile *p);
 
+/* autoscaling: { metric, keda: { server_address, query } } into p->autoscaling, and
+ * planning.ramp's percentage per minute into *out (profile_autoscaling.c). */
+SIZEUP_MUST_USE int profile__load_autoscaling(struct profile__ctx *c, const yaml_node_t *map,
+                                              struct profile *p);
+SIZEUP_MUST_USE int profile__get_ramp(struct profile__ctx *c, const yaml_node_t *n,
+                                      double *out /* OUT */);
+
 /* availability: { zones, drain } into p->availability (profile_availability.c). */
 SIZEUP_MUST_USE int profile__load_availability(struct profile__ctx *c, const yaml_node_t *map,
                                                struct profile *p);

@@ -180,8 +180,8 @@ static int get_growth(struct profile__ctx *c, const yaml_node_t *n, double *out)
     return 0;
 }
 
-enum { PL_BUFFER, PL_GROWTH, PL_N };
-static const char *const pl_keys[PL_N] = {"buffer", "growth"};
+enum { PL_BUFFER, PL_GROWTH, PL_RAMP, PL_N };
+static const char *const pl_keys[PL_N] = {"buffer", "growth", "ramp"};
 
 static int load_planning(struct profile__ctx *c, const yaml_node_t *map, struct profile *p)
 {
@@ -200,6 +200,10 @@ static int load_planning(struct profile__ctx *c, const yaml_node_t *map, struct 
     }
     if (!rc && v[PL_GROWTH])
         rc = get_growth(c, v[PL_GROWTH], &p->planning.growth);
+    if (!rc && v[PL_RAMP])
+        rc = profile__get_ramp(c, v[PL_RAMP], &p->planning.ramp);
+    if (!rc && v[PL_RAMP])
+        p->planning.ramp_given = true;
     return rc;
 }
 

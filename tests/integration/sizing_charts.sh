@@ -2,8 +2,10 @@
 # The sizing answer in the tools users apply it with: the values.yaml sizeup writes for a target,
 # given to `helm template` of a chart made by `helm create`, renders a Deployment with the
 # recommended resources and replicas and, when CPU tracks load, an HPA with the recommended
-# bounds and CPU target; hpa.yaml is accepted by `kubectl apply --dry-run=client` (against the
-# fake API server, which kubectl needs for discovery) and round-trips through a real apply.
+# bounds and CPU target; when it does not, hpa.yaml is on the request rate and keda.yaml (checked
+# against KEDA's documented ScaledObject fields) has the same threshold. hpa.yaml is accepted by
+# `kubectl apply --dry-run=client` (against the fake API server, which kubectl needs for
+# discovery) and round-trips through a real apply.
 set -euo pipefail
 ROOT=${ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 BUILD=${BUILD:-$ROOT/build/asan}
@@ -53,15 +55,32 @@ expect "hpa: the Deployment leaves replicas to the HPA" "$f" \
 expect "hpa: the container gets the recommended resources (requests.cpu ${cpu}m)" "$f" \
     "one('Deployment')['spec']['template']['spec']['containers'][0]['resources'] == {'limits': {'cpu': '1000m', 'memory': '512Mi'}, 'requests': {'cpu': '${cpu}m', 'memory': '125Mi'}}"
 
-# --- Not CPU-bound: the replica count, no HPA.
+# --- Not CPU-bound: the chart's HPA off (it templates CPU only), the replica count; hpa.yaml on
+# the request rate (a Pods metric at the planned req/s per pod) and keda.yaml at the same
+# threshold, checked against the ScaledObject schema from KEDA's documented fields.
 "$HELM" template app "$tmp/app" -f "$tmp/out/static/values.yaml" >"$tmp/static-render.yaml"
 f="$tmp/static-render.yaml"
 reps=$(num static replicas)
-expect "static: no HorizontalPodAutoscaler" "$f" 'of("HorizontalPodAutoscaler") == []'
+smin=$(num static min) smax=$(num static max)
+avg=$(sed -n 's/^static .*\bavg=\([0-9.]*\).*/\1/p' "$tmp/numbers")
+expect "static: the chart renders no HorizontalPodAutoscaler" "$f" 'of("HorizontalPodAutoscaler") == []'
 expect "static: the Deployment runs $reps replicas" "$f" \
     "one('Deployment')['spec']['replicas'] == $reps"
-[ ! -e "$tmp/out/static/hpa.yaml" ] && { PASSED=$((PASSED + 1)); echo "ok   static: no hpa.yaml"; } ||
-    { FAILED=$((FAILED + 1)); echo "FAIL static: hpa.yaml written without an HPA"; }
+expect "static: hpa.yaml scales on the Pods metric at averageValue $avg, $smin to $smax" \
+    "$tmp/out/static/hpa.yaml" \
+    "(lambda s: s['metrics'] == [{'type': 'Pods', 'pods': {'metric': {'name': 'http_requests_per_second'}, 'target': {'type': 'AverageValue', 'averageValue': '$avg'}}}] and (s['minReplicas'], s['maxReplicas']) == ($smin, $smax))(one('HorizontalPodAutoscaler')['spec'])"
+if out=$(/usr/bin/python3 "$ROOT/tests/integration/lib/keda_check.py" "$tmp/out/static/keda.yaml" \
+    "$avg" "$smin" "$smax" 2>&1); then
+    PASSED=$((PASSED + 1)); echo "ok   static: $out"
+else
+    FAILED=$((FAILED + 1)); echo "FAIL static: keda.yaml: $out"
+fi
+# The schema check can fail: a numeric threshold (KEDA's metadata is strings) is refused.
+sed 's/threshold: "\(.*\)"/threshold: \1/' "$tmp/out/static/keda.yaml" >"$tmp/bad-keda.yaml"
+must_fail "the schema refuses a ScaledObject whose threshold is not a string" "ValidationError" \
+    /usr/bin/python3 "$ROOT/tests/integration/lib/keda_check.py" "$tmp/bad-keda.yaml"
+[ ! -e "$tmp/out/hpa/keda.yaml" ] && { PASSED=$((PASSED + 1)); echo "ok   hpa: no keda.yaml for a CPU HPA"; } ||
+    { FAILED=$((FAILED + 1)); echo "FAIL hpa: keda.yaml beside a CPU HPA"; }
 
 # --- hpa.yaml with kubectl, against the fake API server.
 fake_start "$tmp/fake" --no-kubelet
@@ -70,6 +89,12 @@ if out=$(k apply --dry-run=client -f "$tmp/out/hpa/hpa.yaml" 2>&1) &&
     PASSED=$((PASSED + 1)); echo "ok   kubectl apply --dry-run=client accepts hpa.yaml: $out"
 else
     FAILED=$((FAILED + 1)); echo "FAIL kubectl apply --dry-run=client -f hpa.yaml: $out"
+fi
+if out=$(k apply --dry-run=client -f "$tmp/out/static/hpa.yaml" 2>&1) &&
+    grep -q "horizontalpodautoscaler.autoscaling/app created (dry run)" <<<"$out"; then
+    PASSED=$((PASSED + 1)); echo "ok   kubectl apply --dry-run=client accepts the request-rate hpa.yaml: $out"
+else
+    FAILED=$((FAILED + 1)); echo "FAIL kubectl apply --dry-run=client -f static/hpa.yaml: $out"
 fi
 # The check can fail: a kind the API does not serve is refused.
 sed 's#autoscaling/v2#autoscaling/v9#' "$tmp/out/hpa/hpa.yaml" >"$tmp/bad.yaml"

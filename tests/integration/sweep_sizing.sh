@@ -71,13 +71,23 @@ assert values["replicaCount"] == reps, values
 want_cpu = max(10, math.ceil(c["cpu_cores"] * 100 - 1e-9) * 10)
 assert values["resources"]["requests"]["cpu"] == f"{min(want_cpu, 500)}m", (values, c["cpu_cores"])
 hpa_path = os.path.join(out, "hpa.yaml")
+want_max = max(math.ceil(1000 * 1.3 / planned - 1e-9), math.ceil(1000 * 1.3 / low - 1e-9), reps + 1)
 if r["hpa"] is None:
     assert values["autoscaling"] == {"enabled": False}, values
     assert not os.path.exists(hpa_path), "hpa.yaml without an HPA"
     print("no HPA:", [f for f in d["findings"] if f.startswith("Autoscaling")])
+elif r["hpa"]["metric"] == "pods":
+    # CPU that does not grow with load (the server only sleeps): the request-rate HPA.
+    h = r["hpa"]
+    assert h["min_replicas"] == reps and h["max_replicas"] == want_max, h
+    assert planned - 0.0011 <= h["target_average_value"] <= planned, (h, planned)
+    assert values["autoscaling"] == {"enabled": False}, values
+    assert r["keda"]["threshold"] == h["target_average_value"], r["keda"]
+    print("request-rate HPA:", h)
 else:
     h = r["hpa"]
-    assert h["min_replicas"] == reps and h["max_replicas"] == math.ceil(1000 * 1.3 / planned - 1e-9), h
+    assert h["metric"] == "cpu", h
+    assert h["min_replicas"] == reps and h["max_replicas"] == want_max, h
     assert 10 <= h["target_cpu_utilization"] <= 100, h
     assert values["autoscaling"] == {"enabled": True, "minReplicas": h["min_replicas"],
                                      "maxReplicas": h["max_replicas"],

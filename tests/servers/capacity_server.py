@@ -9,6 +9,10 @@ set WORKERS) get different known capacities.
 
     WORKERS=2 SLOTS_PER_WORKER=2 HOLD_MS=20 PORT=8080 python3 capacity_server.py [marker]
 
+BURN_CORES (0: off) adds a fixed background burn, as a runtime's idle work or polling: a child
+process spins BURN_CORES of a core (in 10 ms periods) whatever the load, so the app's CPU stays
+nearly flat while its load grows (the request-rate autoscaler's tests); it exits with the server.
+
 Environment: PORT (8080), WORKERS (1), SLOTS_PER_WORKER (1), HOLD_MS (20). One asyncio event
 loop on 127.0.0.1 (standard library only). A request whose client has gone away while it waited
 for a slot is dropped without taking the slot, as a well-behaved server does, so an overloaded
@@ -25,6 +29,7 @@ WORKERS = int(os.environ.get("WORKERS", "1"))
 SLOTS = WORKERS * int(os.environ.get("SLOTS_PER_WORKER", "1"))
 HOLD = int(os.environ.get("HOLD_MS", "20")) / 1000.0
 CAPACITY = SLOTS / HOLD
+BURN = min(max(float(os.environ.get("BURN_CORES", "0")), 0.0), 0.9)
 
 
 async def handle(reader, writer, slots):
@@ -69,5 +74,21 @@ async def main():
         await stop
 
 
+def burn(parent):
+    """Spins BURN of each 10 ms period until the server (parent) is gone."""
+    import time
+    period = 0.010
+    while os.getppid() == parent:
+        end = time.monotonic() + BURN * period
+        while time.monotonic() < end:
+            pass
+        time.sleep((1 - BURN) * period)
+    os._exit(0)
+
+
 if __name__ == "__main__":
+    if BURN > 0:
+        parent = os.getpid()
+        if os.fork() == 0:
+            burn(parent)
     asyncio.run(main())

@@ -263,6 +263,12 @@ static void fixture_init(struct fixture *f)
     f->advice.sizing.hpa.min_replicas = 2;
     f->advice.sizing.hpa.max_replicas = 4;
     f->advice.sizing.hpa.target_cpu_utilization = 69;
+    /* On the request rate: keda.yaml too, so every output of the table is rendered. */
+    f->advice.sizing.hpa.metric = SIZING_HPA_PODS;
+    f->advice.sizing.hpa.target_average_value = 123.456;
+    snprintf(f->advice.sizing.hpa.metric_name, sizeof(f->advice.sizing.hpa.metric_name), "rps");
+    snprintf(f->advice.sizing.hpa.keda_server, sizeof(f->advice.sizing.hpa.keda_server),
+             "http://prometheus:9090");
     struct output_doc *d = &f->doc;
     d->rows = f->rows;
     d->n = f->n;
@@ -409,7 +415,7 @@ static void test_outputs(void **state)
 
     fixture_init(&f);
     assert_int_equal(output_set_render(&f.doc, NULL, 0, &want, err), 0);
-    assert_int_equal(want.n, 8); /* every output of the table */
+    assert_int_equal(want.n, 9); /* every output of the table */
     assert_non_null(mkdtemp(dir));
     for (long n = 1; max == 0 || n <= max; n++) {
         struct output_set got = {0};

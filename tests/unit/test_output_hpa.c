@@ -18,6 +18,7 @@
 
 #include "output/output.h"
 #include "output/output_hpa.h"
+#include "output/output_keda.h"
 
 static void cpu_bound_sizing(struct sizing *s)
 {
@@ -93,6 +94,111 @@ static void test_hpa_text(void **state)
     yaml_document_delete(&doc);
     yaml_parser_delete(&p);
     free(text);
+}
+
+/* CPU that does not track load: the Pods metric at the planned req/s per pod, as a quoted
+ * quantity. */
+static const char want_pods[] = "  minReplicas: 4\n"
+                                "  maxReplicas: 6\n"
+                                "  metrics:\n"
+                                "  - type: Pods\n"
+                                "    pods:\n"
+                                "      metric:\n"
+                                "        name: http_requests_per_second\n"
+                                "      target:\n"
+                                "        type: AverageValue\n"
+                                "        averageValue: \"538.5\"\n";
+
+static void pods_sizing(struct sizing *s)
+{
+    cpu_bound_sizing(s);
+    s->hpa.cpu_bound = false;
+    s->hpa.metric = SIZING_HPA_PODS;
+    s->hpa.min_replicas = 4;
+    s->hpa.max_replicas = 6;
+    s->hpa.target_cpu_utilization = 0;
+    s->hpa.target_average_value = 538.5;
+    snprintf(s->hpa.metric_name, sizeof(s->hpa.metric_name), "http_requests_per_second");
+    snprintf(s->hpa.keda_server, sizeof(s->hpa.keda_server), "http://prometheus:9090");
+    snprintf(s->hpa.note, sizeof(s->hpa.note), "CPU does not grow with load");
+}
+
+static void test_hpa_pods(void **state)
+{
+    struct sizing s;
+    int rc;
+
+    (void)state;
+    pods_sizing(&s);
+    char *text = render(&s, "app", &rc);
+    assert_int_equal(rc, 0);
+    const char *spec = strstr(text, "  minReplicas:");
+    assert_non_null(spec);
+    assert_string_equal(spec, want_pods);
+    assert_null(strstr(text, "Utilization"));
+    free(text);
+}
+
+static const char want_keda[] =
+    "apiVersion: keda.sh/v1alpha1\n"
+    "kind: ScaledObject\n"
+    "metadata:\n"
+    "  name: shop\n"
+    "  annotations:\n"
+    "    sizeup.dev/derivation: \"CPU does not grow with load\"\n"
+    "spec:\n"
+    "  scaleTargetRef:\n"
+    "    apiVersion: apps/v1\n"
+    "    kind: Deployment\n"
+    "    name: shop\n"
+    "  minReplicaCount: 4\n"
+    "  maxReplicaCount: 6\n"
+    "  triggers:\n"
+    "  - type: prometheus\n"
+    "    metricType: AverageValue\n"
+    "    metadata:\n"
+    "      serverAddress: \"http://prometheus:9090\"\n"
+    "      query: \"sum(rate(http_requests_total{deployment=\\\"shop\\\"}[1m]))\"\n"
+    "      threshold: \"538.5\"\n";
+
+/* keda.yaml: the threshold is the HPA's averageValue, the bounds its bounds; the default query
+ * names the Deployment; none for a CPU HPA. */
+static void test_keda(void **state)
+{
+    static struct advice a;
+    struct output_doc d;
+    char *buf = NULL, err[ERR_LEN] = "";
+    size_t len = 0;
+
+    (void)state;
+    memset(&a, 0, sizeof(a));
+    memset(&d, 0, sizeof(d));
+    pods_sizing(&a.sizing);
+    d.advice = &a;
+    d.workload.deployment = "shop";
+    FILE *f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    assert_int_equal(output_keda_doc(f, &d, err), 0);
+    fclose(f);
+    assert_string_equal(buf, want_keda);
+    free(buf);
+    /* The profile's query verbatim. */
+    snprintf(a.sizing.hpa.keda_query, sizeof(a.sizing.hpa.keda_query), "sum(rate(x[2m]))");
+    buf = NULL;
+    f = open_memstream(&buf, &len);
+    assert_int_equal(output_keda_doc(f, &d, err), 0);
+    fclose(f);
+    assert_non_null(strstr(buf, "      query: \"sum(rate(x[2m]))\"\n"));
+    free(buf);
+    /* A CPU HPA: no keda.yaml. */
+    cpu_bound_sizing(&a.sizing);
+    assert_false(output_keda_applies(&a.sizing));
+    buf = NULL;
+    f = open_memstream(&buf, &len);
+    assert_int_equal(output_keda_doc(f, &d, err), -ENOENT);
+    fclose(f);
+    assert_int_equal(len, 0);
+    free(buf);
 }
 
 static void test_no_hpa_no_file(void **state)
@@ -172,7 +278,7 @@ static int size_one(double cpu250, double cpu500, double cores_at_cap, double ta
         st->cpu_cores = cpu[i];
         st->pass = true;
     }
-    struct sizing_row row = {&v, &c, NULL, true};
+    struct sizing_row row = {&v, &c, NULL, true, 0};
     struct sizing_opts o = {.target_rps = target, .per_user_rps = 0.5};
     o.cost.cpu = 1;
     o.cost.memory_gib = 0.13;
@@ -226,9 +332,20 @@ static int write_set(const char *dir, const char *name, const struct sizing *s)
         if (rc)
             goto fail;
     }
-    printf("%s replicas=%u hpa=%d min=%u max=%u util=%u cpu=%lldm memory=%lld\n", name, s->replicas,
-           s->hpa.enabled, s->hpa.min_replicas, s->hpa.max_replicas, s->hpa.target_cpu_utilization,
-           (long long)s->request_cpu_m, (long long)s->request_memory);
+    if (output_keda_applies(s)) {
+        snprintf(path, sizeof(path), "%s/%s/keda.yaml", dir, name);
+        f = fopen(path, "w");
+        if (!f)
+            goto fail;
+        rc = output_keda_doc(f, &d, err);
+        fclose(f);
+        if (rc)
+            goto fail;
+    }
+    printf("%s replicas=%u hpa=%d pods=%d min=%u max=%u util=%u cpu=%lldm memory=%lld avg=%.3f\n",
+           name, s->replicas, s->hpa.enabled, s->hpa.metric == SIZING_HPA_PODS, s->hpa.min_replicas,
+           s->hpa.max_replicas, s->hpa.target_cpu_utilization, (long long)s->request_cpu_m,
+           (long long)s->request_memory, s->hpa.target_average_value);
     return 0;
 fail:
     fprintf(stderr, "%s: %s\n", path, err[0] ? err : "cannot write");
@@ -242,7 +359,8 @@ static int write_fixtures(const char *dir)
     /* CPU-bound (0.25 -> 0.9 cores over 4x the load): an HPA. */
     if (size_one(0.25, 0.47, 0.9, 5000, &s) || write_set(dir, "hpa", &s))
         return 1;
-    /* CPU flat with load (0.30 -> 0.38 cores): replicas only, the chart's HPA off. */
+    /* CPU flat with load (0.30 -> 0.38 cores): the chart's HPA off, hpa.yaml on the request
+     * rate and keda.yaml. */
     if (size_one(0.30, 0.33, 0.38, 5000, &s) || write_set(dir, "static", &s))
         return 1;
     return 0;
@@ -254,8 +372,8 @@ int main(int argc, char **argv)
         return write_fixtures(argv[2]);
 
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_hpa_text),
-        cmocka_unit_test(test_no_hpa_no_file),
+        cmocka_unit_test(test_hpa_text), cmocka_unit_test(test_hpa_pods),
+        cmocka_unit_test(test_keda),     cmocka_unit_test(test_no_hpa_no_file),
         cmocka_unit_test(test_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

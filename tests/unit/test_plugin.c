@@ -48,6 +48,8 @@ static void test_outputs_and_loads(void **state)
     assert_string_equal(plugin_output_key("hpa"), "hpa.yaml");
     assert_string_equal(plugin_output_key("patch"), "deployment-patch.yaml");
     assert_string_equal(plugin_output_key("pdb"), "pdb.yaml");
+    assert_string_equal(plugin_output_key("keda"), "keda.yaml");
+    assert_string_equal(plugin_output_key("keda.yaml"), "keda.yaml");
     assert_string_equal(plugin_output_key("values.yaml"), "values.yaml");
     assert_null(plugin_output_key("xml"));
     assert_int_equal(plugin_check_target_load("5000rps", err), 0);

@@ -2,6 +2,7 @@
  * of malformed profiles, each with the error it must give (file, line, field path, problem). */
 
 #include <errno.h>
+#include <math.h>
 #include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -762,6 +763,73 @@ static void test_availability(void **state)
     }
 }
 
+/* autoscaling: { metric, keda: { server_address, query } } and planning.ramp: each case is YAML
+ * and what it must give (err NULL), or the error it must fail with. */
+static void test_autoscaling(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *yaml;
+        bool given;
+        const char *metric, *server, *query;
+        double ramp; /* < 0: not given */
+        const char *err;
+    } cases[] = {
+        {"users: 5\n", false, "http_requests_per_second", "", "", -1, NULL},
+        {"autoscaling:\n", false, "http_requests_per_second", "", "", -1, NULL},
+        {"autoscaling: { metric: rps }\n", true, "rps", "", "", -1, NULL},
+        {"autoscaling: { keda: { server_address: 'http://prom:9090', query: 'sum(rate(x[1m]))' } "
+         "}\n",
+         true, "http_requests_per_second", "http://prom:9090", "sum(rate(x[1m]))", -1, NULL},
+        {"planning: { ramp: 20% }\n", false, "http_requests_per_second", "", "", 0.2, NULL},
+        {"planning: { growth: 50%, ramp: 150% }\n", false, "http_requests_per_second", "", "", 1.5,
+         NULL},
+        {"autoscaling: 3\n", false, NULL, NULL, NULL, -1, "autoscaling: expected a mapping"},
+        {"autoscaling: { metrc: rps }\n", false, NULL, NULL, NULL, -1, "did you mean 'metric'?"},
+        {"autoscaling: { metric: '9rps' }\n", false, NULL, NULL, NULL, -1,
+         "profile.yaml:1: autoscaling.metric: '9rps' is not a metric name"},
+        {"autoscaling: { metric: 'a b' }\n", false, NULL, NULL, NULL, -1, "is not a metric name"},
+        {"autoscaling: { metric: '' }\n", false, NULL, NULL, NULL, -1,
+         "autoscaling.metric: expected a metric name"},
+        {"autoscaling: { keda: { server_address: 'prom:9090' } }\n", false, NULL, NULL, NULL, -1,
+         "autoscaling.keda.server_address: expected an http:// or https:// URL"},
+        {"autoscaling: { keda: { query: [1] } }\n", false, NULL, NULL, NULL, -1,
+         "autoscaling.keda.query: expected a PromQL query"},
+        {"autoscaling: { keda: { query: \"a\\tb\" } }\n", false, NULL, NULL, NULL, -1,
+         "holds a control character"},
+        {"autoscaling: { keda: 1 }\n", false, NULL, NULL, NULL, -1,
+         "autoscaling.keda: expected a mapping"},
+        {"planning: { ramp: 20 }\n", false, NULL, NULL, NULL, -1,
+         "planning.ramp: expected the load growth per minute as a percentage"},
+        {"planning: { ramp: -5% }\n", false, NULL, NULL, NULL, -1, "planning.ramp: expected"},
+        {"planning: { ramp: 20000% }\n", false, NULL, NULL, NULL, -1, "is too large"},
+    };
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct profile p;
+        char err[ERR_LEN] = "";
+        int rc = load(cases[i].yaml, &p, err);
+        if (cases[i].err) {
+            if (rc == 0)
+                fail_msg("case %zu loaded but must fail: %s", i, cases[i].yaml);
+            assert_int_equal(rc, -EINVAL);
+            if (!strstr(err, cases[i].err))
+                fail_msg("case %zu: error\n  '%s'\nlacks\n  '%s'", i, err, cases[i].err);
+            continue;
+        }
+        if (rc)
+            fail_msg("case %zu: %s", i, err);
+        assert_int_equal(p.autoscaling.given, cases[i].given);
+        assert_string_equal(p.autoscaling.metric, cases[i].metric);
+        assert_string_equal(p.autoscaling.server_address, cases[i].server);
+        assert_string_equal(p.autoscaling.query, cases[i].query);
+        assert_int_equal(p.planning.ramp_given, cases[i].ramp >= 0);
+        if (cases[i].ramp >= 0)
+            assert_true(fabs(p.planning.ramp - cases[i].ramp) < 1e-12);
+        profile_free(&p);
+    }
+}
+
 /* nodes: [{ name, cpu, memory, price, reserved }]: a valid list read whole, and each error. */
 static void test_nodes(void **state)
 {
@@ -871,6 +939,7 @@ int main(void)
         cmocka_unit_test(test_generators),
         cmocka_unit_test(test_scale_out),
         cmocka_unit_test(test_availability),
+        cmocka_unit_test(test_autoscaling),
         cmocka_unit_test(test_nodes),
         cmocka_unit_test(test_file),
     };

@@ -71,7 +71,7 @@ static size_t add(struct fixture *f, const char *spec, double rps, double low)
     c->interval.half = rps - low;
     c->cpu_cores = -1;
     c->peak_memory_bytes = -1;
-    f->rows[i] = (struct sizing_row){&f->var[i], c, NULL, true};
+    f->rows[i] = (struct sizing_row){&f->var[i], c, NULL, true, 0};
     return i;
 }
 
@@ -161,11 +161,13 @@ static void test_reference_target(void **state)
     contains(f->out.assumption, "the sweep measured one pod of 1w / 1.0c / 512Mi");
     contains(f->out.assumption, "nothing they share");
     /* Neither CPU nor memory measured: requests fall back to fractions of the limits, and no
-     * CPU HPA is possible. */
+     * CPU HPA is possible: the HPA is on the request rate, at the planned load per pod. */
     assert_false(f->out.cpu_request_measured);
     assert_int_equal(f->out.request_cpu_m, 200);
     assert_int_equal(f->out.request_memory, 256 * MIB);
-    assert_false(f->out.hpa.enabled);
+    assert_true(f->out.hpa.enabled);
+    assert_int_equal(f->out.hpa.metric, SIZING_HPA_PODS);
+    near(f->out.hpa.target_average_value, floor(f->out.planned_rps_per_pod * 1000) / 1000, 1e-9);
     contains(f->out.hpa.note, "CPU was not measured");
 }
 
@@ -297,7 +299,7 @@ static void test_hpa_cpu_bound(void **state)
     contains(h->note, "from 8 replicas (the target of 5000 req/s) to 10 (the target + 30% growth)");
 }
 
-static void test_no_hpa_when_cpu_flat(void **state)
+static void test_pods_hpa_when_cpu_flat(void **state)
 {
     struct fixture *f = *state;
 
@@ -312,11 +314,80 @@ static void test_no_hpa_when_cpu_flat(void **state)
     assert_int_equal(f->out.recommended, 0);
     assert_int_equal(f->out.replicas, 4); /* ceil(2000 / (780 x 0.9 / 1.3 = 540)) */
     assert_false(f->out.hpa.cpu_bound);
-    assert_false(f->out.hpa.enabled);
-    assert_int_equal(f->out.hpa.min_replicas, 0);
     contains(f->out.hpa.note, "CPU does not grow with load: 0.300 cores at 200 req/s and 0.380");
     contains(f->out.hpa.note, "1.27x for 4.0x the load where load-driven CPU shows at least 1.50x");
     contains(f->out.hpa.note, "CPU does not follow its load, so a CPU HPA would not either");
+    /* The HPA on the request rate: a Pods metric at the planned 540 req/s per pod, from the 4
+     * the target needs to ceil(2000 x 1.3 / 540) = 5. */
+    assert_true(f->out.hpa.enabled);
+    assert_int_equal(f->out.hpa.metric, SIZING_HPA_PODS);
+    assert_string_equal(f->out.hpa.metric_name, "http_requests_per_second");
+    near(f->out.hpa.target_average_value, 540, 1e-9);
+    assert_int_equal(f->out.hpa.min_replicas, 4);
+    assert_int_equal(f->out.hpa.max_replicas, 5);
+    assert_int_equal(f->out.hpa.target_cpu_utilization, 0);
+    assert_string_equal(f->out.hpa.keda_server, PROFILE_AUTOSCALING_SERVER_DEFAULT);
+    assert_string_equal(f->out.hpa.keda_query, "");
+    contains(f->out.hpa.note,
+             "the Pods metric http_requests_per_second at 540.000 req/s per pod "
+             "(the planned load), from 4 replicas (the target of 2000 req/s) to 5");
+
+    /* The profile names the metric and KEDA's server and query. */
+    struct profile_autoscaling as = {.given = true};
+    snprintf(as.metric, sizeof(as.metric), "rps");
+    snprintf(as.server_address, sizeof(as.server_address), "http://prom:9090");
+    snprintf(as.query, sizeof(as.query), "sum(rate(x[1m]))");
+    f->opts.autoscaling = &as;
+    assert_int_equal(run(f), 0);
+    assert_string_equal(f->out.hpa.metric_name, "rps");
+    assert_string_equal(f->out.hpa.keda_server, "http://prom:9090");
+    assert_string_equal(f->out.hpa.keda_query, "sum(rate(x[1m]))");
+    f->opts.autoscaling = NULL;
+}
+
+/* A CPU-bound app keeps the CPU HPA (and fails here if it gets none, or the request-rate one). */
+static void test_cpu_bound_keeps_cpu_hpa(void **state)
+{
+    struct fixture *f = *state;
+
+    f->opts.target_rps = 5000;
+    cpu_bound_row(f);
+    assert_int_equal(run(f), 0);
+    assert_true(f->out.hpa.cpu_bound);
+    assert_true(f->out.hpa.enabled);
+    assert_int_equal(f->out.hpa.metric, SIZING_HPA_CPU);
+    assert_true(f->out.hpa.target_cpu_utilization >= SIZING_HPA_MIN_UTIL);
+    assert_true(f->out.hpa.max_replicas >= f->out.hpa.min_replicas + 1);
+    assert_string_equal(f->out.hpa.metric_name, "");
+}
+
+/* The scale-up lag: metrics window + sync period + the measured time to ready, against the
+ * ramp. */
+static void test_hpa_lag(void **state)
+{
+    struct fixture *f = *state;
+
+    f->opts.target_rps = 5000;
+    cpu_bound_row(f);
+    f->rows[0].ready_s = 10;
+    assert_int_equal(run(f), 0);
+    near(f->out.hpa.lag_s, 15 + 15 + 10, 1e-9);
+    contains(f->out.hpa.lag_note, "15 s (metrics-server's resolution) + 15 s (the HPA's sync "
+                                  "period) + 10.0 s (its measured time to ready) = 40.0 s");
+    contains(f->out.hpa.lag_note, "names no planning.ramp");
+    /* 20%/min over 40 s: 13.3%, within the 30% growth room; 60%/min: 40%, beyond it. */
+    f->opts.planning.ramp = 0.2;
+    f->opts.planning.ramp_given = true;
+    assert_int_equal(run(f), 0);
+    contains(f->out.hpa.lag_note, "20% per minute the load grows 13.3% over it, within the 30%");
+    f->opts.planning.ramp = 0.6;
+    assert_int_equal(run(f), 0);
+    contains(f->out.hpa.lag_note, "grows 40.0% over it, beyond the 30% growth room");
+    /* Unmeasured time to ready: no figure. */
+    f->rows[0].ready_s = 0;
+    assert_int_equal(run(f), 0);
+    assert_true(f->out.hpa.lag_s < 0);
+    contains(f->out.hpa.lag_note, "which was not measured");
 }
 
 static void test_hpa_growth_span(void **state)
@@ -333,25 +404,27 @@ static void test_hpa_growth_span(void **state)
     assert_true(f->out.hpa.cpu_bound);
     contains(f->out.hpa.note, "1.80x for 2.0x the load (load-driven CPU shows at least 1.22x)");
 
-    /* Lowest step at 510: above half of capacity, too close to tell: no HPA. */
+    /* Lowest step at 510: above half of capacity, too close to tell: no CPU HPA, the
+     * request-rate one. */
     f->cap[i].steps[0].offered_rps = 510;
     assert_int_equal(run(f), 0);
     assert_false(f->out.hpa.cpu_bound);
-    assert_false(f->out.hpa.enabled);
+    assert_int_equal(f->out.hpa.metric, SIZING_HPA_PODS);
     contains(f->out.hpa.note, "too close to it to tell");
 
     /* A step over the SLO or limited by the generator is no evidence either. */
     f->cap[i].steps[0].offered_rps = 250;
     f->cap[i].steps[0].pass = false;
     assert_int_equal(run(f), 0);
-    assert_false(f->out.hpa.enabled);
+    assert_int_equal(f->out.hpa.metric, SIZING_HPA_PODS);
     f->cap[i].steps[0].pass = true;
     f->cap[i].steps[0].gen_limited = true;
     assert_int_equal(run(f), 0);
-    assert_false(f->out.hpa.enabled);
+    assert_int_equal(f->out.hpa.metric, SIZING_HPA_PODS);
     f->cap[i].steps[0].gen_limited = false;
     assert_int_equal(run(f), 0);
     assert_true(f->out.hpa.enabled);
+    assert_int_equal(f->out.hpa.metric, SIZING_HPA_CPU);
 }
 
 static void test_hpa_needs_target(void **state)
@@ -394,7 +467,8 @@ static void test_planning_overrides(void **state)
 {
     struct fixture *f = *state;
 
-    /* No buffer, no growth: planned = low, replicas = ceil(target / low) and max = min. */
+    /* No buffer, no growth: planned = low, replicas = ceil(target / low); the max would equal
+     * the min, an HPA that can never act: room for one more. */
     f->opts.planning.buffer = 0;
     f->opts.planning.growth = 0;
     f->opts.target_rps = 2000;
@@ -403,7 +477,7 @@ static void test_planning_overrides(void **state)
     near(f->out.planned_rps_per_pod, 970, 1e-9);
     assert_int_equal(f->out.replicas, 3);
     assert_int_equal(f->out.hpa.min_replicas, 3);
-    assert_int_equal(f->out.hpa.max_replicas, 3);
+    assert_int_equal(f->out.hpa.max_replicas, 4);
     contains(f->out.why, "100% of the capacity interval's lower bound");
 }
 
@@ -484,7 +558,7 @@ static size_t add_streams(struct fixture *f, const char *spec, unsigned streams,
     c->memory_bytes = base + (int64_t)streams * per_stream;
     c->delivery_p95_ms = 40;
     c->limited_by = STREAM_LIMIT_DELIVERY_P95;
-    f->rows[i] = (struct sizing_row){&f->var[i], &f->cap[i], c, true};
+    f->rows[i] = (struct sizing_row){&f->var[i], &f->cap[i], c, true, 0};
     f->opts.streams = true;
     return i;
 }
@@ -767,8 +841,10 @@ static void test_answer_availability_cap(void **state)
     assert_int_equal(run(f), 0);
     assert_false(f->out.unreachable);
     assert_int_equal(f->out.replicas, 6);
-    assert_int_equal(f->out.hpa.min_replicas, 6);
-    assert_int_equal(f->out.hpa.max_replicas, 6);
+    /* 6 is where the curve ends: min 6 / max 6 could never scale, so no HPA, and why. */
+    assert_false(f->out.hpa.enabled);
+    contains(f->out.hpa.note, "the target needs 6 replicas and the scale-out's curve ends at 6");
+    contains(f->out.hpa.note, "no room to scale up: no HPA, run the 6 replicas");
     contains(f->out.replicas_note, "5 + 1 for availability = 6 replicas");
     /* Two: 7 passes where the curve ends: unreachable with that availability. */
     f->opts.availability_replicas = 2;
@@ -872,7 +948,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_cost_tie_fewer_replicas, setup, teardown),
         cmocka_unit_test_setup_teardown(test_marked_rows_never_recommended, setup, teardown),
         cmocka_unit_test_setup_teardown(test_hpa_cpu_bound, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_no_hpa_when_cpu_flat, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pods_hpa_when_cpu_flat, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cpu_bound_keeps_cpu_hpa, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_hpa_lag, setup, teardown),
         cmocka_unit_test_setup_teardown(test_hpa_growth_span, setup, teardown),
         cmocka_unit_test_setup_teardown(test_hpa_needs_target, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cpu_at, setup, teardown),
