@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "advise/advisor_internal.h"
+#include "core/log.h"
 #include "sweep/search.h"
 #include "advise/sizing.h"
 
@@ -22,17 +23,25 @@ enum verdict advisor_classify(const struct advisor_row *r, const struct profile_
     return VERDICT_STRESSED;
 }
 
-/* Appends a formatted finding; silently drops it when the list is full (the first findings are
- * the important ones, and ADVISOR_MAX_FINDINGS leaves room for every kind). A finding too long
- * for its buffer ends in "..." so that a reader sees it was cut. */
+/* Appends a formatted finding. ADVISOR_MAX_FINDINGS leaves room for every kind at once; should
+ * the list still be full, the finding is logged (never dropped unsaid) and the first ones, the
+ * important ones, stay. A finding too long for its buffer ends in "..." so that a reader sees it
+ * was cut. */
 __attribute__((format(printf, 2, 3))) void advisor__finding(struct advice *a, const char *fmt, ...)
 {
     va_list ap;
     char *f;
     int len;
 
-    if (a->nfindings >= ADVISOR_MAX_FINDINGS)
+    if (a->nfindings >= ADVISOR_MAX_FINDINGS) {
+        char dropped[ADVISOR_TEXT_LEN];
+        va_start(ap, fmt);
+        vsnprintf(dropped, sizeof(dropped), fmt, ap);
+        va_end(ap);
+        log_warn("advisor.finding_dropped", "max=%d text=\"%.200s\"", ADVISOR_MAX_FINDINGS,
+                 dropped);
         return;
+    }
     f = a->findings[a->nfindings];
     va_start(ap, fmt);
     len = vsnprintf(f, ADVISOR_TEXT_LEN, fmt, ap);

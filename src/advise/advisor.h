@@ -22,7 +22,7 @@
 #include "sweep/stream_capacity.h"
 #include "sweep/variant.h"
 
-#define ADVISOR_MAX_FINDINGS 16
+#define ADVISOR_MAX_FINDINGS 32
 /* One finding or derivation. Six CPU levels with an odd row fit; a longer finding is cut and
  * ends in "..." (a sweep of dozens of CPU levels lists each of them). */
 #define ADVISOR_TEXT_LEN 1536
