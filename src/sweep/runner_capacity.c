@@ -73,6 +73,12 @@ struct cap_ctx {
         double window_s, start_s, hold_s, settle_s;
         bool settling; /* in settle(): its load runs count as settle_s */
     } t;
+    /* The CPU the last repeats measured and the rate they ran at: a re-measure at that rate (a
+     * noisy interval) keeps it instead of holding another repeat for a metrics window. */
+    struct {
+        double rate, sum;
+        size_t n;
+    } cpu;
 };
 
 double sweep__capacity_estimate_s(const struct profile *p)
@@ -383,8 +389,10 @@ static int measure_repeats(struct cap_ctx *x, double rate, unsigned *failed_n,
 {
     struct capacity_result *cap = x->cap;
     size_t n = 0;
-    double cpu = 0;
-    size_t ncpu = 0;
+    /* At the rate the last repeats ran, their CPU stands (the same load on the same pod). */
+    bool same = x->cpu.n > 0 && x->cpu.rate == rate;
+    double cpu = same ? x->cpu.sum : 0;
+    size_t ncpu = same ? x->cpu.n : 0;
     /* The repeats as one measurement, for the row's latency columns (capacity_merged). Out of
      * memory costs the row those columns' merge (it keeps the last repeat's), never a repeat. */
     struct load_stats *merged = malloc(sizeof(*merged));
@@ -446,6 +454,9 @@ static int measure_repeats(struct cap_ctx *x, double rate, unsigned *failed_n,
         if (failed && !x->died && !sweep__stopped(x->c->o))
             settle(x);
     }
+    x->cpu.rate = rate;
+    x->cpu.sum = cpu;
+    x->cpu.n = ncpu;
     if (n > 0) {
         stats_summarize(cap->repeat_rps, n, &cap->interval);
         cap->rps = cap->interval.mean;
