@@ -132,13 +132,12 @@ static int s_run(void *self, const struct load_opts *o, struct load_result *out,
     s->calls++;
     s->last_rate = p->rate;
     s->last_dur_s = dur;
-    if (s->noisy && s->calls % 3 == 0)
-        rate *= 0.91;
+    double answered = s->noisy && s->calls % 3 == 0 ? 0.91 * rate : rate;
     if (s->fail)
         return err_set(err, s->fail, "generator 2 of 3 failed: Error, exit code 137");
     if (load_result_init(out, p) != 0)
         return -ENOMEM;
-    uint64_t n = (uint64_t)(rate * dur);
+    uint64_t n = (uint64_t)(answered * dur);
     uint64_t lat = rate <= s->capacity_rps ? 1000 : 300000;
     out->duration_s = dur;
     out->threads = s->threads;
