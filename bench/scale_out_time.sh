@@ -5,7 +5,8 @@
 # wall time from its sweep.scale_out line (replicas started) to its sweep.scale_out.point line
 # (replicas stopped), its search steps and the load runs' planned warm-ups and windows, settles
 # and the rest (start, readiness, stop); the point at 1 replica is the shape search's.
-# Needs root (cgroups). Usage: SIZEUP=build/sizeup bench/scale_out_time.sh   (SCALE_OUT to change)
+# Needs root (cgroups). Usage: SIZEUP=build/sizeup bench/scale_out_time.sh   (SCALE_OUT to change,
+# KEEP=1 keeps the work directory)
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 SIZEUP=${SIZEUP:-$ROOT/build/sizeup}
@@ -15,7 +16,7 @@ pid=
 cleanup() {
     [ -n "$pid" ] && kill -TERM "$pid" 2>/dev/null
     [ -n "$pid" ] && wait "$pid" 2>/dev/null
-    rm -rf "$tmp"
+    if [ -n "${KEEP:-}" ]; then echo "kept: $tmp"; else rm -rf "$tmp"; fi
 }
 trap cleanup EXIT
 port=$(free_port)
@@ -73,4 +74,9 @@ for r in rows:
     print(f"{r['n']:>8} {r['start']:9.1f} {r['rps']:7.1f} {r.get('steps', 0):>5} "
           f"{r.get('window_s', 0):8.1f} {r.get('settle_s', 0):7.1f} {other:7.1f} {r['wall']:7.1f}")
 print(f"scale-out points: {tot:.1f} s; whole sweep: {t1 - t0:.1f} s")
+if not rows:
+    print("no scale-out point measured; the log says:")
+    for line in open(log):
+        if "scale_out" in line or "level=warn" in line:
+            print("  " + line.rstrip()[:300])
 PY
