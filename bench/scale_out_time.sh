@@ -10,6 +10,7 @@
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 SIZEUP=${SIZEUP:-$ROOT/build/sizeup}
+# shellcheck source=tests/lib/common.sh
 . "$ROOT/tests/lib/common.sh"
 tmp=$(mktemp -d /tmp/sizeup-scaleout-bench.XXXXXX)
 pid=

@@ -113,8 +113,8 @@ static const struct platform_ops stub_ops = {
 
 struct stub_src {
     unsigned calls;
-    double last_dur_s; /* the last run's length */
-    bool noisy;        /* every third run answers 91% of its rate (within the SLO, noisy) */
+    double last_dur_s;   /* the last run's length */
+    bool noisy;          /* every third run answers 91% of its rate (within the SLO, noisy) */
     unsigned threads;    /* the generators' threads */
     double gen_share;    /* CPU they used, as a share of their threads */
     double capacity_rps; /* the app: up to this rate every request takes 1 ms, above 300 ms */
