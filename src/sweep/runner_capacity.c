@@ -25,9 +25,9 @@ _Static_assert(PROFILE_MAX_REPEATS <= CAPACITY_MAX_REPEATS, "repeats must fit in
 /* Descriptors kept for everything but connections: the engine's own slack (epoll, stdio) plus
  * the platform's files (cgroup files, logs). */
 #define FD_RESERVE 128
-/* After a failed step the app may still be working off its backlog; one user sends a request
- * every SETTLE_WINDOW_S until one answers within the p95 objective, for at most SETTLE_MAX_S,
- * so the next step starts from an app at rest. */
+/* After a failed step the app may still be working off its backlog; one user (one per replica
+ * in a scale-out) sends requests for SETTLE_WINDOW_S, again until they answer within the p95
+ * objective, for at most SETTLE_MAX_S, so the next step starts from an app at rest. */
 #define SETTLE_WINDOW_S 0.5
 #define SETTLE_MAX_S    10.0
 /* Search steps granted below a capacity whose repeats did not hold. */
@@ -73,6 +73,12 @@ struct cap_ctx {
         double window_s, start_s, hold_s, settle_s;
         bool settling; /* in settle(): its load runs count as settle_s */
     } t;
+    /* The CPU the last repeats measured and the rate they ran at: a re-measure at that rate (a
+     * noisy interval) keeps it instead of holding another repeat for a metrics window. */
+    struct {
+        double rate, sum;
+        size_t n;
+    } cpu;
 };
 
 bool sweep__transient_contended(const struct sweep *s, const struct variant *v,
@@ -349,12 +355,18 @@ static void settle(struct cap_ctx *x)
 {
     double t0 = clock_mono_s(), until = t0 + SETTLE_MAX_S;
     char err[ERR_LEN];
+    /* One user per replica: the users are split over a scale-out's addresses, and a share
+     * without a user is an error (the settle would end at once, backlog or not). */
+    unsigned users = x->c->nurls > 1 ? (unsigned)x->c->nurls : 1;
 
     x->t.settling = true;
     while (clock_mono_s() < until && !sweep__stopped(x->c->o)) {
         struct load_result r;
-        if (load_once(x, 0, 1, (int64_t)(SETTLE_WINDOW_S * 1e6), &r, err) != 0)
+        if (load_once(x, 0, users, (int64_t)(SETTLE_WINDOW_S * 1e6), &r, err) != 0) {
+            log_warn("sweep.settle", "variant=%s error=\"%s\"", sweep__row(x->c)->variant.spec,
+                     err);
             break;
+        }
         bool calm = r.total.responses > 0 && r.total.failed == 0 &&
                     hist_percentile(&r.total.latency, 95) < (uint64_t)x->p->slo.p95_us;
         load_result_free(&r);
@@ -412,8 +424,10 @@ static int measure_repeats(struct cap_ctx *x, double rate, unsigned *failed_n,
 {
     struct capacity_result *cap = x->cap;
     size_t n = 0;
-    double cpu = 0;
-    size_t ncpu = 0;
+    /* At the rate the last repeats ran, their CPU stands (the same load on the same pod). */
+    bool same = x->cpu.n > 0 && x->cpu.rate == rate;
+    double cpu = same ? x->cpu.sum : 0;
+    size_t ncpu = same ? x->cpu.n : 0;
     /* The repeats as one measurement, for the row's latency columns (capacity_merged). Out of
      * memory costs the row those columns' merge (it keeps the last repeat's), never a repeat. */
     struct load_stats *merged = malloc(sizeof(*merged));
@@ -475,6 +489,9 @@ static int measure_repeats(struct cap_ctx *x, double rate, unsigned *failed_n,
         if (failed && !x->died && !sweep__stopped(x->c->o))
             settle(x);
     }
+    x->cpu.rate = rate;
+    x->cpu.sum = cpu;
+    x->cpu.n = ncpu;
     if (n > 0) {
         stats_summarize(cap->repeat_rps, n, &cap->interval);
         cap->rps = cap->interval.mean;

@@ -55,6 +55,22 @@ print("usl: s %.4f +/- %s, k %.5f +/- %s, residual %.3f, linear %s: %s" %
       (u["s"], u["s_err"], u["k"], u["k_err"], u["residual"], u["linear"], u["meaning"]))
 assert u["residual"] < 0.1
 PY
+# A failed step is followed by a settle at every count: one user per replica (a single user
+# cannot be split over the replicas' addresses, and the settle then ended at once).
+python3 - "$tmp/stderr" <<'PY'
+import re, sys
+point, failed = None, False
+for line in open(sys.argv[1]):
+    assert "event=sweep.settle " not in line, line
+    if "event=sweep.scale_out " in line:
+        point, failed = re.search(r"replicas=(\d+)", line).group(1), False
+    elif point and "event=sweep.step" in line and "outcome=pass" not in line:
+        failed = True
+    elif point and "event=sweep.capacity_time" in line:
+        settle = float(re.search(r"settle_s=(\S+)", line).group(1))
+        print("  %s replicas: a failed step %s, settles %.2f s" % (point, failed, settle))
+        assert not failed or settle > 0, "%s replicas: failed steps, no settle" % point
+PY
 grep -q "Scale-out of" "$tmp/stdout" || { echo "FAIL: no scale-out table on the terminal"; exit 1; }
 grep -q "### Scale-out of 1@0.5/128Mi" "$tmp/out/results.md" || { echo "FAIL: not in results.md"; exit 1; }
 [ -z "$(leftover_procs "$marker")" ] || { echo "FAIL: replicas left running"; exit 1; }

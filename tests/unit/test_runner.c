@@ -22,18 +22,27 @@
 
 /* ---- a 2-core host whose other processes take the CPU in the windows a test picks ------------ */
 
+struct stub_src;
+
 struct stub_host {
     unsigned windows;   /* usage windows measured so far */
     unsigned busy_from; /* the first busy window (1-based); 0: never busy */
     unsigned busy_to;   /* the last busy one */
+    /* Non-zero: like a cluster's metrics window, CPU is known only for a window this long
+     * (src says how long the last one was); long_windows counts those. */
+    int64_t usage_window_us;
+    const struct stub_src *src;
+    unsigned long_windows;
 };
 
 static int p_facts(void *self, struct platform_facts *out, char *err)
 {
-    (void)self, (void)err;
+    const struct stub_host *h = self;
+    (void)err;
     memset(out, 0, sizeof(*out));
     out->host_millicores = 2000;
     out->limits_enforced = true;
+    out->usage_window_us = h->usage_window_us;
     return 0;
 }
 static int p_ok(void *self, char *err)
@@ -58,6 +67,8 @@ static int p_url(void *self, char *buf, size_t len, char *err)
     snprintf(buf, len, "http://127.0.0.1:9");
     return 0;
 }
+static double stub_last_dur_s(const struct stub_src *s);
+
 /* A 1-core variant: 0.95 cores used beside 0.2 of other work (its limit, not contended), or in a
  * busy window 0.3 cores beside 1.8 (starved: the transient rule). */
 static int p_usage_end(void *self, struct platform_usage *out, char *err)
@@ -71,6 +82,13 @@ static int p_usage_end(void *self, struct platform_usage *out, char *err)
     out->cpu_s = busy ? 0.3 : 0.95;
     out->host_other_cores = busy ? 1.8 : 0.2;
     out->peak_memory_bytes = 1 << 20;
+    if (h->usage_window_us > 0) {
+        double dur = stub_last_dur_s(h->src);
+        out->window_s = dur;
+        out->usage_window_us = h->usage_window_us;
+        out->cpu_s = dur * 1e6 >= (double)h->usage_window_us ? 0.5 * dur : -1;
+        h->long_windows += out->cpu_s >= 0;
+    }
     return 0;
 }
 static void p_free(void *self)
@@ -95,6 +113,8 @@ static const struct platform_ops stub_ops = {
 
 struct stub_src {
     unsigned calls;
+    double last_dur_s;   /* the last run's length */
+    bool noisy;          /* every third run answers 91% of its rate (within the SLO, noisy) */
     unsigned threads;    /* the generators' threads */
     double gen_share;    /* CPU they used, as a share of their threads */
     double capacity_rps; /* the app: up to this rate every request takes 1 ms, above 300 ms */
@@ -111,17 +131,19 @@ static int s_run(void *self, const struct load_opts *o, struct load_result *out,
 
     s->calls++;
     s->last_rate = p->rate;
+    s->last_dur_s = dur;
+    double answered = s->noisy && s->calls % 3 == 0 ? 0.91 * rate : rate;
     if (s->fail)
         return err_set(err, s->fail, "generator 2 of 3 failed: Error, exit code 137");
     if (load_result_init(out, p) != 0)
         return -ENOMEM;
-    uint64_t n = (uint64_t)(rate * dur);
+    uint64_t n = (uint64_t)(answered * dur);
     uint64_t lat = rate <= s->capacity_rps ? 1000 : 300000;
     out->duration_s = dur;
     out->threads = s->threads;
     out->tool_cpu_s = s->gen_share * s->threads * dur;
     out->target_rate_rps = p->rate;
-    out->achieved_rate_rps = p->rate > 0 ? rate : 0;
+    out->achieved_rate_rps = p->rate;
     out->peak_concurrency = 4;
     for (uint64_t i = 0; i < n; i++) {
         struct load_stats *st[2] = {&out->total, &out->by_name[0]};
@@ -143,12 +165,16 @@ static void s_free(void *self)
 {
     (void)self;
 }
+static double stub_last_dur_s(const struct stub_src *s)
+{
+    return s->last_dur_s;
+}
 static const struct load_source_ops stub_src_ops = {"stub", s_run, s_gen, s_free};
 
-static void sweep_on(struct stub_host *h, struct sweep *s)
+static void sweep_on_noisy(struct stub_host *h, bool noisy, struct sweep *s)
 {
     struct platform pl = {&stub_ops, h};
-    struct stub_src gen = {.threads = 1, .gen_share = 0.1, .capacity_rps = 1000};
+    struct stub_src gen = {.threads = 1, .gen_share = 0.1, .capacity_rps = 1000, .noisy = noisy};
     struct load_source src = {&stub_src_ops, &gen};
     struct variant_list vl;
     struct sweep_opts so = {0};
@@ -169,8 +195,15 @@ static void sweep_on(struct stub_host *h, struct sweep *s)
     so.variants = &vl;
     so.load_threads = 1;
     so.load_source = &src;
+    h->src = &gen;
     assert_int_equal(sweep_run(&so, s, err), 0);
+    h->src = NULL;
     profile_free(&p);
+}
+
+static void sweep_on(struct stub_host *h, struct sweep *s)
+{
+    sweep_on_noisy(h, false, s);
 }
 
 static size_t count_repeats(const struct capacity_result *cap)
@@ -257,12 +290,41 @@ static void test_busy_throughout_marked(void **state)
     sweep_free(&s);
 }
 
+/* Where CPU is known only for a window as long as the metrics window, the first repeat is held
+ * that long; a noisy interval's re-measure at the same rate keeps the CPU the first repeats
+ * measured (the same load on the same pod) instead of holding a repeat that long again. */
+static void test_remeasure_keeps_cpu(void **state)
+{
+    struct stub_host h = {.usage_window_us = 300000};
+    struct sweep s;
+    (void)state;
+
+    sweep_on_noisy(&h, true, &s);
+    const struct capacity_result *cap = &s.rows[0].cap;
+    assert_int_equal(count_repeats(cap), 6); /* three, noisy, three again */
+    assert_true(cap->flags & CAPACITY_FLAG_NOISY);
+    assert_int_equal(h.long_windows, 1);
+    assert_true(cap->cpu_cores > 0.49 && cap->cpu_cores < 0.51);
+    sweep_free(&s);
+
+    /* A steady app: three repeats, one of them long, and its CPU. */
+    h = (struct stub_host){.usage_window_us = 300000};
+    sweep_on(&h, &s);
+    cap = &s.rows[0].cap;
+    assert_int_equal(count_repeats(cap), 3);
+    assert_false(cap->flags & CAPACITY_FLAG_NOISY);
+    assert_int_equal(h.long_windows, 1);
+    assert_true(cap->cpu_cores > 0.49 && cap->cpu_cores < 0.51);
+    sweep_free(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_transient_rule),
         cmocka_unit_test(test_busy_repeat_rerun),
         cmocka_unit_test(test_busy_throughout_marked),
+        cmocka_unit_test(test_remeasure_keeps_cpu),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

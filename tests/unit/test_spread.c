@@ -1,5 +1,6 @@
 /* Tests for src/load/spread.c: the share of a load each of N targets (or generator pods) gets,
- * and the spread's refusals. The spread's run itself is tests/integration/loadtest_spread.sh. */
+ * the spread's refusals, and that a spread run ends with its shares. The spread's load itself is
+ * tests/integration/loadtest_spread.sh. */
 
 #include <errno.h>
 #include <math.h>
@@ -11,6 +12,14 @@
 
 #include <cmocka.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "core/clock.h"
+#include "load/result.h"
 #include "load/spread.h"
 
 static void near(double got, double want, double tol)
@@ -120,6 +129,46 @@ static void test_spread_refuses(void **state)
     profile_free(&p);
 }
 
+/* A spread run ends as its shares do, not at the caller's next progress tick (250 ms): a
+ * 260 ms load over two targets (a listener that never accepts: the requests wait, none is
+ * counted) returns within 150 ms of its length. */
+static void test_ends_with_shares(void **state)
+{
+    (void)state;
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof(a);
+    assert_true(fd >= 0);
+    assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+    assert_int_equal(listen(fd, 64), 0);
+    assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &len), 0);
+    char url[64];
+    snprintf(url, sizeof(url), "http://127.0.0.1:%u/", ntohs(a.sin_port));
+    const char *urls[2] = {url, url};
+    struct profile p;
+    struct load_opts o;
+    struct load_result r;
+    char err[ERR_LEN] = "";
+
+    assert_int_equal(profile_init_default(&p), 0);
+    p.users = 2;
+    p.rate = 0;
+    p.warmup_us = 0;
+    p.duration_us = 260000;
+    memset(&o, 0, sizeof(o));
+    o.profile = &p;
+    o.threads = 1;
+    int64_t t0 = clock_mono_ns();
+    assert_int_equal(load_run_spread(&o, urls, 2, &r, err), 0);
+    double took = (double)(clock_mono_ns() - t0) / 1e9;
+    assert_true(took >= 0.26);
+    if (took > 0.26 + 0.15)
+        fail_msg("a 0.26 s spread took %.3f s", took);
+    load_result_free(&r);
+    profile_free(&p);
+    close(fd);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -127,6 +176,7 @@ int main(void)
         cmocka_unit_test(test_rate_interleaves),
         cmocka_unit_test(test_stages),
         cmocka_unit_test(test_spread_refuses),
+        cmocka_unit_test(test_ends_with_shares),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
