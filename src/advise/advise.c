@@ -80,6 +80,8 @@ void advise_opts(const struct profile *p, const struct platform_facts *f, struct
         p->slo.delivery_p95_us > 0 ? p->slo.delivery_p95_us : p->thresholds.healthy_p95_us;
     out->slo = p->slo;
     out->cost = p->cost;
+    out->nodes = p->nodes;
+    out->nnodes = p->nnodes;
     out->planning = p->planning;
     out->host_cores = f ? (double)f->host_millicores / 1000.0 : 0;
     out->limits_note = f && !f->limits_enforced ? f->limits_note : NULL;
