@@ -143,6 +143,12 @@ nodes:
     return 0;
 }
 
+void advise_note(struct advice *a, const char *text)
+{
+    if (text && *text)
+        advisor__finding(a, "%s", text);
+}
+
 int advise_rows(const struct advisor_row *rows, size_t n, const struct profile *p,
                 const struct platform_facts *f, struct advice *a, char *err)
 {
