@@ -99,8 +99,8 @@ struct advisor_opts {
      * prices a pod by cost:. Borrowed. */
     const struct profile_node_type *nodes;
     size_t nnodes;
-    double host_cores;                /* for caveats; 0 unknown */
-    const char *limits_note;          /* why limits are not enforced, or NULL */
+    double host_cores;       /* for caveats; 0 unknown */
+    const char *limits_note; /* why limits are not enforced, or NULL */
     /* Capacity mode: the scale-out measured after the shape search (sizing.h); run false
      * without one. advise_answer fills it from the sweep. */
     struct sizing_scale_out scale_out;

@@ -102,10 +102,11 @@ int packing_fit(int64_t req_cpu_m, int64_t req_memory, unsigned replicas,
     char sc[QTY_LEN], sm[QTY_LEN];
     snprintf(out->text, sizeof(out->text),
              "%s%s: %s CPU and %s allocatable hold %u pod%s of %s CPU and %s (%s binds); %u "
-             "replica%s take %u node%s, %.4g; each full node strands %s CPU (%.0f%%) and %s "
+             "replica%s %s %u node%s, %.4g; each full node strands %s CPU (%.0f%%) and %s "
              "(%.0f%%)",
-             name, n->not_in_cluster ? " (not in this cluster)" : "", a, b, out->pods_per_node, out->pods_per_node == 1 ? "" : "s", c, d,
-             bind_name(out->binding), replicas, replicas == 1 ? "" : "s", out->nodes,
+             name, n->not_in_cluster ? " (not in this cluster)" : "", a, b, out->pods_per_node,
+             out->pods_per_node == 1 ? "" : "s", c, d, bind_name(out->binding), replicas,
+             replicas == 1 ? "" : "s", replicas == 1 ? "takes" : "take", out->nodes,
              out->nodes == 1 ? "" : "s", out->cost, qty_format_cpu(out->stranded_cpu_m, sc),
              out->stranded_cpu_share * 100, packing_format_memory(out->stranded_memory, sm),
              out->stranded_memory_share * 100);
@@ -210,8 +211,7 @@ static bool better_node(bool target, const struct packing_fit *a, double pa,
     return pa / a->pods_per_node < pb / b->pods_per_node;
 }
 
-void sizing__pack_rows(const struct sizing_row *rows, const struct sizing_opts *o,
-                       struct sizing *s)
+void sizing__pack_rows(const struct sizing_row *rows, const struct sizing_opts *o, struct sizing *s)
 {
     size_t nn = node_count(o);
     bool target = s->target_rps > 0;
@@ -237,8 +237,7 @@ void sizing__pack_rows(const struct sizing_row *rows, const struct sizing_opts *
             if (packing_fit(r.cpu_m, r.memory, v->replicas ? v->replicas : 1, &pn, &f, err) != 0 ||
                 !f.fits)
                 continue;
-            if (v->node < 0 ||
-                better_node(target, &f, pn.price, &best, o->nodes[v->node].price)) {
+            if (v->node < 0 || better_node(target, &f, pn.price, &best, o->nodes[v->node].price)) {
                 best = f;
                 v->node = (int)k;
             }
@@ -289,8 +288,8 @@ static void runner_up(const struct sizing_opts *o, const struct sizing *s, int *
     }
 }
 
-void sizing__pack_why(const struct sizing_row *rows, const struct sizing_opts *o,
-                      struct sizing *s, const char *target)
+void sizing__pack_why(const struct sizing_row *rows, const struct sizing_opts *o, struct sizing *s,
+                      const char *target)
 {
     const struct sizing_variant *v = &s->rows[s->recommended];
     const struct profile_node_type *t = &o->nodes[v->node];
@@ -337,8 +336,7 @@ void sizing__pack_why(const struct sizing_row *rows, const struct sizing_opts *o
     text_catf(s->why, sizeof(s->why), "; priced by node packing, so the cost: weights are unused");
 }
 
-void sizing__pack_none(const struct sizing_row *rows, const struct sizing_opts *o,
-                       struct sizing *s)
+void sizing__pack_none(const struct sizing_row *rows, const struct sizing_opts *o, struct sizing *s)
 {
     char cb[QTY_LEN], mb[QTY_LEN];
     unsigned none = 0;

@@ -40,8 +40,8 @@ void sizing__pack_rows(const struct sizing_row *rows, const struct sizing_opts *
 /* The sentence of a packing recommendation into s->why: the cheapest (shape, node type) pair,
  * the runner-up pair and the stranded share; `target` is the target in words ("" without
  * one). */
-void sizing__pack_why(const struct sizing_row *rows, const struct sizing_opts *o,
-                      struct sizing *s, const char *target);
+void sizing__pack_why(const struct sizing_row *rows, const struct sizing_opts *o, struct sizing *s,
+                      const char *target);
 
 /* Why no row qualifies by packing: the shapes that fit no node type, appended to s->why. */
 void sizing__pack_none(const struct sizing_row *rows, const struct sizing_opts *o,

@@ -11,7 +11,7 @@
 #include "core/text.h"
 #include "kube/objects.h"
 
-#define PODS_PAGE 500
+#define PODS_PAGE      500
 #define PODS_MAX_PAGES 200 /* 100,000 pods: bounded, whatever the cluster */
 
 static int64_t qty(const cJSON *obj, const char *path, bool cpu)
@@ -155,8 +155,8 @@ void kube_node_types_merge(const struct kube_node_types *nt, struct profile *p,
     for (size_t i = 0; i < nt->n; i++)
         priced += named(p->nodes, p->nnodes, nt->t[i].name) != NULL;
     note[0] = 0;
-    text_catf(note, KUBE_NODES_NOTE_LEN, "node types from the cluster (by %s):",
-              KUBE_NODE_TYPE_LABEL);
+    text_catf(note, KUBE_NODES_NOTE_LEN,
+              "node types from the cluster (by %s):", KUBE_NODE_TYPE_LABEL);
     for (size_t i = 0; i < nt->n && n < PROFILE_MAX_NODE_TYPES; i++) {
         const struct profile_node_type *pe = named(p->nodes, p->nnodes, nt->t[i].name);
         if (priced && !pe) {
@@ -165,12 +165,12 @@ void kube_node_types_merge(const struct kube_node_types *nt, struct profile *p,
         }
         out[n] = nt->t[i];
         out[n].price = pe ? pe->price : 1;
-        text_catf(note, KUBE_NODES_NOTE_LEN, "%s %s %s CPU and %s allocatable, %s CPU and %s for "
-                  "DaemonSets, price %g", n ? ";" : "", out[n].name,
-                  qty_format_cpu(out[n].cpu_m, b), qty_format_memory(out[n].memory, m),
-                  qty_format_cpu(out[n].reserved_cpu_m, rb),
-                  qty_format_memory(out[n].reserved_memory, rm),
-                  out[n].price);
+        text_catf(note, KUBE_NODES_NOTE_LEN,
+                  "%s %s %s CPU and %s allocatable, %s CPU and %s for "
+                  "DaemonSets, price %g",
+                  n ? ";" : "", out[n].name, qty_format_cpu(out[n].cpu_m, b),
+                  qty_format_memory(out[n].memory, m), qty_format_cpu(out[n].reserved_cpu_m, rb),
+                  qty_format_memory(out[n].reserved_memory, rm), out[n].price);
         n++;
     }
     for (size_t i = 0; i < p->nnodes && n < PROFILE_MAX_NODE_TYPES; i++) {
@@ -243,8 +243,7 @@ int kube_node_types_read(kube_client_t *c, struct profile *p, char note[KUBE_NOD
     kube_node_types_free(&nt);
     return 0;
 unknown:
-    snprintf(note, KUBE_NODES_NOTE_LEN,
-             "node types unknown (%s), so %s", err,
+    snprintf(note, KUBE_NODES_NOTE_LEN, "node types unknown (%s), so %s", err,
              p->nnodes ? "the profile's nodes: are used as given"
                        : "pods are priced by the cost: weights");
     return rc;

@@ -33,7 +33,7 @@ struct kube_node_types {
         char name[254];
         int type;
         int64_t ds_cpu_m, ds_memory;
-    } *nodes; /* owned (kube_node_types_free) */
+    } * nodes; /* owned (kube_node_types_free) */
 };
 
 /* Reads the node list (a v1 NodeList). Returns 0, -ENOMEM, or -EINVAL when it holds no items. */

@@ -26,13 +26,17 @@ static void contains(const char *text, const char *needle)
 
 static const char NODES[] =
     "{\"items\":["
-    "{\"metadata\":{\"name\":\"a1\",\"labels\":{\"node.kubernetes.io/instance-type\":\"m5.large\"}},"
+    "{\"metadata\":{\"name\":\"a1\",\"labels\":{\"node.kubernetes.io/"
+    "instance-type\":\"m5.large\"}},"
     " \"status\":{\"allocatable\":{\"cpu\":\"1930m\",\"memory\":\"7440Mi\"}}},"
-    "{\"metadata\":{\"name\":\"a2\",\"labels\":{\"node.kubernetes.io/instance-type\":\"m5.large\"}},"
+    "{\"metadata\":{\"name\":\"a2\",\"labels\":{\"node.kubernetes.io/"
+    "instance-type\":\"m5.large\"}},"
     " \"status\":{\"allocatable\":{\"cpu\":\"1900m\",\"memory\":\"7500Mi\"}}},"
-    "{\"metadata\":{\"name\":\"b1\",\"labels\":{\"node.kubernetes.io/instance-type\":\"c5.xlarge\"}},"
+    "{\"metadata\":{\"name\":\"b1\",\"labels\":{\"node.kubernetes.io/"
+    "instance-type\":\"c5.xlarge\"}},"
     " \"status\":{\"allocatable\":{\"cpu\":\"4\",\"memory\":\"7Gi\"}}},"
-    "{\"metadata\":{\"name\":\"x\"},\"status\":{\"allocatable\":{\"cpu\":\"64\",\"memory\":\"256Gi\"}}}"
+    "{\"metadata\":{\"name\":\"x\"},\"status\":{\"allocatable\":{\"cpu\":\"64\",\"memory\":"
+    "\"256Gi\"}}}"
     "]}";
 
 #define DS "\"ownerReferences\":[{\"kind\":\"DaemonSet\",\"name\":\"agent\"}]"
@@ -48,7 +52,8 @@ static const char PODS[] =
     " {\"resources\":{\"requests\":{\"cpu\":\"250m\",\"memory\":\"256Mi\"}}}]}},"
     /* Not a DaemonSet's: the app's own pod on a2. */
     "{\"metadata\":{\"name\":\"app\",\"ownerReferences\":[{\"kind\":\"ReplicaSet\"}]},"
-    " \"spec\":{\"nodeName\":\"a2\",\"containers\":[{\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]}},"
+    " \"spec\":{\"nodeName\":\"a2\",\"containers\":[{\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]"
+    "}},"
     /* A finished DaemonSet pod on a2. */
     "{\"metadata\":{\"name\":\"old\"," DS "},\"spec\":{\"nodeName\":\"a2\",\"containers\":["
     " {\"resources\":{\"requests\":{\"cpu\":\"900m\"}}}]},\"status\":{\"phase\":\"Failed\"}}"
@@ -76,8 +81,8 @@ static void test_group_and_daemonsets(void **state)
     assert_int_equal(nt.n, 2);
     assert_int_equal(nt.unlabelled, 1);
     assert_string_equal(nt.t[0].name, "m5.large");
-    assert_int_equal(nt.t[0].cpu_m, 1900);       /* the smaller of 1930m and 1900m */
-    assert_int_equal(nt.t[0].memory, 7440 * MI); /* the smaller of 7440Mi and 7500Mi */
+    assert_int_equal(nt.t[0].cpu_m, 1900);         /* the smaller of 1930m and 1900m */
+    assert_int_equal(nt.t[0].memory, 7440 * MI);   /* the smaller of 7440Mi and 7500Mi */
     assert_int_equal(nt.t[0].reserved_cpu_m, 150); /* a1's 150m, more than a2's 100m */
     assert_int_equal(nt.t[0].reserved_memory, 192 * MI);
     assert_string_equal(nt.t[1].name, "c5.xlarge");
@@ -114,7 +119,8 @@ static void test_merge(void **state)
     memset(&p, 0, sizeof(p));
     p.nnodes = 2;
     p.nodes[0] = (struct profile_node_type){"m5.large", 2000, 8 * GI, 0.096, 0, 0, false, false};
-    p.nodes[1] = (struct profile_node_type){"r6.large", 2000, 16 * GI, 0.126, 100, GI, false, false};
+    p.nodes[1] =
+        (struct profile_node_type){"r6.large", 2000, 16 * GI, 0.126, 100, GI, false, false};
     kube_node_types_merge(&nt, &p, note);
     assert_int_equal(p.nnodes, 2);
     assert_string_equal(p.nodes[0].name, "m5.large");

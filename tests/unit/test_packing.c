@@ -31,7 +31,8 @@ static void test_fit_table(void **state)
 {
     (void)state;
     static const struct packing_node two = {"c2", 2000, 8 * GI, 0, 0, 0.10, false};
-    static const struct packing_node m5 = {"m5.xlarge", 4000, 16 * GI, 180, 1126 * MI, 0.192, false};
+    static const struct packing_node m5 = {"m5.xlarge", 4000,  16 * GI, 180,
+                                           1126 * MI,   0.192, false};
     static const struct packing_node tight = {"r-small", 8000, 4 * GI, 0, 0, 0.20, false};
     static const struct packing_node ds = {"c4-ds", 4000, 8 * GI, 1100, 512 * MI, 0.15, false};
     static const struct {

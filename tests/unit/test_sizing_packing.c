@@ -87,8 +87,8 @@ static struct sizing *run(struct fixture *f, const struct profile_node_type *nod
 static const struct profile_node_type C2 = {"c2", 2000, 8 * GI, 0.10, 0, 0, false, false};
 static const struct profile_node_type C4 = {"c4", 4000, 16 * GI, 0.20, 400, 1 * GI, false, false};
 /* 1.1 cores of DaemonSets and system reserve on a 3-core node: 1.9 cores left. */
-static const struct profile_node_type C3DS = {"c3-ds", 3000, 8 * GI, 0.12, 1100, 512 * MI,
-                                              false, false};
+static const struct profile_node_type C3DS = {"c3-ds", 3000,     8 * GI, 0.12,
+                                              1100,    512 * MI, false,  false};
 /* Memory binds: 8 cores but 1Gi: 2 pods of 375Mi (750Mi), while CPU would hold 7 of A. */
 static const struct profile_node_type MEM = {"m-small", 8000, 1 * GI, 0.05, 0, 0, false, false};
 static const struct profile_node_type C1 = {"c1", 1000, 4 * GI, 0.04, 0, 0, false, false};
@@ -121,7 +121,8 @@ static void test_ranking_table(void **state)
          0.4,
          {"8 x 1w / 0.9c / 1Gi (requests 900m CPU, 375Mi) on 4 x c2 at 0.1 = 0.4, 2 pods per node "
           "(CPU binds), each full node stranding 200m CPU (10%) and 7442Mi (91%)",
-          "runner-up: 6 x 1w / 1.1c / 1Gi on 6 x c2 = 0.6 (1 per node)", "cost: weights are unused"}},
+          "runner-up: 6 x 1w / 1.1c / 1Gi on 6 x c2 = 0.6 (1 per node)",
+          "cost: weights are unused"}},
         /* 4-core nodes less 400m: A packs 3 (2 nodes, 0.4), B 4 (2 nodes, 0.4): a tie on cost
          * and nodes, so fewer replicas: A. */
         {"4-core nodes",
@@ -158,7 +159,15 @@ static void test_ranking_table(void **state)
          {"on 3 x m-small at 0.05 = 0.15, 2 pods per node (memory binds)",
           "stranding 5800m CPU (72%) and 274Mi (27%)", NULL}},
         /* A fits no 1-core node: B, alone (no runner-up). */
-        {"A fits no node type", {&C1}, 1, 1, 8, 8, 1, 0.32, {"on 8 x c1 at 0.04 = 0.32", NULL, NULL}},
+        {"A fits no node type",
+         {&C1},
+         1,
+         1,
+         8,
+         8,
+         1,
+         0.32,
+         {"on 8 x c1 at 0.04 = 0.32", NULL, NULL}},
         /* Neither fits: no recommendation, the shapes named. */
         {"nothing fits",
          {&TINY},
@@ -168,12 +177,21 @@ static void test_ranking_table(void **state)
          0,
          0,
          0,
-         {"fit none of the node types: 1w / 1.1c / 1Gi (requests 1100m CPU, 375Mi), 1w / 0.9c / 1Gi "
+         {"fit none of the node types: 1w / 1.1c / 1Gi (requests 1100m CPU, 375Mi), 1w / 0.9c / "
+          "1Gi "
           "(requests 900m CPU, 375Mi)",
           NULL, NULL}},
         /* Both node types offered: A on c4 (0.4, 2 nodes) against B's best, c4 too (0.4, 2
          * nodes, fewer than c2's 4): A by fewer replicas; the runner-up pair is B on c4. */
-        {"c2 and c4", {&C2, &C4}, 2, 0, 6, 2, 3, 0.4, {"on 2 x c4", "runner-up: 8 x 1w / 0.9c / 1Gi on 2 x c4", NULL}},
+        {"c2 and c4",
+         {&C2, &C4},
+         2,
+         0,
+         6,
+         2,
+         3,
+         0.4,
+         {"on 2 x c4", "runner-up: 8 x 1w / 0.9c / 1Gi on 2 x c4", NULL}},
     };
 
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -194,8 +212,8 @@ static void test_ranking_table(void **state)
             continue;
         const struct sizing_variant *v = &s->rows[s->recommended];
         if (s->replicas != cases[i].replicas || fabs(v->total_cost - cases[i].total) > 1e-9 ||
-            (cases[i].nn && (v->nodes != cases[i].nodes_used ||
-                             v->pods_per_node != cases[i].per_node)))
+            (cases[i].nn &&
+             (v->nodes != cases[i].nodes_used || v->pods_per_node != cases[i].per_node)))
             fail_msg("%s: %u replicas, %u nodes, %u per node, total %g; want %u, %u, %u, %g",
                      cases[i].what, s->replicas, v->nodes, v->pods_per_node, v->total_cost,
                      cases[i].replicas, cases[i].nodes_used, cases[i].per_node, cases[i].total);
@@ -234,8 +252,9 @@ static void test_no_target(void **state)
     struct sizing *s = run(&f, &C2, 1);
     assert_int_equal(s->recommended, 1);
     assert_int_equal(s->replicas, 1);
-    contains(s->why, "1w / 0.9c / 1Gi (requests 900m CPU, 375Mi) packs 2 per c2 (CPU binds) at 0.1, "
-                     "2146 planned req/s per unit");
+    contains(s->why,
+             "1w / 0.9c / 1Gi (requests 900m CPU, 375Mi) packs 2 per c2 (CPU binds) at 0.1, "
+             "2146 planned req/s per unit");
     contains(s->why, "runner-up: 1w / 1.1c / 1Gi at 1 per c2 (0.1 per pod)");
     s = run(&f, NULL, 0);
     assert_int_equal(s->recommended, 0); /* the weights: 145.4 / 1.23 > 107.3 / 1.03 */
