@@ -54,7 +54,8 @@ void kube_node_types_merge(const struct kube_node_types *nt, struct profile *p,
 
 /* Lists the nodes and every pod (read-only: list on nodes and on pods cluster-wide) and merges
  * them into p. On failure (a 403 without the grants) p is unchanged and note says node types are
- * unknown and what the sizing falls back to. Returns 0 when merged, else the error. */
+ * unknown and what the sizing falls back to; an empty node list (no node at all) leaves note "".
+ * Returns 0 when merged, else the error. */
 int kube_node_types_read(kube_client_t *c, struct profile *p, char note[KUBE_NODES_NOTE_LEN]);
 
 #endif

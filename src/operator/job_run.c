@@ -402,7 +402,7 @@ static int prepare_sweep(struct sweep_job *sj, struct sweep_opts *so /* OUT */,
     if (rc)
         return rc;
     /* The cluster's node types for the packing; without the grants the profile's stand. */
-    if (kube_node_types_read(x->c, &sj->profile, sj->nodes_note) != 0)
+    if (kube_node_types_read(x->c, &sj->profile, sj->nodes_note) != 0 && sj->nodes_note[0])
         log_warn("sweep.nodes", "namespace=%s deployment=%s note=\"%s\"", x->j->ns, x->j->name,
                  LOGQ(sj->nodes_note));
     job_sweep_opts(sj, so);
