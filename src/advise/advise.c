@@ -81,6 +81,8 @@ void advise_opts(const struct profile *p, const struct platform_facts *f, struct
         p->slo.delivery_p95_us > 0 ? p->slo.delivery_p95_us : p->thresholds.healthy_p95_us;
     out->slo = p->slo;
     out->cost = p->cost;
+    out->nodes = p->nodes;
+    out->nnodes = p->nnodes;
     out->planning = p->planning;
     out->autoscaling = &p->autoscaling;
     out->host_cores = f ? (double)f->host_millicores / 1000.0 : 0;
@@ -141,6 +143,12 @@ static int run_answer(const struct advisor_row *rows, size_t n, const struct pro
 nodes:
     packing_apply(p->nodes, p->nnodes, a);
     return 0;
+}
+
+void advise_note(struct advice *a, const char *text)
+{
+    if (text && *text)
+        advisor__finding(a, "%s", text);
 }
 
 int advise_rows(const struct advisor_row *rows, size_t n, const struct profile *p,

@@ -61,4 +61,7 @@ double advise_scale_out_predict(void *ud, const struct sweep_scale_out *so, unsi
  * false), that the scale-out is asked for in the cluster, never a default. */
 void advise_cluster_scale_out(const struct sweep_scale_out *so, bool asked, struct advice *a);
 
+/* A front-end's finding appended to a as given ("%s"), such as where the node types came from. */
+void advise_note(struct advice *a, const char *text);
+
 #endif

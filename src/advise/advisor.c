@@ -265,6 +265,8 @@ static int recommend_capacity(const struct advisor_row *rows, size_t n,
     so.target_rps = o->target_users > 0 ? 0 : o->target_rps;
     so.per_user_rps = o->per_user_rps;
     so.cost = o->cost;
+    so.nodes = o->nodes;
+    so.nnodes = o->nnodes;
     so.planning = o->planning;
     so.scale_out = o->scale_out;
     so.availability_replicas = o->availability_replicas;

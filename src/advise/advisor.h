@@ -96,8 +96,12 @@ struct advisor_opts {
     struct profile_slo slo;  /* capacity mode: what each step was judged against */
     struct profile_cost cost;         /* capacity mode: the price of a core and of a GiB */
     struct profile_planning planning; /* capacity mode: buffer and growth on each pod's capacity */
-    double host_cores;                /* for caveats; 0 unknown */
-    const char *limits_note;          /* why limits are not enforced, or NULL */
+    /* Capacity mode: the node types the shapes are packed onto (sizing_opts.nodes); nnodes 0
+     * prices a pod by cost:. Borrowed. */
+    const struct profile_node_type *nodes;
+    size_t nnodes;
+    double host_cores;       /* for caveats; 0 unknown */
+    const char *limits_note; /* why limits are not enforced, or NULL */
     /* Capacity mode: the scale-out measured after the shape search (sizing.h); run false
      * without one. advise_answer fills it from the sweep. */
     struct sizing_scale_out scale_out;

@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "core/err.h"
+#include "core/quantity.h"
 
 #define PACKING_TEXT_LEN 512
 
@@ -26,7 +27,17 @@ struct packing_node {
     int64_t cpu_m, memory;                   /* capacity */
     int64_t reserved_cpu_m, reserved_memory; /* what the app's pods cannot use */
     double price;                            /* per node-hour, any currency; >= 0 */
+    bool not_in_cluster; /* a profile entry naming no type of the cluster: marked in text */
 };
+
+/* Memory for sentences in Mi or Gi: "512Mi", "16Gi", a non-round amount as "1.1Gi" or
+ * "100.5Mi" (never raw bytes). Returns buf. */
+const char *packing_format_memory(int64_t bytes, char buf[QTY_LEN]);
+
+struct profile_node_type; /* profile/profile.h */
+
+/* The packing view of a profile (or cluster) node type; borrows t's name. */
+struct packing_node packing_node_of(const struct profile_node_type *t);
 
 struct packing_fit {
     bool fits;                 /* at least one pod fits a node */
@@ -68,8 +79,7 @@ SIZEUP_MUST_USE int packing_best(const struct packing_candidate *shapes, size_t 
                                  const struct packing_node *nodes, size_t nn,
                                  struct packing_choice *out /* OUT */, char *err);
 
-struct advice;            /* advise/advisor.h */
-struct profile_node_type; /* profile/profile.h */
+struct advice; /* advise/advisor.h */
 
 /* The packing hook of the answer: with node types (nodes[0..nn), nn > 0) and a recommendation,
  * packs the recommended shape's requests x the answer's replicas onto each type and adds a

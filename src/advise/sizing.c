@@ -211,6 +211,7 @@ static void recommend(const struct sizing_row *rows, const struct sizing_opts *o
                       "; %u of the %u searched miss the SLO even at one request at a time, so no "
                       "load meets it there",
                       unmeetable, searched);
+        sizing__pack_none(rows, o, s);
         return;
     }
     const struct sizing_variant *v = &s->rows[best];
@@ -221,7 +222,10 @@ static void recommend(const struct sizing_row *rows, const struct sizing_opts *o
     else
         snprintf(target, sizeof(target), "%.0f %s", target_of(s), unit(s));
 
-    if (s->by_target) {
+    if (s->by_packing) {
+        s->replicas = s->by_target ? v->replicas : 1;
+        sizing__pack_why(rows, o, s, target);
+    } else if (s->by_target) {
         s->replicas = v->replicas;
         snprintf(s->why, sizeof(s->why),
                  "the cheapest total for the target of %s: %u x %s at %.3f each = %.3f "
@@ -501,6 +505,7 @@ int sizing_run(const struct sizing_row *rows, size_t n, const struct sizing_opts
      * availability; (6) the autoscaler from that count, its max from the curve and capped where
      * the curve ends. The requests come between: the HPA's utilisation is of the request. */
     size_rows(rows, n, o, out);
+    sizing__pack_rows(rows, o, out);
     recommend(rows, o, out);
     out->replicas_linear = out->replicas;
     sizing__curve_step(rows, o, out);

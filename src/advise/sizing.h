@@ -94,6 +94,12 @@ struct sizing_opts {
     /* The profile's autoscaling: (metric name, KEDA's server and query); NULL: the defaults.
      * Borrowed. */
     const struct profile_autoscaling *autoscaling;
+    /* Step (2) by node packing (docs/sweep.md, "Packing"): with node types (nnodes > 0, the
+     * profile's nodes: or the cluster's), each shape's requests are packed onto each type and
+     * the cheapest (shape, node type) pair wins; cost is then unused. Borrowed. Capacity mode
+     * only: a stream sweep keeps the cost weights. */
+    const struct profile_node_type *nodes;
+    size_t nnodes;
 };
 
 /* One variant as the sizing sees it. Borrowed. */
@@ -115,6 +121,14 @@ struct sizing_variant {
     unsigned replicas;   /* for the target; 0 without one */
     double total_cost;   /* replicas x pod_cost; 0 without a target */
     double rps_per_cost; /* planned_rps / pod_cost */
+    /* By packing (sizing.by_packing): the requests the shape would get (requests' rule), its
+     * cheapest node type (an index into sizing_opts.nodes; -1 when it fits none), pods per node
+     * there and the nodes its replicas take (1 without a target); pod_cost is then the node's
+     * price / pods per node and total_cost the nodes' price. */
+    int64_t req_cpu_m, req_memory;
+    int node;
+    unsigned pods_per_node, nodes;
+    bool fits_no_node;
 };
 
 /* The scale-up lag (autoscale.c): the HPA's sync period (the controller's 15 s default), and
@@ -160,6 +174,7 @@ struct sizing {
     struct sizing_variant rows[VARIANT_MAX];
 
     int recommended;            /* index into the rows, -1 when no row is a candidate */
+    bool by_packing;            /* ranked by node packing (sizing_opts.nodes), not cost: */
     bool streams;               /* stream mode (sizing_opts.streams) */
     bool by_target;             /* a target was given: the cheapest total for it */
     double target_rps;          /* the target in req/s (users converted); 0 without one */

@@ -43,4 +43,20 @@ double sizing__cpu_lowest_rps(const struct capacity_result *cap);
 void sizing__autoscale(const struct sizing_row *rows, const struct sizing_opts *o,
                        struct sizing *s);
 
+/* Step (2) by packing (packing.c): with o->nnodes > 0 in capacity mode, sets s->by_packing
+ * and each row's requests, cheapest node type, pods per node, nodes, pod_cost and total_cost
+ * (a shape that fits no node type is no candidate). Borrows rows and o. */
+void sizing__pack_rows(const struct sizing_row *rows, const struct sizing_opts *o,
+                       struct sizing *s);
+
+/* The sentence of a packing recommendation into s->why: the cheapest (shape, node type) pair,
+ * the runner-up pair and the stranded share; `target` is the target in words ("" without
+ * one). */
+void sizing__pack_why(const struct sizing_row *rows, const struct sizing_opts *o, struct sizing *s,
+                      const char *target);
+
+/* Why no row qualifies by packing: the shapes that fit no node type, appended to s->why. */
+void sizing__pack_none(const struct sizing_row *rows, const struct sizing_opts *o,
+                       struct sizing *s);
+
 #endif

@@ -10,6 +10,7 @@
 
 #include "core/err.h"
 #include "kube/client.h"
+#include "kube/nodes.h"
 #include "profile/profile.h"
 #include "advise/advisor.h"
 #include "output/output.h"
@@ -90,6 +91,8 @@ struct sweep_job {
     /* The Deployment's spec.selector.matchLabels, "k=v,k2=v2", for pdb.yaml and the zone
      * spread; "" when it has none that output_selector_check accepts. */
     char selector[512];
+    /* Where the node types for the packing came from (kube_node_types_read): a finding. */
+    char nodes_note[KUBE_NODES_NOTE_LEN];
     /* The sweep's slot in the live progress feed (x->env->feed) while it runs; < 0: none. */
     int feed_slot;
     /* The status while it runs: the runner's last estimate of the time left (eta_s < 0: none

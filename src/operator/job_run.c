@@ -14,6 +14,7 @@
 #include "core/clock.h"
 #include "advise/advise.h"
 #include "core/log.h"
+#include "kube/nodes.h"
 #include "kube/objects.h"
 #include "kube/platform.h"
 #include "operator/job_internal.h"
@@ -41,6 +42,7 @@ static int write_outputs(struct sweep_job *sj, const struct sweep *s,
     sj->have_advice = 1;
     advise_cluster_scale_out(s ? s->scale_out : NULL, sj->profile.scale_out.ncounts > 1,
                              &sj->advice);
+    advise_note(&sj->advice, sj->nodes_note);
 
     d.rows = rows;
     d.n = n;
@@ -399,6 +401,10 @@ static int prepare_sweep(struct sweep_job *sj, struct sweep_opts *so /* OUT */,
     rc = make_platform(sj, req_mode(x), &sj->plat, err);
     if (rc)
         return rc;
+    /* The cluster's node types for the packing; without the grants the profile's stand. */
+    if (kube_node_types_read(x->c, &sj->profile, sj->nodes_note) != 0 && sj->nodes_note[0])
+        log_warn("sweep.nodes", "namespace=%s deployment=%s note=\"%s\"", x->j->ns, x->j->name,
+                 LOGQ(sj->nodes_note));
     job_sweep_opts(sj, so);
     sj->eta_s = -1;
     if (ngen > 1) {

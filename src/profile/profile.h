@@ -160,6 +160,9 @@ struct profile_node_type {
     int64_t cpu_m, memory;                   /* capacity, > 0 */
     double price;                            /* per node-hour, any currency, >= 0 */
     int64_t reserved_cpu_m, reserved_memory; /* system reserve and DaemonSets; below capacity */
+    /* In a cluster (kube/nodes.h): read from the cluster's nodes (the entry of the same name
+     * only priced it), or a profile entry naming no type the cluster has. Both false locally. */
+    bool from_cluster, not_in_cluster;
 };
 
 struct profile_streams; /* profile/profile_streams.h */

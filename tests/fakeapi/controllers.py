@@ -926,6 +926,8 @@ class Kubelet(Controller):
             if run is None:
                 if (p.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
                     continue
+                if (p.get("spec") or {}).get("nodeName") not in (None, "", NODE):
+                    continue  # bound to a seeded node (a DaemonSet's pod): not this kubelet's
                 if self._held(p):
                     self._unschedulable(p)
                     continue

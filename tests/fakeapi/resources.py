@@ -86,10 +86,15 @@ def _table():
         Res("", "v1", "resourcequotas", "ResourceQuota", True, ["quota"],
             subresources=["status"], status=True),
         Res("", "v1", "limitranges", "LimitRange", True, ["limits"]),
+        # Nodes are seeded (kubectl apply): the kubelet runs only the pods bound to fake-node or
+        # to no node, so pods on the seeded nodes (a DaemonSet's) are data, never processes.
+        Res("", "v1", "nodes", "Node", False, ["no"], subresources=["status"], status=True),
         Res("apps", "v1", "deployments", "Deployment", True, ["deploy"],
             subresources=["status", "scale"], status=True, generation=True, categories=["all"]),
         Res("apps", "v1", "replicasets", "ReplicaSet", True, ["rs"],
             subresources=["status", "scale"], status=True, generation=True, categories=["all"]),
+        Res("apps", "v1", "daemonsets", "DaemonSet", True, ["ds"], subresources=["status"],
+            status=True, generation=True, categories=["all"]),
         Res("autoscaling", "v2", "horizontalpodautoscalers", "HorizontalPodAutoscaler", True,
             ["hpa"], subresources=["status"], status=True, categories=["all"]),
         Res("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", True, ["pdb"],

@@ -116,7 +116,26 @@ def _job(j):
             [",".join(c.get("name", "") for c in cs), ",".join(c.get("image", "") for c in cs)])
 
 
+def _node(n):
+    labels = (n.get("metadata") or {}).get("labels") or {}
+    alloc = (n.get("status") or {}).get("allocatable") or {}
+    return (["Ready", ",".join(k.rsplit("/", 1)[1] for k in sorted(labels)
+                               if k.startswith("node-role.kubernetes.io/")) or "<none>"],
+            [labels.get("node.kubernetes.io/instance-type", ""),
+             "%s/%s" % (alloc.get("cpu", ""), alloc.get("memory", ""))])
+
+
+def _ds(d):
+    st = d.get("status") or {}
+    return ([st.get("desiredNumberScheduled", 0), st.get("currentNumberScheduled", 0),
+             st.get("numberReady", 0)], [])
+
+
 COLUMNS = {
+    "nodes": ([_col("Status"), _col("Roles")],
+              [_col("Instance-Type", prio=1), _col("Allocatable", prio=1)], _node),
+    "daemonsets": ([_col("Desired", "integer"), _col("Current", "integer"),
+                    _col("Ready", "integer")], [], _ds),
     "jobs": ([_col("Status"), _col("Completions"), _col("Duration")],
              [_col("Containers", prio=1), _col("Images", prio=1)], _job),
     "pods": ([_col("Ready"), _col("Status"), _col("Restarts", "integer")],

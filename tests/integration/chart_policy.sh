@@ -63,8 +63,11 @@ expect "RBAC (cluster-wide): the ClusterRole grants exactly the documented rules
     "($norm)(one(\"ClusterRole\")[\"rules\"]) == sorted($watch_rules + $node_rule)"
 expect "RBAC (namespaced): each namespace's Role grants exactly the documented rules" "$tmp/r2.yaml" \
     "all(($norm)(r[\"rules\"]) == sorted($watch_rules) for r in of(\"Role\") if r[\"metadata\"][\"namespace\"] != \"sizeup\")"
-expect "RBAC (namespaced): the only cluster-wide grant is list on nodes" "$tmp/r2.yaml" \
-    "($norm)(one(\"ClusterRole\")[\"rules\"]) == $node_rule"
+# The DaemonSet pods' requests (the cost by packing): list on pods, in the namespaced mode only
+# (the cluster-wide ClusterRole lists pods everywhere already).
+ds_pod_rule='[(("",), ("pods",), ("list",))]'
+expect "RBAC (namespaced): the only cluster-wide grants are list on nodes and on pods" "$tmp/r2.yaml" \
+    "($norm)(one(\"ClusterRole\")[\"rules\"]) == sorted($node_rule + $ds_pod_rule)"
 expect "RBAC: the Lease Role may create Leases and get/update only its own one" "$tmp/r1.yaml" \
     '[r for r in of("Role") if r["metadata"]["name"] == "sizeup-leader-election"][0]["rules"] == [{"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["create"]}, {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "resourceNames": ["sizeup-leader"], "verbs": ["get", "update"]}]'
 expect "RBAC: the generators' Role creates, deletes and lists Jobs and reads pods, in its namespace only" "$tmp/r2.yaml" \

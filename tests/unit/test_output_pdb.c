@@ -235,8 +235,8 @@ static void set_fixture(struct fixture *f)
     fixture_row(&f->rows[0], "2@1/512Mi", 100, 1000, 2000, 3000, 100);
     f->profile.target_rps = 600;
     f->profile.availability = (struct profile_availability){true, 3, 1};
-    f->profile.nodes[0] =
-        (struct profile_node_type){"m5.xlarge", 4000, 16LL << 30, 0.192, 180, 1LL << 30};
+    f->profile.nodes[0] = (struct profile_node_type){"m5.xlarge", 4000,      16LL << 30, 0.192,
+                                                     180,         1LL << 30, false,      false};
     f->profile.nnodes = 1;
     assert_int_equal(advise_rows(f->rows, 1, &f->profile, NULL, &f->advice, err), 0);
     f->doc.rows = f->rows;

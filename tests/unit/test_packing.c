@@ -30,10 +30,11 @@ static void contains(const char *text, const char *needle)
 static void test_fit_table(void **state)
 {
     (void)state;
-    static const struct packing_node two = {"c2", 2000, 8 * GI, 0, 0, 0.10};
-    static const struct packing_node m5 = {"m5.xlarge", 4000, 16 * GI, 180, 1126 * MI, 0.192};
-    static const struct packing_node tight = {"r-small", 8000, 4 * GI, 0, 0, 0.20};
-    static const struct packing_node ds = {"c4-ds", 4000, 8 * GI, 1100, 512 * MI, 0.15};
+    static const struct packing_node two = {"c2", 2000, 8 * GI, 0, 0, 0.10, false};
+    static const struct packing_node m5 = {"m5.xlarge", 4000,  16 * GI, 180,
+                                           1126 * MI,   0.192, false};
+    static const struct packing_node tight = {"r-small", 8000, 4 * GI, 0, 0, 0.20, false};
+    static const struct packing_node ds = {"c4-ds", 4000, 8 * GI, 1100, 512 * MI, 0.15, false};
     static const struct {
         const char *what;
         int64_t cpu_m, memory;
@@ -86,7 +87,7 @@ static void test_fit_table(void **state)
 static void test_fit_text(void **state)
 {
     (void)state;
-    static const struct packing_node two = {"c2", 2000, 8 * GI, 0, 0, 0.10};
+    static const struct packing_node two = {"c2", 2000, 8 * GI, 0, 0, 0.10, false};
     struct packing_fit f;
     char err[ERR_LEN] = "";
 
@@ -126,10 +127,10 @@ static void test_best_changes_with_node_type(void **state)
         {1100, 512 * MI, 6, "1@1.1/512Mi"},
         {900, 512 * MI, 8, "1@0.9/512Mi"},
     };
-    static const struct packing_node two[] = {{"c2", 2000, 8 * GI, 0, 0, 0.10}};
-    static const struct packing_node four[] = {{"c4", 4000, 16 * GI, 400, 1 * GI, 0.20}};
-    static const struct packing_node both[] = {{"c2", 2000, 8 * GI, 0, 0, 0.10},
-                                               {"c4", 4000, 16 * GI, 400, 1 * GI, 0.20}};
+    static const struct packing_node two[] = {{"c2", 2000, 8 * GI, 0, 0, 0.10, false}};
+    static const struct packing_node four[] = {{"c4", 4000, 16 * GI, 400, 1 * GI, 0.20, false}};
+    static const struct packing_node both[] = {{"c2", 2000, 8 * GI, 0, 0, 0.10, false},
+                                               {"c4", 4000, 16 * GI, 400, 1 * GI, 0.20, false}};
     struct packing_choice c;
     char err[ERR_LEN] = "";
 
@@ -153,7 +154,7 @@ static void test_best_changes_with_node_type(void **state)
     assert_true(c.second_shape >= 0);
 
     /* Nothing fits. */
-    static const struct packing_node small[] = {{"c1", 800, 1 * GI, 0, 0, 0.05}};
+    static const struct packing_node small[] = {{"c1", 800, 1 * GI, 0, 0, 0.05, false}};
     assert_int_equal(packing_best(shapes, 2, small, 1, &c, err), 0);
     assert_int_equal(c.best_shape, -1);
     assert_int_equal(c.second_shape, -1);
@@ -167,8 +168,8 @@ static void test_apply(void **state)
     (void)state;
     static struct advice a;
     struct profile_node_type nodes[2] = {
-        {"c2", 2000, 8 * GI, 0.10, 0, 0},
-        {"c4", 4000, 16 * GI, 0.20, 400, 1 * GI},
+        {"c2", 2000, 8 * GI, 0.10, 0, 0, false, false},
+        {"c4", 4000, 16 * GI, 0.20, 400, 1 * GI, false, false},
     };
 
     memset(&a, 0, sizeof(a));
@@ -188,7 +189,7 @@ static void test_apply(void **state)
     a.request_cpu_m = 5000;
     packing_apply(nodes, 2, &a);
     assert_int_equal(a.nfindings, 1);
-    contains(a.findings[0], "fit none of the profile's 2 node types");
+    contains(a.findings[0], "fit none of the 2 node types");
 
     a.nfindings = 0;
     packing_apply(nodes, 0, &a);

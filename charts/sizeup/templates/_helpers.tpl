@@ -108,6 +108,19 @@ is named, and docs/safety.md says why each one is there.
   verbs: ["list"]
 {{- end }}
 
+{{/* The DaemonSet pods' requests per node, for the cost by packing: read-only, cluster-wide. Only
+the namespaced mode's -nodes ClusterRole carries it: the cluster-wide mode's ClusterRole already
+lists pods in every namespace (sizeup.watchRules). */}}
+{{- define "sizeup.daemonSetPodRules" -}}
+# What the DaemonSets take of each node type: the requests of the pods a DaemonSet owns, summed
+# per node, for the cost by node packing. list only (no get, no watch, no other verb); RBAC
+# cannot narrow a grant to a field selector or an owner, so this lists every pod's spec
+# cluster-wide. Without it the node types are unknown and the profile's nodes: (or cost:) stand.
+- apiGroups: [""]
+  resources: ["pods"]
+  verbs: ["list"]
+{{- end }}
+
 {{/* The generator pods' ServiceAccount: no token, no RBAC of its own. */}}
 {{- define "sizeup.generatorServiceAccount" -}}
 {{- printf "%s-generator" (include "sizeup.fullname" .) | trunc 63 | trimSuffix "-" }}
