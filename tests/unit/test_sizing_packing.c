@@ -58,7 +58,8 @@ static void add(struct fixture *f, const char *spec, double low, double cores)
     c->interval.half = c->rps - low;
     c->cpu_cores = cores;
     c->peak_memory_bytes = 300 * MI;
-    f->rows[i] = (struct sizing_row){&f->var[i], c, NULL, true};
+    f->rows[i] =
+        (struct sizing_row){.variant = &f->var[i], .cap = c, .usable = true, .ready_s = -1};
 }
 
 static void shapes(struct fixture *f, double target)
