@@ -26,10 +26,21 @@ exec env SLOTS_PER_WORKER=4 HOLD_MS=40 python3 "$ROOT/tests/servers/capacity_ser
 EOF2
 chmod +x "$tmp/app.sh"
 
-run_sweep "$tmp" nice -n 5 "$BIN" sweep --configs "1@0.5/128Mi" --profile "$tmp/profile.yaml" \
-    --port "$port" --out "$tmp/out" -- "$tmp/app.sh" ||
-    { cat "$tmp/stderr"; exit 1; }
-require_enforced "$tmp/out/results.json"
+attempt() {
+    rm -rf "$tmp/out"
+    run_sweep "$tmp" nice -n 5 "$BIN" sweep --configs "1@0.5/128Mi" --profile "$tmp/profile.yaml" \
+        --port "$port" --out "$tmp/out" -- "$tmp/app.sh" ||
+        { cat "$tmp/stderr"; exit 1; }
+    require_enforced "$tmp/out/results.json"
+    [ -s "$tmp/out/values.yaml" ] && return 0
+    # A busy shared host can leave the one variant noisy or contended, and then nothing to size:
+    # say why, and try again.
+    python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); v = d["variants"][0]
+print("no values.yaml:", v["marks"], (v.get("slo_capacity") or {}).get("flags"),
+      d["recommendation"].get("why"))' "$tmp/out/results.json"
+    return 1
+}
+attempt || { echo "== the host was busy: one more try"; attempt; }
 for f in results.md results.json values.yaml auto-sizing.yaml report.html; do
     [ -s "$tmp/out/$f" ] || { echo "FAIL: $f not written"; exit 1; }
 done
