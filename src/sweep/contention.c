@@ -26,7 +26,8 @@ bool sweep_contention_judge(double host, double limit, const struct platform_usa
         out->wait_s = u->cpu_wait_s;
         out->throttled_s = u->throttle_known ? u->cpu_throttled_s : -1;
         out->starved = u->cpu_s + other > 0 ? other / (u->cpu_s + other) : 0;
-        out->contended = under && out->starved > SWEEP_STARVED_SHARE;
+        out->contended = under && out->starved > SWEEP_STARVED_SHARE &&
+                         other / u->window_s >= SWEEP_STARVED_MIN_CORES;
         /* The generator's share is shown, not judged: at the demo's 0.06 cores it is made of
          * wake-up latency (read 0.45-0.76 beside a busy host: about 0.3 ms per request, against
          * a p95 objective of 100 ms); a generator starved enough to matter

@@ -9,7 +9,8 @@
  * the wait less the time throttled by its own quota (the limit doing its job, not contention)
  * is the time it waited for other work; the window is contended when that is more than
  * SWEEP_STARVED_SHARE of the time the variant wanted a CPU (on CPU + waiting for others) and
- * the variant got under SWEEP_CONTENDED_GOT of min(its limit, the host). A variant that did not
+ * the variant got under SWEEP_CONTENDED_GOT of min(its limit, the host), and that wait is at
+ * least SWEEP_STARVED_MIN_CORES over the window. A variant that did not
  * use its limit on a busy host, but was not kept waiting, is not contended: it was not
  * CPU-bound. The load generator's own share (where it shares the host and its wait is known)
  * is reported beside it, not judged (see contention.c). Without the wait (kube,
@@ -22,6 +23,11 @@
 
 #define SWEEP_CONTENDED_GOT 0.9
 #define SWEEP_STARVED_SHARE 0.10
+/* ... and the wait for other work, averaged over the window, is at least this many cores: a
+ * light app (a stream server at 0.05 cores) spends a large share of its tiny CPU time in
+ * ordinary wake-up latency without being slowed measurably. The busy demo's starved repeats
+ * waited 0.18-0.5 cores' worth; quiet ones under 0.01. */
+#define SWEEP_STARVED_MIN_CORES 0.05
 
 /* The figures the rule read and what it found, for the log. Values < 0 are unknown. */
 struct sweep_contention {

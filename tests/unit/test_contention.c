@@ -57,6 +57,11 @@ static void test_rule(void **state)
          * 9.1%, 0.12 s is 10.7%. */
         {"just under the starvation share", 1.0, 0.50, 1.50, 0.10, 0, false, true},
         {"just over the starvation share", 1.0, 0.50, 1.50, 0.12, 0, true, true},
+        /* A light app (0.05 cores: 0.1 s of CPU) waiting 0.03 s, 23% of its wanted time but
+         * 0.015 cores' worth: ordinary wake-up latency, not starvation (a stream server in
+         * sweep_streams.sh read contended without this floor). 0.12 s (0.06 cores) is. */
+        {"a light app's wake-up waits", 1.0, 0.05, 0.30, 0.03, 0, false, true},
+        {"a light app kept waiting", 1.0, 0.05, 1.50, 0.12, 0, true, true},
         /* No wait figures: the host's CPU decides, as before. */
         {"fallback: busy host, under its limit", 1.0, 0.55, 1.45, -1, 0, true, false},
         {"fallback: quiet host", 1.0, 0.55, 0.50, -1, 0, false, false},
