@@ -96,11 +96,13 @@ static void hpa_line(const struct sizing *s, char *buf, size_t len)
 
     if (s->hpa.enabled && s->hpa.metric == SIZING_HPA_PODS) {
         output__average_value(s->hpa.target_average_value, v, sizeof(v));
-        snprintf(buf, len,
-                 "on the request rate (CPU does not track load), from %u to %u replicas at %s "
-                 "req/s per pod; apply ONE: hpa.yaml (needs a metrics adapter serving the Pods "
-                 "metric %s) or keda.yaml (needs KEDA installed), never both",
-                 s->hpa.min_replicas, s->hpa.max_replicas, v, s->hpa.metric_name);
+        snprintf(
+            buf, len,
+            "on the request rate (CPU not shown to track load: see the Autoscaling finding), from "
+            "%u to %u replicas at %s "
+            "req/s per pod; apply ONE: hpa.yaml (needs a metrics adapter serving the Pods "
+            "metric %s) or keda.yaml (needs KEDA installed), never both",
+            s->hpa.min_replicas, s->hpa.max_replicas, v, s->hpa.metric_name);
     } else if (s->hpa.enabled)
         snprintf(buf, len, "an HPA from %u to %u replicas at %u%% of requests.cpu (hpa.yaml)",
                  s->hpa.min_replicas, s->hpa.max_replicas, s->hpa.target_cpu_utilization);
