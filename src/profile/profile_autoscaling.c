@@ -42,12 +42,10 @@ static bool printable(const char *s)
 static int text(struct profile__ctx *c, const yaml_node_t *n, const char *path, size_t max,
                 const char *what, char *out)
 {
-    char gotbuf[64];
-    const char *t = n->type == YAML_SCALAR_NODE ? profile__text_cstr(n) : NULL;
-    if (!t || !*t)
-        return profile__fail(c, n, path, "expected %s, got %s", what, GOT(n));
-    if (strlen(t) > max)
-        return profile__fail(c, n, path, "longer than %zu bytes", max);
+    const char *t;
+    int rc = profile__get_text(c, n, path, max, what, &t);
+    if (rc)
+        return rc;
     if (!printable(t))
         return profile__fail(c, n, path, "holds a control character (expected %s)", what);
     snprintf(out, max + 1, "%s", t);

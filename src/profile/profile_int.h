@@ -99,7 +99,12 @@ SIZEUP_MUST_USE int profile__load_sizing(struct profile__ctx *c, const yaml_node
                                          const yaml_node_t *slo, const yaml_node_t *cost,
                                          const yaml_node_t *planning, struct profile *p);
 
-/* A non-empty string without NUL of at most maxlen bytes, as an owned copy in *out. */
+/* A non-empty string without NUL of at most maxlen bytes: *out points into the document. */
+SIZEUP_MUST_USE int profile__get_text(struct profile__ctx *c, const yaml_node_t *n,
+                                      const char *path, size_t maxlen, const char *what,
+                                      const char **out /* OUT */);
+
+/* The same, as an owned copy in *out. */
 SIZEUP_MUST_USE int profile__get_string(struct profile__ctx *c, const yaml_node_t *n,
                                         const char *path, size_t maxlen, const char *what,
                                         char **out /* OUT */);

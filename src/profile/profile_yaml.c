@@ -261,8 +261,8 @@ bool profile__is_mapping(const yaml_node_t *n)
     return n && n->type == YAML_MAPPING_NODE;
 }
 
-int profile__get_string(struct profile__ctx *c, const yaml_node_t *n, const char *path,
-                        size_t maxlen, const char *what, char **out)
+int profile__get_text(struct profile__ctx *c, const yaml_node_t *n, const char *path, size_t maxlen,
+                      const char *what, const char **out)
 {
     char gotbuf[64];
     const char *t = profile__text_cstr(n);
@@ -270,6 +270,17 @@ int profile__get_string(struct profile__ctx *c, const yaml_node_t *n, const char
         return profile__fail(c, n, path, "expected %s, got %s", what, GOT(n));
     if (strlen(t) > maxlen)
         return profile__fail(c, n, path, "longer than %zu bytes", maxlen);
+    *out = t;
+    return 0;
+}
+
+int profile__get_string(struct profile__ctx *c, const yaml_node_t *n, const char *path,
+                        size_t maxlen, const char *what, char **out)
+{
+    const char *t;
+    int rc = profile__get_text(c, n, path, maxlen, what, &t);
+    if (rc)
+        return rc;
     *out = strdup(t);
     if (!*out)
         return err_set(c->err, -ENOMEM, "%s: out of memory", c->source);
