@@ -184,11 +184,27 @@ void advise_scale_out(const struct sweep_scale_out *so, struct sizing_scale_out 
     out->variant = so->variant;
     for (size_t i = 0; i < so->npoints && i < PLATFORM_MAX_REPLICAS && i < USL_MAX_POINTS; i++) {
         const struct sweep_scale_point *pt = &so->points[i];
+        const struct stats_summary *iv = &pt->cap.interval;
         /* The interval's lower bound with repeats, the capacity itself without. */
-        double low = pt->cap.interval.n >= 2 ? pt->cap.interval.low : pt->cap.rps;
-        out->pts[out->n++] =
-            (struct sizing_curve_point){pt->replicas, low, point_usable(pt) && low > 0};
+        double low = iv->n >= 2 ? iv->low : pt->cap.rps;
+        double se = iv->n >= 2 && iv->sd > 0 ? iv->sd / sqrt((double)iv->n) : 0;
+        out->pts[out->n++] = (struct sizing_curve_point){
+            pt->replicas, low, point_usable(pt) && low > 0, pt->cap.rps > 0 ? pt->cap.rps : 0, se};
     }
+}
+
+int advise_scale_out_fit(const struct sweep_scale_out *so, struct usl_fit *f)
+{
+    struct sizing_scale_out *pts = malloc(sizeof(*pts));
+    char err[ERR_LEN];
+    int rc;
+
+    if (!pts)
+        return -ENOMEM;
+    advise_scale_out(so, pts);
+    rc = pts->run ? sizing_curve_fit(pts->pts, pts->n, f, err) : -EINVAL;
+    free(pts);
+    return rc;
 }
 
 int advise_answer(const struct advisor_row *rows, size_t n, const struct profile *p,
@@ -268,26 +284,11 @@ int advise_scale_out_choice(void *ud, const struct sweep *s, unsigned *linear)
     return idx;
 }
 
-/* The law fitted to the scale-out's points that are the app's (valid, not contended, measured
- * or the shape search's). Returns the usable points' count, 0 when there is no fit. */
+/* The scale-out's one curve (advise_scale_out_fit). Returns the usable points' count, 0 when
+ * there is no fit. */
 static size_t scale_out_fit(const struct sweep_scale_out *so, struct usl_fit *f)
 {
-    struct usl_point pts[PLATFORM_MAX_REPLICAS];
-    char err[ERR_LEN];
-    size_t usable = 0;
-
-    for (size_t i = 0; i < so->npoints && i < PLATFORM_MAX_REPLICAS; i++) {
-        const struct sweep_scale_point *pt = &so->points[i];
-        const struct stats_summary *iv = &pt->cap.interval;
-        bool use = pt->cap.valid && !(pt->flags & SWEEP_FLAG_CONTENDED) &&
-                   (pt->from == SWEEP_POINT_MEASURED || pt->from == SWEEP_POINT_SHAPE_SEARCH);
-        double se = iv->n >= 2 && iv->sd > 0 ? iv->sd / sqrt((double)iv->n) : 0;
-        pts[i] = (struct usl_point){pt->replicas, pt->cap.rps, se, !use};
-        usable += use;
-    }
-    if (usable < 2 || usl_fit(pts, so->npoints, f, err) != 0)
-        return 0;
-    return usable;
+    return advise_scale_out_fit(so, f) == 0 ? f->used : 0;
 }
 
 double advise_scale_out_predict(void *ud, const struct sweep_scale_out *so, unsigned n)

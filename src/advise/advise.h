@@ -8,6 +8,7 @@
 #include <stddef.h>
 
 #include "advise/advisor.h"
+#include "advise/usl.h"
 #include "core/err.h"
 #include "profile/profile.h"
 #include "sweep/platform.h"
@@ -33,6 +34,11 @@ SIZEUP_MUST_USE int advise_rows(const struct advisor_row *rows, size_t n, const 
  * interval's lower bound (the capacity without repeats), usable when measured or the shape
  * search's, valid and not contended; so NULL or not run gives run false and why. Borrows so. */
 void advise_scale_out(const struct sweep_scale_out *so, struct sizing_scale_out *out /* OUT */);
+
+/* The scale-out's one curve: the Universal Scalability Law fitted to its usable points'
+ * capacities (sizing_curve_fit), the same the sizing reads its replica count from. Returns 0,
+ * -EINVAL when there is no fit (no scale-out, too few usable points) or -ENOMEM. */
+int advise_scale_out_fit(const struct sweep_scale_out *so, struct usl_fit *f /* OUT */);
 
 /* The answer in its order (docs/sweep.md, "The order of the answer"): advise_rows with the
  * scale-out so (may be NULL: none) read for the replica count. The one call the local sweep

@@ -42,19 +42,27 @@
 /* A count above this many times the largest one measured is never taken from the curve. */
 #define SIZING_CURVE_MAX_FACTOR 2
 
-/* One scale-out point as the sizing reads it: its capacity interval's lower bound. */
+/* One scale-out point as the sizing reads it: its capacity, that capacity's standard error and
+ * its interval's lower bound. */
 struct sizing_curve_point {
     unsigned replicas;
     double low;  /* > 0 when usable */
     bool usable; /* measured (or the shape search's), valid, not contended */
+    double rps;  /* the capacity; 0: low is all that is known */
+    double se;   /* its standard error from the repeats; 0 when unknown */
 };
 
 struct sizing_curve {
-    struct usl_fit fit; /* the law fitted to the usable points' lower bounds */
-    unsigned nmax;      /* the largest count measured */
-    unsigned cap;       /* min(floor(N*), SIZING_CURVE_MAX_FACTOR x nmax): where the curve ends */
+    /* The law fitted to the usable points' capacities (sizing_curve_fit): the one curve the
+     * findings, results.json and the report describe. */
+    struct usl_fit fit;
+    /* The lowest share of its capacity a measured point's lower bound is (1 without
+     * intervals): between measured counts the plan reads the curve that much lower. */
+    double low_share;
+    unsigned nmax; /* the largest count measured */
+    unsigned cap;  /* min(floor(N*), SIZING_CURVE_MAX_FACTOR x nmax): where the curve ends */
     /* The smallest N <= cap with X_low(N) x planned >= target (X_low: the measured lower
-     * bound where N was measured, else the fitted curve); 0 when there is none. */
+     * bound where N was measured, else the fitted curve x low_share); 0 when there is none. */
     unsigned replicas;
     bool reachable;            /* some N <= cap holds the target */
     bool beyond_measured;      /* unreachable within cap, but only for want of measured counts: the
@@ -252,6 +260,12 @@ double sizing_cpu_at(const struct capacity_result *cap, double rps, bool *extrap
 /* The replica count for target (> 0, in req/s) at planned_fraction (0 < f <= 1) from the
  * points pts[0..n) (one at 1 replica among them). Borrows pts; fills *out. Returns 0, or the
  * fit's -EINVAL (err says why: no usable point at 1 replica, or none above it). */
+/* The Universal Scalability Law fitted to pts[0..n)'s usable capacities, each weighted by its
+ * standard error: the scale-out's one curve. Returns 0 or usl_fit's -EINVAL (too few usable
+ * points) with the reason in err. */
+int sizing_curve_fit(const struct sizing_curve_point *pts, size_t n, struct usl_fit *f /* OUT */,
+                     char *err);
+
 int sizing_curve_replicas(const struct sizing_curve_point *pts, size_t n, double target,
                           double planned_fraction, struct sizing_curve *out /* OUT */, char *err);
 

@@ -15,13 +15,31 @@
 
 /* ---- the replicas from the scale-out (steps 3 to 5 of the answer's order) --------------- */
 
-static double curve_low(const struct sizing_curve_point *pts, size_t n, const struct usl_fit *f,
+static double curve_low(const struct sizing_curve_point *pts, size_t n, const struct sizing_curve *c,
                         unsigned r)
 {
     for (size_t i = 0; i < n; i++)
         if (pts[i].usable && pts[i].replicas == r)
             return pts[i].low;
-    return usl_eval(f, r);
+    return usl_eval(&c->fit, r) * c->low_share;
+}
+
+static double point_rps(const struct sizing_curve_point *pt)
+{
+    return pt->rps > 0 ? pt->rps : pt->low;
+}
+
+int sizing_curve_fit(const struct sizing_curve_point *pts, size_t n, struct usl_fit *f, char *err)
+{
+    struct usl_point up[USL_MAX_POINTS];
+    size_t k = 0;
+
+    for (size_t i = 0; i < n && k < USL_MAX_POINTS; i++) {
+        bool use = pts[i].usable && point_rps(&pts[i]) > 0;
+        up[k++] = (struct usl_point){pts[i].replicas, use ? point_rps(&pts[i]) : 1,
+                                     use && pts[i].se > 0 ? pts[i].se : 0, !use};
+    }
+    return usl_fit(up, k, f, err);
 }
 
 /* Where the curve ends, in words: "its peak N* = 3.2" or "2 x the 4 replicas measured". */
@@ -36,7 +54,7 @@ const char *sizing__cap_words(const struct sizing_curve *c, char *buf, size_t le
 
 double sizing__curve_rps(const struct sizing_opts *o, const struct sizing *s, unsigned n)
 {
-    return curve_low(o->scale_out.pts, o->scale_out.n, &s->curve.fit, n);
+    return curve_low(o->scale_out.pts, o->scale_out.n, &s->curve, n);
 }
 
 /* Step (6)'s max from the curve: the smallest N from the count to where the curve ends whose
@@ -47,7 +65,7 @@ unsigned sizing__curve_hpa_max(const struct sizing_opts *o, const struct sizing 
     double need = s->target_rps * (1 + o->planning.growth);
 
     for (unsigned r = s->replicas; r <= s->curve.cap; r++)
-        if (curve_low(so->pts, so->n, &s->curve.fit, r) * s->planned_fraction >=
+        if (curve_low(so->pts, so->n, &s->curve, r) * s->planned_fraction >=
             need * (1 - SIZING_EPS))
             return r;
     return s->curve.cap;
@@ -152,27 +170,28 @@ void sizing__availability_step(const struct sizing_opts *o, struct sizing *s)
 int sizing_curve_replicas(const struct sizing_curve_point *pts, size_t n, double target,
                           double planned_fraction, struct sizing_curve *out, char *err)
 {
-    struct usl_point up[USL_MAX_POINTS];
-    size_t k = 0;
     int rc;
 
     memset(out, 0, sizeof(*out));
     if (!(target > 0) || !(planned_fraction > 0) || planned_fraction > 1)
         return err_set(err, -EINVAL, "a curve's replica count needs a target and a planned share");
-    for (size_t i = 0; i < n && k < USL_MAX_POINTS; i++) {
-        up[k++] = (struct usl_point){pts[i].replicas, pts[i].low > 0 ? pts[i].low : 1, 0,
-                                     !pts[i].usable || !(pts[i].low > 0)};
-        if (pts[i].usable && pts[i].replicas > out->nmax)
+    out->low_share = 1;
+    for (size_t i = 0; i < n; i++) {
+        if (!pts[i].usable || !(pts[i].low > 0))
+            continue;
+        if (pts[i].replicas > out->nmax)
             out->nmax = pts[i].replicas;
+        if (point_rps(&pts[i]) > 0 && pts[i].low / point_rps(&pts[i]) < out->low_share)
+            out->low_share = pts[i].low / point_rps(&pts[i]);
     }
-    rc = usl_fit(up, k, &out->fit, err);
+    rc = sizing_curve_fit(pts, n, &out->fit, err);
     if (rc)
         return rc;
     out->cap = SIZING_CURVE_MAX_FACTOR * out->nmax;
     if (out->fit.peak_replicas > 0 && out->fit.peak_replicas < out->cap)
         out->cap = out->fit.peak_replicas < 1 ? 1 : (unsigned)floor(out->fit.peak_replicas);
     for (unsigned r = 1; r <= out->cap; r++) {
-        double x = curve_low(pts, n, &out->fit, r);
+        double x = curve_low(pts, n, out, r);
         if (x > out->most_rps) {
             out->most_rps = x;
             out->most_at = r;
@@ -189,8 +208,8 @@ int sizing_curve_replicas(const struct sizing_curve_point *pts, size_t n, double
         snprintf(out->why, sizeof(out->why),
                  "%u replicas: the scale-out's lower bounds give %.0f req/s at %u (%.0f planned, "
                  "the target %.0f)",
-                 out->replicas, curve_low(pts, n, &out->fit, out->replicas), out->replicas,
-                 curve_low(pts, n, &out->fit, out->replicas) * planned_fraction, target);
+                 out->replicas, curve_low(pts, n, out, out->replicas), out->replicas,
+                 curve_low(pts, n, out, out->replicas) * planned_fraction, target);
     else if (out->beyond_measured)
         snprintf(out->why, sizeof(out->why),
                  "the target of %.0f req/s needs more than %u pods, which was not measured (the "

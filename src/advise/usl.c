@@ -212,6 +212,48 @@ static double residual(const struct usl_point *pts, size_t n, const struct usl_f
     return m ? sqrt(sum / (double)m) : 0;
 }
 
+/* The one-sided normal quantile whose tail is alpha: erfc's inverse by bisection (libm has
+ * none), to 1e-9 over the range a test can ask for. */
+static double normal_quantile(double alpha)
+{
+    double lo = 0, hi = 12;
+    for (int i = 0; i < 60; i++) {
+        double mid = (lo + hi) / 2;
+        if (0.5 * erfc(mid / sqrt(2)) > alpha)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return (lo + hi) / 2;
+}
+
+/* The used point above N = 1 whose shortfall from N X1 is largest in standard errors, when it
+ * is more than z of them (and not negligible): its index, else -1. Each point is a test of its
+ * own, so z is Bonferroni's for as many (USL_Z's 2.5% tail shared among them): a linear app
+ * measured at 15 counts is not called short by one point's chance dip. */
+static long short_point(const struct usl_point *pts, size_t n, double x1, double se1)
+{
+    size_t tests = 0;
+    long at = -1;
+
+    for (size_t i = 0; i < n; i++)
+        tests += !pts[i].excluded && pts[i].replicas > 1;
+    double most = tests > 1 ? normal_quantile(0.5 * erfc(USL_Z / sqrt(2)) / (double)tests) : USL_Z;
+    for (size_t i = 0; i < n; i++) {
+        const struct usl_point *p = &pts[i];
+        double N = p->replicas, gap, sd;
+        if (p->excluded || p->replicas == 1)
+            continue;
+        gap = N * x1 - p->x;
+        sd = sqrt(N * N * se1 * se1 + p->se * p->se);
+        if (gap > USL_NEGLIGIBLE * N * x1 && sd > 0 && gap / sd > most) {
+            most = gap / sd;
+            at = (long)i;
+        }
+    }
+    return at;
+}
+
 int usl_fit(const struct usl_point *pts, size_t n, struct usl_fit *out, char *err)
 {
     struct sums z;
@@ -249,7 +291,12 @@ int usl_fit(const struct usl_point *pts, size_t n, struct usl_fit *out, char *er
     errors(&z, two, has_se, out->s, out->k, free_s, free_k, out);
     out->s_distinct = distinct(out->s, out->s_err, out->s);
     out->k_distinct = distinct(out->k, out->k_err, 2 * out->k);
-    out->linear = !out->s_distinct && !out->k_distinct;
+    long at = has_se ? short_point(pts, n, out->x1, se1) : -1;
+    if (at >= 0) {
+        out->short_at = pts[at].replicas;
+        out->short_x = pts[at].x;
+    }
+    out->linear = !out->s_distinct && !out->k_distinct && at < 0;
     if (out->k_distinct && out->s < 1)
         out->peak_replicas = sqrt((1 - out->s) / out->k);
     out->peak_x = peak_x(out);
@@ -272,6 +319,13 @@ void usl_describe(const struct usl_fit *f, char *buf, size_t len)
                  "peaking near %.1f replicas at %.4g: the pods pay to stay consistent (coherency "
                  "k %.2g +/- %.2g), so more pods than that serve less",
                  f->peak_replicas, f->peak_x, f->k, f->k_err);
+    else if (!f->s_distinct && !f->k_distinct && f->short_at > 0)
+        snprintf(buf, len,
+                 "below linear: %u pods serve %.4g, %.0f%% short of %u times one (%.4g), beyond "
+                 "the measurement's noise, though the points cannot yet tell contention from "
+                 "coherency (s %.3g +/- %.2g, k %.2g +/- %.2g)",
+                 f->short_at, f->short_x, 100 * (1 - f->short_x / (f->short_at * f->x1)),
+                 f->short_at, f->short_at * f->x1, f->s, f->s_err, f->k, f->k_err);
     else if (f->s >= 1 || f->peak_x <= f->x1)
         snprintf(buf, len,
                  "not scaling: more pods serve no more than one (%.4g); what they share is the "

@@ -45,7 +45,15 @@ struct usl_fit {
      * as points above N = 1 and no standard errors given). */
     double s_err, k_err;
     bool s_distinct, k_distinct; /* above 0 by more than USL_Z standard errors */
-    bool linear;                 /* neither is: linear within the measurement's noise */
+    /* The point furthest below linear, by more standard errors of N X1 - X(N) (from its and
+     * X1's standard errors) than USL_Z's one-sided 2.5% shared among the points (Bonferroni),
+     * when every used point has one: 0 when none is.
+     * Two coefficients fitted to few points can each be within their errors of 0 while a point
+     * is clearly short of N times one; such a curve is not linear. */
+    unsigned short_at;
+    double short_x; /* that point's capacity */
+    bool linear;    /* neither coefficient is distinct and no point is short: linear within the
+                       measurement's noise */
     /* sqrt((1 - s) / k), the count where the curve peaks, when k is distinguishable from 0 and
      * s < 1; 0 (absent) otherwise. */
     double peak_replicas;

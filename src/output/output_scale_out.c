@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "advise/advise.h"
 #include "advise/sizing.h"
 #include "advise/usl.h"
 #include "core/jb.h"
@@ -28,26 +29,9 @@ static const char *from_name(enum sweep_point_from f)
     return "measured";
 }
 
-static bool usable(const struct sweep_scale_point *pt)
-{
-    return pt->cap.valid && !(pt->flags & SWEEP_FLAG_CONTENDED) &&
-           (pt->from == SWEEP_POINT_MEASURED || pt->from == SWEEP_POINT_SHAPE_SEARCH);
-}
-
 int output_scale_out_fit(const struct sweep_scale_out *so, struct usl_fit *f)
 {
-    struct usl_point pts[PLATFORM_MAX_REPLICAS];
-    char err[ERR_LEN];
-    size_t n = 0;
-
-    for (size_t i = 0; i < so->npoints && n < PLATFORM_MAX_REPLICAS; i++) {
-        const struct sweep_scale_point *pt = &so->points[i];
-        const struct stats_summary *iv = &pt->cap.interval;
-        double se = iv->n >= 2 && iv->sd > 0 ? iv->sd / sqrt((double)iv->n) : 0;
-        pts[n++] =
-            (struct usl_point){pt->replicas, pt->cap.rps > 0 ? pt->cap.rps : 1, se, !usable(pt)};
-    }
-    return usl_fit(pts, n, f, err);
+    return advise_scale_out_fit(so, f);
 }
 
 const char *output_scale_out_limited_by(const struct sweep_scale_out *so, const struct usl_fit *f,

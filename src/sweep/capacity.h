@@ -25,7 +25,8 @@
 /* Steps kept per variant: the probe, max_steps search steps, the repeats and one re-measure, and
  * once more steps and repeats when the repeats did not hold (runner_capacity.c). */
 #define CAPACITY_MAX_STEPS   64
-#define CAPACITY_MAX_REPEATS 10
+/* The repeats a figure can rest on: the profile's and a noisy interval's as many again. */
+#define CAPACITY_MAX_REPEATS (2 * PROFILE_MAX_REPEATS)
 
 /* A variant whose interval is wider than this share of its mean is re-measured once; still
  * that wide, it is marked noisy. */

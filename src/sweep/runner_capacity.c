@@ -18,7 +18,8 @@
 #include "sweep/runner_int.h"
 #include "sweep/search.h"
 
-_Static_assert(PROFILE_MAX_REPEATS <= CAPACITY_MAX_REPEATS, "repeats must fit in repeat_rps");
+_Static_assert(2 * PROFILE_MAX_REPEATS <= CAPACITY_MAX_REPEATS,
+               "the repeats and a re-measure must fit in repeat_rps");
 
 /* The engine's connection cap when descriptors do not bound it. */
 #define MAX_CONNS 10000
@@ -79,6 +80,7 @@ struct cap_ctx {
         double rate, sum;
         size_t n;
     } cpu;
+    struct load_stats *merged; /* the repeats' histograms added, owned (measure_repeats) */
 };
 
 bool sweep__transient_contended(const struct sweep *s, const struct variant *v,
@@ -417,27 +419,35 @@ static int search_steps(struct cap_ctx *x, struct search *s, char *err)
 }
 
 /* repeats measurements at rate into cap->repeat_rps, summarized into cap->interval; *failed
- * counts those that missed the SLO, *why the objective the last of them missed. Returns 0 or a
- * load run's error; fewer repeats than asked when time or the stop flag ran out. */
-static int measure_repeats(struct cap_ctx *x, double rate, unsigned *failed_n,
+ * counts those that missed the SLO, *why the objective the last of them missed. With more, the
+ * new repeats join the ones already there (a noisy interval measured again: more samples of the
+ * same rate, so the interval narrows with their number instead of starting over from two).
+ * Returns 0 or a load run's error; fewer repeats than asked when time or the stop flag ran out. */
+static int measure_repeats(struct cap_ctx *x, double rate, bool more, unsigned *failed_n,
                            enum capacity_limit *why, char *err)
 {
     struct capacity_result *cap = x->cap;
-    size_t n = 0;
+    size_t n = more ? cap->interval.n : 0;
     /* At the rate the last repeats ran, their CPU stands (the same load on the same pod). */
     bool same = x->cpu.n > 0 && x->cpu.rate == rate;
     double cpu = same ? x->cpu.sum : 0;
     size_t ncpu = same ? x->cpu.n : 0;
     /* The repeats as one measurement, for the row's latency columns (capacity_merged). Out of
      * memory costs the row those columns' merge (it keeps the last repeat's), never a repeat. */
-    struct load_stats *merged = malloc(sizeof(*merged));
+    if (!more || !x->merged) {
+        free(x->merged);
+        x->merged = malloc(sizeof(*x->merged));
+        if (x->merged)
+            load_stats_init(x->merged);
+    }
+    struct load_stats *merged = x->merged;
 
-    *failed_n = 0;
-    memset(&cap->interval, 0, sizeof(cap->interval));
+    if (!more) {
+        *failed_n = 0;
+        memset(&cap->interval, 0, sizeof(cap->interval));
+    }
     memset(&cap->merged, 0, sizeof(cap->merged));
-    if (merged)
-        load_stats_init(merged);
-    for (unsigned i = 0; i < x->p->search.repeats && i < CAPACITY_MAX_REPEATS; i++) {
+    for (unsigned i = 0; i < x->p->search.repeats && n < CAPACITY_MAX_REPEATS; i++) {
         /* Until a repeat gave the CPU at capacity, a repeat is held as long as the platform
          * needs to report CPU at all (a cluster's metrics window): one long repeat, not all. */
         int64_t need = x->usage_window_us;
@@ -449,7 +459,6 @@ static int measure_repeats(struct cap_ctx *x, double rate, unsigned *failed_n,
         int rc = run_step(x, CAPACITY_STEP_REPEAT, rate, 0, &r, err);
         if (rc) {
             step_free(&r);
-            free(merged);
             return rc;
         }
         if (r.have_res && r.res.interrupted) {
@@ -506,7 +515,6 @@ static int measure_repeats(struct cap_ctx *x, double rate, unsigned *failed_n,
         cap->merged.p99_us = hist_percentile(&merged->latency, 99);
         cap->merged.error_rate = load_stats_error_rate(merged);
     }
-    free(merged);
     return 0;
 }
 
@@ -698,13 +706,13 @@ int sweep__capacity(struct sweep__ctx *c, const char *url, char *err)
     for (unsigned refuted = 0; should_repeat(&s);) {
         unsigned failed = 0;
         enum capacity_limit why = CAPACITY_LIMIT_SLO_P95;
-        rc = measure_repeats(&x, s.low, &failed, &why, err);
+        rc = measure_repeats(&x, s.low, false, &failed, &why, err);
         if (rc)
             goto out;
         if (cap->interval.n >= 2 && stats_rel_half(&cap->interval) > CAPACITY_NOISY_REL) {
             log_info("sweep.noisy", "variant=%s rel_half=%.3f action=re-measure", row->variant.spec,
                      stats_rel_half(&cap->interval));
-            rc = measure_repeats(&x, s.low, &failed, &why, err);
+            rc = measure_repeats(&x, s.low, true, &failed, &why, err);
             if (rc)
                 goto out;
             if (cap->interval.n >= 2 && stats_rel_half(&cap->interval) > CAPACITY_NOISY_REL)
@@ -754,6 +762,7 @@ out:
              "steps=%zu",
              row->variant.spec, row->ready_s, x.t.window_s, x.t.start_s, x.t.hold_s, x.t.settle_s,
              cap->nsteps);
+    free(x.merged);
     if (x.have_keep) {
         /* The row's own figures: the representative step, so every fixed-mode column and
          * results.json field keeps its meaning. */

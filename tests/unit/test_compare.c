@@ -565,8 +565,8 @@ static void test_parse_rejects(void **state)
          "repeat_rps holds"},
         {"{\"tool\": \"sizeup 0.1.0\", \"variants\": [{\"spec\": \"2@1/1Gi\", \"state\": "
          "\"measured\", \"slo_capacity\": {\"rps\": 5, \"repeat_rps\": "
-         "[1,1,1,1,1,1,1,1,1,1,1]}}]}",
-         "more than 10 repeats"},
+         "[1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1]}}]}",
+         "more than 20 repeats"},
         {"{\"tool\": \"sizeup 0.1.0\", \"variants\": [{\"spec\": \"2@1/1Gi\", \"state\": "
          "\"measured\", \"slo_capacity\": {\"rps\": 5, \"valid\": \"yes\"}}]}",
          "valid is not a boolean"},

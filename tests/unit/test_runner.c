@@ -302,9 +302,15 @@ static void test_remeasure_keeps_cpu(void **state)
     sweep_on_noisy(&h, true, &s);
     const struct capacity_result *cap = &s.rows[0].cap;
     assert_int_equal(count_repeats(cap), 6); /* three, noisy, three again */
-    assert_true(cap->flags & CAPACITY_FLAG_NOISY);
     assert_int_equal(h.long_windows, 1);
     assert_true(cap->cpu_cores > 0.49 && cap->cpu_cores < 0.51);
+    /* The three new repeats join the first three: the interval is of six (Student-t with five
+     * degrees of freedom, +/-5% here), where three alone (+/-13%) stayed noisy. */
+    assert_int_equal(cap->interval.n, 6);
+    assert_true(stats_rel_half(&cap->interval) < CAPACITY_NOISY_REL);
+    assert_true(stats_rel_half(&cap->interval) > 0.02);
+    assert_false(cap->flags & CAPACITY_FLAG_NOISY);
+    assert_true(cap->valid);
     sweep_free(&s);
 
     /* A steady app: three repeats, one of them long, and its CPU. */

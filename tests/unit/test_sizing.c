@@ -659,7 +659,7 @@ static void test_curve_replicas(void **state)
 
     /* Linear, 100 / 200 / 300 at 1..3: 300 req/s needs X >= 434.8, the curve gives 500 at 5
      * (400 at 4 is short), within 2 x 3 = 6. */
-    struct sizing_curve_point lin[] = {{1, 100, true}, {2, 200, true}, {3, 300, true}};
+    struct sizing_curve_point lin[] = {{1, 100, true, 0, 0}, {2, 200, true, 0, 0}, {3, 300, true, 0, 0}};
     assert_int_equal(sizing_curve_replicas(lin, 3, 300, 0.69, &c, err), 0);
     assert_true(c.reachable);
     assert_int_equal(c.replicas, 5);
@@ -678,7 +678,7 @@ static void test_curve_replicas(void **state)
     /* A plateau near 200 (a shared backend): 200 req/s needs 290 planned, never reached; the
      * sentence has the most the pods reach. */
     struct sizing_curve_point flat[] = {
-        {1, 100, true}, {2, 170, true}, {3, 190, true}, {4, 196, true}};
+        {1, 100, true, 0, 0}, {2, 170, true, 0, 0}, {3, 190, true, 0, 0}, {4, 196, true, 0, 0}};
     assert_int_equal(sizing_curve_replicas(flat, 4, 200, 0.69, &c, err), 0);
     assert_false(c.reachable);
     assert_false(c.beyond_measured && c.most_rps > 290);
@@ -690,7 +690,7 @@ static void test_curve_replicas(void **state)
 
     /* A peak: the curve is read no further than N*. */
     struct sizing_curve_point peak[] = {
-        {1, 100, true}, {2, 180, true}, {3, 220, true}, {4, 220, true}, {6, 180, true}};
+        {1, 100, true, 0, 0}, {2, 180, true, 0, 0}, {3, 220, true, 0, 0}, {4, 220, true, 0, 0}, {6, 180, true, 0, 0}};
     assert_int_equal(sizing_curve_replicas(peak, 5, 300, 0.69, &c, err), 0);
     assert_true(c.fit.k_distinct);
     assert_true(c.cap < 12 && c.cap >= 3);
@@ -698,14 +698,14 @@ static void test_curve_replicas(void **state)
     assert_false(c.beyond_measured);
 
     /* A contended point is not read; a measured lower bound wins over the curve at its N. */
-    struct sizing_curve_point cont[] = {{1, 100, true}, {2, 200, true}, {3, 120, false}};
+    struct sizing_curve_point cont[] = {{1, 100, true, 0, 0}, {2, 200, true, 0, 0}, {3, 120, false, 0, 0}};
     assert_int_equal(sizing_curve_replicas(cont, 3, 130, 0.69, &c, err), 0);
     assert_int_equal(c.replicas, 2);
     assert_int_equal(c.nmax, 2);
 
     /* Bad input. */
     assert_int_equal(sizing_curve_replicas(lin, 3, 0, 0.69, &c, err), -EINVAL);
-    struct sizing_curve_point one[] = {{1, 100, true}};
+    struct sizing_curve_point one[] = {{1, 100, true, 0, 0}};
     assert_int_equal(sizing_curve_replicas(one, 1, 100, 0.69, &c, err), -EINVAL);
 }
 
@@ -729,7 +729,7 @@ static void test_answer_curve_reachable(void **state)
 {
     struct fixture *f = *state;
     struct sizing_curve_point pts[] = {
-        {1, 970, true}, {2, 1700, true}, {3, 2300, true}, {4, 2800, true}};
+        {1, 970, true, 0, 0}, {2, 1700, true, 0, 0}, {3, 2300, true, 0, 0}, {4, 2800, true, 0, 0}};
 
     /* 1800 req/s: linear ceil(1800 / 671.5) = 3; the curve needs 1800 / 0.6923 = 2600, and
      * 2300 at 3 is short, 2800 at 4 holds it: 4. */
@@ -767,7 +767,7 @@ static void test_answer_curve_unreachable(void **state)
 {
     struct fixture *f = *state;
     struct sizing_curve_point pts[] = {
-        {1, 970, true}, {2, 1500, true}, {3, 1700, true}, {4, 1750, true}};
+        {1, 970, true, 0, 0}, {2, 1500, true, 0, 0}, {3, 1700, true, 0, 0}, {4, 1750, true, 0, 0}};
 
     /* A plateau near 1750: 1800 req/s needs 2600, never reached. */
     f->opts.target_rps = 1800;
@@ -792,7 +792,7 @@ static void test_answer_curve_unreachable(void **state)
 static void test_answer_above_twice_measured(void **state)
 {
     struct fixture *f = *state;
-    struct sizing_curve_point pts[] = {{1, 970, true}, {2, 1940, true}};
+    struct sizing_curve_point pts[] = {{1, 970, true, 0, 0}, {2, 1940, true, 0, 0}};
 
     /* Linear, two points: the curve ends at 2 x 2 = 4 (3880 req/s); 5000 req/s needs 7222. */
     f->opts.target_rps = 5000;
@@ -811,7 +811,7 @@ static void test_answer_above_twice_measured(void **state)
 static void test_answer_hpa_capped(void **state)
 {
     struct fixture *f = *state;
-    struct sizing_curve_point pts[] = {{1, 970, true}, {2, 1940, true}, {3, 2910, true}};
+    struct sizing_curve_point pts[] = {{1, 970, true, 0, 0}, {2, 1940, true, 0, 0}, {3, 2910, true, 0, 0}};
 
     /* Linear to 3: the curve ends at 6. 3200 req/s needs 4622: 4850 at 5. The max wants
      * 3200 x 1.3 / 0.6923 = 6009, more than 5820 at 6: capped at 6 (linear would say 7). */
@@ -831,7 +831,7 @@ static void test_answer_hpa_capped(void **state)
 static void test_answer_availability_cap(void **state)
 {
     struct fixture *f = *state;
-    struct sizing_curve_point pts[] = {{1, 970, true}, {2, 1940, true}, {3, 2910, true}};
+    struct sizing_curve_point pts[] = {{1, 970, true, 0, 0}, {2, 1940, true, 0, 0}, {3, 2910, true, 0, 0}};
 
     /* As above (5 from the curve, which ends at 6); one replica for availability: 6. */
     f->opts.target_rps = 3200;
@@ -865,7 +865,7 @@ static void test_answer_dearer_than_runner_up(void **state)
 {
     struct fixture *f = *state;
     struct sizing_curve_point pts[] = {
-        {1, 970, true}, {2, 1400, true}, {3, 1900, true}, {4, 2300, true}, {5, 2700, true}};
+        {1, 970, true, 0, 0}, {2, 1400, true, 0, 0}, {3, 1900, true, 0, 0}, {4, 2300, true, 0, 0}, {5, 2700, true, 0, 0}};
 
     /* A: 1@1/512Mi at 1.065 a pod, 3 linear = 3.195; B: 2@2/1Gi, low 1746, planned 1208.8,
      * 2 x 2.13 = 4.26. A wins on the linear plan; measured, A needs 2600 req/s: 2700 at 5, so
@@ -883,14 +883,14 @@ static void test_answer_dearer_than_runner_up(void **state)
     contains(f->out.dearer, "the runner-up was not measured at scale");
     /* Out of reach: the runner-up's linear plan is named, with the same caveat. */
     struct sizing_curve_point flat[] = {
-        {1, 970, true}, {2, 1500, true}, {3, 1700, true}, {4, 1750, true}};
+        {1, 970, true, 0, 0}, {2, 1500, true, 0, 0}, {3, 1700, true, 0, 0}, {4, 1750, true, 0, 0}};
     scale_out(f, 0, flat, 4);
     assert_int_equal(run(f), 0);
     assert_true(f->out.unreachable);
     contains(f->out.dearer, "cannot hold the target; the runner-up's linear plan is 2 x 2w / 2.0c "
                             "/ 1Gi = 4.260");
     /* Cheaper at scale than the runner-up: nothing to say. */
-    struct sizing_curve_point lin[] = {{1, 970, true}, {2, 1940, true}, {3, 2910, true}};
+    struct sizing_curve_point lin[] = {{1, 970, true, 0, 0}, {2, 1940, true, 0, 0}, {3, 2910, true, 0, 0}};
     scale_out(f, 0, lin, 3);
     assert_int_equal(run(f), 0);
     assert_int_equal(f->out.replicas, 3);
@@ -900,7 +900,7 @@ static void test_answer_dearer_than_runner_up(void **state)
 static void test_answer_linear_and_why(void **state)
 {
     struct fixture *f = *state;
-    struct sizing_curve_point pts[] = {{1, 970, true}, {2, 1900, true}};
+    struct sizing_curve_point pts[] = {{1, 970, true, 0, 0}, {2, 1900, true, 0, 0}};
 
     f->opts.target_rps = 1800;
     cpu_bound_row(f);
@@ -921,7 +921,7 @@ static void test_answer_linear_and_why(void **state)
     assert_int_equal(f->out.replicas, 3);
     contains(f->out.curve_skipped, "the scale-out measured 2w / 2.0c / 1Gi, not the recommended");
     /* Its first point above 1 failed: no curve from one point; linear, and why. */
-    struct sizing_curve_point failed[] = {{1, 970, true}, {2, 0, false}};
+    struct sizing_curve_point failed[] = {{1, 970, true, 0, 0}, {2, 0, false, 0, 0}};
     scale_out(f, 0, failed, 2);
     assert_int_equal(run(f), 0);
     assert_false(f->out.curve_read);

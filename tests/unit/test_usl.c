@@ -245,6 +245,39 @@ static void test_errors_decide(void **state)
     assert_true(fit_ok(loose, 3).linear);
 }
 
+/* Both coefficients within their errors of 0 (they trade off against each other over four
+ * counts), yet 4 pods serve 340 where 4 x 100 = 400 would be linear, 3.3 standard errors of the
+ * difference short (sqrt(4^2 x 3^2 + 14^2) = 18.4), beyond the 2.39 three tests at 2.5% ask
+ * for: the curve is below linear, and says where. 3 pods at 285 are 1.1 short: no matter. */
+static void test_short_point_not_linear(void **state)
+{
+    struct usl_point p[] = {
+        {1, 100, 3, false}, {2, 190, 6, false}, {3, 285, 10, false}, {4, 340, 14, false}};
+    char text[512];
+    (void)state;
+
+    struct usl_fit f = fit_ok(p, 4);
+    assert_false(f.s_distinct);
+    assert_false(f.k_distinct);
+    assert_false(f.linear);
+    assert_int_equal(f.short_at, 4);
+    near(f.short_x, 340, 1e-9);
+    usl_describe(&f, text, sizeof(text));
+    contains(text, "below linear: 4 pods serve 340, 15% short of 4 times one (400)");
+
+    /* The same point with three times the error is within the noise of 400: linear. */
+    p[3].se = 42;
+    f = fit_ok(p, 4);
+    assert_int_equal(f.short_at, 0);
+    assert_true(f.linear);
+
+    /* Without standard errors the point test cannot be made; the scatter decides as before. */
+    for (size_t i = 0; i < 4; i++)
+        p[i].se = 0;
+    f = fit_ok(p, 4);
+    assert_int_equal(f.short_at, 0);
+}
+
 static void test_bad_input(void **state)
 {
     struct usl_fit f;
@@ -364,6 +397,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_falling),
         cmocka_unit_test(test_contended_point_excluded),
         cmocka_unit_test(test_errors_decide),
+        cmocka_unit_test(test_short_point_not_linear),
         cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_public_data_sets),
     };
