@@ -15,8 +15,8 @@
 
 /* ---- the replicas from the scale-out (steps 3 to 5 of the answer's order) --------------- */
 
-static double curve_low(const struct sizing_curve_point *pts, size_t n, const struct sizing_curve *c,
-                        unsigned r)
+static double curve_low(const struct sizing_curve_point *pts, size_t n,
+                        const struct sizing_curve *c, unsigned r)
 {
     for (size_t i = 0; i < n; i++)
         if (pts[i].usable && pts[i].replicas == r)

@@ -24,7 +24,7 @@
 
 /* Steps kept per variant: the probe, max_steps search steps, the repeats and one re-measure, and
  * once more steps and repeats when the repeats did not hold (runner_capacity.c). */
-#define CAPACITY_MAX_STEPS   64
+#define CAPACITY_MAX_STEPS 64
 /* The repeats a figure can rest on: the profile's and a noisy interval's as many again. */
 #define CAPACITY_MAX_REPEATS (2 * PROFILE_MAX_REPEATS)
 

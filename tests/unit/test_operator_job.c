@@ -501,11 +501,13 @@ static void test_capacity_hostile(void **state)
     setup_fixture(&f);
     static const char *const bad[] = {
         ROW0("7"),
-        ROW0("{\"rps\":5}"),                                /* no repeat_rps */
-        ROW0("{\"repeat_rps\":[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21]}"), /* more than kept */
-        ROW0("{\"repeat_rps\":[],\"steps\":{}}"),           /* steps not an array */
-        ROW0("{\"repeat_rps\":[],\"steps\":[[0,1,2]]}"),    /* a step too short */
-        ROW0("{\"repeat_rps\":[],\"steps\":[\"x\"]}"),      /* a step not an array */
+        ROW0("{\"rps\":5}"), /* no repeat_rps */
+        ROW0("{\"repeat_rps\":[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21]}"), /* more
+                                                                                             than
+                                                                                             kept */
+        ROW0("{\"repeat_rps\":[],\"steps\":{}}"),        /* steps not an array */
+        ROW0("{\"repeat_rps\":[],\"steps\":[[0,1,2]]}"), /* a step too short */
+        ROW0("{\"repeat_rps\":[],\"steps\":[\"x\"]}"),   /* a step not an array */
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
         assert_int_equal(

@@ -659,7 +659,8 @@ static void test_curve_replicas(void **state)
 
     /* Linear, 100 / 200 / 300 at 1..3: 300 req/s needs X >= 434.8, the curve gives 500 at 5
      * (400 at 4 is short), within 2 x 3 = 6. */
-    struct sizing_curve_point lin[] = {{1, 100, true, 0, 0}, {2, 200, true, 0, 0}, {3, 300, true, 0, 0}};
+    struct sizing_curve_point lin[] = {
+        {1, 100, true, 0, 0}, {2, 200, true, 0, 0}, {3, 300, true, 0, 0}};
     assert_int_equal(sizing_curve_replicas(lin, 3, 300, 0.69, &c, err), 0);
     assert_true(c.reachable);
     assert_int_equal(c.replicas, 5);
@@ -689,8 +690,11 @@ static void test_curve_replicas(void **state)
     assert_int_equal(c.replicas, 2);
 
     /* A peak: the curve is read no further than N*. */
-    struct sizing_curve_point peak[] = {
-        {1, 100, true, 0, 0}, {2, 180, true, 0, 0}, {3, 220, true, 0, 0}, {4, 220, true, 0, 0}, {6, 180, true, 0, 0}};
+    struct sizing_curve_point peak[] = {{1, 100, true, 0, 0},
+                                        {2, 180, true, 0, 0},
+                                        {3, 220, true, 0, 0},
+                                        {4, 220, true, 0, 0},
+                                        {6, 180, true, 0, 0}};
     assert_int_equal(sizing_curve_replicas(peak, 5, 300, 0.69, &c, err), 0);
     assert_true(c.fit.k_distinct);
     assert_true(c.cap < 12 && c.cap >= 3);
@@ -698,7 +702,8 @@ static void test_curve_replicas(void **state)
     assert_false(c.beyond_measured);
 
     /* A contended point is not read; a measured lower bound wins over the curve at its N. */
-    struct sizing_curve_point cont[] = {{1, 100, true, 0, 0}, {2, 200, true, 0, 0}, {3, 120, false, 0, 0}};
+    struct sizing_curve_point cont[] = {
+        {1, 100, true, 0, 0}, {2, 200, true, 0, 0}, {3, 120, false, 0, 0}};
     assert_int_equal(sizing_curve_replicas(cont, 3, 130, 0.69, &c, err), 0);
     assert_int_equal(c.replicas, 2);
     assert_int_equal(c.nmax, 2);
@@ -811,7 +816,8 @@ static void test_answer_above_twice_measured(void **state)
 static void test_answer_hpa_capped(void **state)
 {
     struct fixture *f = *state;
-    struct sizing_curve_point pts[] = {{1, 970, true, 0, 0}, {2, 1940, true, 0, 0}, {3, 2910, true, 0, 0}};
+    struct sizing_curve_point pts[] = {
+        {1, 970, true, 0, 0}, {2, 1940, true, 0, 0}, {3, 2910, true, 0, 0}};
 
     /* Linear to 3: the curve ends at 6. 3200 req/s needs 4622: 4850 at 5. The max wants
      * 3200 x 1.3 / 0.6923 = 6009, more than 5820 at 6: capped at 6 (linear would say 7). */
@@ -831,7 +837,8 @@ static void test_answer_hpa_capped(void **state)
 static void test_answer_availability_cap(void **state)
 {
     struct fixture *f = *state;
-    struct sizing_curve_point pts[] = {{1, 970, true, 0, 0}, {2, 1940, true, 0, 0}, {3, 2910, true, 0, 0}};
+    struct sizing_curve_point pts[] = {
+        {1, 970, true, 0, 0}, {2, 1940, true, 0, 0}, {3, 2910, true, 0, 0}};
 
     /* As above (5 from the curve, which ends at 6); one replica for availability: 6. */
     f->opts.target_rps = 3200;
@@ -864,8 +871,11 @@ static void test_answer_availability_cap(void **state)
 static void test_answer_dearer_than_runner_up(void **state)
 {
     struct fixture *f = *state;
-    struct sizing_curve_point pts[] = {
-        {1, 970, true, 0, 0}, {2, 1400, true, 0, 0}, {3, 1900, true, 0, 0}, {4, 2300, true, 0, 0}, {5, 2700, true, 0, 0}};
+    struct sizing_curve_point pts[] = {{1, 970, true, 0, 0},
+                                       {2, 1400, true, 0, 0},
+                                       {3, 1900, true, 0, 0},
+                                       {4, 2300, true, 0, 0},
+                                       {5, 2700, true, 0, 0}};
 
     /* A: 1@1/512Mi at 1.065 a pod, 3 linear = 3.195; B: 2@2/1Gi, low 1746, planned 1208.8,
      * 2 x 2.13 = 4.26. A wins on the linear plan; measured, A needs 2600 req/s: 2700 at 5, so
@@ -890,7 +900,8 @@ static void test_answer_dearer_than_runner_up(void **state)
     contains(f->out.dearer, "cannot hold the target; the runner-up's linear plan is 2 x 2w / 2.0c "
                             "/ 1Gi = 4.260");
     /* Cheaper at scale than the runner-up: nothing to say. */
-    struct sizing_curve_point lin[] = {{1, 970, true, 0, 0}, {2, 1940, true, 0, 0}, {3, 2910, true, 0, 0}};
+    struct sizing_curve_point lin[] = {
+        {1, 970, true, 0, 0}, {2, 1940, true, 0, 0}, {3, 2910, true, 0, 0}};
     scale_out(f, 0, lin, 3);
     assert_int_equal(run(f), 0);
     assert_int_equal(f->out.replicas, 3);
