@@ -58,16 +58,11 @@ static int load_keda(struct profile__ctx *c, const yaml_node_t *map, struct prof
     yaml_node_t *v[KD_N];
     int rc;
 
-    if (profile__is_null(map))
-        return 0;
-    if (!profile__is_mapping(map))
-        return profile__fail(c, map, "autoscaling.keda",
-                             "expected a mapping such as { server_address: "
-                             "http://prometheus:9090, query: 'sum(rate(...))' }, got %s",
-                             GOT(map));
-    rc = profile__fields(c, map, "autoscaling.keda", kd_keys, KD_N, v);
+    rc = profile__section(c, map, "autoscaling.keda",
+                          "{ server_address: http://prometheus:9090, query: 'sum(rate(...))' }",
+                          kd_keys, KD_N, v);
     if (rc)
-        return rc;
+        return rc < 0 ? rc : 0;
     if (v[KD_SERVER]) {
         rc = text(c, v[KD_SERVER], "autoscaling.keda.server_address", PROFILE_KEDA_TEXT_MAX,
                   "the Prometheus server's URL (http://host:port)", as->server_address);
@@ -86,22 +81,15 @@ static int load_keda(struct profile__ctx *c, const yaml_node_t *map, struct prof
 
 int profile__load_autoscaling(struct profile__ctx *c, const yaml_node_t *map, struct profile *p)
 {
-    char gotbuf[64];
     yaml_node_t *v[AS_N];
     struct profile_autoscaling *as = &p->autoscaling;
     int rc;
 
-    /* "autoscaling:" with nothing after it is absent, like every optional section. */
-    if (profile__is_null(map))
-        return 0;
-    if (!profile__is_mapping(map))
-        return profile__fail(c, map, "autoscaling",
-                             "expected a mapping such as { metric: http_requests_per_second }, "
-                             "got %s",
-                             GOT(map));
-    rc = profile__fields(c, map, "autoscaling", as_keys, AS_N, v);
+    /* "autoscaling:" with nothing after it is absent. */
+    rc = profile__section(c, map, "autoscaling", "{ metric: http_requests_per_second }", as_keys,
+                          AS_N, v);
     if (rc)
-        return rc;
+        return rc < 0 ? rc : 0;
     as->given = true;
     if (v[AS_METRIC]) {
         rc = text(c, v[AS_METRIC], "autoscaling.metric", PROFILE_METRIC_NAME_MAX,

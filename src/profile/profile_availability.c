@@ -11,21 +11,15 @@ static const char *const av_keys[AV_N] = {"zones", "drain"};
 
 int profile__load_availability(struct profile__ctx *c, const yaml_node_t *map, struct profile *p)
 {
-    char gotbuf[64];
     yaml_node_t *v[AV_N];
     struct profile_availability *av = &p->availability;
     uint64_t u;
     int rc;
 
-    /* "availability:" with nothing after it is absent, like every optional section. */
-    if (profile__is_null(map))
-        return 0;
-    if (!profile__is_mapping(map))
-        return profile__fail(c, map, "availability",
-                             "expected a mapping such as { zones: 3, drain: 1 }, got %s", GOT(map));
-    rc = profile__fields(c, map, "availability", av_keys, AV_N, v);
+    /* "availability:" with nothing after it is absent. */
+    rc = profile__section(c, map, "availability", "{ zones: 3, drain: 1 }", av_keys, AV_N, v);
     if (rc)
-        return rc;
+        return rc < 0 ? rc : 0;
     av->given = true;
     av->zones = 1;
     av->drain = 1;

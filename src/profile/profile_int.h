@@ -63,6 +63,14 @@ SIZEUP_MUST_USE int profile__fields(struct profile__ctx *c, const yaml_node_t *m
                                     const char *prefix, const char *const *keys, size_t nkeys,
                                     yaml_node_t **vals /* OUT */);
 
+/* Opens an optional section: 1 when it is absent (null: "key:" with nothing after it), 0 with
+ * its fields sorted into vals[] as profile__fields does, or the error of a value that is not a
+ * mapping ("expected a mapping such as EXAMPLE, got ...") or of a bad key. path is the
+ * section's field path; example is plain text, not a format. */
+SIZEUP_MUST_USE int profile__section(struct profile__ctx *c, const yaml_node_t *map,
+                                     const char *path, const char *example, const char *const *keys,
+                                     size_t nkeys, yaml_node_t **vals /* OUT */);
+
 /* Scalar readers: each names path in its error. */
 SIZEUP_MUST_USE int profile__get_uint(struct profile__ctx *c, const yaml_node_t *n,
                                       const char *path, uint64_t min, uint64_t max,

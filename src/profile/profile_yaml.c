@@ -255,6 +255,20 @@ int profile__fields(struct profile__ctx *c, const yaml_node_t *map, const char *
     return 0;
 }
 
+/* An optional section's opening: absent when null, else a mapping whose keys are all known. */
+int profile__section(struct profile__ctx *c, const yaml_node_t *map, const char *path,
+                     const char *example, const char *const *keys, size_t nkeys, yaml_node_t **vals)
+{
+    char gotbuf[64];
+
+    if (profile__is_null(map))
+        return 1;
+    if (!profile__is_mapping(map))
+        return profile__fail(c, map, path, "expected a mapping such as %s, got %s", example,
+                             GOT(map));
+    return profile__fields(c, map, path, keys, nkeys, vals);
+}
+
 /* Null (an empty "key:") counts as absent for optional sections. */
 bool profile__is_mapping(const yaml_node_t *n)
 {
