@@ -160,12 +160,35 @@ int advise_rows(const struct advisor_row *rows, size_t n, const struct profile *
     return run_answer(rows, n, p, &o, a, err);
 }
 
-/* A scale-out point counts toward the curve when measured (or the shape search's own), valid
- * and not contended. */
-static bool point_usable(const struct sweep_scale_point *pt)
+/* A noisy point whose mark is its interval's width (wider than CAPACITY_NOISY_REL after the
+ * re-measure): an imprecise figure of the app, not a wrong one, so the curve takes it with the
+ * small weight its interval gives (a saturated shared backend is noisy by nature, and leaving
+ * its points out would read the plateau as linear). One marked noisy because its repeats
+ * mostly missed the SLO, with a narrow interval, stays out. */
+static bool noisy_by_width(const struct capacity_result *cap)
 {
-    return pt->cap.valid && !(pt->flags & SWEEP_FLAG_CONTENDED) &&
+    return (cap->flags & CAPACITY_FLAG_NOISY) && cap->interval.n >= 2 &&
+           stats_rel_half(&cap->interval) > CAPACITY_NOISY_REL;
+}
+
+/* A scale-out point counts toward the curve when measured (or the shape search's own), valid
+ * or noisy by its interval's width only (above), and not contended. */
+bool advise_scale_out_point_usable(const struct sweep_scale_point *pt)
+{
+    const unsigned allowed = CAPACITY_FLAG_TOO_FEW_REPEATS | CAPACITY_FLAG_UNMEETABLE;
+    bool app =
+        pt->cap.valid || (noisy_by_width(&pt->cap) &&
+                          !(pt->cap.flags & ~(allowed | CAPACITY_FLAG_NOISY)) && pt->cap.rps > 0);
+    return app && !(pt->flags & SWEEP_FLAG_CONTENDED) &&
            (pt->from == SWEEP_POINT_MEASURED || pt->from == SWEEP_POINT_SHAPE_SEARCH);
+}
+
+size_t advise_scale_out_noisy_used(const struct sweep_scale_out *so)
+{
+    size_t n = 0;
+    for (size_t i = 0; so && i < so->npoints; i++)
+        n += advise_scale_out_point_usable(&so->points[i]) && !so->points[i].cap.valid;
+    return n;
 }
 
 void advise_scale_out(const struct sweep_scale_out *so, struct sizing_scale_out *out)
@@ -185,11 +208,13 @@ void advise_scale_out(const struct sweep_scale_out *so, struct sizing_scale_out 
     for (size_t i = 0; i < so->npoints && i < PLATFORM_MAX_REPLICAS && i < USL_MAX_POINTS; i++) {
         const struct sweep_scale_point *pt = &so->points[i];
         const struct stats_summary *iv = &pt->cap.interval;
-        /* The interval's lower bound with repeats, the capacity itself without. */
-        double low = iv->n >= 2 ? iv->low : pt->cap.rps;
+        /* The interval's lower bound with repeats (0 when it reaches below), the capacity
+         * itself without. */
+        double low = iv->n >= 2 ? fmax(iv->low, 0) : pt->cap.rps;
         double se = iv->n >= 2 && iv->sd > 0 ? iv->sd / sqrt((double)iv->n) : 0;
         out->pts[out->n++] = (struct sizing_curve_point){
-            pt->replicas, low, point_usable(pt) && low > 0, pt->cap.rps > 0 ? pt->cap.rps : 0, se};
+            pt->replicas, low, advise_scale_out_point_usable(pt) && pt->cap.rps > 0,
+            pt->cap.rps > 0 ? pt->cap.rps : 0, se};
     }
 }
 
@@ -241,10 +266,17 @@ static void scale_out_finding(const struct sweep *s, struct advice *a)
         len += (size_t)snprintf(counts + len, sizeof(counts) - len, "%s%u", i ? ", " : "",
                                 so->points[i].replicas);
     usl_describe(&f, text, sizeof(text));
+    size_t noisy = advise_scale_out_noisy_used(so);
+    char weighed[96] = "";
+    if (noisy)
+        snprintf(weighed, sizeof(weighed),
+                 ", %zu of them noisy and weighed by their wider interval%s", noisy,
+                 noisy == 1 ? "" : "s");
     advisor__finding(a,
                      "Scale-out of %s at %s replicas: the capacity within the SLO is %s (the "
-                     "Universal Scalability Law fitted to %zu points, residual %.1f%%).",
-                     s->rows[so->variant].variant.label, counts, text, f.used, 100 * f.residual);
+                     "Universal Scalability Law fitted to %zu points%s, residual %.1f%%).",
+                     s->rows[so->variant].variant.label, counts, text, f.used, weighed,
+                     100 * f.residual);
 }
 
 int advise_sweep(const struct sweep *s, const struct profile *p, struct advisor_row *rows,

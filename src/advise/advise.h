@@ -40,6 +40,15 @@ void advise_scale_out(const struct sweep_scale_out *so, struct sizing_scale_out 
  * -EINVAL when there is no fit (no scale-out, too few usable points) or -ENOMEM. */
 int advise_scale_out_fit(const struct sweep_scale_out *so, struct usl_fit *f /* OUT */);
 
+/* Whether the scale-out's curve takes the point: measured (or the shape search's), valid or
+ * noisy by its interval's width only (an imprecise figure, weighed by its interval), and not
+ * contended. */
+bool advise_scale_out_point_usable(const struct sweep_scale_point *pt);
+
+/* The points that curve takes although marked noisy (their interval wider than the noise
+ * limit: an imprecise figure, weighed by that interval); 0 without a scale-out. */
+size_t advise_scale_out_noisy_used(const struct sweep_scale_out *so);
+
 /* The answer in its order (docs/sweep.md, "The order of the answer"): advise_rows with the
  * scale-out so (may be NULL: none) read for the replica count. The one call the local sweep
  * and the operator make. Borrows everything; fills *a. Returns 0 or the advisor's error. */

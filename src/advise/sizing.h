@@ -46,8 +46,9 @@
  * its interval's lower bound. */
 struct sizing_curve_point {
     unsigned replicas;
-    double low;  /* > 0 when usable */
-    bool usable; /* measured (or the shape search's), valid, not contended */
+    double low;  /* >= 0: 0 when the interval reaches below 0 */
+    bool usable; /* measured (or the shape search's), valid or noisy by its interval's width
+                    (advise.c), not contended */
     double rps;  /* the capacity; 0: low is all that is known */
     double se;   /* its standard error from the repeats; 0 when unknown */
 };

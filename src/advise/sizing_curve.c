@@ -177,11 +177,12 @@ int sizing_curve_replicas(const struct sizing_curve_point *pts, size_t n, double
         return err_set(err, -EINVAL, "a curve's replica count needs a target and a planned share");
     out->low_share = 1;
     for (size_t i = 0; i < n; i++) {
-        if (!pts[i].usable || !(pts[i].low > 0))
+        if (!pts[i].usable || !(point_rps(&pts[i]) > 0))
             continue;
         if (pts[i].replicas > out->nmax)
             out->nmax = pts[i].replicas;
-        if (point_rps(&pts[i]) > 0 && pts[i].low / point_rps(&pts[i]) < out->low_share)
+        /* A lower bound at 0 says nothing of the curve between counts (it holds its own N). */
+        if (pts[i].low > 0 && pts[i].low / point_rps(&pts[i]) < out->low_share)
             out->low_share = pts[i].low / point_rps(&pts[i]);
     }
     rc = sizing_curve_fit(pts, n, &out->fit, err);

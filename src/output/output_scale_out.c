@@ -11,6 +11,7 @@
 #include "advise/sizing.h"
 #include "advise/usl.h"
 #include "core/jb.h"
+#include "output/output_capacity.h"
 #include "output/output_int.h"
 #include "sweep/search.h"
 
@@ -114,7 +115,15 @@ static void json_point(struct jb *b, cJSON *arr, const struct sweep_scale_point 
         jb_push_str(b, fl, "contended");
     if (fl && (pt->flags & SWEEP_FLAG_GEN_SATURATED))
         jb_push_str(b, fl, "generator");
+    /* The capacity's own marks (noisy, budget, ...), as a variant's slo_capacity.flags name
+     * them; contended is the point's, above. */
+    for (unsigned bit = 1; fl && bit && bit <= CAPACITY_FLAG_LAST; bit <<= 1) {
+        const char *name = output_capacity_flag_name(bit);
+        if ((pt->cap.flags & bit) && name && bit != CAPACITY_FLAG_CONTENDED)
+            jb_push_str(b, fl, name);
+    }
     jb_bool(b, p, "valid", pt->cap.valid);
+    jb_bool(b, p, "in_fit", advise_scale_out_point_usable(pt));
     jb_str(b, p, "from", from_name(pt->from));
     if (pt->cap.cpu_cores >= 0) {
         jb_num(b, p, "cpu_cores", pt->cap.cpu_cores / pt->replicas);
@@ -201,9 +210,15 @@ void output_scale_out_table(FILE *f, const struct sweep *s, bool markdown)
             if (x1 > 0)
                 snprintf(lin, sizeof(lin), "%.0f%%", 100 * pt->cap.rps / (x1 * pt->replicas));
         }
-        const char *mark = pt->flags & SWEEP_FLAG_CONTENDED   ? "contended"
-                           : pt->from != SWEEP_POINT_MEASURED ? from_name(pt->from)
-                                                              : "";
+        bool in_fit = advise_scale_out_point_usable(pt);
+        const char *mark =
+            pt->flags & SWEEP_FLAG_CONTENDED ? "contended: left out of the fit"
+            : pt->from != SWEEP_POINT_MEASURED && pt->from != SWEEP_POINT_SHAPE_SEARCH
+                ? from_name(pt->from)
+            : !pt->cap.valid && in_fit             ? "noisy: weighed by its interval"
+            : !pt->cap.valid                       ? "not valid: left out of the fit"
+            : pt->from == SWEEP_POINT_SHAPE_SEARCH ? from_name(pt->from)
+                                                   : "";
         if (markdown)
             fprintf(f, "| %u | %s | %s | %s | %s | %s |\n", pt->replicas, cap, iv, per, lin, mark);
         else

@@ -266,6 +266,59 @@ static void test_none(void **state)
     fx_free(f);
 }
 
+/* A plateau behind a shared backend: 1 and 2 replicas precise, 3 and 4 at the plateau marked
+ * noisy by their intervals' width (four repeats, +/-13%), 5 marked noisy with a narrow interval
+ * (its repeats mostly missed the SLO). The wide ones join the fit with their small weight, so
+ * the plateau is not read as linear; the narrow one stays out; the table says which is which. */
+static void test_noisy_plateau(void **state)
+{
+    (void)state;
+    struct fx *f = fx_new(SHAPE_LINEAR);
+    struct sweep_scale_out *so = &f->so;
+    struct usl_fit fit;
+    char *buf = NULL;
+    size_t len = 0;
+
+    point(&so->points[0], 1, 1000, SWEEP_POINT_SHAPE_SEARCH);
+    point(&so->points[1], 2, 2000, SWEEP_POINT_MEASURED);
+    for (unsigned i = 2; i < 5; i++) {
+        double rps = i < 4 ? 2350 : 2900;
+        point(&so->points[i], i + 1, rps, SWEEP_POINT_MEASURED);
+        so->points[i].cap.valid = false;
+        so->points[i].cap.flags = CAPACITY_FLAG_NOISY;
+        if (i < 4) /* sd 200 of 4 repeats: t(3) 3.18 x 200 / 2 = 318, +/-13.5% */
+            so->points[i].cap.interval =
+                (struct stats_summary){4, rps, 200, 318, rps - 318, rps + 318};
+    }
+    so->npoints = 5;
+    assert_true(advise_scale_out_point_usable(&so->points[1]));
+    assert_true(advise_scale_out_point_usable(&so->points[2]));
+    assert_true(advise_scale_out_point_usable(&so->points[3]));
+    assert_false(advise_scale_out_point_usable(&so->points[4]));
+    assert_int_equal(advise_scale_out_noisy_used(so), 2);
+
+    assert_int_equal(advise_scale_out_fit(so, &fit), 0);
+    assert_int_equal(fit.used, 4);
+    assert_false(fit.linear);
+    /* Without the noisy points, 1 and 2 alone read linear: what leaving them out did. */
+    so->points[2].cap.interval.n = so->points[3].cap.interval.n = 1;
+    assert_int_equal(advise_scale_out_fit(so, &fit), 0);
+    assert_int_equal(fit.used, 2);
+    assert_true(fit.linear);
+    so->points[2].cap.interval.n = so->points[3].cap.interval.n = 4;
+
+    FILE *m = open_memstream(&buf, &len);
+    assert_non_null(m);
+    output_scale_out_table(m, &f->sweep, true);
+    fclose(m);
+    assert_int_equal(count(buf, "| noisy: weighed by its interval |"), 2);
+    assert_int_equal(count(buf, "| not valid: left out of the fit |"), 1);
+    assert_non_null(strstr(buf, "| 1 | 1000 req/s | 970-1030 | 1000 | 100% | shape-search |"));
+    assert_null(strstr(buf, "linear within"));
+    free(buf);
+    fx_free(f);
+}
+
 /* --write DIR: DIR/<shape>/report.html for each fixture. */
 static int write_all(const char *dir)
 {
@@ -300,6 +353,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_peaking),
         cmocka_unit_test(test_linear),
         cmocka_unit_test(test_none),
+        cmocka_unit_test(test_noisy_plateau),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
