@@ -211,7 +211,13 @@ void advise_scale_out(const struct sweep_scale_out *so, struct sizing_scale_out 
         /* The interval's lower bound with repeats (0 when it reaches below), the capacity
          * itself without. */
         double low = iv->n >= 2 ? fmax(iv->low, 0) : pt->cap.rps;
+        /* The capacity is known to within its interval: the repeats' below, the search's
+         * bracket above (capacity_set_interval). Repeats at one offered rate can agree to the
+         * request, so their own standard error would weigh a point as if exact; the fit takes
+         * the interval's width as 2 x USL_Z standard errors, never less than the repeats'. */
         double se = iv->n >= 2 && iv->sd > 0 ? iv->sd / sqrt((double)iv->n) : 0;
+        if (iv->n >= 2 && iv->high > iv->low)
+            se = fmax(se, (iv->high - iv->low) / (2 * USL_Z));
         out->pts[out->n++] = (struct sizing_curve_point){
             pt->replicas, low, advise_scale_out_point_usable(pt) && pt->cap.rps > 0,
             pt->cap.rps > 0 ? pt->cap.rps : 0, se};

@@ -189,6 +189,10 @@ int sizing_curve_replicas(const struct sizing_curve_point *pts, size_t n, double
     if (rc)
         return rc;
     out->cap = SIZING_CURVE_MAX_FACTOR * out->nmax;
+    /* A point short of linear that neither coefficient explains: the curve's shape past the
+     * points is unknown, so it is read no further than they were measured. */
+    if (!out->fit.linear && !out->fit.s_distinct && !out->fit.k_distinct)
+        out->cap = out->nmax;
     if (out->fit.peak_replicas > 0 && out->fit.peak_replicas < out->cap)
         out->cap = out->fit.peak_replicas < 1 ? 1 : (unsigned)floor(out->fit.peak_replicas);
     for (unsigned r = 1; r <= out->cap; r++) {
@@ -211,6 +215,13 @@ int sizing_curve_replicas(const struct sizing_curve_point *pts, size_t n, double
                  "the target %.0f)",
                  out->replicas, curve_low(pts, n, out, out->replicas), out->replicas,
                  curve_low(pts, n, out, out->replicas) * planned_fraction, target);
+    else if (!out->fit.linear && !out->fit.s_distinct && !out->fit.k_distinct)
+        snprintf(out->why, sizeof(out->why),
+                 "the target of %.0f req/s is not reachable within the %u replicas measured: "
+                 "the pods reach at most %.0f req/s (%.0f planned), near %u, short of linear "
+                 "beyond the noise, and the points cannot yet tell what they share (contention "
+                 "or coherency), so the curve is not read past them; no replica count is written",
+                 target, out->nmax, out->most_rps, out->most_rps * planned_fraction, out->most_at);
     else if (out->beyond_measured)
         snprintf(out->why, sizeof(out->why),
                  "the target of %.0f req/s needs more than %u pods, which was not measured (the "

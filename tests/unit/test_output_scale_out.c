@@ -307,6 +307,18 @@ static void test_noisy_plateau(void **state)
     assert_true(fit.linear);
     so->points[2].cap.interval.n = so->points[3].cap.interval.n = 4;
 
+    /* Two repeats that agree to the request, the interval's top the search's bracket: the fit
+     * weighs the point by that interval (width / 2 x 1.96), not by the repeats' 0.35. */
+    so->points[1].cap.interval = (struct stats_summary){2, 2010, 0.5, 4.5, 2005.5, 2100};
+    so->points[1].cap.rps = 2010;
+    struct sizing_scale_out *sso = calloc(1, sizeof(*sso));
+    assert_non_null(sso);
+    advise_scale_out(so, sso);
+    assert_true(fabs(sso->pts[1].se - (2100 - 2005.5) / (2 * USL_Z)) < 1e-9);
+    assert_true(fabs(sso->pts[1].low - 2005.5) < 1e-9);
+    assert_true(fabs(sso->pts[1].rps - 2010) < 1e-9);
+    free(sso);
+
     FILE *m = open_memstream(&buf, &len);
     assert_non_null(m);
     output_scale_out_table(m, &f->sweep, true);
