@@ -57,13 +57,14 @@ struct sizing_curve {
     /* The law fitted to the usable points' capacities (sizing_curve_fit): the one curve the
      * findings, results.json and the report describe. */
     struct usl_fit fit;
-    /* The lowest share of its capacity a measured point's lower bound is (1 without
-     * intervals): between measured counts the plan reads the curve that much lower. */
-    double low_share;
+    /* The law fitted to the usable points' lower bounds: X_low between and beyond the counts
+     * measured. Only the replica count reads it; what the words say of the curve (s, k, N*)
+     * is fit's. */
+    struct usl_fit low_fit;
     unsigned nmax; /* the largest count measured */
     unsigned cap;  /* min(floor(N*), SIZING_CURVE_MAX_FACTOR x nmax): where the curve ends */
     /* The smallest N <= cap with X_low(N) x planned >= target (X_low: the measured lower
-     * bound where N was measured, else the fitted curve x low_share); 0 when there is none. */
+     * bound where N was measured, else low_fit's curve); 0 when there is none. */
     unsigned replicas;
     bool reachable;            /* some N <= cap holds the target */
     bool beyond_measured;      /* unreachable within cap, but only for want of measured counts: the

@@ -21,7 +21,7 @@ static double curve_low(const struct sizing_curve_point *pts, size_t n,
     for (size_t i = 0; i < n; i++)
         if (pts[i].usable && pts[i].replicas == r)
             return pts[i].low;
-    return usl_eval(&c->fit, r) * c->low_share;
+    return usl_eval(&c->low_fit, r);
 }
 
 static double point_rps(const struct sizing_curve_point *pt)
@@ -170,21 +170,22 @@ void sizing__availability_step(const struct sizing_opts *o, struct sizing *s)
 int sizing_curve_replicas(const struct sizing_curve_point *pts, size_t n, double target,
                           double planned_fraction, struct sizing_curve *out, char *err)
 {
+    struct usl_point up[USL_MAX_POINTS];
+    size_t k = 0;
     int rc;
 
     memset(out, 0, sizeof(*out));
     if (!(target > 0) || !(planned_fraction > 0) || planned_fraction > 1)
         return err_set(err, -EINVAL, "a curve's replica count needs a target and a planned share");
-    out->low_share = 1;
-    for (size_t i = 0; i < n; i++) {
-        if (!pts[i].usable || !(point_rps(&pts[i]) > 0))
-            continue;
-        if (pts[i].replicas > out->nmax)
+    for (size_t i = 0; i < n && k < USL_MAX_POINTS; i++) {
+        bool use = pts[i].usable && pts[i].low > 0;
+        up[k++] = (struct usl_point){pts[i].replicas, use ? pts[i].low : 1, 0, !use};
+        if (pts[i].usable && point_rps(&pts[i]) > 0 && pts[i].replicas > out->nmax)
             out->nmax = pts[i].replicas;
-        /* A lower bound at 0 says nothing of the curve between counts (it holds its own N). */
-        if (pts[i].low > 0 && pts[i].low / point_rps(&pts[i]) < out->low_share)
-            out->low_share = pts[i].low / point_rps(&pts[i]);
     }
+    /* The lower bounds without a second point above 0 leave X_low to the measured points. */
+    if (usl_fit(up, k, &out->low_fit, err) != 0)
+        memset(&out->low_fit, 0, sizeof(out->low_fit));
     rc = sizing_curve_fit(pts, n, &out->fit, err);
     if (rc)
         return rc;
@@ -230,7 +231,8 @@ int sizing_curve_replicas(const struct sizing_curve_point *pts, size_t n, double
     else
         snprintf(out->why, sizeof(out->why),
                  "the target of %.0f req/s is not reachable with this shape: the pods reach at "
-                 "most %.0f req/s (%.0f planned), near %u replicas; what they share %s "
+                 "most %.0f req/s at their lower bounds (%.0f planned), near %u replicas; what "
+                 "they share %s "
                  "(contention s %.3g, coherency k %.2g)",
                  target, out->most_rps, out->most_rps * planned_fraction, out->most_at,
                  out->fit.k_distinct ? "costs more with every pod added" : "serialises the work",

@@ -48,8 +48,8 @@ import json, sys
 so = json.load(open(sys.argv[1]))["scale_out"]
 pts = {p["replicas"]: p for p in so["points"]}
 for n, p in sorted(pts.items()):
-    print("  %d replicas: %.1f req/s %s %s %s" % (n, p["rps"] or 0, p["interval"], p["from"],
-                                                 p["flags"]))
+    print("  %d replicas: %.1f req/s %s %s %s %s" % (n, p["rps"] or 0, p["interval"], p["from"],
+                                                    p["flags"], p.get("note", "")))
 u, r = so["usl"], so["replicas"]
 print("usl: s %.3f +/- %.3f, k %.4f +/- %s, peak %s, linear %s: %s" %
       (u["s"], u["s_err"], u["k"], u["k_err"], u["peak_replicas"], u["linear"], u["meaning"]))

@@ -708,6 +708,27 @@ static void test_curve_replicas(void **state)
     assert_int_equal(c.replicas, 2);
     assert_int_equal(c.nmax, 2);
 
+    /* One curve in the words: with capacities and their errors beside the lower bounds, the
+     * sentence's s and k and where the count is read to (N*) are the capacities' fit, the one
+     * sizing_curve_fit gives the findings and results.json; only X_low comes from the lower
+     * bounds. */
+    struct sizing_curve_point both[] = {{1, 97, true, 100, 2},
+                                        {2, 185, true, 195, 4},
+                                        {3, 215, true, 240, 8},
+                                        {4, 220, true, 250, 9}};
+    struct usl_fit one_fit;
+    char words[128];
+    assert_int_equal(sizing_curve_fit(both, 4, &one_fit, err), 0);
+    assert_int_equal(sizing_curve_replicas(both, 4, 400, 0.69, &c, err), 0);
+    assert_true(c.fit.s == one_fit.s && c.fit.k == one_fit.k);
+    assert_true(c.fit.x1 == 100 && c.low_fit.x1 == 97);
+    assert_true(one_fit.k_distinct && one_fit.peak_replicas > 4);
+    assert_int_equal(c.cap, (unsigned)floor(one_fit.peak_replicas));
+    assert_false(c.reachable);
+    snprintf(words, sizeof(words), "(contention s %.3g, coherency k %.2g)", one_fit.s, one_fit.k);
+    contains(c.why, words);
+    assert_true(fabs(c.most_rps - 220) < 30); /* the lower bounds' most, near 4 */
+
     /* Bad input. */
     assert_int_equal(sizing_curve_replicas(lin, 3, 0, 0.69, &c, err), -EINVAL);
     struct sizing_curve_point one[] = {{1, 100, true, 0, 0}};
