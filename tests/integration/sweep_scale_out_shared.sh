@@ -54,6 +54,8 @@ u, r = so["usl"], so["replicas"]
 print("usl: s %.3f +/- %.3f, k %.4f +/- %s, peak %s, linear %s: %s" %
       (u["s"], u["s_err"], u["k"], u["k_err"], u["peak_replicas"], u["linear"], u["meaning"]))
 print("target 400: %s" % r)
+for n in (1, 2, 3, 4):
+    assert pts[n]["rps"] is not None, "%d replicas not measured: %s" % (n, pts[n])
 assert abs(pts[1]["rps"] - 100) <= 15, pts[1]
 assert pts[2]["rps"] > 1.5 * pts[1]["rps"], "no rise from 1 to 2"
 for n in (3, 4):
