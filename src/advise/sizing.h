@@ -50,7 +50,8 @@ struct sizing_curve_point {
     bool usable; /* measured (or the shape search's), valid or noisy by its interval's width
                     (advise.c), not contended */
     double rps;  /* the capacity; 0: low is all that is known */
-    double se;   /* its standard error from the repeats; 0 when unknown */
+    double se;   /* its standard error: from its whole interval, never less than the
+                    repeats' own (advise_scale_out); 0 when unknown */
 };
 
 struct sizing_curve {
@@ -259,15 +260,15 @@ SIZEUP_MUST_USE int sizing_run(const struct sizing_row *rows, size_t n, const st
  * *extrapolated (may be NULL) says whether rps was outside the measured steps. */
 double sizing_cpu_at(const struct capacity_result *cap, double rps, bool *extrapolated /* OUT */);
 
-/* The replica count for target (> 0, in req/s) at planned_fraction (0 < f <= 1) from the
- * points pts[0..n) (one at 1 replica among them). Borrows pts; fills *out. Returns 0, or the
- * fit's -EINVAL (err says why: no usable point at 1 replica, or none above it). */
 /* The Universal Scalability Law fitted to pts[0..n)'s usable capacities, each weighted by its
  * standard error: the scale-out's one curve. Returns 0 or usl_fit's -EINVAL (too few usable
  * points) with the reason in err. */
 int sizing_curve_fit(const struct sizing_curve_point *pts, size_t n, struct usl_fit *f /* OUT */,
                      char *err);
 
+/* The replica count for target (> 0, in req/s) at planned_fraction (0 < f <= 1) from the
+ * points pts[0..n) (one at 1 replica among them). Borrows pts; fills *out. Returns 0, or the
+ * fit's -EINVAL (err says why: no usable point at 1 replica, or none above it). */
 int sizing_curve_replicas(const struct sizing_curve_point *pts, size_t n, double target,
                           double planned_fraction, struct sizing_curve *out /* OUT */, char *err);
 

@@ -24,6 +24,13 @@ static double curve_low(const struct sizing_curve_point *pts, size_t n,
     return usl_eval(&c->low_fit, r);
 }
 
+/* A point short of linear that neither coefficient explains (usl.h short_at): the curve's
+ * shape past the points is unknown. */
+static bool short_unexplained(const struct usl_fit *f)
+{
+    return !f->linear && !f->s_distinct && !f->k_distinct;
+}
+
 static double point_rps(const struct sizing_curve_point *pt)
 {
     return pt->rps > 0 ? pt->rps : pt->low;
@@ -190,9 +197,8 @@ int sizing_curve_replicas(const struct sizing_curve_point *pts, size_t n, double
     if (rc)
         return rc;
     out->cap = SIZING_CURVE_MAX_FACTOR * out->nmax;
-    /* A point short of linear that neither coefficient explains: the curve's shape past the
-     * points is unknown, so it is read no further than they were measured. */
-    if (!out->fit.linear && !out->fit.s_distinct && !out->fit.k_distinct)
+    /* Read no further than measured where the shape past the points is unknown. */
+    if (short_unexplained(&out->fit))
         out->cap = out->nmax;
     if (out->fit.peak_replicas > 0 && out->fit.peak_replicas < out->cap)
         out->cap = out->fit.peak_replicas < 1 ? 1 : (unsigned)floor(out->fit.peak_replicas);
@@ -216,7 +222,7 @@ int sizing_curve_replicas(const struct sizing_curve_point *pts, size_t n, double
                  "the target %.0f)",
                  out->replicas, curve_low(pts, n, out, out->replicas), out->replicas,
                  curve_low(pts, n, out, out->replicas) * planned_fraction, target);
-    else if (!out->fit.linear && !out->fit.s_distinct && !out->fit.k_distinct)
+    else if (short_unexplained(&out->fit))
         snprintf(out->why, sizeof(out->why),
                  "the target of %.0f req/s is not reachable within the %u replicas measured: "
                  "the pods reach at most %.0f req/s (%.0f planned), near %u, short of linear "

@@ -10,6 +10,7 @@
 #include <math.h>
 #include <stdio.h>
 
+#include "advise/advise.h"
 #include "advise/usl.h"
 #include "load/report_html.h"
 #include "output/output.h"
@@ -279,7 +280,7 @@ void output_html_scale_out(FILE *f, const struct output_doc *d)
         fputs(".</p>\n", f);
         return;
     }
-    bool have = output_scale_out_fit(so, &fit) == 0;
+    bool have = advise_scale_out_fit(so, &fit) == 0;
     const struct sweep_scale_point *p1 = &so->points[0];
     double x1 = have ? fit.x1 : (so_measured(p1) ? p1->cap.rps : 0);
     bool contended = false, skipped = false;

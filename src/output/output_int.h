@@ -63,13 +63,12 @@ const char *output_omit_id(unsigned bit);
 const char *output_omit_note(unsigned omit, char *buf, size_t len);
 
 /* The scale-out (output_scale_out.c): results.json's `scale_out` put into root through the
- * builder b (JSON null when not run), the table for results.md (markdown) or the terminal, the
- * USL fit to the usable points (0, or the fit's error) and what limited the curve. */
+ * builder b (JSON null when not run), the table for results.md (markdown) or the terminal, and
+ * what limited the curve (the fit is advise_scale_out_fit's, advise/advise.h). */
 struct usl_fit;
 struct jb;
 void output_scale_out_json(struct jb *b, cJSON *root, const struct sweep *s,
                            const struct advice *a);
-int output_scale_out_fit(const struct sweep_scale_out *so, struct usl_fit *f /* OUT */);
 const char *output_scale_out_limited_by(const struct sweep_scale_out *so, const struct usl_fit *f,
                                         bool have_fit);
 

@@ -30,11 +30,6 @@ static const char *from_name(enum sweep_point_from f)
     return "measured";
 }
 
-int output_scale_out_fit(const struct sweep_scale_out *so, struct usl_fit *f)
-{
-    return advise_scale_out_fit(so, f);
-}
-
 const char *output_scale_out_limited_by(const struct sweep_scale_out *so, const struct usl_fit *f,
                                         bool have_fit)
 {
@@ -153,7 +148,7 @@ void output_scale_out_json(struct jb *b, cJSON *root, const struct sweep *s, con
     arr = jb_arr(b, o, "points");
     for (size_t i = 0; arr && i < so->npoints; i++)
         json_point(b, arr, &so->points[i]);
-    bool fit = output_scale_out_fit(so, &f) == 0;
+    bool fit = advise_scale_out_fit(so, &f) == 0;
     if (fit) {
         cJSON *u = jb_obj(b, o, "usl");
         char text[512];
@@ -175,6 +170,19 @@ void output_scale_out_json(struct jb *b, cJSON *root, const struct sweep *s, con
     }
     jb_str(b, o, "limited_by", output_scale_out_limited_by(so, &f, fit));
     json_curve_replicas(b, o, a);
+}
+
+/* The table's last column: why a point is apart from the curve, or where it came from. */
+static const char *point_mark(const struct sweep_scale_point *pt)
+{
+    if (pt->flags & SWEEP_FLAG_CONTENDED)
+        return "contended: left out of the fit";
+    if (pt->from != SWEEP_POINT_MEASURED && pt->from != SWEEP_POINT_SHAPE_SEARCH)
+        return from_name(pt->from);
+    if (!pt->cap.valid)
+        return advise_scale_out_point_usable(pt) ? "noisy: weighed by its interval"
+                                                 : "not valid: left out of the fit";
+    return pt->from == SWEEP_POINT_SHAPE_SEARCH ? from_name(pt->from) : "";
 }
 
 void output_scale_out_table(FILE *f, const struct sweep *s, bool markdown)
@@ -210,21 +218,13 @@ void output_scale_out_table(FILE *f, const struct sweep *s, bool markdown)
             if (x1 > 0)
                 snprintf(lin, sizeof(lin), "%.0f%%", 100 * pt->cap.rps / (x1 * pt->replicas));
         }
-        bool in_fit = advise_scale_out_point_usable(pt);
-        const char *mark =
-            pt->flags & SWEEP_FLAG_CONTENDED ? "contended: left out of the fit"
-            : pt->from != SWEEP_POINT_MEASURED && pt->from != SWEEP_POINT_SHAPE_SEARCH
-                ? from_name(pt->from)
-            : !pt->cap.valid && in_fit             ? "noisy: weighed by its interval"
-            : !pt->cap.valid                       ? "not valid: left out of the fit"
-            : pt->from == SWEEP_POINT_SHAPE_SEARCH ? from_name(pt->from)
-                                                   : "";
+        const char *mark = point_mark(pt);
         if (markdown)
             fprintf(f, "| %u | %s | %s | %s | %s | %s |\n", pt->replicas, cap, iv, per, lin, mark);
         else
             fprintf(f, "  %8u %12s %22s %10s %10s  %s\n", pt->replicas, cap, iv, per, lin, mark);
     }
-    if (output_scale_out_fit(so, &fit) == 0) {
+    if (advise_scale_out_fit(so, &fit) == 0) {
         usl_describe(&fit, text, sizeof(text));
         fprintf(f,
                 markdown ? "\nThe points are %s (residual %.1f%%).\n"
