@@ -20,7 +20,7 @@ cleanup() {
     if [ -n "${KEEP:-}" ]; then echo "kept: $tmp"; else rm -rf "$tmp"; fi
 }
 trap cleanup EXIT
-port=$(free_port)
+port=$(free_port "${SCALE_OUT:-3}")
 cat >"$tmp/profile.yaml" <<'YAML'
 users: 8
 search: { warmup: 500ms, window: 2s, precision: 5%, repeats: 2, max_steps: 6 }

@@ -275,9 +275,8 @@ static void scale_out_finding(const struct sweep *s, struct advice *a)
     size_t noisy = advise_scale_out_noisy_used(so);
     char weighed[96] = "";
     if (noisy)
-        snprintf(weighed, sizeof(weighed),
-                 ", %zu of them noisy and weighed by their wider interval%s", noisy,
-                 noisy == 1 ? "" : "s");
+        snprintf(weighed, sizeof(weighed), ", %zu of them noisy and weighed by %s", noisy,
+                 noisy == 1 ? "its wider interval" : "their wider intervals");
     advisor__finding(a,
                      "Scale-out of %s at %s replicas: the capacity within the SLO is %s (the "
                      "Universal Scalability Law fitted to %zu points%s, residual %.1f%%).",

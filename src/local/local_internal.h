@@ -42,6 +42,7 @@ struct local {
     bool have_cg;
     char log_path[1024];
     double started;
+    char port_held[160]; /* "" or why the port was still held when the app started */
 
     /* the usage window */
     uint64_t cpu0_ns;
@@ -67,10 +68,16 @@ struct local {
      * 1..nrep are copies of it on --port + i, each its own process group and cgroup. in_set
      * names the logs and cgroups <variant>-r<i>. */
     bool in_set;
+    bool warned_ephemeral; /* the set's ports in the ephemeral range: said once */
     unsigned replica;
     struct local *rep[PLATFORM_MAX_REPLICAS];
     size_t nrep;
 };
+
+/* Whether port lies in the kernel's ephemeral range (net.ipv4.ip_local_port_range), the ports
+ * handed to outgoing connections' local ends; the range into *lo..*hi either way (32768-60999,
+ * the kernel's default, where it cannot be read). */
+bool local__ephemeral_port(unsigned port, unsigned *lo, unsigned *hi);
 
 /* True for an ASCII letter or digit (what an environment variable's name may hold, with _). */
 bool local__isalnum_ascii(char c);

@@ -155,17 +155,74 @@ static void free_args(char **args)
     free(args);
 }
 
-/* Someone else answering on the port would be measured instead of the app: refuses then. */
-static int refuse_taken_port(const struct local *l, struct platform_failure *fail, char *err)
+/* How long apply waits for a port that another socket holds: a connection's local end that is
+ * closing lets go within milliseconds; one held longer (an earlier replica's pooled connection
+ * to a database, say) will not, and the app is started anyway (below). */
+#define PORT_HELD_WAIT_US 2000000LL
+
+/* 0 when a server could bind the port now, bound as servers bind it (0.0.0.0, SO_REUSEADDR, so
+ * a TIME_WAIT an earlier variant left does not count); -errno while another socket holds it:
+ * a listener, or an outgoing connection's local end. */
+static int port_bindable(unsigned port)
 {
-    int probe = connect_port(l->cfg.port, 100);
-    if (probe < 0)
+    struct sockaddr_in a;
+    int one = 1, rc = 0, fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+    if (fd < 0)
+        return -errno;
+    (void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    memset(&a, 0, sizeof(a));
+    a.sin_family = AF_INET;
+    a.sin_port = htons((uint16_t)port);
+    a.sin_addr.s_addr = htonl(INADDR_ANY);
+    if (bind(fd, (struct sockaddr *)&a, sizeof(a)) != 0)
+        rc = -errno;
+    close(fd);
+    return rc;
+}
+
+/* Someone else answering on the port would be measured instead of the app: refuses then. A
+ * port that nothing answers on but another socket holds (an outgoing connection's local end:
+ * the kernel hands the ports of its ephemeral range to connections, the generator's and the
+ * app's own) is waited for, up to PORT_HELD_WAIT_US; still held, the app starts anyway (it may
+ * bind one address only, which the other socket need not conflict with) and l->port_held says
+ * why, for the failure's reason should the app then exit. */
+static int check_port(struct local *l, struct platform_failure *fail, char *err)
+{
+    unsigned port = l->cfg.port, lo, hi;
+    int probe = connect_port(port, 100);
+
+    l->port_held[0] = '\0';
+    if (probe >= 0) {
+        close(probe);
+        fail->kind = PLATFORM_FAIL_APPLY;
+        snprintf(fail->reason, sizeof(fail->reason),
+                 "port %u already answers before the app started (another process?)", port);
+        return err_set(err, -EADDRINUSE, "%s", fail->reason);
+    }
+    int rc = port_bindable(port);
+    if (rc != -EADDRINUSE)
         return 0;
-    close(probe);
-    fail->kind = PLATFORM_FAIL_APPLY;
-    snprintf(fail->reason, sizeof(fail->reason),
-             "port %u already answers before the app started (another process?)", l->cfg.port);
-    return err_set(err, -EADDRINUSE, "%s", fail->reason);
+    log_info("local.port",
+             "port=%u held by another socket, nothing listening; waiting up to %.0f s", port,
+             (double)PORT_HELD_WAIT_US / 1e6);
+    int64_t deadline = clock_mono_us() + PORT_HELD_WAIT_US;
+    while (rc == -EADDRINUSE && clock_mono_us() < deadline) {
+        clock_sleep_us(POLL_MS * 1000);
+        rc = port_bindable(port);
+    }
+    if (rc != -EADDRINUSE)
+        return 0;
+    if (local__ephemeral_port(port, &lo, &hi))
+        snprintf(l->port_held, sizeof(l->port_held),
+                 "port %u was held by another socket (it is in the ephemeral range %u-%u, where "
+                 "outgoing connections get their ports: a --port below %u avoids it)",
+                 port, lo, hi, lo);
+    else
+        snprintf(l->port_held, sizeof(l->port_held), "port %u was held by another socket", port);
+    log_warn("local.port", "port=%u still held after %.0f s; starting the app anyway", port,
+             (double)PORT_HELD_WAIT_US / 1e6);
+    return 0;
 }
 
 /* The command's arguments with $WORKERS and $PORT expanded for v, NULL-terminated, into
@@ -313,7 +370,7 @@ int local__apply(void *self, const struct variant *v, struct platform_failure *f
         local__stop_variant(self, NULL);
     l->v = v;
     l->seq++;
-    if ((rc = refuse_taken_port(l, fail, err)))
+    if ((rc = check_port(l, fail, err)))
         return rc;
     if ((rc = build_args(l, v, &args, err)))
         goto fail_apply;
@@ -427,9 +484,10 @@ int local__wait_ready(void *self, int64_t timeout_us, volatile sig_atomic_t *sto
             bool oom = l->have_cg && cg_oom_kills(&l->cg, &ooms, NULL) == 0 && ooms > 0;
             log_tail(l, tail, sizeof(tail));
             fail->kind = oom ? PLATFORM_FAIL_OOM : PLATFORM_FAIL_DIED;
-            snprintf(fail->reason, sizeof(fail->reason), "%s%s%s%s%s",
-                     oom ? "OOM-killed at the memory limit; " : "", how,
-                     tail[0] ? " (last output: \"" : "", tail, tail[0] ? "\")" : "");
+            snprintf(fail->reason, sizeof(fail->reason), "%s%s%s%s%s%s%s",
+                     oom ? "OOM-killed at the memory limit; " : "", l->port_held,
+                     l->port_held[0] ? "; " : "", how, tail[0] ? " (last output: \"" : "", tail,
+                     tail[0] ? "\")" : "");
             return err_set(err, -ECHILD, "%s", fail->reason);
         }
         int fd = connect_port(l->cfg.port, 200);

@@ -87,6 +87,16 @@ int local__set_apply_replicas(void *self, const struct variant *v, unsigned n,
     }
     l->in_set = true;
     l->replica = 0;
+    unsigned lo, hi, last = l->cfg.port + n - 1;
+    (void)local__ephemeral_port(l->cfg.port, &lo, &hi);
+    if (!l->warned_ephemeral && l->cfg.port <= hi && last >= lo) {
+        log_warn("local.replicas",
+                 "ports=%u-%u lie in the kernel's ephemeral range %u-%u, where outgoing "
+                 "connections get their ports: one may be held when its replica starts; a --port "
+                 "below %u avoids it",
+                 l->cfg.port, last, lo, hi, lo);
+        l->warned_ephemeral = true;
+    }
     rc = local__apply(l, v, fail, err);
     for (unsigned i = 1; !rc && i < n; i++) {
         struct local *r = new_replica(l, i);

@@ -10,6 +10,23 @@
 #include "local/local.h"
 #include "local/local_internal.h"
 
+bool local__ephemeral_port(unsigned port, unsigned *lo, unsigned *hi)
+{
+    FILE *f = fopen("/proc/sys/net/ipv4/ip_local_port_range", "re");
+    unsigned a = 0, b = 0;
+    bool ok = f && fscanf(f, "%u %u", &a, &b) == 2 && a <= b && b <= 65535;
+
+    if (f)
+        fclose(f);
+    if (!ok) {
+        a = 32768;
+        b = 60999;
+    }
+    *lo = a;
+    *hi = b;
+    return port >= a && port <= b;
+}
+
 bool local__isalnum_ascii(char c)
 {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');

@@ -10,7 +10,7 @@ capacity_prerequisites
 tmp=$(mktemp -d)
 marker="sizeup-scaleout-fails-$$"
 trap 'rm -rf "$tmp"' EXIT
-port=$(free_port)
+port=$(free_port 2)
 cat >"$tmp/profile.yaml" <<'YAML'
 users: 8
 search: { warmup: 300ms, window: 1s, precision: 10%, repeats: 2, max_steps: 5 }

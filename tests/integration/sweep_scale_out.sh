@@ -16,7 +16,7 @@ cleanup() {
     rm -rf "$tmp"
 }
 trap cleanup EXIT
-port=$(free_port)
+port=$(free_port 3)
 cat >"$tmp/profile.yaml" <<'YAML'
 users: 8
 search: { warmup: 500ms, window: 2s, precision: 5%, repeats: 2, max_steps: 6 }

@@ -24,7 +24,7 @@ python3 "$ROOT/tests/servers/shared_backend.py" --backend --port-file "$tmp/back
 for _ in $(seq 50); do [ -s "$tmp/backend.port" ] && break; sleep 0.1; done
 [ -s "$tmp/backend.port" ] || { echo "FAIL: the backend did not start"; exit 1; }
 backend=$(cat "$tmp/backend.port")
-port=$(free_port)
+port=$(free_port 4)
 
 # A sweep with target TARGET req/s and 1..4 replicas into OUT.
 sweep() { # TARGET OUT

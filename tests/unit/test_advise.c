@@ -123,6 +123,23 @@ static void test_scale_out_finding(void **state)
         if (!hit || !strstr(hit, cases[c].words))
             fail_msg("case %zu: no finding with \"%s\": %s", c, cases[c].words, hit ? hit : "-");
     }
+    /* Points noisy by their intervals' width join the fit, and the finding counts them. */
+    const char *counted[] = {"1 of them noisy and weighed by its wider interval,",
+                             "2 of them noisy and weighed by their wider intervals,"};
+    for (unsigned k = 0; k < 2; k++) {
+        struct capacity_result *c = &so.points[2 + k].cap;
+        c->valid = false;
+        c->flags = CAPACITY_FLAG_NOISY; /* +/-15%: noisy by its interval's width */
+        c->interval = (struct stats_summary){
+            3, c->rps, 0.06 * c->rps, 0.15 * c->rps, 0.85 * c->rps, 1.15 * c->rps};
+        assert_int_equal(advise_sweep(&s, &p, rows, &n, a, err), 0);
+        const char *hit = NULL;
+        for (size_t i = 0; i < a->nfindings; i++)
+            if (strstr(a->findings[i], "Scale-out of"))
+                hit = a->findings[i];
+        if (!hit || !strstr(hit, counted[k]))
+            fail_msg("%u noisy: no \"%s\": %s", k + 1, counted[k], hit ? hit : "-");
+    }
     /* No scale-out, no such finding. */
     s.scale_out = NULL;
     assert_int_equal(advise_sweep(&s, &p, rows, &n, a, err), 0);
