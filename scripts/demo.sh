@@ -2,7 +2,7 @@
 # `make demo`: installs what is missing, builds sizeup, and sweeps the bundled example app (a
 # Flask + SQLite API served by gunicorn, examples/app/app.py) over four variants that fit a
 # 2-core machine, under real cgroup limits, searching each variant's capacity within the SLO.
-# About 2 minutes after the set-up (the profile's time budget is 2m40s); prints the answer first
+# About 3.5 minutes after the set-up (the profile's time budget is 4m30s); prints the answer first
 # (the shape, replicas and autoscaler for the profile's target, values.yaml, the apply commands),
 # then the table and where the files are. DEMO_PORT and DEMO_OUT override the port (18080) and
 # the output dir (sizing/).
@@ -28,7 +28,7 @@ echo "== demo: sweeping examples/app/app.py over: $configs"
 echo "   (each variant: gunicorn -w \$WORKERS in a cgroup with the variant's CPU and memory limits;"
 echo "    its capacity within the SLO (p95 < 100 ms, errors < 1%) searched with a weighted request"
 echo "    mix: a closed-loop probe, open-loop steps, 3 repeats at the capacity found)"
-echo "   Short windows for the demo (0.5 s warm-up + 2 s measured per step, 10% precision):"
+echo "   Short windows for the demo (0.5 s warm-up + 3 s measured per step, 10% precision):"
 echo "   figures to show how it works; size a real app with the defaults (docs/profile.md)."
 echo
 set +e

@@ -345,7 +345,10 @@ int advisor_run(const struct advisor_row *rows, size_t n, const struct advisor_o
          * from what it served at the profile's load. */
         double rps = rows[i].cap.searched ? rows[i].cap.rps : rows[i].throughput_rps;
         out->rows[i].est_users = rows[i].measured ? rps / o->per_user_rps : 0;
-        out->rows[i].capacity = rows[i].measured && !(rows[i].flags & SWEEP_FLAG_NOT_CAPACITY);
+        /* A searched capacity the sweep could not measure properly (noisy, budget, contended,
+         * none passed) is shown flagged but votes in no finding and no rule. */
+        out->rows[i].capacity = rows[i].measured && !(rows[i].flags & SWEEP_FLAG_NOT_CAPACITY) &&
+                                (!rows[i].cap.searched || rows[i].cap.valid);
         if (out->rows[i].verdict == VERDICT_HEALTHY && !repeats_met_slo(&rows[i], o))
             out->rows[i].verdict = VERDICT_STRESSED;
     }

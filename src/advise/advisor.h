@@ -112,7 +112,7 @@ struct advisor_opts {
 struct advisor_row_out {
     enum verdict verdict; /* meaningful when the row was measured */
     double est_users;     /* throughput / per_user_rps */
-    bool capacity;        /* measured and no SWEEP_FLAG_NOT_CAPACITY flag */
+    bool capacity;        /* measured, no SWEEP_FLAG_NOT_CAPACITY flag, a searched capacity valid */
 };
 
 struct rule_derivation {

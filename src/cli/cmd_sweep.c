@@ -227,10 +227,17 @@ static void print_table(const struct sweep *s, const struct profile *p)
         streams = streams || rows[i].scap.searched;
     }
 
+    /* The capacity column as wide as its widest cell: a figure's marks never shift the rest. */
+    int capw = 26;
+    for (size_t i = 0; cap && i < k; i++) {
+        char c1[96];
+        int w = (int)strlen(output_fmt_capacity(&rows[i].cap, c1, sizeof(c1)));
+        capw = w > capw ? w : capw;
+    }
     printf("\n  %-22s %7s %5s %7s %11s %7s %7s %7s %6s  %-12s %-10s", "Config", "Workers", "CPU",
            "Memory", "Throughput", "P50", "P95", "P99", "Errors", "State", "Est. users");
     if (cap)
-        printf(" %-26s %8s", "Capacity @SLO", "per core");
+        printf(" %-*s %8s", capw, "Capacity @SLO", "per core");
     if (streams)
         printf(" %-30s %13s", "Streams @SLO", "Memory/stream");
     putchar('\n');
@@ -270,7 +277,7 @@ static void print_table(const struct sweep *s, const struct profile *p)
                r->error_rate * 100, verdict_name(a.rows[i].verdict), users);
         if (cap) {
             char c1[96], c2[32];
-            printf(" %-26s %8s", output_fmt_capacity(&r->cap, c1, sizeof(c1)),
+            printf(" %-*s %8s", capw, output_fmt_capacity(&r->cap, c1, sizeof(c1)),
                    output_fmt_per_core(&r->cap, c2, sizeof(c2)));
         }
         if (streams) {

@@ -152,6 +152,21 @@ const char *output_fmt_capacity(const struct capacity_result *c, char *buf, size
         snprintf(buf, len, "%.0f req/s [%.0f-%.0f]", c->rps, c->interval.low, c->interval.high);
     else
         snprintf(buf, len, "%.0f req/s", c->rps);
+    if (!c->searched)
+        return buf;
+    /* Every other mark the figure carries, in words beside it: a noisy or budget-bound figure
+     * is never shown bare, as if it were the app's capacity. */
+    size_t used = strlen(buf);
+    unsigned marks = 0;
+    for (unsigned bit = 1; bit && bit <= CAPACITY_FLAG_LAST; bit <<= 1) {
+        const char *name = output_capacity_flag_name(bit);
+        if (!(c->flags & bit) || bit == CAPACITY_FLAG_GENERATOR || !name || used + 1 >= len)
+            continue;
+        int w = snprintf(buf + used, len - used, "%s%s", marks++ ? ", " : " (", name);
+        used = w < 0 ? len : used + (size_t)w;
+    }
+    if (marks && used + 1 < len)
+        snprintf(buf + used, len - used, ")");
     return buf;
 }
 

@@ -718,11 +718,22 @@ int sweep__capacity(struct sweep__ctx *c, const char *url, char *err)
             if (cap->interval.n >= 2 && stats_rel_half(&cap->interval) > CAPACITY_NOISY_REL)
                 cap->flags |= CAPACITY_FLAG_NOISY;
         }
-        bool holds = failed * 2 <= cap->interval.n;
+        /* The repeats hold when most passed one by one and, merged (the row's latency and
+         * error columns), they meet the SLO too: a row must never show a capacity its own
+         * figures say missed it. */
+        enum capacity_limit merged_why = why;
+        bool holds =
+            failed * 2 <= cap->interval.n &&
+            (!cap->merged.have || search_meets_slo(cap->merged.p95_us, cap->merged.p99_us,
+                                                   cap->merged.error_rate, &p->slo, &merged_why));
+        if (!holds && failed * 2 <= cap->interval.n)
+            why = merged_why;
         if (!holds && refuted == 0 && why != CAPACITY_LIMIT_GENERATOR && !x.died &&
             !sweep__stopped(c->o) && time_for_step(&x, p->search.window_us)) {
-            log_info("sweep.refuted", "variant=%s rps=%.1f failed=%u of=%zu action=search-below",
-                     row->variant.spec, s.low, failed, cap->interval.n);
+            log_info("sweep.refuted",
+                     "variant=%s rps=%.1f failed=%u of=%zu merged_p95_ms=%.1f action=search-below",
+                     row->variant.spec, s.low, failed, cap->interval.n,
+                     (double)cap->merged.p95_us / 1e3);
             refuted++;
             search_refute(&s, s.low, why, REFUTE_STEPS);
             memset(&cap->interval, 0, sizeof(cap->interval));

@@ -8,7 +8,7 @@
 # nice-19 neighbour in another session does not take an equal share); values.yaml exists
 # exactly when there is a recommendation, with replicaCount for the demo's target; and the demo
 # ends with a recommendation beside the build.
-# The demo itself keeps to about 2 minutes (asserted: under 200 s for the sweep).
+# The demo itself keeps to about 3.5 minutes (asserted: under 300 s for the sweep; its budget is 4m30s).
 set -u
 : "${SIZEUP:?}" "${ROOT:?}"
 command -v gunicorn >/dev/null || { echo "gunicorn is missing (scripts/install-deps.sh demo)"; exit 1; }
@@ -39,7 +39,7 @@ busy_pid=
 fails=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 [ $rc -eq 0 ] || fail "the demo exited $rc"
-[ $took -lt 200 ] || fail "the demo took $took s (about 2 minutes expected)"
+[ $took -lt 300 ] || fail "the demo took $took s (about 3.5 minutes expected)"
 # The terminal: the answer before the table.
 a=$(grep -n '^  Answer$' "$tmp/demo.log" | head -1 | cut -d: -f1)
 t=$(grep -n '^  Config  ' "$tmp/demo.log" | head -1 | cut -d: -f1)

@@ -641,6 +641,17 @@ static void test_capacity_columns_and_charts(void **state)
     assert_non_null(strstr(md, "| 420 req/s [399-441] | 420 |"));
     assert_non_null(strstr(md, "| >= 200 req/s (generator-limited) | 400 |"));
     free(md);
+    /* A figure the tool could not measure properly carries its marks in words. */
+    f->rows[1].cap.flags = CAPACITY_FLAG_NOISY | CAPACITY_FLAG_BUDGET;
+    f->rows[1].cap.valid = false;
+    md = render(output_results_md, &f->doc);
+    assert_non_null(strstr(md, "| 420 req/s [399-441] (noisy, budget) | 420 |"));
+    free(md);
+    char cell[24]; /* too short for every mark: cut, never overrun */
+    output_fmt_capacity(&f->rows[1].cap, cell, sizeof(cell));
+    assert_int_equal(strlen(cell), sizeof(cell) - 1);
+    f->rows[1].cap.flags = 0;
+    f->rows[1].cap.valid = true;
     char *html = render(output_report_html, &f->doc);
     assert_non_null(strstr(html, "<th>Capacity @SLO</th><th>per core</th>"));
     assert_non_null(strstr(html, "<svg id=\"chart-capacity\""));
