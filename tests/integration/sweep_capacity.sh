@@ -5,8 +5,9 @@
 # most SLOTS x 1000 / HOLD_MS req/s), with two variants whose WORKERS give different known
 # capacities: each found capacity is within 10% of the known one, below it, reached in at most
 # 8 search steps (probe and repeats not counted; the second variant, whose search starts from
-# the capacity predicted by the first's, in at most 5), limited by the SLO, with 3 repeats and
-# an interval; each step carries its usage and the cgroup's throttling. Runs the optimised
+# the capacity predicted by the first's, in at most 5), limited by the SLO, with 3 repeats (6
+# when a noisy interval is measured again; at a lower passing rate when repeats did not hold)
+# and an interval; each step carries its usage and the cgroup's throttling. Runs the optimised
 # build.
 set -eu
 . "$ROOT/tests/integration/sweep_lib.bash"
@@ -59,12 +60,19 @@ for i, x in enumerate(v):
     print(f'    wall time {x["timing"]["wall_s"]:.1f} s, {len(steps)} steps in all')
     assert c["limited_by"] in ("slo-p95", "slo-p99", "slo-errors"), c["limited_by"]
     assert "generator-limited" not in c["flags"] and "none passed" not in c["flags"]
-    assert c["repeats"] == 3 and len(c["repeat_rps"]) == 3, c["repeats"]
+    # Three repeats, or six where a noisy interval was measured again.
+    assert c["repeats"] in (3, 6) and len(c["repeat_rps"]) == c["repeats"], c["repeats"]
     assert c["interval"][0] <= c["rps"] <= c["interval"][1]
     assert steps[0]["kind"] == "probe" and [s["kind"] for s in steps[-3:]] == ["repeat"] * 3
-    # The last passing search step is the capacity the repeats measured.
-    best = max(s["offered_rps"] for s in search if s["pass"])
-    assert all(s["offered_rps"] == best for s in steps if s["kind"] == "repeat")
+    # The repeats that count ran at one rate a search step passed: the highest pass, or, where
+    # repeats there did not hold (most missed the SLO, or merged they did), a lower one.
+    counted = [s for s in steps if s["kind"] == "repeat"][-c["repeats"]:]
+    rate = counted[0]["offered_rps"]
+    assert all(s["offered_rps"] == rate for s in counted), counted
+    passed = [s["offered_rps"] for s in search if s["pass"]]
+    assert rate in passed, (rate, passed)
+    assert rate == max(passed) or any(s["kind"] == "repeat" and s["offered_rps"] > rate
+                                      for s in steps), "repeats below the highest pass, unrefuted"
     assert abs(c["per_core"] - c["rps"]) < 1e-6  # one core
     for s in steps:
         assert s["cpu_cores"] is not None and s["cpu_cores"] >= 0, s
