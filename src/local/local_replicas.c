@@ -88,15 +88,16 @@ int local__set_apply_replicas(void *self, const struct variant *v, unsigned n,
     l->in_set = true;
     l->replica = 0;
     unsigned lo = 0, hi = 0, last = l->cfg.port + n - 1;
-    if (!l->warned_ephemeral)
+    if (!l->warned_ephemeral) {
         (void)local__ephemeral_port(l->cfg.port, &lo, &hi);
-    if (!l->warned_ephemeral && hi > 0 && l->cfg.port <= hi && last >= lo) {
-        log_warn("local.replicas",
-                 "ports=%u-%u lie in the kernel's ephemeral range %u-%u, where outgoing "
-                 "connections get their ports: one may be held when its replica starts; a --port "
-                 "below %u avoids it",
-                 l->cfg.port, last, lo, hi, lo);
-        l->warned_ephemeral = true;
+        if (hi > 0 && l->cfg.port <= hi && last >= lo) {
+            log_warn("local.replicas",
+                     "ports=%u-%u lie in the kernel's ephemeral range %u-%u, where outgoing "
+                     "connections get their ports: one may be held when its replica starts; a "
+                     "--port below %u avoids it",
+                     l->cfg.port, last, lo, hi, lo);
+            l->warned_ephemeral = true;
+        }
     }
     rc = local__apply(l, v, fail, err);
     for (unsigned i = 1; !rc && i < n; i++) {

@@ -55,8 +55,10 @@ static void add_nums(struct jb *b, cJSON *arr, const double *v, size_t n)
 #define STEP_THROTTLED 4u /* the throttling figures after it are known */
 
 /* One step as an array: kind, offered, achieved, sustained rps, p50, p95, p99 (us), error rate,
- * cpu cores, peak memory bytes, generator cores, bits, periods, throttled periods, throttled s. */
-#define STEP_FIELDS 15
+ * cpu cores, peak memory bytes, generator cores, bits, periods, throttled periods, throttled s,
+ * usage window s. A state written before the usage window was kept has the first 15. */
+#define STEP_FIELDS      16
+#define STEP_FIELDS_PREV 15
 
 static void step_to_json(struct jb *b, cJSON *arr, const struct capacity_step *st)
 {
@@ -78,6 +80,7 @@ static void step_to_json(struct jb *b, cJSON *arr, const struct capacity_step *s
         (double)st->throttling.periods,
         (double)st->throttling.throttled_periods,
         rounded(st->throttling.throttled_s),
+        st->usage_window_s < 0 ? -1 : rounded(st->usage_window_s),
     };
     add_nums(b, jb_arr(b, arr, NULL), v, STEP_FIELDS);
 }
@@ -239,7 +242,8 @@ static double item(const cJSON *a, int i, double dflt, double lo, double hi)
 
 static int step_from_json(const cJSON *a, struct capacity_step *st)
 {
-    if (!cJSON_IsArray(a) || cJSON_GetArraySize(a) != STEP_FIELDS)
+    int n = cJSON_GetArraySize(a);
+    if (!cJSON_IsArray(a) || (n != STEP_FIELDS && n != STEP_FIELDS_PREV))
         return -EINVAL;
     memset(st, 0, sizeof(*st));
     st->kind = (enum capacity_step_kind)item(a, 0, 0, CAPACITY_STEP_PROBE, CAPACITY_STEP_REPEAT);
@@ -262,6 +266,7 @@ static int step_from_json(const cJSON *a, struct capacity_step *st)
         st->throttling.throttled_periods = (uint64_t)item(a, 13, 0, 0, U64_CAP);
         st->throttling.throttled_s = item(a, 14, 0, 0, U64_CAP);
     }
+    st->usage_window_s = item(a, 15, -1, -1, U64_CAP);
     return 0;
 }
 

@@ -57,6 +57,7 @@ static void add_steps(struct jb *b, cJSON *o, const struct capacity_result *cap)
         jb_num(b, s, "p99_ms", (double)st->p99_us / 1e3);
         jb_num(b, s, "error_rate", st->error_rate);
         add_num_or_null(b, s, "cpu_cores", st->cpu_cores, st->cpu_cores >= 0);
+        add_num_or_null(b, s, "usage_window_s", st->usage_window_s, st->usage_window_s > 0);
         add_num_or_null(b, s, "peak_memory_bytes", (double)st->peak_memory_bytes,
                         st->peak_memory_bytes >= 0);
         add_num_or_null(b, s, "generator_cores", st->gen_cores, st->gen_cores >= 0);

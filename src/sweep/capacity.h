@@ -81,6 +81,7 @@ struct capacity_step {
     uint64_t p50_us, p95_us, p99_us;
     double error_rate;
     double cpu_cores;          /* the variant's mean cores in the window; < 0 unknown */
+    double usage_window_s;     /* the window the platform measured use over; < 0 unknown */
     int64_t peak_memory_bytes; /* < 0 unknown */
     double gen_cores;          /* the generator's mean cores; < 0 unknown */
     bool pass;                 /* within the SLO */

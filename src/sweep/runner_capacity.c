@@ -257,12 +257,15 @@ static int run_step(struct cap_ctx *x, enum capacity_step_kind kind, double rate
     st->p99_us = hist_percentile(&t->latency, 99);
     st->error_rate = load_stats_error_rate(t);
     st->cpu_cores = -1;
+    st->usage_window_s = -1;
     st->peak_memory_bytes = -1;
     st->gen_cores = r->duration_s > 0 ? r->tool_cpu_s / r->duration_s : -1;
     st->sustained_rps = search_sustained_rps(st->achieved_rps, rate > 0 ? r->achieved_rate_rps : 0,
                                              st->p50_us, r->duration_s);
     if (out->have_usage) {
         const struct platform_usage *u = &out->usage;
+        if (u->window_s > 0)
+            st->usage_window_s = u->window_s;
         if (u->cpu_s >= 0 && u->window_s > 0)
             st->cpu_cores = u->cpu_s / u->window_s;
         st->peak_memory_bytes = u->peak_memory_bytes;
@@ -722,11 +725,12 @@ int sweep__capacity(struct sweep__ctx *c, const char *url, char *err)
          * error columns), they meet the SLO too: a row must never show a capacity its own
          * figures say missed it. */
         enum capacity_limit merged_why = why;
+        bool most_passed = failed * 2 <= cap->interval.n;
         bool holds =
-            failed * 2 <= cap->interval.n &&
+            most_passed &&
             (!cap->merged.have || search_meets_slo(cap->merged.p95_us, cap->merged.p99_us,
                                                    cap->merged.error_rate, &p->slo, &merged_why));
-        if (!holds && failed * 2 <= cap->interval.n)
+        if (!holds && most_passed)
             why = merged_why;
         if (!holds && refuted == 0 && why != CAPACITY_LIMIT_GENERATOR && !x.died &&
             !sweep__stopped(c->o) && time_for_step(&x, p->search.window_us)) {

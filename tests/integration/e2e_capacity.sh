@@ -19,7 +19,7 @@ k annotate deployment web sizeup.dev/profile=cap-load \
 wait_status web '^running [01]/2, about [0-9hms]+ left$' 30
 # Each variant's first boundary repeat is held over two metrics windows and a bit.
 wait_status web '^done$' "$(python3 -c "print(int(120 + 5 * $METRICS_WINDOW))")"
-check_capacity web 2
+check_capacity web 2 "$METRICS_WINDOW"
 check_events web SweepStarted VariantMeasured SweepCompleted
 k get events.events.k8s.io -o json | python3 -c '
 import json, sys

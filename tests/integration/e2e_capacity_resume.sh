@@ -29,7 +29,7 @@ echo "  operator killed after the first variant ($(ann web sizeup.dev/status))"
 op_start op2
 wait_status web '^done$' 120
 grep -q 'event=sweep.resume' "$OP_LOG" || fail "done without a resume"
-check_capacity web 2
+check_capacity web 2 1.5
 python3 - "$E2E_W/state1.json" "$E2E_W/results.json" <<'PY' || fail "row 1 differs after resume"
 import json, sys
 before = json.load(open(sys.argv[1]))["rows"][0]["capacity"]

@@ -76,6 +76,8 @@ for i, x in enumerate(v):
     assert abs(c["per_core"] - c["rps"]) < 1e-6  # one core
     for s in steps:
         assert s["cpu_cores"] is not None and s["cpu_cores"] >= 0, s
+        # Use is measured over the step's window (2.5 s) and its drain.
+        assert s["kind"] == "probe" or s["usage_window_s"] >= 2.45, s
         assert s["throttling"] is not None and s["throttling"]["periods"] > 0, s
     assert c["throttling"]["periods"] >= sum(s["throttling"]["periods"] for s in steps) - 1
     assert c["cpu_cores"] is not None and c["peak_memory_bytes"] > 0

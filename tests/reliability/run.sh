@@ -29,7 +29,9 @@ for p in "${order[@]}"; do
     fi
     before=$(wc -l <"$REL_RESULTS")
     t0=$(date +%s)
-    timeout --kill-after=10 "${REL_TIMEOUT:-900}" bash "$script" >"$REL_LOGS/p_$p.out" 2>&1
+    # A promise with a longer fixed budget says so in a "# reliability-timeout: SECONDS" line.
+    limit=$(sed -n 's/^# reliability-timeout: \([0-9]*\)$/\1/p' "$script" | head -n 1)
+    timeout --kill-after=10 "${REL_TIMEOUT:-${limit:-900}}" bash "$script" >"$REL_LOGS/p_$p.out" 2>&1
     rc=$?
     # The promise lines were appended to REL_RESULTS (and teed into the .out log); show them.
     tail -n +$((before + 1)) "$REL_RESULTS"

@@ -309,6 +309,21 @@ static void make_rows(struct advisor_row *rows, size_t n, const char *const *spe
         fixture_row(&rows[i], specs[i], rps[i], 10 * MS, 40 * MS, 60 * MS, 1000);
 }
 
+/* Gives each row a valid searched capacity of its throughput, three repeats within +/-rel of it,
+ * usage unknown. */
+static void searched_caps(struct advisor_row *rows, size_t n, const double *rps, double rel)
+{
+    for (size_t i = 0; i < n; i++) {
+        struct capacity_result *c = &rows[i].cap;
+        c->searched = c->valid = true;
+        c->rps = rps[i];
+        c->cpu_cores = -1;
+        c->peak_memory_bytes = -1;
+        c->interval =
+            (struct stats_summary){3, rps[i], 0, 0, (1 - rel) * rps[i], (1 + rel) * rps[i]};
+    }
+}
+
 /* The one finding that contains needle, or fails the test. */
 static const char *finding_with(const struct advice *a, const char *needle)
 {
@@ -651,16 +666,9 @@ static void test_coherent_capacity_row(void **state)
     char err[ERR_LEN] = "";
 
     make_rows(rows, 2, specs, rps);
+    searched_caps(rows, 2, rps, 0.05);
     for (int i = 0; i < 2; i++) {
         struct capacity_result *c = &rows[i].cap;
-        c->searched = true;
-        c->rps = rps[i];
-        c->valid = true;
-        c->cpu_cores = -1;
-        c->peak_memory_bytes = -1;
-        c->interval.n = 3;
-        c->interval.low = rps[i] * 0.95;
-        c->interval.high = rps[i] * 1.05;
         c->merged.have = true;
         c->merged.requests = 3000;
         c->merged.p95_us = rows[i].p95_us = 40 * MS;
@@ -694,14 +702,7 @@ static void test_invalid_capacity_no_vote(void **state)
     char err[ERR_LEN] = "";
 
     make_rows(rows, 3, specs, rps);
-    for (int i = 0; i < 3; i++) {
-        struct capacity_result *c = &rows[i].cap;
-        c->searched = c->valid = true;
-        c->rps = rps[i];
-        c->cpu_cores = -1;
-        c->peak_memory_bytes = -1;
-        c->interval = (struct stats_summary){3, rps[i], 0, 0, 0.97 * rps[i], 1.03 * rps[i]};
-    }
+    searched_caps(rows, 3, rps, 0.03);
     capacity_opts(&o);
     assert_int_equal(advisor_run(rows, 3, &o, &a, err), 0);
     assert_non_null(finding_with(&a, "(400 -> 1702 req/s)"));

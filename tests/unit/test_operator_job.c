@@ -319,6 +319,7 @@ static void fill_step(struct capacity_step *st, enum capacity_step_kind kind, do
     st->p99_us = 99999;
     st->error_rate = pass ? 0 : 0.0312345;
     st->cpu_cores = cpu_known ? 0.4321987 : -1;
+    st->usage_window_s = cpu_known ? 3.2516 : 1.25;
     st->peak_memory_bytes = cpu_known ? 123456789 : -1;
     st->gen_cores = 0.123456789;
     st->pass = pass;
@@ -386,6 +387,7 @@ static void assert_capacity_equal(const struct capacity_result *got,
         assert_int_equal(a->p99_us, b->p99_us);
         assert_close(a->error_rate, b->error_rate);
         assert_close(a->cpu_cores, b->cpu_cores);
+        assert_close(a->usage_window_s, b->usage_window_s);
         assert_int_equal(a->peak_memory_bytes, b->peak_memory_bytes);
         assert_close(a->gen_cores, b->gen_cores);
         assert_int_equal(a->pass, b->pass);
@@ -542,6 +544,7 @@ static void test_capacity_hostile(void **state)
     assert_true(c->steps[0].peak_memory_bytes == -1);
     assert_true(c->steps[0].pass && c->steps[0].gen_limited && c->steps[0].throttling.known);
     assert_true(c->steps[0].throttling.throttled_s == 0);
+    assert_true(c->steps[0].usage_window_s == -1); /* a 15-field step, from before it was kept */
     free(prior);
 #undef ROW0
 }
