@@ -264,10 +264,11 @@ static int run_step(struct cap_ctx *x, enum capacity_step_kind kind, double rate
                                              st->p50_us, r->duration_s);
     if (out->have_usage) {
         const struct platform_usage *u = &out->usage;
-        if (u->window_s > 0)
+        if (u->window_s > 0) {
             st->usage_window_s = u->window_s;
-        if (u->cpu_s >= 0 && u->window_s > 0)
-            st->cpu_cores = u->cpu_s / u->window_s;
+            if (u->cpu_s >= 0)
+                st->cpu_cores = u->cpu_s / u->window_s;
+        }
         st->peak_memory_bytes = u->peak_memory_bytes;
         st->throttling.known = u->throttle_known;
         st->throttling.periods = u->cpu_periods;
