@@ -173,14 +173,31 @@ static bool noisy_by_width(const struct capacity_result *cap)
 
 /* A scale-out point counts toward the curve when measured (or the shape search's own), valid
  * or noisy by its interval's width only (above), and not contended. */
+/* The app's own figure, noisy at most: measured (or the shape search's), not contended, with
+ * no flag but noisy, too few repeats or unmeetable. */
+static bool app_noisy(const struct sweep_scale_point *pt)
+{
+    const unsigned allowed =
+        CAPACITY_FLAG_TOO_FEW_REPEATS | CAPACITY_FLAG_UNMEETABLE | CAPACITY_FLAG_NOISY;
+    return !(pt->cap.flags & ~allowed) && pt->cap.rps > 0 && !(pt->flags & SWEEP_FLAG_CONTENDED) &&
+           (pt->from == SWEEP_POINT_MEASURED || pt->from == SWEEP_POINT_SHAPE_SEARCH);
+}
+
 bool advise_scale_out_point_usable(const struct sweep_scale_point *pt)
 {
-    const unsigned allowed = CAPACITY_FLAG_TOO_FEW_REPEATS | CAPACITY_FLAG_UNMEETABLE;
-    bool app =
-        pt->cap.valid || (noisy_by_width(&pt->cap) &&
-                          !(pt->cap.flags & ~(allowed | CAPACITY_FLAG_NOISY)) && pt->cap.rps > 0);
+    bool app = pt->cap.valid || (noisy_by_width(&pt->cap) && app_noisy(pt));
     return app && !(pt->flags & SWEEP_FLAG_CONTENDED) &&
            (pt->from == SWEEP_POINT_MEASURED || pt->from == SWEEP_POINT_SHAPE_SEARCH);
+}
+
+/* The search found the figure and its repeats refuted it (runner_capacity.c): the capacity at
+ * that count is no more than it, which bounds what the curve may read there. */
+double advise_scale_out_point_bound(const struct sweep_scale_point *pt)
+{
+    return !advise_scale_out_point_usable(pt) && (pt->cap.flags & CAPACITY_FLAG_NOISY) &&
+                   app_noisy(pt)
+               ? pt->cap.rps
+               : 0;
 }
 
 size_t advise_scale_out_noisy_used(const struct sweep_scale_out *so)
@@ -218,9 +235,13 @@ void advise_scale_out(const struct sweep_scale_out *so, struct sizing_scale_out 
         double se = iv->n >= 2 && iv->sd > 0 ? iv->sd / sqrt((double)iv->n) : 0;
         if (iv->n >= 2 && iv->high > iv->low)
             se = fmax(se, (iv->high - iv->low) / (2 * USL_Z));
-        out->pts[out->n++] = (struct sizing_curve_point){
-            pt->replicas, low, advise_scale_out_point_usable(pt) && pt->cap.rps > 0,
-            pt->cap.rps > 0 ? pt->cap.rps : 0, se};
+        out->pts[out->n++] =
+            (struct sizing_curve_point){pt->replicas,
+                                        low,
+                                        advise_scale_out_point_usable(pt) && pt->cap.rps > 0,
+                                        pt->cap.rps > 0 ? pt->cap.rps : 0,
+                                        se,
+                                        advise_scale_out_point_bound(pt)};
     }
 }
 
@@ -277,11 +298,26 @@ static void scale_out_finding(const struct sweep *s, struct advice *a)
     if (noisy)
         snprintf(weighed, sizeof(weighed), ", %zu of them noisy and weighed by %s", noisy,
                  noisy == 1 ? "its wider interval" : "their wider intervals");
+    /* The lowest point left out whose figure, not held, is below the curve (sizing_curve.c
+     * reads no further than measured then). */
+    char refuted[256] = "";
+    for (size_t i = 0; i < so->npoints; i++) {
+        const struct sweep_scale_point *pt = &so->points[i];
+        double bound = advise_scale_out_point_bound(pt), fitted = usl_eval(&f, pt->replicas);
+        if (bound > 0 && fitted > bound * (1 + 1e-9)) {
+            snprintf(refuted, sizeof(refuted),
+                     " At %u replicas, %.0f req/s did not hold its repeats, below the curve's "
+                     "%.0f there: the curve overstates the pods from there on, so the replica "
+                     "count is read no further than measured.",
+                     pt->replicas, bound, fitted);
+            break;
+        }
+    }
     advisor__finding(a,
                      "Scale-out of %s at %s replicas: the capacity within the SLO is %s (the "
-                     "Universal Scalability Law fitted to %zu points%s, residual %.1f%%).",
+                     "Universal Scalability Law fitted to %zu points%s, residual %.1f%%).%s",
                      s->rows[so->variant].variant.label, counts, text, f.used, weighed,
-                     100 * f.residual);
+                     100 * f.residual, refuted);
 }
 
 int advise_sweep(const struct sweep *s, const struct profile *p, struct advisor_row *rows,

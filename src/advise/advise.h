@@ -45,6 +45,12 @@ int advise_scale_out_fit(const struct sweep_scale_out *so, struct usl_fit *f /* 
  * contended. */
 bool advise_scale_out_point_usable(const struct sweep_scale_point *pt);
 
+/* A point the curve leaves out although it is the app's own measurement: measured (or the
+ * shape search's), not contended, marked noisy because its repeats mostly missed the SLO at
+ * its figure (a narrow interval). Its capacity is at most that figure: returns it, or 0 for
+ * any other point. */
+double advise_scale_out_point_bound(const struct sweep_scale_point *pt);
+
 /* The points that curve takes although marked noisy (their interval wider than the noise
  * limit: an imprecise figure, weighed by that interval); 0 without a scale-out. */
 size_t advise_scale_out_noisy_used(const struct sweep_scale_out *so);

@@ -52,6 +52,10 @@ struct sizing_curve_point {
     double rps;  /* the capacity; 0: low is all that is known */
     double se;   /* its standard error: from its whole interval, never less than the
                     repeats' own (advise_scale_out); 0 when unknown */
+    /* > 0: a measured figure of the app that did not hold its repeats (noisy with a narrow
+     * interval: advise_scale_out_point_bound), left out of the fit; the capacity at this
+     * count is at most this. 0: none. */
+    double bound;
 };
 
 struct sizing_curve {
@@ -67,11 +71,16 @@ struct sizing_curve {
     /* The smallest N <= cap with X_low(N) x planned >= target (X_low: the measured lower
      * bound where N was measured, else low_fit's curve); 0 when there is none. */
     unsigned replicas;
-    bool reachable;            /* some N <= cap holds the target */
-    bool beyond_measured;      /* unreachable within cap, but only for want of measured counts: the
-                                  curve still rises at cap (no peak before it) */
-    double most_rps;           /* the largest X_low(N), N <= cap ... */
-    unsigned most_at;          /* ... and where */
+    bool reachable;       /* some N <= cap holds the target */
+    bool beyond_measured; /* unreachable within cap, but only for want of measured counts: the
+                             curve still rises at cap (no peak before it) */
+    double most_rps;      /* the largest X_low(N), N <= cap ... */
+    unsigned most_at;     /* ... and where */
+    /* The lowest count whose bound lies below the fit there (a measurement the fit did not
+     * take refutes it): the curve is then read no further than measured, and never above a
+     * bound. 0: none. refuted_x is the bound, refuted_fit the fit's capacity there. */
+    unsigned refuted_at;
+    double refuted_x, refuted_fit;
     char why[SIZING_TEXT_LEN]; /* one sentence with the numbers */
 };
 

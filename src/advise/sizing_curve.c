@@ -15,13 +15,37 @@
 
 /* ---- the replicas from the scale-out (steps 3 to 5 of the answer's order) --------------- */
 
+/* X_low(r): the measured lower bound where r was measured, else the lower bounds' curve; never
+ * above a bound measured at r (a figure that did not hold its repeats). */
 static double curve_low(const struct sizing_curve_point *pts, size_t n,
                         const struct sizing_curve *c, unsigned r)
 {
-    for (size_t i = 0; i < n; i++)
-        if (pts[i].usable && pts[i].replicas == r)
-            return pts[i].low;
-    return usl_eval(&c->low_fit, r);
+    double x = -1, most = INFINITY;
+
+    for (size_t i = 0; i < n; i++) {
+        if (pts[i].replicas != r)
+            continue;
+        if (pts[i].usable && x < 0)
+            x = pts[i].low;
+        if (pts[i].bound > 0)
+            most = fmin(most, pts[i].bound);
+    }
+    return fmin(x < 0 ? usl_eval(&c->low_fit, r) : x, most);
+}
+
+/* The lowest count whose bound lies below the fitted capacity there: a measurement the fit did
+ * not take says the curve overstates the pods from that count on. */
+static void find_refuted(const struct sizing_curve_point *pts, size_t n, struct sizing_curve *c)
+{
+    for (size_t i = 0; i < n; i++) {
+        double fitted = usl_eval(&c->fit, pts[i].replicas);
+        if (pts[i].bound > 0 && fitted > pts[i].bound * (1 + SIZING_EPS) &&
+            (!c->refuted_at || pts[i].replicas < c->refuted_at)) {
+            c->refuted_at = pts[i].replicas;
+            c->refuted_x = pts[i].bound;
+            c->refuted_fit = fitted;
+        }
+    }
 }
 
 /* A point short of linear that neither coefficient explains (usl.h short_at): the curve's
@@ -187,7 +211,8 @@ int sizing_curve_replicas(const struct sizing_curve_point *pts, size_t n, double
     for (size_t i = 0; i < n && k < USL_MAX_POINTS; i++) {
         bool use = pts[i].usable && pts[i].low > 0;
         up[k++] = (struct usl_point){pts[i].replicas, use ? pts[i].low : 1, 0, !use};
-        if (pts[i].usable && point_rps(&pts[i]) > 0 && pts[i].replicas > out->nmax)
+        if (((pts[i].usable && point_rps(&pts[i]) > 0) || pts[i].bound > 0) &&
+            pts[i].replicas > out->nmax)
             out->nmax = pts[i].replicas;
     }
     /* The lower bounds without a second point above 0 leave X_low to the measured points. */
@@ -197,8 +222,10 @@ int sizing_curve_replicas(const struct sizing_curve_point *pts, size_t n, double
     if (rc)
         return rc;
     out->cap = SIZING_CURVE_MAX_FACTOR * out->nmax;
-    /* Read no further than measured where the shape past the points is unknown. */
-    if (short_unexplained(&out->fit))
+    /* Read no further than measured where the shape past the points is unknown, or where a
+     * point the fit left out measured less than it gives. */
+    find_refuted(pts, n, out);
+    if (short_unexplained(&out->fit) || out->refuted_at)
         out->cap = out->nmax;
     if (out->fit.peak_replicas > 0 && out->fit.peak_replicas < out->cap)
         out->cap = out->fit.peak_replicas < 1 ? 1 : (unsigned)floor(out->fit.peak_replicas);
@@ -229,6 +256,14 @@ int sizing_curve_replicas(const struct sizing_curve_point *pts, size_t n, double
                  "beyond the noise, and the points cannot yet tell what they share (contention "
                  "or coherency), so the curve is not read past them; no replica count is written",
                  target, out->nmax, out->most_rps, out->most_rps * planned_fraction, out->most_at);
+    else if (out->refuted_at)
+        snprintf(out->why, sizeof(out->why),
+                 "the target of %.0f req/s is not reachable within the %u replicas measured: "
+                 "the pods reach at most %.0f req/s at their lower bounds (%.0f planned), near "
+                 "%u; at %u replicas %.0f req/s did not hold its repeats, below the curve's %.0f "
+                 "there, so the curve is not read past the points; no replica count is written",
+                 target, out->nmax, out->most_rps, out->most_rps * planned_fraction, out->most_at,
+                 out->refuted_at, out->refuted_x, out->refuted_fit);
     else if (out->beyond_measured)
         snprintf(out->why, sizeof(out->why),
                  "the target of %.0f req/s needs more than %u pods, which was not measured (the "

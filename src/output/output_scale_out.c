@@ -179,9 +179,13 @@ static const char *point_mark(const struct sweep_scale_point *pt)
         return "contended: left out of the fit";
     if (pt->from != SWEEP_POINT_MEASURED && pt->from != SWEEP_POINT_SHAPE_SEARCH)
         return from_name(pt->from);
-    if (!pt->cap.valid)
-        return advise_scale_out_point_usable(pt) ? "noisy: weighed by its interval"
-                                                 : "not valid: left out of the fit";
+    if (!pt->cap.valid) {
+        if (advise_scale_out_point_usable(pt))
+            return "noisy: weighed by its interval";
+        return advise_scale_out_point_bound(pt) > 0
+                   ? "did not hold its repeats: left out of the fit, bounds the curve"
+                   : "not valid: left out of the fit";
+    }
     return pt->from == SWEEP_POINT_SHAPE_SEARCH ? from_name(pt->from) : "";
 }
 

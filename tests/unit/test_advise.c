@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -75,6 +76,16 @@ static void test_capacity_row_is_coherent(void **state)
     profile_free(&p);
 }
 
+/* The last finding that holds words; NULL when none does. */
+static const char *finding_with(const struct advice *a, const char *words)
+{
+    const char *hit = NULL;
+    for (size_t i = 0; i < a->nfindings; i++)
+        if (strstr(a->findings[i], words))
+            hit = a->findings[i];
+    return hit;
+}
+
 /* The scale-out's shape among the findings, in plain words: points of the law with X1 = 1000 at
  * 1..6 replicas (+-2%, 3 repeats) for each (s, k) and the words the finding must hold. */
 static void test_scale_out_finding(void **state)
@@ -115,11 +126,8 @@ static void test_scale_out_finding(void **state)
         }
         s.scale_out = &so;
         assert_int_equal(advise_sweep(&s, &p, rows, &n, a, err), 0);
-        const char *hit = NULL;
-        for (size_t i = 0; i < a->nfindings; i++)
-            if (strstr(a->findings[i],
-                       "Scale-out of 1w / 1.0c / 256Mi at 1, 2, 3, 4, 5, 6 replicas"))
-                hit = a->findings[i];
+        const char *hit =
+            finding_with(a, "Scale-out of 1w / 1.0c / 256Mi at 1, 2, 3, 4, 5, 6 replicas");
         if (!hit || !strstr(hit, cases[c].words))
             fail_msg("case %zu: no finding with \"%s\": %s", c, cases[c].words, hit ? hit : "-");
     }
@@ -133,18 +141,35 @@ static void test_scale_out_finding(void **state)
         c->interval = (struct stats_summary){
             3, c->rps, 0.06 * c->rps, 0.15 * c->rps, 0.85 * c->rps, 1.15 * c->rps};
         assert_int_equal(advise_sweep(&s, &p, rows, &n, a, err), 0);
-        const char *hit = NULL;
-        for (size_t i = 0; i < a->nfindings; i++)
-            if (strstr(a->findings[i], "Scale-out of"))
-                hit = a->findings[i];
+        const char *hit = finding_with(a, "Scale-out of");
         if (!hit || !strstr(hit, counted[k]))
             fail_msg("%u noisy: no \"%s\": %s", k + 1, counted[k], hit ? hit : "-");
+    }
+    /* A point whose figure did not hold its repeats (noisy, narrow interval) is left out; below
+     * the curve, the finding says so with both figures; above it, nothing is said. */
+    for (unsigned k = 0; k < 2; k++) {
+        struct capacity_result *c = &so.points[5].cap;
+        double fitted = 1000 * 6.0 / (1 + 0.02 * 5 + 0.05 * 30); /* the case's curve at 6 */
+        c->valid = false;
+        c->flags = CAPACITY_FLAG_NOISY;
+        c->rps = (k ? 1.5 : 0.6) * fitted;
+        c->interval = (struct stats_summary){
+            3, c->rps, 0.01 * c->rps, 0.02 * c->rps, 0.98 * c->rps, 1.02 * c->rps};
+        assert_int_equal(advise_sweep(&s, &p, rows, &n, a, err), 0);
+        const char *hit = finding_with(a, "Scale-out of");
+        assert_non_null(hit);
+        char words[96];
+        snprintf(words, sizeof(words), "At 6 replicas, %.0f req/s did not hold its repeats",
+                 c->rps);
+        if (k == 0 && (!strstr(hit, words) || !strstr(hit, "read no further than measured")))
+            fail_msg("below the curve: no \"%s\": %s", words, hit);
+        if (k == 1 && strstr(hit, "did not hold"))
+            fail_msg("above the curve, still said: %s", hit);
     }
     /* No scale-out, no such finding. */
     s.scale_out = NULL;
     assert_int_equal(advise_sweep(&s, &p, rows, &n, a, err), 0);
-    for (size_t i = 0; i < a->nfindings; i++)
-        assert_null(strstr(a->findings[i], "Scale-out of"));
+    assert_null(finding_with(a, "Scale-out of"));
     free(a);
     load_result_free(&r.load);
     profile_free(&p);

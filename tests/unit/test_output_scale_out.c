@@ -296,6 +296,14 @@ static void test_noisy_plateau(void **state)
     assert_true(advise_scale_out_point_usable(&so->points[3]));
     assert_false(advise_scale_out_point_usable(&so->points[4]));
     assert_int_equal(advise_scale_out_noisy_used(so), 2);
+    /* The narrow one is the app's figure that did not hold: it bounds the curve at 5; the
+     * points the fit takes bound nothing, nor does a contended one. */
+    assert_true(advise_scale_out_point_bound(&so->points[4]) == 2900);
+    assert_true(advise_scale_out_point_bound(&so->points[2]) == 0);
+    assert_true(advise_scale_out_point_bound(&so->points[1]) == 0);
+    so->points[4].flags |= SWEEP_FLAG_CONTENDED;
+    assert_true(advise_scale_out_point_bound(&so->points[4]) == 0);
+    so->points[4].flags &= ~SWEEP_FLAG_CONTENDED;
 
     assert_int_equal(advise_scale_out_fit(so, &fit), 0);
     assert_int_equal(fit.used, 4);
@@ -317,6 +325,8 @@ static void test_noisy_plateau(void **state)
     assert_true(fabs(sso->pts[1].se - (2100 - 2005.5) / (2 * USL_Z)) < 1e-9);
     assert_true(fabs(sso->pts[1].low - 2005.5) < 1e-9);
     assert_true(fabs(sso->pts[1].rps - 2010) < 1e-9);
+    assert_false(sso->pts[4].usable);
+    assert_true(sso->pts[4].bound == 2900 && sso->pts[2].bound == 0);
     free(sso);
 
     FILE *m = open_memstream(&buf, &len);
@@ -324,7 +334,8 @@ static void test_noisy_plateau(void **state)
     output_scale_out_table(m, &f->sweep, true);
     fclose(m);
     assert_int_equal(count(buf, "| noisy: weighed by its interval |"), 2);
-    assert_int_equal(count(buf, "| not valid: left out of the fit |"), 1);
+    assert_int_equal(
+        count(buf, "| did not hold its repeats: left out of the fit, bounds the curve |"), 1);
     assert_non_null(strstr(buf, "| 1 | 1000 req/s | 970-1030 | 1000 | 100% | shape-search |"));
     assert_null(strstr(buf, "linear within"));
     free(buf);

@@ -660,7 +660,7 @@ static void test_curve_replicas(void **state)
     /* Linear, 100 / 200 / 300 at 1..3: 300 req/s needs X >= 434.8, the curve gives 500 at 5
      * (400 at 4 is short), within 2 x 3 = 6. */
     struct sizing_curve_point lin[] = {
-        {1, 100, true, 0, 0}, {2, 200, true, 0, 0}, {3, 300, true, 0, 0}};
+        {1, 100, true, 0, 0, 0}, {2, 200, true, 0, 0, 0}, {3, 300, true, 0, 0, 0}};
     assert_int_equal(sizing_curve_replicas(lin, 3, 300, 0.69, &c, err), 0);
     assert_true(c.reachable);
     assert_int_equal(c.replicas, 5);
@@ -678,8 +678,10 @@ static void test_curve_replicas(void **state)
 
     /* A plateau near 200 (a shared backend): 200 req/s needs 290 planned, never reached; the
      * sentence has the most the pods reach. */
-    struct sizing_curve_point flat[] = {
-        {1, 100, true, 0, 0}, {2, 170, true, 0, 0}, {3, 190, true, 0, 0}, {4, 196, true, 0, 0}};
+    struct sizing_curve_point flat[] = {{1, 100, true, 0, 0, 0},
+                                        {2, 170, true, 0, 0, 0},
+                                        {3, 190, true, 0, 0, 0},
+                                        {4, 196, true, 0, 0, 0}};
     assert_int_equal(sizing_curve_replicas(flat, 4, 200, 0.69, &c, err), 0);
     assert_false(c.reachable);
     assert_false(c.beyond_measured && c.most_rps > 290);
@@ -690,11 +692,11 @@ static void test_curve_replicas(void **state)
     assert_int_equal(c.replicas, 2);
 
     /* A peak: the curve is read no further than N*. */
-    struct sizing_curve_point peak[] = {{1, 100, true, 0, 0},
-                                        {2, 180, true, 0, 0},
-                                        {3, 220, true, 0, 0},
-                                        {4, 220, true, 0, 0},
-                                        {6, 180, true, 0, 0}};
+    struct sizing_curve_point peak[] = {{1, 100, true, 0, 0, 0},
+                                        {2, 180, true, 0, 0, 0},
+                                        {3, 220, true, 0, 0, 0},
+                                        {4, 220, true, 0, 0, 0},
+                                        {6, 180, true, 0, 0, 0}};
     assert_int_equal(sizing_curve_replicas(peak, 5, 300, 0.69, &c, err), 0);
     assert_true(c.fit.k_distinct);
     assert_true(c.cap < 12 && c.cap >= 3);
@@ -703,7 +705,7 @@ static void test_curve_replicas(void **state)
 
     /* A contended point is not read; a measured lower bound wins over the curve at its N. */
     struct sizing_curve_point cont[] = {
-        {1, 100, true, 0, 0}, {2, 200, true, 0, 0}, {3, 120, false, 0, 0}};
+        {1, 100, true, 0, 0, 0}, {2, 200, true, 0, 0, 0}, {3, 120, false, 0, 0, 0}};
     assert_int_equal(sizing_curve_replicas(cont, 3, 130, 0.69, &c, err), 0);
     assert_int_equal(c.replicas, 2);
     assert_int_equal(c.nmax, 2);
@@ -712,10 +714,10 @@ static void test_curve_replicas(void **state)
      * sentence's s and k and where the count is read to (N*) are the capacities' fit, the one
      * sizing_curve_fit gives the findings and results.json; only X_low comes from the lower
      * bounds. */
-    struct sizing_curve_point both[] = {{1, 97, true, 100, 2},
-                                        {2, 185, true, 195, 4},
-                                        {3, 215, true, 240, 8},
-                                        {4, 220, true, 250, 9}};
+    struct sizing_curve_point both[] = {{1, 97, true, 100, 2, 0},
+                                        {2, 185, true, 195, 4, 0},
+                                        {3, 215, true, 240, 8, 0},
+                                        {4, 220, true, 250, 9, 0}};
     struct usl_fit one_fit;
     char words[128];
     assert_int_equal(sizing_curve_fit(both, 4, &one_fit, err), 0);
@@ -729,9 +731,44 @@ static void test_curve_replicas(void **state)
     contains(c.why, words);
     assert_true(fabs(c.most_rps - 220) < 30); /* the lower bounds' most, near 4 */
 
+    /* A plateau whose last point did not hold its repeats (a shared backend at 250 req/s):
+     * left out of the fit, the curve through 1..3 rises past it; the point bounds the read,
+     * so the most the pods reach is what was measured, the curve is not read past 4, and the
+     * sentence says which point refuted it. */
+    struct sizing_curve_point held[] = {{1, 101.7, true, 102.4, 3.2, 0},
+                                        {2, 200.7, true, 203.5, 8, 0},
+                                        {3, 247.2, true, 247.7, 5.4, 0},
+                                        {4, 242.9, false, 244.6, 7.8, 0}};
+    assert_int_equal(sizing_curve_replicas(held, 4, 400, 0.69, &c, err), 0);
+    assert_int_equal(c.refuted_at, 0); /* without the bound: the curve alone past 3 */
+    assert_true(c.most_rps > 270 && c.most_at > 3);
+    held[3].bound = 244.6;
+    assert_int_equal(sizing_curve_replicas(held, 4, 400, 0.69, &c, err), 0);
+    assert_false(c.reachable);
+    assert_int_equal(c.refuted_at, 4);
+    assert_true(c.refuted_fit > 250 && c.refuted_x == 244.6);
+    assert_int_equal(c.nmax, 4);
+    assert_int_equal(c.cap, 4);
+    assert_int_equal(c.most_at, 3);
+    assert_true(fabs(c.most_rps - 247.2) < 1e-9);
+    contains(c.why, "at 4 replicas 245 req/s did not hold its repeats");
+    contains(c.why, "not reachable within the 4 replicas measured");
+    /* Below the plateau the count stands: 120 req/s needs 174, measured 200.7 at 2. */
+    assert_int_equal(sizing_curve_replicas(held, 4, 120, 0.69, &c, err), 0);
+    assert_int_equal(c.replicas, 2);
+    /* A bound above the curve refutes nothing: the line is read as before, never above it. */
+    struct sizing_curve_point above[] = {{1, 100, true, 0, 0, 0},
+                                         {2, 200, true, 0, 0, 0},
+                                         {3, 300, true, 0, 0, 0},
+                                         {4, 0, false, 0, 0, 450}};
+    assert_int_equal(sizing_curve_replicas(above, 4, 300, 0.69, &c, err), 0);
+    assert_int_equal(c.refuted_at, 0);
+    assert_int_equal(c.replicas, 5);
+    assert_int_equal(c.cap, 8); /* 2 x the 4 measured */
+
     /* Bad input. */
     assert_int_equal(sizing_curve_replicas(lin, 3, 0, 0.69, &c, err), -EINVAL);
-    struct sizing_curve_point one[] = {{1, 100, true, 0, 0}};
+    struct sizing_curve_point one[] = {{1, 100, true, 0, 0, 0}};
     assert_int_equal(sizing_curve_replicas(one, 1, 100, 0.69, &c, err), -EINVAL);
 }
 
@@ -754,8 +791,10 @@ static void scale_out(struct fixture *f, size_t v, const struct sizing_curve_poi
 static void test_answer_curve_reachable(void **state)
 {
     struct fixture *f = *state;
-    struct sizing_curve_point pts[] = {
-        {1, 970, true, 0, 0}, {2, 1700, true, 0, 0}, {3, 2300, true, 0, 0}, {4, 2800, true, 0, 0}};
+    struct sizing_curve_point pts[] = {{1, 970, true, 0, 0, 0},
+                                       {2, 1700, true, 0, 0, 0},
+                                       {3, 2300, true, 0, 0, 0},
+                                       {4, 2800, true, 0, 0, 0}};
 
     /* 1800 req/s: linear ceil(1800 / 671.5) = 3; the curve needs 1800 / 0.6923 = 2600, and
      * 2300 at 3 is short, 2800 at 4 holds it: 4. */
@@ -792,8 +831,10 @@ static void test_answer_curve_reachable(void **state)
 static void test_answer_curve_unreachable(void **state)
 {
     struct fixture *f = *state;
-    struct sizing_curve_point pts[] = {
-        {1, 970, true, 0, 0}, {2, 1500, true, 0, 0}, {3, 1700, true, 0, 0}, {4, 1750, true, 0, 0}};
+    struct sizing_curve_point pts[] = {{1, 970, true, 0, 0, 0},
+                                       {2, 1500, true, 0, 0, 0},
+                                       {3, 1700, true, 0, 0, 0},
+                                       {4, 1750, true, 0, 0, 0}};
 
     /* A plateau near 1750: 1800 req/s needs 2600, never reached. */
     f->opts.target_rps = 1800;
@@ -818,7 +859,7 @@ static void test_answer_curve_unreachable(void **state)
 static void test_answer_above_twice_measured(void **state)
 {
     struct fixture *f = *state;
-    struct sizing_curve_point pts[] = {{1, 970, true, 0, 0}, {2, 1940, true, 0, 0}};
+    struct sizing_curve_point pts[] = {{1, 970, true, 0, 0, 0}, {2, 1940, true, 0, 0, 0}};
 
     /* Linear, two points: the curve ends at 2 x 2 = 4 (3880 req/s); 5000 req/s needs 7222. */
     f->opts.target_rps = 5000;
@@ -838,7 +879,7 @@ static void test_answer_hpa_capped(void **state)
 {
     struct fixture *f = *state;
     struct sizing_curve_point pts[] = {
-        {1, 970, true, 0, 0}, {2, 1940, true, 0, 0}, {3, 2910, true, 0, 0}};
+        {1, 970, true, 0, 0, 0}, {2, 1940, true, 0, 0, 0}, {3, 2910, true, 0, 0, 0}};
 
     /* Linear to 3: the curve ends at 6. 3200 req/s needs 4622: 4850 at 5. The max wants
      * 3200 x 1.3 / 0.6923 = 6009, more than 5820 at 6: capped at 6 (linear would say 7). */
@@ -859,7 +900,7 @@ static void test_answer_availability_cap(void **state)
 {
     struct fixture *f = *state;
     struct sizing_curve_point pts[] = {
-        {1, 970, true, 0, 0}, {2, 1940, true, 0, 0}, {3, 2910, true, 0, 0}};
+        {1, 970, true, 0, 0, 0}, {2, 1940, true, 0, 0, 0}, {3, 2910, true, 0, 0, 0}};
 
     /* As above (5 from the curve, which ends at 6); one replica for availability: 6. */
     f->opts.target_rps = 3200;
@@ -892,11 +933,11 @@ static void test_answer_availability_cap(void **state)
 static void test_answer_dearer_than_runner_up(void **state)
 {
     struct fixture *f = *state;
-    struct sizing_curve_point pts[] = {{1, 970, true, 0, 0},
-                                       {2, 1400, true, 0, 0},
-                                       {3, 1900, true, 0, 0},
-                                       {4, 2300, true, 0, 0},
-                                       {5, 2700, true, 0, 0}};
+    struct sizing_curve_point pts[] = {{1, 970, true, 0, 0, 0},
+                                       {2, 1400, true, 0, 0, 0},
+                                       {3, 1900, true, 0, 0, 0},
+                                       {4, 2300, true, 0, 0, 0},
+                                       {5, 2700, true, 0, 0, 0}};
 
     /* A: 1@1/512Mi at 1.065 a pod, 3 linear = 3.195; B: 2@2/1Gi, low 1746, planned 1208.8,
      * 2 x 2.13 = 4.26. A wins on the linear plan; measured, A needs 2600 req/s: 2700 at 5, so
@@ -913,8 +954,10 @@ static void test_answer_dearer_than_runner_up(void **state)
                             "(3 on the linear plan), against 2 x 2w / 2.0c / 1Gi = 4.260");
     contains(f->out.dearer, "the runner-up was not measured at scale");
     /* Out of reach: the runner-up's linear plan is named, with the same caveat. */
-    struct sizing_curve_point flat[] = {
-        {1, 970, true, 0, 0}, {2, 1500, true, 0, 0}, {3, 1700, true, 0, 0}, {4, 1750, true, 0, 0}};
+    struct sizing_curve_point flat[] = {{1, 970, true, 0, 0, 0},
+                                        {2, 1500, true, 0, 0, 0},
+                                        {3, 1700, true, 0, 0, 0},
+                                        {4, 1750, true, 0, 0, 0}};
     scale_out(f, 0, flat, 4);
     assert_int_equal(run(f), 0);
     assert_true(f->out.unreachable);
@@ -922,7 +965,7 @@ static void test_answer_dearer_than_runner_up(void **state)
                             "/ 1Gi = 4.260");
     /* Cheaper at scale than the runner-up: nothing to say. */
     struct sizing_curve_point lin[] = {
-        {1, 970, true, 0, 0}, {2, 1940, true, 0, 0}, {3, 2910, true, 0, 0}};
+        {1, 970, true, 0, 0, 0}, {2, 1940, true, 0, 0, 0}, {3, 2910, true, 0, 0, 0}};
     scale_out(f, 0, lin, 3);
     assert_int_equal(run(f), 0);
     assert_int_equal(f->out.replicas, 3);
@@ -932,7 +975,7 @@ static void test_answer_dearer_than_runner_up(void **state)
 static void test_answer_linear_and_why(void **state)
 {
     struct fixture *f = *state;
-    struct sizing_curve_point pts[] = {{1, 970, true, 0, 0}, {2, 1900, true, 0, 0}};
+    struct sizing_curve_point pts[] = {{1, 970, true, 0, 0, 0}, {2, 1900, true, 0, 0, 0}};
 
     f->opts.target_rps = 1800;
     cpu_bound_row(f);
@@ -953,7 +996,7 @@ static void test_answer_linear_and_why(void **state)
     assert_int_equal(f->out.replicas, 3);
     contains(f->out.curve_skipped, "the scale-out measured 2w / 2.0c / 1Gi, not the recommended");
     /* Its first point above 1 failed: no curve from one point; linear, and why. */
-    struct sizing_curve_point failed[] = {{1, 970, true, 0, 0}, {2, 0, false, 0, 0}};
+    struct sizing_curve_point failed[] = {{1, 970, true, 0, 0, 0}, {2, 0, false, 0, 0, 0}};
     scale_out(f, 0, failed, 2);
     assert_int_equal(run(f), 0);
     assert_false(f->out.curve_read);
