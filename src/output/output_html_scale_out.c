@@ -2,8 +2,10 @@
  * count the scale-out measured, each point with its 95% interval as a whisker, the Universal
  * Scalability Law fitted to the usable points, the linear line (N x the 1-replica capacity) the
  * plan would assume without a scale-out, the target as a horizontal line and the curve's peak
- * N* when the fit has one. Points that are not the app's (contended) are drawn hollow and
- * points not measured (skipped for the budget, failed) as a cross on the axis, with a legend.
+ * N* when the fit has one. Points the fit takes (advise_scale_out_point_usable) are dots;
+ * those it leaves out are hollow (contended: not the app's; or a figure that did not hold its
+ * repeats, which bounds the curve), and points not measured (skipped for the budget, failed)
+ * a cross on the axis, with a legend.
  * Every label has its own place (margins, the legend row), so none overlaps another; the
  * integration test sweep_scale_out_html.sh checks that in Chromium. Inline SVG only. */
 
@@ -52,9 +54,10 @@ static bool so_measured(const struct sweep_scale_point *pt)
            (pt->from == SWEEP_POINT_MEASURED || pt->from == SWEEP_POINT_SHAPE_SEARCH);
 }
 
+/* The one rule the fit uses, noisy points weighed by their intervals among them. */
 static bool so_fitted(const struct sweep_scale_point *pt)
 {
-    return so_measured(pt) && pt->cap.valid && !(pt->flags & SWEEP_FLAG_CONTENDED);
+    return so_measured(pt) && advise_scale_out_point_usable(pt);
 }
 
 /* The largest replica count drawn: the largest measured or listed, and the peak when it falls
@@ -175,8 +178,9 @@ static void so_peak(FILE *f, const struct so_frame *fr, const struct usl_fit *fi
             x, SPT, x, SPT + SPH, x, SPT - 10, fit->peak_replicas, fit->peak_x);
 }
 
-/* One point: a dot (fitted), a hollow square (contended: not the app's), or a cross on the axis
- * (skipped or failed: nothing measured); the whisker is the 95% interval of its repeats. */
+/* One point: a dot (fitted), a hollow square (left out of the fit: contended, or not valid), or
+ * a cross on the axis (skipped or failed: nothing measured); the whisker is its interval (the
+ * repeats' below, up to the search's bracket). */
 static void so_point(FILE *f, const struct so_frame *fr, const struct sweep_scale_point *pt)
 {
     const struct capacity_result *c = &pt->cap;
@@ -209,21 +213,27 @@ static void so_point(FILE *f, const struct so_frame *fr, const struct sweep_scal
                 pt->replicas, x, y, color);
     else
         fprintf(f,
-                "<rect class=\"so-point so-contended\" data-replicas=\"%u\" x=\"%d\" y=\"%d\" "
+                "<rect class=\"so-point %s\" data-replicas=\"%u\" x=\"%d\" y=\"%d\" "
                 "width=\"8\" height=\"8\" fill=\"#fff\" stroke=\"%s\" stroke-width=\"1.5\">",
-                pt->replicas, x - 4, y - 4, color);
+                pt->flags & SWEEP_FLAG_CONTENDED ? "so-contended" : "so-apart", pt->replicas, x - 4,
+                y - 4, color);
     fprintf(f, "<title>%u replicas: %.0f req/s", pt->replicas, c->rps);
     if (c->interval.n >= 2)
         fprintf(f, " (%.0f-%.0f, n=%zu)", c->interval.low, c->interval.high, c->interval.n);
     if (!fitted)
         fputs(pt->flags & SWEEP_FLAG_CONTENDED ? ", contended: not the app's, not fitted"
-                                               : ", not fitted",
+              : advise_scale_out_point_bound(pt) > 0
+                  ? ", did not hold its repeats: not fitted, bounds the curve"
+                  : ", not valid: not fitted",
               f);
+    else if (!c->valid)
+        fputs(", noisy: weighed by its interval", f);
     fputs(fitted ? "</title></circle>\n" : "</title></rect>\n", f);
 }
 
 /* The legend row under the x axis: what each mark is, only the marks drawn. */
-static void so_legend(FILE *f, bool curve, bool linear, bool contended, bool skipped, bool target)
+static void so_legend(FILE *f, bool curve, bool linear, bool contended, bool apart, bool skipped,
+                      bool target)
 {
     int x = 10, y = SPT + SPH + SPB + 14;
 
@@ -232,12 +242,12 @@ static void so_legend(FILE *f, bool curve, bool linear, bool contended, bool ski
             "<text class=\"so-label\" x=\"%d\" y=\"%d\">measured, 95%%</text>",
             x + 6, y - 4, x + 16, y);
     x += SLEG_W;
-    if (contended) {
+    /* One hollow square for every point left out (six items at most fit the width). */
+    if (contended || apart) {
         fprintf(f,
                 "<rect x=\"%d\" y=\"%d\" width=\"8\" height=\"8\" fill=\"#fff\" stroke=\"#9e9e9e\" "
-                "stroke-width=\"1.5\"/><text class=\"so-label\" x=\"%d\" y=\"%d\">contended"
-                "</text>",
-                x + 2, y - 8, x + 16, y);
+                "stroke-width=\"1.5\"/><text class=\"so-label\" x=\"%d\" y=\"%d\">%s</text>",
+                x + 2, y - 8, x + 16, y, apart ? "not fitted" : "contended");
         x += SLEG_W;
     }
     if (skipped) {
@@ -283,16 +293,20 @@ void output_html_scale_out(FILE *f, const struct output_doc *d)
     bool have = advise_scale_out_fit(so, &fit) == 0;
     const struct sweep_scale_point *p1 = &so->points[0];
     double x1 = have ? fit.x1 : (so_measured(p1) ? p1->cap.rps : 0);
-    bool contended = false, skipped = false;
+    bool contended = false, apart = false, skipped = false;
     for (size_t i = 0; i < so->npoints; i++) {
-        contended |= so_measured(&so->points[i]) && !so_fitted(&so->points[i]);
-        skipped |= !so_measured(&so->points[i]);
+        const struct sweep_scale_point *pt = &so->points[i];
+        bool out = so_measured(pt) && !so_fitted(pt);
+        contended |= out && (pt->flags & SWEEP_FLAG_CONTENDED);
+        apart |= out && !(pt->flags & SWEEP_FLAG_CONTENDED);
+        skipped |= !so_measured(pt);
     }
     so_frame_fill(&fr, so, &fit, have, target);
     fputs("<figure><figcaption>Scale-out of ", f);
     report_html_esc(f, d->sweep->rows[so->variant].variant.label);
-    fputs(": capacity within the SLO against the replica count (the whisker is the 95% interval "
-          "of the repeats), the Universal Scalability Law fitted to the points, and the linear "
+    fputs(": capacity within the SLO against the replica count (the whisker runs from the low "
+          "end of the repeats' 95% interval to the higher of its high end and the search's "
+          "bracket), the Universal Scalability Law fitted to the points, and the linear "
           "line the plan assumes without a scale-out</figcaption>\n",
           f);
     output_html_svg_open(f, "chart-scale-out", "chart", SW, SH, "Scale-out: capacity by replicas");
@@ -307,7 +321,7 @@ void output_html_scale_out(FILE *f, const struct output_doc *d)
         so_peak(f, &fr, &fit);
     for (size_t i = 0; i < so->npoints; i++)
         so_point(f, &fr, &so->points[i]);
-    so_legend(f, have, x1 > 0, contended, skipped, target > 0);
+    so_legend(f, have, x1 > 0, contended, apart, skipped, target > 0);
     fputs("</svg>\n<p class=\"so-meaning\">", f);
     if (have) {
         char text[512], line[600];

@@ -339,6 +339,20 @@ static void test_noisy_plateau(void **state)
     assert_non_null(strstr(buf, "| 1 | 1000 req/s | 970-1030 | 1000 | 100% | shape-search |"));
     assert_null(strstr(buf, "linear within"));
     free(buf);
+
+    /* The chart draws what the fit took: the wide noisy points as dots, the one that did not
+     * hold as a hollow square that says why, under a "not fitted" legend. */
+    char *html = render(f), *svg = chart_of(html);
+    assert_int_equal(count(svg, "<circle class=\"so-point\""), 4);
+    assert_int_equal(count(svg, "class=\"so-point so-apart\""), 1);
+    assert_int_equal(count(svg, "so-contended"), 0);
+    assert_int_equal(count(svg, ", noisy: weighed by its interval</title>"), 2);
+    assert_non_null(strstr(svg, "did not hold its repeats: not fitted, bounds the curve</title>"));
+    assert_non_null(strstr(svg, "<title>5 replicas: 2900 req/s ("));
+    assert_non_null(strstr(svg, ">not fitted</text>"));
+    assert_null(strstr(svg, ">contended</text>"));
+    free(svg);
+    free(html);
     fx_free(f);
 }
 
