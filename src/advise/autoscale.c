@@ -68,7 +68,7 @@ static unsigned room(const struct sizing_opts *o, const struct sizing *s,
 {
     double need = s->target_rps * (1 + o->planning.growth);
     unsigned min = s->replicas, max;
-    char words[96];
+    char words[160];
 
     if (!s->from_curve) {
         max = ceil_count(need / v->planned_rps);
@@ -163,7 +163,7 @@ static void pods_metric(const struct sizing_opts *o, const struct sizing *s,
 static void cpu_metric(const struct sizing_row *row, const struct sizing_opts *o,
                        const struct sizing *s, const struct sizing_variant *v, struct sizing_hpa *h)
 {
-    char words[96];
+    char words[160];
     bool ex;
 
     h->metric = SIZING_HPA_CPU;

@@ -76,7 +76,13 @@ int sizing_curve_fit(const struct sizing_curve_point *pts, size_t n, struct usl_
 /* Where the curve ends, in words: "its peak N* = 3.2" or "2 x the 4 replicas measured". */
 const char *sizing__cap_words(const struct sizing_curve *c, char *buf, size_t len)
 {
-    if (c->fit.peak_replicas > 0 && c->cap < SIZING_CURVE_MAX_FACTOR * c->nmax)
+    if (c->refuted_at)
+        snprintf(buf, len, "the %u replicas measured, as %.0f req/s at %u did not hold its repeats",
+                 c->nmax, c->refuted_x, c->refuted_at);
+    else if (short_unexplained(&c->fit))
+        snprintf(buf, len, "the %u replicas measured, as the points cannot tell what they share",
+                 c->nmax);
+    else if (c->fit.peak_replicas > 0 && c->cap < SIZING_CURVE_MAX_FACTOR * c->nmax)
         snprintf(buf, len, "its peak N* = %.1f", c->fit.peak_replicas);
     else
         snprintf(buf, len, "%d x the %u replicas measured", SIZING_CURVE_MAX_FACTOR, c->nmax);
@@ -175,7 +181,7 @@ void sizing__curve_step(const struct sizing_row *rows, const struct sizing_opts 
 void sizing__availability_step(const struct sizing_opts *o, struct sizing *s)
 {
     unsigned add = o->availability_replicas, adj;
-    char words[96];
+    char words[160];
 
     if (!add || s->recommended < 0 || !s->by_target || s->unreachable)
         return;

@@ -27,8 +27,8 @@ void sizing__availability_step(const struct sizing_opts *o, struct sizing *s);
  * curve ends that holds the target x (1 + growth); where it ends when none does. */
 unsigned sizing__curve_hpa_max(const struct sizing_opts *o, const struct sizing *s);
 
-/* Where the curve ends, in words, into buf: "its peak N* = 3.2" or "2 x the 4 replicas
- * measured". Returns buf. */
+/* Where the curve ends, in words, into buf: "its peak N* = 3.2", "2 x the 4 replicas
+ * measured", or the replicas measured and why it is read no further. Returns buf. */
 const char *sizing__cap_words(const struct sizing_curve *c, char *buf /* OUT */, size_t len);
 
 /* The capacity of N replicas on the scale-out's curve (s->from_curve): the measured

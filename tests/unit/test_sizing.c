@@ -928,6 +928,20 @@ static void test_answer_availability_cap(void **state)
     assert_int_equal(run(f), 0);
     assert_false(f->out.unreachable);
     assert_int_equal(f->out.replicas, 7);
+
+    /* A point at 4 whose 3000 req/s did not hold, below the line's 3880: the curve ends at the
+     * 4 measured, and the words say why (not a peak, not 2 x measured). 1500 req/s: 3 from
+     * the curve, + 2 for availability passes 4. */
+    struct sizing_curve_point held[] = {{1, 970, true, 0, 0, 0},
+                                        {2, 1940, true, 0, 0, 0},
+                                        {3, 2910, true, 0, 0, 0},
+                                        {4, 0, false, 0, 0, 3000}};
+    f->opts.target_rps = 1500;
+    scale_out(f, 0, held, 4);
+    assert_int_equal(run(f), 0);
+    assert_true(f->out.unreachable);
+    contains(f->out.replicas_note, "3 + 2 = 5 passes 4, where the curve ends (the 4 replicas "
+                                   "measured, as 3000 req/s at 4 did not hold its repeats)");
 }
 
 static void test_answer_dearer_than_runner_up(void **state)
