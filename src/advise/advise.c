@@ -171,23 +171,27 @@ static bool noisy_by_width(const struct capacity_result *cap)
            stats_rel_half(&cap->interval) > CAPACITY_NOISY_REL;
 }
 
-/* A scale-out point counts toward the curve when measured (or the shape search's own), valid
- * or noisy by its interval's width only (above), and not contended. */
-/* The app's own figure, noisy at most: measured (or the shape search's), not contended, with
- * no flag but noisy, too few repeats or unmeetable. */
+/* The app's own point: measured (or the shape search's) and not contended. */
+static bool app_point(const struct sweep_scale_point *pt)
+{
+    return !(pt->flags & SWEEP_FLAG_CONTENDED) &&
+           (pt->from == SWEEP_POINT_MEASURED || pt->from == SWEEP_POINT_SHAPE_SEARCH);
+}
+
+/* The app's own figure, noisy at most: an app point (above) with a capacity and no flag but
+ * noisy, too few repeats or unmeetable. */
 static bool app_noisy(const struct sweep_scale_point *pt)
 {
     const unsigned allowed =
         CAPACITY_FLAG_TOO_FEW_REPEATS | CAPACITY_FLAG_UNMEETABLE | CAPACITY_FLAG_NOISY;
-    return !(pt->cap.flags & ~allowed) && pt->cap.rps > 0 && !(pt->flags & SWEEP_FLAG_CONTENDED) &&
-           (pt->from == SWEEP_POINT_MEASURED || pt->from == SWEEP_POINT_SHAPE_SEARCH);
+    return !(pt->cap.flags & ~allowed) && pt->cap.rps > 0 && app_point(pt);
 }
 
+/* A scale-out point counts toward the curve when it is the app's, valid or noisy by its
+ * interval's width only (above). */
 bool advise_scale_out_point_usable(const struct sweep_scale_point *pt)
 {
-    bool app = pt->cap.valid || (noisy_by_width(&pt->cap) && app_noisy(pt));
-    return app && !(pt->flags & SWEEP_FLAG_CONTENDED) &&
-           (pt->from == SWEEP_POINT_MEASURED || pt->from == SWEEP_POINT_SHAPE_SEARCH);
+    return (pt->cap.valid || (noisy_by_width(&pt->cap) && app_noisy(pt))) && app_point(pt);
 }
 
 /* The search found the figure and its repeats refuted it (runner_capacity.c): the capacity at
