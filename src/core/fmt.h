@@ -11,6 +11,11 @@
 
 #define FMT_LEN 32 /* every buffer below: the longest figure with its unit fits */
 
+/* The binary units, named once: every byte count sizeup converts or prints in MiB or GiB uses
+ * these (Kubernetes' "Mi" and "Gi" are the same units). */
+#define FMT_MIB ((int64_t)1 << 20)
+#define FMT_GIB ((int64_t)1 << 30)
+
 /* Latency, three significant figures with the unit chosen by size: "850us", "1.50ms",
  * "12.3ms", "114ms", "1.25s", "12.5s", "2m05s". Returns buf. */
 const char *fmt_latency(uint64_t us, char buf[FMT_LEN]);
