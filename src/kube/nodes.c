@@ -11,8 +11,11 @@
 #include "core/text.h"
 #include "kube/objects.h"
 
-#define PODS_PAGE      500
-#define PODS_MAX_PAGES 200 /* 100,000 pods: bounded, whatever the cluster */
+#define DS_PAGE      500
+#define DS_MAX_PAGES 200 /* 100,000 DaemonSets: bounded, whatever the cluster */
+
+/* Read here only, so named here rather than among the client's resources. */
+static const struct kube_resource DAEMONSETS = {"apps", "v1", "daemonsets", 1};
 
 static int64_t qty(const cJSON *obj, const char *path, bool cpu)
 {
@@ -75,45 +78,257 @@ int kube_node_types_nodes(struct kube_node_types *nt, const cJSON *list, char *e
         struct kube_node_row *r = &nt->nodes[nt->nnodes++];
         memcpy(r->name, name, strlen(name) + 1);
         r->type = k;
+        const cJSON *labels = kube_path_get(n, "metadata.labels");
+        const cJSON *taints = kube_path_get(n, "spec.taints");
+        if ((labels && !(r->labels = cJSON_Duplicate(labels, 1))) ||
+            (taints && !(r->taints = cJSON_Duplicate(taints, 1)))) {
+            kube_node_types_free(nt);
+            return err_set(err, -ENOMEM, "out of memory");
+        }
     }
     return 0;
 }
 
-static bool daemonset_owned(const cJSON *pod)
+static bool str_is(const cJSON *obj, const char *key, const char *want)
 {
-    const cJSON *ref;
-    cJSON_ArrayForEach(ref, kube_path_get(pod, "metadata.ownerReferences"))
+    const char *v = cJSON_GetStringValue(cJSON_GetObjectItem(obj, key));
+    return v && strcmp(v, want) == 0;
+}
+
+/* A label's value, or NULL when the node lacks it. */
+static const char *label_of(const cJSON *labels, const char *key)
+{
+    return cJSON_GetStringValue(cJSON_GetObjectItem(labels, key));
+}
+
+static bool in_values(const cJSON *values, const char *v)
+{
+    const cJSON *x;
+    cJSON_ArrayForEach(x, values)
     {
-        const char *kind = cJSON_GetStringValue(cJSON_GetObjectItem(ref, "kind"));
-        if (kind && strcmp(kind, "DaemonSet") == 0)
+        const char *s = cJSON_GetStringValue(x);
+        if (s && v && strcmp(s, v) == 0)
             return true;
     }
     return false;
 }
 
-void kube_node_types_pods(struct kube_node_types *nt, const cJSON *list)
+/* Gt and Lt compare the label as an integer with the one value given; a label or value that is
+ * not an integer does not match, as the scheduler reads them. */
+static bool int_compare(const char *label, const cJSON *values, bool greater)
 {
-    const cJSON *p, *c;
+    const char *v = cJSON_GetStringValue(cJSON_GetArrayItem(values, 0));
+    char *e1, *e2;
+    if (!label || !v || cJSON_GetArraySize(values) != 1)
+        return false;
+    long long a = strtoll(label, &e1, 10), b = strtoll(v, &e2, 10);
+    if (!*label || *e1 || !*v || *e2)
+        return false;
+    return greater ? a > b : a < b;
+}
 
-    cJSON_ArrayForEach(p, cJSON_GetObjectItem(list, "items"))
+/* One requirement of a node selector term; value is the label's value (matchExpressions) or the
+ * node's name (matchFields on metadata.name), NULL when absent. */
+static bool requirement_holds(const cJSON *req, const char *value)
+{
+    const cJSON *values = cJSON_GetObjectItem(req, "values");
+    const char *op = cJSON_GetStringValue(cJSON_GetObjectItem(req, "operator"));
+
+    if (!op)
+        return false;
+    if (strcmp(op, "In") == 0)
+        return value && in_values(values, value);
+    if (strcmp(op, "NotIn") == 0)
+        return !value || !in_values(values, value);
+    if (strcmp(op, "Exists") == 0)
+        return value != NULL;
+    if (strcmp(op, "DoesNotExist") == 0)
+        return value == NULL;
+    if (strcmp(op, "Gt") == 0 || strcmp(op, "Lt") == 0)
+        return int_compare(value, values, op[0] == 'G');
+    return false; /* an operator the API would not have accepted */
+}
+
+/* A term matches when all its requirements hold; a term with none matches no node (the API's
+ * rule for an empty node selector term). */
+static bool term_matches(const cJSON *term, const char *name, const cJSON *labels)
+{
+    const cJSON *req;
+    int n = 0;
+
+    cJSON_ArrayForEach(req, cJSON_GetObjectItem(term, "matchExpressions"))
     {
-        const char *node = kube_path_string(p, "spec.nodeName");
-        const char *phase = kube_path_string(p, "status.phase");
-        if (!node || !daemonset_owned(p) ||
-            (phase && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0)))
+        const char *key = cJSON_GetStringValue(cJSON_GetObjectItem(req, "key"));
+        if (!key || !requirement_holds(req, label_of(labels, key)))
+            return false;
+        n++;
+    }
+    cJSON_ArrayForEach(req, cJSON_GetObjectItem(term, "matchFields"))
+    {
+        if (!str_is(req, "key", "metadata.name") || !requirement_holds(req, name))
+            return false;
+        n++;
+    }
+    return n > 0;
+}
+
+static bool selector_matches(const cJSON *spec, const char *name, const cJSON *labels)
+{
+    const cJSON *kv, *term;
+
+    cJSON_ArrayForEach(kv, cJSON_GetObjectItem(spec, "nodeSelector"))
+    {
+        const char *want = cJSON_GetStringValue(kv), *have = label_of(labels, kv->string);
+        if (!want || !have || strcmp(want, have) != 0)
+            return false;
+    }
+    const cJSON *required =
+        kube_path_get(spec, "affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution");
+    if (!required)
+        return true;
+    /* The terms are ORed; none at all matches no node. */
+    cJSON_ArrayForEach(term, cJSON_GetObjectItem(required, "nodeSelectorTerms"))
+    {
+        if (term_matches(term, name, labels))
+            return true;
+    }
+    return false;
+}
+
+/* Toleration semantics of the API: an empty effect tolerates every effect; Exists with an empty
+ * key tolerates every taint; Equal (the default operator) also compares the value. */
+static bool tolerates(const cJSON *tol, const cJSON *taint)
+{
+    const char *tkey = cJSON_GetStringValue(cJSON_GetObjectItem(taint, "key"));
+    const char *teffect = cJSON_GetStringValue(cJSON_GetObjectItem(taint, "effect"));
+    const char *tvalue = cJSON_GetStringValue(cJSON_GetObjectItem(taint, "value"));
+    const char *key = cJSON_GetStringValue(cJSON_GetObjectItem(tol, "key"));
+    const char *effect = cJSON_GetStringValue(cJSON_GetObjectItem(tol, "effect"));
+    const char *op = cJSON_GetStringValue(cJSON_GetObjectItem(tol, "operator"));
+    const char *value = cJSON_GetStringValue(cJSON_GetObjectItem(tol, "value"));
+    bool exists = op && strcmp(op, "Exists") == 0;
+
+    if (effect && *effect && (!teffect || strcmp(effect, teffect) != 0))
+        return false;
+    if (!key || !*key)
+        return exists;
+    if (!tkey || strcmp(key, tkey) != 0)
+        return false;
+    if (exists)
+        return true;
+    return strcmp(value ? value : "", tvalue ? tvalue : "") == 0;
+}
+
+/* What the DaemonSet controller adds to every daemon pod it creates (the DaemonSet docs, "Taints
+ * and tolerations"); network-unavailable only for pods on the host network. */
+static const struct {
+    const char *key, *effect;
+    bool host_network_only;
+} DAEMON_TOLERATIONS[] = {
+    {"node.kubernetes.io/not-ready", "NoExecute", false},
+    {"node.kubernetes.io/unreachable", "NoExecute", false},
+    {"node.kubernetes.io/disk-pressure", "NoSchedule", false},
+    {"node.kubernetes.io/memory-pressure", "NoSchedule", false},
+    {"node.kubernetes.io/pid-pressure", "NoSchedule", false},
+    {"node.kubernetes.io/unschedulable", "NoSchedule", false},
+    {"node.kubernetes.io/network-unavailable", "NoSchedule", true},
+};
+
+static bool taint_tolerated(const cJSON *spec, const cJSON *taint)
+{
+    const cJSON *tol;
+    bool host_network = cJSON_IsTrue(cJSON_GetObjectItem(spec, "hostNetwork"));
+
+    for (size_t i = 0; i < sizeof(DAEMON_TOLERATIONS) / sizeof(DAEMON_TOLERATIONS[0]); i++)
+        if (str_is(taint, "key", DAEMON_TOLERATIONS[i].key) &&
+            str_is(taint, "effect", DAEMON_TOLERATIONS[i].effect) &&
+            (host_network || !DAEMON_TOLERATIONS[i].host_network_only))
+            return true;
+    cJSON_ArrayForEach(tol, cJSON_GetObjectItem(spec, "tolerations"))
+    {
+        if (tolerates(tol, taint))
+            return true;
+    }
+    return false;
+}
+
+bool kube_node_runs_daemon(const cJSON *spec, const char *name, const cJSON *labels,
+                           const cJSON *taints)
+{
+    const cJSON *taint;
+
+    if (!selector_matches(spec, name, labels))
+        return false;
+    /* PreferNoSchedule only steers the scheduler; NoSchedule and NoExecute keep a pod off. */
+    cJSON_ArrayForEach(taint, taints)
+    {
+        if ((str_is(taint, "effect", "NoSchedule") || str_is(taint, "effect", "NoExecute")) &&
+            !taint_tolerated(spec, taint))
+            return false;
+    }
+    return true;
+}
+
+/* A container's request of one resource: the request, else the limit (the API defaults a
+ * missing request to the limit); -1 when it names neither. */
+static int64_t container_request(const cJSON *c, bool cpu)
+{
+    int64_t v = qty(c, cpu ? "resources.requests.cpu" : "resources.requests.memory", cpu);
+    if (v < 0)
+        v = qty(c, cpu ? "resources.limits.cpu" : "resources.limits.memory", cpu);
+    return v;
+}
+
+/* The pod's request of one resource, as the scheduler counts it: the containers and the
+ * restartable (sidecar) init containers summed, or the largest other init container when that is
+ * more, plus the overhead. *known is cleared when a container names neither request nor limit. */
+static int64_t pod_request(const cJSON *spec, bool cpu, bool *known)
+{
+    const cJSON *c;
+    int64_t sum = 0, init_max = 0;
+
+    cJSON_ArrayForEach(c, cJSON_GetObjectItem(spec, "containers"))
+    {
+        int64_t v = container_request(c, cpu);
+        if (v < 0)
+            *known = false;
+        sum += v > 0 ? v : 0;
+    }
+    cJSON_ArrayForEach(c, cJSON_GetObjectItem(spec, "initContainers"))
+    {
+        int64_t v = container_request(c, cpu);
+        if (str_is(c, "restartPolicy", "Always"))
+            sum += v > 0 ? v : 0;
+        else if (v > init_max)
+            init_max = v;
+    }
+    int64_t overhead = qty(spec, cpu ? "overhead.cpu" : "overhead.memory", cpu);
+    return (sum > init_max ? sum : init_max) + (overhead > 0 ? overhead : 0);
+}
+
+void kube_node_types_daemonsets(struct kube_node_types *nt, const cJSON *list)
+{
+    const cJSON *ds;
+
+    cJSON_ArrayForEach(ds, cJSON_GetObjectItem(list, "items"))
+    {
+        const cJSON *spec = kube_path_get(ds, "spec.template.spec");
+        if (!cJSON_IsObject(spec))
             continue;
-        struct kube_node_row *r = NULL;
-        for (size_t i = 0; i < nt->nnodes && !r; i++)
-            if (strcmp(nt->nodes[i].name, node) == 0)
-                r = &nt->nodes[i];
-        if (!r)
-            continue;
-        cJSON_ArrayForEach(c, kube_path_get(p, "spec.containers"))
-        {
-            int64_t cpu = qty(c, "resources.requests.cpu", true);
-            int64_t mem = qty(c, "resources.requests.memory", false);
-            r->ds_cpu_m += cpu > 0 ? cpu : 0;
-            r->ds_memory += mem > 0 ? mem : 0;
+        bool known = true;
+        int64_t cpu = pod_request(spec, true, &known), mem = pod_request(spec, false, &known);
+        if (!known && nt->ds_unknown++ == 0) {
+            const char *ns = kube_path_string(ds, "metadata.namespace");
+            const char *name = kube_path_string(ds, "metadata.name");
+            snprintf(nt->ds_unknown_name, sizeof(nt->ds_unknown_name), "%s/%s", ns ? ns : "",
+                     name ? name : "");
+        }
+        for (size_t i = 0; i < nt->nnodes; i++) {
+            struct kube_node_row *r = &nt->nodes[i];
+            if (!kube_node_runs_daemon(spec, r->name, r->labels, r->taints))
+                continue;
+            r->ds_cpu_m += cpu;
+            r->ds_memory += mem;
         }
     }
 }
@@ -131,6 +346,10 @@ void kube_node_types_finish(struct kube_node_types *nt)
 
 void kube_node_types_free(struct kube_node_types *nt)
 {
+    for (size_t i = 0; nt->nodes && i < nt->nnodes; i++) {
+        cJSON_Delete(nt->nodes[i].labels);
+        cJSON_Delete(nt->nodes[i].taints);
+    }
     free(nt->nodes);
     nt->nodes = NULL;
     nt->nnodes = 0;
@@ -198,6 +417,13 @@ void kube_node_types_merge(const struct kube_node_types *nt, struct profile *p,
     if (nt->unlabelled)
         text_catf(note, KUBE_NODES_NOTE_LEN, "; %u node%s without the label left out",
                   nt->unlabelled, nt->unlabelled == 1 ? "" : "s");
+    if (nt->ds_unknown)
+        text_catf(note, KUBE_NODES_NOTE_LEN,
+                  "; %u DaemonSet%s (%s%s) request%s no CPU or memory in a container, so what %s "
+                  "of each node is unknown and counted as 0",
+                  nt->ds_unknown, nt->ds_unknown == 1 ? "" : "s", nt->ds_unknown_name,
+                  nt->ds_unknown == 1 ? "" : ", ...", nt->ds_unknown == 1 ? "s" : "",
+                  nt->ds_unknown == 1 ? "it takes" : "they take");
     if (n == 0)
         return;
     memcpy(p->nodes, out, n * sizeof(out[0]));
@@ -222,15 +448,15 @@ int kube_node_types_read(kube_client_t *c, struct profile *p, char note[KUBE_NOD
     }
     if (rc)
         goto unknown;
-    for (int page = 0; page < PODS_MAX_PAGES; page++) {
-        struct kube_list_opts o = {NULL, NULL, PODS_PAGE, cont[0] ? cont : NULL};
+    for (int page = 0; page < DS_MAX_PAGES; page++) {
+        struct kube_list_opts o = {NULL, NULL, DS_PAGE, cont[0] ? cont : NULL};
         list = NULL;
-        rc = kube_list(c, &KUBE_PODS, NULL, &o, &list, err);
+        rc = kube_list(c, &DAEMONSETS, NULL, &o, &list, err);
         if (rc) {
             kube_node_types_free(&nt);
             goto unknown;
         }
-        kube_node_types_pods(&nt, list);
+        kube_node_types_daemonsets(&nt, list);
         const char *next = kube_path_string(list, "metadata.continue");
         snprintf(cont, sizeof(cont), "%s", next && strlen(next) < sizeof(cont) ? next : "");
         cJSON_Delete(list);

@@ -1,6 +1,6 @@
 /* libFuzzer target: the cluster's node types (src/kube/nodes.c) from arbitrary JSON, read as the
- * node list and as a page of pods, then merged with a profile's nodes: entry. Any input is read or
- * refused, never a crash, and what comes out stays within the profile's bounds. */
+ * node list and as a page of DaemonSets, then merged with a profile's nodes: entry. Any input is
+ * read or refused, never a crash, and what comes out stays within the profile's bounds. */
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -20,7 +20,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!obj)
         return 0;
     if (kube_node_types_nodes(&nt, obj, err) == 0) {
-        kube_node_types_pods(&nt, obj);
+        kube_node_types_daemonsets(&nt, obj);
         kube_node_types_finish(&nt);
         memset(&p, 0, sizeof(p));
         p.nnodes = 1;

@@ -310,8 +310,10 @@ kind: ConfigMap
 metadata: {name: x-sizing, namespace: shop}')"
 cannot "(namespaced) list Deployments in default" get deployments -n default
 cannot "(namespaced) list Deployments in every namespace" get deployments -A
-# rbac.nodes: the DaemonSet pods' requests need list on pods cluster-wide, and nothing more.
-can "(namespaced) list pods in every namespace (the DaemonSet pods' requests)" get pods -A
+# rbac.nodes: the DaemonSets' templates need list on daemonsets cluster-wide, and nothing more;
+# no pod outside the watched namespace is readable.
+can "(namespaced) list DaemonSets in every namespace (their templates' requests)" get daemonsets -A
+cannot "(namespaced) list pods in every namespace" get pods -A
 cannot "(namespaced) get a pod outside shop" get pod anything -n default
 cannot "(namespaced) watch pods outside shop" get pods -n default --watch --request-timeout=2s
 cannot "(namespaced) create a ConfigMap in default" create -f "$(obj cm-default 'apiVersion: v1

@@ -59,15 +59,17 @@ watch_rules='[
 ]'
 norm='lambda rules: sorted((tuple(r["apiGroups"]), tuple(r["resources"]), tuple(sorted(r["verbs"]))) for r in rules)'
 node_rule='[(("",), ("nodes",), ("list",))]'
+# The DaemonSets' templates (the cost by packing): list on daemonsets, in both modes; never a
+# cluster-wide pods list in the namespaced mode.
+ds_rule='[(("apps",), ("daemonsets",), ("list",))]'
 expect "RBAC (cluster-wide): the ClusterRole grants exactly the documented rules" "$tmp/r1.yaml" \
-    "($norm)(one(\"ClusterRole\")[\"rules\"]) == sorted($watch_rules + $node_rule)"
+    "($norm)(one(\"ClusterRole\")[\"rules\"]) == sorted($watch_rules + $node_rule + $ds_rule)"
 expect "RBAC (namespaced): each namespace's Role grants exactly the documented rules" "$tmp/r2.yaml" \
     "all(($norm)(r[\"rules\"]) == sorted($watch_rules) for r in of(\"Role\") if r[\"metadata\"][\"namespace\"] != \"sizeup\")"
-# The DaemonSet pods' requests (the cost by packing): list on pods, in the namespaced mode only
-# (the cluster-wide ClusterRole lists pods everywhere already).
-ds_pod_rule='[(("",), ("pods",), ("list",))]'
-expect "RBAC (namespaced): the only cluster-wide grants are list on nodes and on pods" "$tmp/r2.yaml" \
-    "($norm)(one(\"ClusterRole\")[\"rules\"]) == sorted($node_rule + $ds_pod_rule)"
+expect "RBAC (namespaced): the only cluster-wide grants are list on nodes and on daemonsets" "$tmp/r2.yaml" \
+    "($norm)(one(\"ClusterRole\")[\"rules\"]) == sorted($node_rule + $ds_rule)"
+expect "RBAC (namespaced): no ClusterRole grants anything on pods" "$tmp/r2.yaml" \
+    "not any(\"pods\" in res for r in of(\"ClusterRole\") for rule in r[\"rules\"] for res in rule[\"resources\"])"
 expect "RBAC: the Lease Role may create Leases and get/update only its own one" "$tmp/r1.yaml" \
     '[r for r in of("Role") if r["metadata"]["name"] == "sizeup-leader-election"][0]["rules"] == [{"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["create"]}, {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "resourceNames": ["sizeup-leader"], "verbs": ["get", "update"]}]'
 expect "RBAC: the generators' Role creates, deletes and lists Jobs and reads pods, in its namespace only" "$tmp/r2.yaml" \
@@ -77,7 +79,7 @@ expect "RBAC: the generators' ServiceAccount mounts no token and nothing binds i
 expect "generators.enabled=false: no generator Role, ServiceAccount or Job settings" "$tmp/r8.yaml" \
     'not [o for o in of("Role") + of("ServiceAccount") if "generator" in o["metadata"]["name"]] and "SIZEUP_GENERATOR_IMAGE" not in str(one("Deployment"))'
 expect "RBAC (podMetrics=false): no metrics.k8s.io rule" "$tmp/r7.yaml" \
-    "($norm)(one(\"ClusterRole\")[\"rules\"]) == sorted(${watch_rules}[:-1] + $node_rule)"
+    "($norm)(one(\"ClusterRole\")[\"rules\"]) == sorted(${watch_rules}[:-1] + $node_rule + $ds_rule)"
 
 # The checker catches each violation it claims to, on a broken copy of a compliant object.
 if "$PY" "$ROOT/tests/policy/test_check_policy.py" "$tmp/r1.yaml" >"$tmp/neg.log" 2>&1; then

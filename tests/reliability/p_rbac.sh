@@ -125,9 +125,9 @@ if [[ "$fig" == ok* ]]; then result PASS rbac-full-sweep "${fig#* }"; else resul
 # A rule that another rule already grants where it applies (the generators Role's pods rule, in
 # cluster-wide mode, beside the ClusterRole's pods rule) cannot fail the test by its removal
 # here: it is proven needed where it is the only grant, in the namespaced render
-# (watchNamespaces: [default], the operator with --namespace default) without rbac.nodes (whose
-# ClusterRole lists pods cluster-wide to read the DaemonSets' requests, and so would cover it
-# again; with it off the operator says the node types are unknown and goes on).
+# (watchNamespaces: [default], the operator with --namespace default) without rbac.nodes (its
+# two cluster-wide list rules, nodes and daemonsets, are proven in operator_nodes.sh; with it off
+# the operator says the node types are unknown and goes on).
 ns_render() {
     [ -s "$W/rendered-ns.yaml" ] && return 0
     # helm renders no Namespace (manifests/namespace.yaml is kustomize's): add the release's.

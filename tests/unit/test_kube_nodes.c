@@ -1,7 +1,10 @@
 /* Tests for src/kube/nodes.c's pure part: nodes grouped by instance type (the smallest
- * allocatable of a type), DaemonSet pods' requests summed per node and the largest sum of a type
- * taken as its reserve, finished pods and other owners ignored, and the merge with a profile's
- * nodes: (prices by name, entries not in the cluster marked, unpriced types). */
+ * allocatable of a type), where each DaemonSet runs worked out from its template against the
+ * nodes' labels and taints (nodeSelector, required node affinity with every operator,
+ * tolerations and the ones the DaemonSet controller adds), the pod request as the scheduler
+ * counts it, the largest sum on one node of a type taken as its reserve, a DaemonSet without
+ * requests said to be unknown, and the merge with a profile's nodes: (prices by name, entries
+ * not in the cluster marked, unpriced types). */
 
 #include <errno.h>
 #include <setjmp.h>
@@ -14,6 +17,7 @@
 #include <cmocka.h>
 
 #include "kube/nodes.h"
+#include "kube/objects.h"
 
 #define MI (1024LL * 1024)
 #define GI (1024LL * MI)
@@ -24,49 +28,89 @@ static void contains(const char *text, const char *needle)
         fail_msg("\"%s\" not found in: %s", needle, text);
 }
 
+/* The nodes below with a taint on a2 (dedicated=batch:NoSchedule) and b1 (a PreferNoSchedule,
+ * which keeps no pod off, and the unschedulable taint every DaemonSet tolerates). */
+#define A2_TAINT                                                                                   \
+    "\"spec\":{\"taints\":[{\"key\":\"dedicated\",\"value\":\"batch\",\"effect\":\"NoSchedule\"}]" \
+    "},"
+#define B1_TAINT                                                                                   \
+    "\"spec\":{\"taints\":[{\"key\":\"soft\",\"effect\":\"PreferNoSchedule\"},"                    \
+    "{\"key\":\"node.kubernetes.io/unschedulable\",\"effect\":\"NoSchedule\"}]},"
+
 static const char NODES[] =
     "{\"items\":["
     "{\"metadata\":{\"name\":\"a1\",\"labels\":{\"node.kubernetes.io/"
     "instance-type\":\"m5.large\"}},"
     " \"status\":{\"allocatable\":{\"cpu\":\"1930m\",\"memory\":\"7440Mi\"}}},"
     "{\"metadata\":{\"name\":\"a2\",\"labels\":{\"node.kubernetes.io/"
-    "instance-type\":\"m5.large\"}},"
+    "instance-type\":\"m5.large\"}}," A2_TAINT
     " \"status\":{\"allocatable\":{\"cpu\":\"1900m\",\"memory\":\"7500Mi\"}}},"
     "{\"metadata\":{\"name\":\"b1\",\"labels\":{\"node.kubernetes.io/"
-    "instance-type\":\"c5.xlarge\"}},"
+    "instance-type\":\"c5.xlarge\"}}," B1_TAINT
     " \"status\":{\"allocatable\":{\"cpu\":\"4\",\"memory\":\"7Gi\"}}},"
     "{\"metadata\":{\"name\":\"x\"},\"status\":{\"allocatable\":{\"cpu\":\"64\",\"memory\":"
     "\"256Gi\"}}}"
     "]}";
 
-#define DS "\"ownerReferences\":[{\"kind\":\"DaemonSet\",\"name\":\"agent\"}]"
-static const char PODS[] =
-    "{\"items\":["
-    /* a1: 150m + 192Mi over two containers; a2: 100m, 128Mi; b1: 250m, 256Mi. */
-    "{\"metadata\":{\"name\":\"p1\"," DS "},\"spec\":{\"nodeName\":\"a1\",\"containers\":["
-    " {\"resources\":{\"requests\":{\"cpu\":\"100m\",\"memory\":\"128Mi\"}}},"
-    " {\"resources\":{\"requests\":{\"cpu\":\"50m\",\"memory\":\"64Mi\"}}}]}},"
-    "{\"metadata\":{\"name\":\"p2\"," DS "},\"spec\":{\"nodeName\":\"a2\",\"containers\":["
-    " {\"resources\":{\"requests\":{\"cpu\":\"100m\",\"memory\":\"128Mi\"}}}]}},"
-    "{\"metadata\":{\"name\":\"p3\"," DS "},\"spec\":{\"nodeName\":\"b1\",\"containers\":["
-    " {\"resources\":{\"requests\":{\"cpu\":\"250m\",\"memory\":\"256Mi\"}}}]}},"
-    /* Not a DaemonSet's: the app's own pod on a2. */
-    "{\"metadata\":{\"name\":\"app\",\"ownerReferences\":[{\"kind\":\"ReplicaSet\"}]},"
-    " \"spec\":{\"nodeName\":\"a2\",\"containers\":[{\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]"
-    "}},"
-    /* A finished DaemonSet pod on a2. */
-    "{\"metadata\":{\"name\":\"old\"," DS "},\"spec\":{\"nodeName\":\"a2\",\"containers\":["
-    " {\"resources\":{\"requests\":{\"cpu\":\"900m\"}}}]},\"status\":{\"phase\":\"Failed\"}}"
-    "]}";
+#define REQ(cpu, mem) "{\"resources\":{\"requests\":{\"cpu\":\"" cpu "\",\"memory\":\"" mem "\"}}}"
+#define DSET(name, spec)                                                                           \
+    "{\"metadata\":{\"namespace\":\"kube-system\",\"name\":\"" name "\"},"                         \
+    "\"spec\":{\"template\":{\"spec\":{" spec "}}}}"
+static const char DAEMONSETS[] = "{\"items\":["
+    /* Everywhere but a2 (its taint is not tolerated): 100m + 50m, 128Mi + 64Mi. */
+    DSET("agent", "\"containers\":[" REQ("100m", "128Mi") "," REQ("50m", "64Mi") "]") ","
+    /* Tolerates a2's taint by key (Exists) and runs everywhere: a limit stands for the request;
+     * its init container (300m) is more than its containers, so it counts. */
+    DSET("batch-agent",
+         "\"tolerations\":[{\"key\":\"dedicated\",\"operator\":\"Exists\"}],"
+         "\"initContainers\":[" REQ(
+             "300m", "16Mi") "],"
+                             "\"containers\":[{\"resources\":{\"limits\":{\"cpu\":\"200m\","
+                             "\"memory\":\"32Mi\"}}}]") ","
+    /* Only c5.xlarge by nodeSelector; a sidecar init container adds, and the overhead too. */
+    DSET("gpu", "\"nodeSelector\":{\"node.kubernetes.io/instance-type\":\"c5.xlarge\"},"
+                "\"overhead\":{\"cpu\":\"10m\",\"memory\":\"1Mi\"},"
+                "\"initContainers\":[{\"restartPolicy\":\"Always\",\"resources\":{\"requests\":"
+                "{\"cpu\":\"40m\",\"memory\":\"8Mi\"}}}],"
+                "\"containers\":[" REQ("250m", "256Mi") "]") ","
+    /* Required affinity: a1 by name (matchFields), ORed with a term no node matches. */
+    DSET("pinned",
+         "\"affinity\":{\"nodeAffinity\":{\"requiredDuringSchedulingIgnoredDuringExecution\":"
+         "{\"nodeSelectorTerms\":[{\"matchFields\":[{\"key\":\"metadata.name\","
+         "\"operator\":\"In\",\"values\":[\"a1\"]}]},{\"matchExpressions\":[{\"key\":"
+         "\"zone\",\"operator\":\"Exists\"}]}]}}},"
+         "\"containers\":[" REQ("1m", "1Mi") "]") ","
+    /* NotIn and DoesNotExist: every labelled node but the m5.large ones; Gt on a label no node
+     * has as an integer keeps it off everywhere. */
+    DSET("not-m5",
+         "\"affinity\":{\"nodeAffinity\":{\"requiredDuringSchedulingIgnoredDuringExecution\":"
+         "{\"nodeSelectorTerms\":[{\"matchExpressions\":[{\"key\":"
+         "\"node.kubernetes.io/instance-type\",\"operator\":\"NotIn\",\"values\":"
+         "[\"m5.large\"]},{\"key\":\"zone\",\"operator\":\"DoesNotExist\"}]}]}}},"
+         "\"containers\":[" REQ(
+             "2m",
+             "2Mi") "]") "," DSET("gt",
+                                  "\"affinity\":{\"nodeAffinity\":{"
+                                  "\"requiredDuringSchedulingIgnoredDuringExecution\":"
+                                  "{\"nodeSelectorTerms\":[{\"matchExpressions\":[{\"key\":"
+                                  "\"node.kubernetes.io/"
+                                  "instance-type\",\"operator\":\"Gt\",\"values\":[\"1\"]}]}]}}},"
+                                  "\"containers\":[" REQ("500m", "1Gi") "]") ","
+    /* An empty terms list matches no node. */
+    DSET("none",
+         "\"affinity\":{\"nodeAffinity\":{\"requiredDuringSchedulingIgnoredDuringExecution\":"
+         "{\"nodeSelectorTerms\":[]}}},\"containers\":[" REQ("500m", "1Gi") "]") ","
+    /* No requests nor limits: runs everywhere untainted, counted 0 and said to be unknown. */
+    DSET("logs", "\"containers\":[{\"name\":\"x\"}]") "]}";
 
 static void read_fixture(struct kube_node_types *nt)
 {
     char err[ERR_LEN] = "";
-    cJSON *n = cJSON_Parse(NODES), *p = cJSON_Parse(PODS);
+    cJSON *n = cJSON_Parse(NODES), *p = cJSON_Parse(DAEMONSETS);
     assert_non_null(n);
     assert_non_null(p);
     assert_int_equal(kube_node_types_nodes(nt, n, err), 0);
-    kube_node_types_pods(nt, p);
+    kube_node_types_daemonsets(nt, p);
     kube_node_types_finish(nt);
     cJSON_Delete(n);
     cJSON_Delete(p);
@@ -81,14 +125,27 @@ static void test_group_and_daemonsets(void **state)
     assert_int_equal(nt.n, 2);
     assert_int_equal(nt.unlabelled, 1);
     assert_string_equal(nt.t[0].name, "m5.large");
-    assert_int_equal(nt.t[0].cpu_m, 1900);         /* the smaller of 1930m and 1900m */
-    assert_int_equal(nt.t[0].memory, 7440 * MI);   /* the smaller of 7440Mi and 7500Mi */
-    assert_int_equal(nt.t[0].reserved_cpu_m, 150); /* a1's 150m, more than a2's 100m */
-    assert_int_equal(nt.t[0].reserved_memory, 192 * MI);
+    assert_int_equal(nt.t[0].cpu_m, 1900);       /* the smaller of 1930m and 1900m */
+    assert_int_equal(nt.t[0].memory, 7440 * MI); /* the smaller of 7440Mi and 7500Mi */
+    /* a1: agent 150m/192Mi + batch-agent 300m/32Mi (its init container's 300m beats the limit's
+     * 200m; memory 32Mi beats 16Mi) + pinned 1m/1Mi = 451m/225Mi. a2: only batch-agent, its taint
+     * keeps agent off: 300m/32Mi. */
+    assert_int_equal(nt.nodes[0].ds_cpu_m, 451);
+    assert_int_equal(nt.nodes[0].ds_memory, 225 * MI);
+    assert_int_equal(nt.nodes[1].ds_cpu_m, 300);
+    assert_int_equal(nt.nodes[1].ds_memory, 32 * MI);
+    assert_int_equal(nt.t[0].reserved_cpu_m, 451); /* a1's sum, more than a2's */
+    assert_int_equal(nt.t[0].reserved_memory, 225 * MI);
+    /* b1 (its taints: PreferNoSchedule keeps nothing off, unschedulable is tolerated by every
+     * daemon pod): agent 150m/192Mi + batch-agent 300m/32Mi + gpu (250m + 40m sidecar + 10m
+     * overhead, 256Mi + 8Mi + 1Mi) + not-m5 2m/2Mi = 752m/491Mi. */
     assert_string_equal(nt.t[1].name, "c5.xlarge");
     assert_int_equal(nt.t[1].cpu_m, 4000);
-    assert_int_equal(nt.t[1].reserved_cpu_m, 250);
+    assert_int_equal(nt.t[1].reserved_cpu_m, 752);
+    assert_int_equal(nt.t[1].reserved_memory, 491 * MI);
     assert_true(nt.t[0].from_cluster);
+    assert_int_equal(nt.ds_unknown, 1);
+    assert_string_equal(nt.ds_unknown_name, "kube-system/logs");
     kube_node_types_free(&nt);
 
     char err[ERR_LEN] = "";
@@ -110,7 +167,9 @@ static void test_merge(void **state)
     kube_node_types_merge(&nt, &p, note);
     assert_int_equal(p.nnodes, 2);
     assert_true(p.nodes[0].price == 1 && p.nodes[1].price == 1);
-    contains(note, "m5.large 1900m CPU and 7440Mi allocatable, 150m CPU and 192Mi for DaemonSets");
+    contains(note, "m5.large 1900m CPU and 7440Mi allocatable, 451m CPU and 225Mi for DaemonSets");
+    contains(note, "1 DaemonSet (kube-system/logs) requests no CPU or memory in a container, so "
+                   "what it takes of each node is unknown and counted as 0");
     contains(note, "prices none of them, so each node counts 1");
     contains(note, "1 node without the label left out");
 
@@ -126,7 +185,7 @@ static void test_merge(void **state)
     assert_string_equal(p.nodes[0].name, "m5.large");
     assert_int_equal(p.nodes[0].cpu_m, 1900);
     assert_true(p.nodes[0].price == 0.096);
-    assert_int_equal(p.nodes[0].reserved_cpu_m, 150);
+    assert_int_equal(p.nodes[0].reserved_cpu_m, 451);
     assert_string_equal(p.nodes[1].name, "r6.large");
     assert_true(p.nodes[1].not_in_cluster);
     contains(note, "1 type the profile does not price left out");
@@ -134,11 +193,85 @@ static void test_merge(void **state)
     kube_node_types_free(&nt);
 }
 
+/* One placement decision: spec and node given as JSON text. */
+static bool runs(const char *spec, const char *node)
+{
+    cJSON *s = cJSON_Parse(spec), *n = cJSON_Parse(node);
+    assert_non_null(s);
+    assert_non_null(n);
+    bool r =
+        kube_node_runs_daemon(s, kube_path_string(n, "metadata.name"),
+                              cJSON_GetObjectItem(cJSON_GetObjectItem(n, "metadata"), "labels"),
+                              cJSON_GetObjectItem(cJSON_GetObjectItem(n, "spec"), "taints"));
+    cJSON_Delete(s);
+    cJSON_Delete(n);
+    return r;
+}
+
+#define NODE(labels, taints)                                                                       \
+    "{\"metadata\":{\"name\":\"n1\",\"labels\":{" labels "}},\"spec\":{\"taints\":[" taints "]}}"
+#define TAINT(k, v, e) "{\"key\":\"" k "\",\"value\":\"" v "\",\"effect\":\"" e "\"}"
+#define AFF(exprs)                                                                                 \
+    "{\"affinity\":{\"nodeAffinity\":{\"requiredDuringSchedulingIgnoredDuringExecution\":"         \
+    "{\"nodeSelectorTerms\":[{\"matchExpressions\":[" exprs "]}]}}}}"
+
+static void test_placement(void **state)
+{
+    (void)state;
+    /* Tolerations: Equal compares the value, Exists does not, an empty key with Exists tolerates
+     * everything, an effect given must be the taint's. */
+    const char *t = NODE("", TAINT("k", "v", "NoSchedule"));
+    assert_false(runs("{}", t));
+    assert_true(runs("{\"tolerations\":[{\"key\":\"k\",\"value\":\"v\"}]}", t));
+    assert_false(runs("{\"tolerations\":[{\"key\":\"k\",\"value\":\"w\"}]}", t));
+    assert_true(runs("{\"tolerations\":[{\"key\":\"k\",\"operator\":\"Exists\"}]}", t));
+    assert_true(runs("{\"tolerations\":[{\"operator\":\"Exists\"}]}", t));
+    assert_false(runs("{\"tolerations\":[{\"key\":\"k\",\"operator\":\"Exists\","
+                      "\"effect\":\"NoExecute\"}]}",
+                      t));
+    assert_false(runs("{}", NODE("", TAINT("k", "v", "NoExecute"))));
+    assert_true(runs("{}", NODE("", TAINT("k", "v", "PreferNoSchedule"))));
+    /* What the DaemonSet controller adds: not-ready (NoExecute) for every pod, network-unavailable
+     * only on the host network. */
+    assert_true(runs("{}", NODE("", TAINT("node.kubernetes.io/not-ready", "", "NoExecute"))));
+    assert_false(runs("{}", NODE("", TAINT("node.kubernetes.io/not-ready", "", "NoSchedule"))));
+    const char *net = NODE("", TAINT("node.kubernetes.io/network-unavailable", "", "NoSchedule"));
+    assert_false(runs("{}", net));
+    assert_true(runs("{\"hostNetwork\":true}", net));
+    /* nodeSelector and the operators. */
+    const char *l = NODE("\"zone\":\"a\",\"gen\":\"5\"", "");
+    assert_true(runs("{\"nodeSelector\":{\"zone\":\"a\"}}", l));
+    assert_false(runs("{\"nodeSelector\":{\"zone\":\"b\"}}", l));
+    assert_false(runs("{\"nodeSelector\":{\"rack\":\"a\"}}", l));
+    assert_true(runs(AFF("{\"key\":\"zone\",\"operator\":\"In\",\"values\":[\"b\",\"a\"]}"), l));
+    assert_false(runs(AFF("{\"key\":\"zone\",\"operator\":\"NotIn\",\"values\":[\"a\"]}"), l));
+    assert_true(runs(AFF("{\"key\":\"rack\",\"operator\":\"NotIn\",\"values\":[\"a\"]}"), l));
+    assert_true(runs(AFF("{\"key\":\"gen\",\"operator\":\"Gt\",\"values\":[\"4\"]}"), l));
+    assert_false(runs(AFF("{\"key\":\"gen\",\"operator\":\"Gt\",\"values\":[\"5\"]}"), l));
+    assert_true(runs(AFF("{\"key\":\"gen\",\"operator\":\"Lt\",\"values\":[\"6\"]}"), l));
+    assert_false(runs(AFF("{\"key\":\"zone\",\"operator\":\"Lt\",\"values\":[\"6\"]}"), l));
+    assert_true(runs(AFF("{\"key\":\"zone\",\"operator\":\"Exists\"}"), l));
+    assert_false(runs(AFF("{\"key\":\"zone\",\"operator\":\"DoesNotExist\"}"), l));
+    assert_false(runs(AFF("{\"key\":\"zone\",\"operator\":\"Near\"}"), l));
+    /* An empty term matches nothing; the terms are ORed, the expressions of one term ANDed. */
+    assert_false(runs("{\"affinity\":{\"nodeAffinity\":{\"requiredDuringSchedulingIgnoredDuring"
+                      "Execution\":{\"nodeSelectorTerms\":[{}]}}}}",
+                      l));
+    assert_false(runs(AFF("{\"key\":\"zone\",\"operator\":\"Exists\"},{\"key\":\"rack\","
+                          "\"operator\":\"Exists\"}"),
+                      l));
+    /* Preferred affinity alone places nothing. */
+    assert_true(runs("{\"affinity\":{\"nodeAffinity\":{\"preferredDuringSchedulingIgnoredDuring"
+                     "Execution\":[]}}}",
+                     l));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_group_and_daemonsets),
         cmocka_unit_test(test_merge),
+        cmocka_unit_test(test_placement),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -108,16 +108,16 @@ is named, and docs/safety.md says why each one is there.
   verbs: ["list"]
 {{- end }}
 
-{{/* The DaemonSet pods' requests per node, for the cost by packing: read-only, cluster-wide. Only
-the namespaced mode's -nodes ClusterRole carries it: the cluster-wide mode's ClusterRole already
-lists pods in every namespace (sizeup.watchRules). */}}
-{{- define "sizeup.daemonSetPodRules" -}}
-# What the DaemonSets take of each node type: the requests of the pods a DaemonSet owns, summed
-# per node, for the cost by node packing. list only (no get, no watch, no other verb); RBAC
-# cannot narrow a grant to a field selector or an owner, so this lists every pod's spec
-# cluster-wide. Without it the node types are unknown and the profile's nodes: (or cost:) stand.
-- apiGroups: [""]
-  resources: ["pods"]
+{{/* The DaemonSets' templates, for what they take of each node type (the cost by packing):
+read-only, cluster-wide, in both modes. */}}
+{{- define "sizeup.daemonSetRules" -}}
+# What the DaemonSets take of each node type, for the cost by node packing: each DaemonSet's pod
+# template (its requests, nodeSelector, node affinity and tolerations), matched against the nodes'
+# labels and taints. list only (no get, no watch, no other verb), and no pods: the cluster's pods
+# are never listed. Without it the node types are unknown and the profile's nodes: (or cost:)
+# stand.
+- apiGroups: ["apps"]
+  resources: ["daemonsets"]
   verbs: ["list"]
 {{- end }}
 
