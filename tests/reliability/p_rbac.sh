@@ -30,6 +30,13 @@ for d in docs:
     if d and d["kind"] == "Deployment":
         r = d["spec"]["template"]["spec"]["containers"][0]["resources"]
         r["requests"] = dict(r["limits"])
+# A labelled node, as every cluster has: the operator lists the nodes, then the DaemonSets for
+# what they take of each node type (the nodes and daemonsets rules).
+docs.append({"apiVersion": "v1", "kind": "Node",
+             "metadata": {"name": "node-1",
+                          "labels": {"node.kubernetes.io/instance-type": "m5.xlarge"}},
+             "status": {"capacity": {"cpu": "4", "memory": "16Gi", "pods": "110"},
+                        "allocatable": {"cpu": "3920m", "memory": "15Gi", "pods": "110"}}})
 yaml.safe_dump_all(docs, open(sys.argv[2], "w"))
 PY
 
