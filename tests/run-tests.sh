@@ -4,6 +4,9 @@
 # (e2e: the end-to-end operator scripts, tests/integration/e2e_*.sh, and the slow ones below).
 # Each integration script gets SIZEUP (the binary under test) and BUILD in its environment and
 # passes by exiting 0; exit 77 means skipped (a prerequisite this machine lacks), said aloud.
+# Under CI=true a skip is a failure: CI installs everything the tests need
+# (scripts/install-deps.sh all, then each README command's own set-up), so a test that finds a
+# tool missing there shows a missing install step, which must not pass quietly.
 set -u
 build=${1:?usage: run-tests.sh BUILD_DIR [unit|integration|e2e]}
 only=${2:-all}
@@ -28,6 +31,10 @@ run_one() { # name, command...
     local secs; secs=$(printf '%d.%d' $((ms / 1000)) $(((ms % 1000) / 100)))
     if [ $rc -eq 0 ]; then
         pass=$((pass + 1)); printf 'PASS  %-40s %6ss\n' "$name" "$secs"
+    elif [ $rc -eq 77 ] && [ "${CI:-}" = true ]; then
+        fail=$((fail + 1)); failed+=("$name")
+        printf 'FAIL  %-40s %6ss (skipped under CI=true: %s; install it in scripts/install-deps.sh)\n' \
+            "$name" "$secs" "$(tail -n 1 "$log")"
     elif [ $rc -eq 77 ]; then
         skip=$((skip + 1)); printf 'SKIP  %-40s %s\n' "$name" "$(tail -n 1 "$log")"
     else

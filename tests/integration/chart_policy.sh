@@ -72,8 +72,8 @@ expect "RBAC (namespaced): no ClusterRole grants anything on pods" "$tmp/r2.yaml
     "not any(\"pods\" in res for r in of(\"ClusterRole\") for rule in r[\"rules\"] for res in rule[\"resources\"])"
 expect "RBAC: the Lease Role may create Leases and get/update only its own one" "$tmp/r1.yaml" \
     '[r for r in of("Role") if r["metadata"]["name"] == "sizeup-leader-election"][0]["rules"] == [{"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["create"]}, {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "resourceNames": ["sizeup-leader"], "verbs": ["get", "update"]}]'
-expect "RBAC: the generators' Role creates, deletes and lists Jobs and reads pods, in its namespace only" "$tmp/r2.yaml" \
-    "[(r[\"metadata\"][\"namespace\"], ($norm)(r[\"rules\"])) for r in of(\"Role\") if r[\"metadata\"][\"name\"] == \"sizeup-generators\"] == [(\"sizeup\", sorted([((\"batch\",), (\"jobs\",), (\"create\", \"delete\", \"list\")), ((\"\",), (\"pods\",), (\"get\", \"list\"))]))]"
+expect "RBAC: the generators' Role creates, deletes and lists Jobs, reads pods and lists Events, in its namespace only" "$tmp/r2.yaml" \
+    "[(r[\"metadata\"][\"namespace\"], ($norm)(r[\"rules\"])) for r in of(\"Role\") if r[\"metadata\"][\"name\"] == \"sizeup-generators\"] == [(\"sizeup\", sorted([((\"batch\",), (\"jobs\",), (\"create\", \"delete\", \"list\")), ((\"\",), (\"pods\",), (\"get\", \"list\")), ((\"\",), (\"events\",), (\"list\",))]))]"
 expect "RBAC: the generators' ServiceAccount mounts no token and nothing binds it" "$tmp/r1.yaml" \
     '[s.get("automountServiceAccountToken") for s in of("ServiceAccount") if s["metadata"]["name"] == "sizeup-generator"] == [False] and not any(x.get("name") == "sizeup-generator" for b in of("RoleBinding") + of("ClusterRoleBinding") for x in b.get("subjects", []))'
 expect "generators.enabled=false: no generator Role, ServiceAccount or Job settings" "$tmp/r8.yaml" \

@@ -7,7 +7,11 @@
 # (the CPU-only step is applied through pods/resize), with its load from 2 generator pods
 # (sizeup.dev/generators: an Indexed Job in the operator's namespace, the workers' results read
 # from their pods), so every rule has a request that needs it. Then, for each rule in turn, the
-# same test with that one rule removed must fail with a 403 on that rule's resource.
+# same test with that one rule removed must fail with a 403 on that rule's resource. A rule whose
+# only request comes when admission refuses a generator pod (list on the Job's Events) is proven
+# in a sweep where a LimitRange in the operator's namespace refuses them: with every rule the
+# variant fails with the API server's reason and nothing is refused ("rbac-refused-sweep");
+# without that rule the Events list is refused.
 set -u
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/oplib.sh"
@@ -50,6 +54,11 @@ run_case() {
     op_cluster rbac "$d/fake" "$W/web.yaml" --preload "$W/preload-$c.yaml" \
         --images "$W/images.json"
     OP_NAMESPACE=sizeup op_identity "$SA" "$d" || return 1
+    # REFUSE=1: the generators ask for 250m CPU, and this LimitRange allows 100m per container.
+    if [ -n "${REFUSE:-}" ]; then
+        printf 'apiVersion: v1\nkind: LimitRange\nmetadata: {name: small, namespace: sizeup}\nspec:\n  limits: [{type: Container, max: {cpu: 100m}}]\n' |
+            k apply -f - >/dev/null || return 1
+    fi
     local seq0
     seq0=$(last_seq)
     POD_NAMESPACE=sizeup SIZEUP_GENERATOR_IMAGE=example/sizeup:1 \
@@ -129,6 +138,28 @@ if ! run_case full -1; then
 fi
 fig=$(analyse full -1)
 if [[ "$fig" == ok* ]]; then result PASS rbac-full-sweep "${fig#* }"; else result FAIL rbac-full-sweep "${fig#* }"; rc=1; fi
+# The rules only a refused generator pod needs (see the header).
+refusal_rule() { # N: true for the generators Role's Events rule
+    python3 -c 'import json,sys; r=json.loads(sys.argv[1]); sys.exit(0 if r["resources"] == ["events"] and r["apiGroups"] == [""] else 1)' \
+        "$(sed -n "$(($1 + 1))p" "$W/rules.tsv" | cut -f4)" && grep -q "sizeup-generators" <(sed -n "$(($1 + 1))p" "$W/rules.tsv")
+}
+if REFUSE=1 run_case refused -1; then
+    fig=$(python3 - "$W/crefused/log.json" "$(cat "$W/crefused/status")" "$SA" "$W/crefused/operator.log" <<'PY'
+import json, sys
+log = json.load(open(sys.argv[1]))["entries"]
+mine = [e for e in log if e.get("user") == sys.argv[3]]
+denied = [e for e in mine if e.get("code") == 403]
+events = sum(1 for e in mine if e.get("resource") == "events" and e.get("verb") == "list")
+said = "was refused by the API server" in open(sys.argv[4]).read()
+ok = sys.argv[2] == "done" and not denied and events > 0 and said
+print("%s status '%s', Events lists %d, the refusal named %s, 403s: %d" % (
+    "ok" if ok else "bad", sys.argv[2], events, "yes" if said else "no", len(denied)))
+PY
+)
+else
+    fig="bad could not set up the case"
+fi
+if [[ "$fig" == ok* ]]; then result PASS rbac-refused-sweep "${fig#* }"; else result FAIL rbac-refused-sweep "${fig#* }"; rc=1; fi
 # A rule that another rule already grants where it applies (the generators Role's pods rule, in
 # cluster-wide mode, beside the ClusterRole's pods rule) cannot fail the test by its removal
 # here: it is proven needed where it is the only grant, in the namespaced render
@@ -158,6 +189,9 @@ for n in ${REL_RBAC_RULES:-$(seq 0 $((nrules - 1)))}; do
         prefix="in cluster-wide mode covered by $cover; in the namespaced render (rule $m there): "
         run_case "ns$n" "$m" "$W/rendered-ns.yaml" --namespace default &&
             fig=$(analyse "ns$n" "$m" "$W/rules-ns.tsv") || fig="bad could not set up the case"
+    elif refusal_rule "$n"; then
+        prefix="with the generator pods refused at admission: "
+        if REFUSE=1 run_case "$n" "$n"; then fig=$(analyse "$n" "$n"); else fig="bad could not set up the case"; fi
     elif run_case "$n" "$n"; then
         fig=$(analyse "$n" "$n")
     else
