@@ -14,14 +14,15 @@ fi
 # Build: compiler, pkg-config and the -dev packages of the libraries sizeup links.
 build_pkgs=(gcc make pkg-config libcurl4-openssl-dev libcjson-dev libyaml-dev libwebsockets-dev
             libssl-dev)
-# Tests: cmocka, clang for the fuzz targets, and the tools the integration tests drive (the
+# Tests: cmocka, clang and its runtime (libclang-rt-14-dev: libFuzzer and the sanitizers, not
+# pulled in by clang on every Debian 12 image) for the fuzz targets, and the tools the integration tests drive (the
 # docs test runs the getting-started sweep, which serves the example app with gunicorn; the
 # stream tests' server is aiohttp, python3-websockets a client no one here wrote, nginx-light
 # puts HTTP/2 in front of the fake API server, as a real API server speaks it, and python3-scipy
 # is the independent non-linear fit the scale-out law is checked against; python3-kubernetes, the
 # official client, checks the fake's admission answers; python3-jsonschema checks keda.yaml
 # against the ScaledObject fields KEDA documents).
-test_pkgs=(libcmocka-dev clang python3 python3-yaml openssl curl procps psmisc iproute2
+test_pkgs=(libcmocka-dev clang libclang-rt-14-dev python3 python3-yaml openssl curl procps psmisc iproute2
            ca-certificates chromium gunicorn python3-flask python3-aiohttp python3-websockets
            nginx-light python3-scipy python3-kubernetes python3-jsonschema)
 # Demo: the bundled example app is a Flask app served by gunicorn; the live-board demo of
