@@ -54,6 +54,8 @@ u = so["usl"]
 print("usl: s %.4f +/- %s, k %.5f +/- %s, residual %.3f, linear %s: %s" %
       (u["s"], u["s_err"], u["k"], u["k_err"], u["residual"], u["linear"], u["meaning"]))
 assert u["residual"] < 0.1
+# The header promises it: pods that share nothing scale linearly, and the fit must say so.
+assert u["linear"] is True, "the USL fit does not say linear: %s" % u["meaning"]
 PY
 # A failed step is followed by a settle at every count: one user per replica (a single user
 # cannot be split over the replicas' addresses, and the settle then ended at once).
