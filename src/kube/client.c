@@ -11,6 +11,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "core/clock.h"
 #include "core/log.h"
 #include "kube/internal.h"
 
@@ -42,6 +43,21 @@ uint64_t kube__seed(const void *p)
 int kube__stopped(kube_client_t *c)
 {
     return c && c->o.stop && c->o.stop(c->o.stop_ctx);
+}
+
+int kube_sleep_ms(kube_client_t *c, unsigned ms)
+{
+    long long end = kube__now_ms() + ms;
+    for (;;) {
+        if (c && kube__stopped(c))
+            return -ECANCELED;
+        long long left = end - kube__now_ms();
+        if (left <= 0)
+            return 0;
+        if (left > 100)
+            left = 100;
+        clock_sleep_us(left * 1000);
+    }
 }
 
 kube_config_t *kube__cfg(kube_client_t *c)

@@ -27,11 +27,6 @@
 #define DEFAULT_SA_DIR   "/var/run/secrets/kubernetes.io/serviceaccount"
 #define DEFAULT_RELOAD_S 60
 
-long long kube__now_ms(void)
-{
-    return clock_mono_ms();
-}
-
 int kube__read_file(const char *path, size_t cap, char **out, size_t *len, char *err)
 {
     char *buf = NULL;
