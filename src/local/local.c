@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/fmt.h"
 #include "core/log.h"
 #include "core/quantity.h"
 #include "local/local_internal.h"
@@ -87,7 +88,7 @@ static int local_facts(void *self, struct platform_facts *out, char *err)
              "%s %s %s%s%s, %d CPUs (%.3g usable), %.1f GiB "
              "RAM, cgroup %s",
              u.sysname, u.release, u.machine, model[0] ? ", " : "", model, online_cpus(),
-             (double)cpu_m / 1000.0, (double)memb / (1024.0 * 1024 * 1024),
+             (double)cpu_m / 1000.0, (double)memb / (double)FMT_GIB,
              l->self.version == CG_V2   ? "v2"
              : l->self.version == CG_V1 ? "v1"
                                         : "none");
