@@ -1,7 +1,7 @@
 /* Exponential backoff with jitter (the sleep that waits it out, polling the client's stop
  * callback, is the client's: kube_sleep_ms in client.c). */
 
-#include "kube/internal.h"
+#include "kube/kube_int.h"
 
 /* splitmix64: a tiny, well-mixed generator; jitter needs spread, not secrecy. */
 static uint64_t next_rand(uint64_t *s)

@@ -13,7 +13,7 @@
 
 #include "core/clock.h"
 #include "core/log.h"
-#include "kube/internal.h"
+#include "kube/kube_int.h"
 
 struct kube_client {
     kube_config_t *cfg;

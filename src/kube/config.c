@@ -21,7 +21,7 @@
 
 #include "core/clock.h"
 #include "core/log.h"
-#include "kube/internal.h"
+#include "kube/kube_int.h"
 
 #define FILE_MAX         (1u << 20) /* CA, certificate and key files */
 #define DEFAULT_SA_DIR   "/var/run/secrets/kubernetes.io/serviceaccount"

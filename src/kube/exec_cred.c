@@ -20,7 +20,7 @@
 #include "core/clock.h"
 #include "core/err.h"
 #include "kube/exec_cred.h"
-#include "kube/internal.h"
+#include "kube/kube_int.h"
 #include "kube/objects.h"
 
 extern char **environ;

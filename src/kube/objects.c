@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "core/log.h"
-#include "kube/internal.h"
+#include "kube/kube_int.h"
 #include "kube/objects.h"
 
 static const cJSON *child(const cJSON *o, const char *k)

@@ -14,9 +14,9 @@
 
 #include "core/log.h"
 #include "core/quantity.h"
-#include "kube/internal.h"
+#include "kube/kube_int.h"
 #include "kube/objects.h"
-#include "kube/platform_internal.h"
+#include "kube/platform_int.h"
 
 /* A resize the kubelet keeps in progress with reason Error this long fails the variant: the
  * kubelet retries on every pod sync, so a passing error (a usage spike) gets a few tries. */

@@ -7,9 +7,9 @@
 #include <string.h>
 
 #include "core/log.h"
-#include "kube/internal.h"
+#include "kube/kube_int.h"
 #include "kube/objects.h"
-#include "kube/platform_internal.h"
+#include "kube/platform_int.h"
 
 int kube__plat_apply(void *self, const struct variant *v, struct platform_failure *fail, char *err)
 {

@@ -11,7 +11,7 @@
 #include <time.h>
 
 #include "core/clock.h"
-#include "kube/internal.h"
+#include "kube/kube_int.h"
 
 long long kube__now_ms(void)
 {

@@ -2,7 +2,7 @@
 #define SIZEUP_KUBE_TIMES_H
 
 /* RFC 3339 timestamps as the API writes them (metav1.Time, MicroTime). The monotonic
- * milliseconds of the kube layer's deadlines are kube__now_ms (internal.h), defined beside
+ * milliseconds of the kube layer's deadlines are kube__now_ms (kube_int.h), defined beside
  * these in times.c. */
 
 #include <stddef.h>

@@ -1,7 +1,7 @@
 /* The local platform: runs each variant as a process group under its own cgroup on this host.
  * This file holds the ops table, the host facts, prepare/restore and creation; the process
  * group's life cycle is in local_process.c, the usage window in local_usage.c, and what they
- * share in local_util.c (local_internal.h). */
+ * share in local_util.c (local_int.h). */
 
 #include "local/local.h"
 
@@ -18,7 +18,7 @@
 #include "core/fmt.h"
 #include "core/log.h"
 #include "core/quantity.h"
-#include "local/local_internal.h"
+#include "local/local_int.h"
 
 /* ---- facts --------------------------------------------------------------------------------- */
 

@@ -21,7 +21,7 @@
 
 #include "core/clock.h"
 #include "core/log.h"
-#include "local/local_internal.h"
+#include "local/local_int.h"
 
 extern char **environ;
 

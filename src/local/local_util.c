@@ -1,4 +1,4 @@
-/* What the local platform's files share (local_internal.h): the expansion of $WORKERS and
+/* What the local platform's files share (local_int.h): the expansion of $WORKERS and
  * $PORT in the command's arguments (local.h) and the name check it uses, and whether the
  * variant's process has exited (which local_process.c's stop and wait and local_usage.c's window
  * both ask). Nothing here calls back into local.c, local_process.c or local_usage.c; the clock
@@ -12,7 +12,7 @@
 #include "core/clock.h"
 
 #include "local/local.h"
-#include "local/local_internal.h"
+#include "local/local_int.h"
 
 bool local__ephemeral_port(unsigned port, unsigned *lo, unsigned *hi)
 {

@@ -21,7 +21,7 @@
 #include "kube/client.h"
 #include "kube/objects.h"
 #include "operator/loadjob.h"
-#include "operator/operator_internal.h"
+#include "operator/operator_int.h"
 
 #define TICK_MS           200
 #define LEASE_RETRY_S     2

@@ -1,10 +1,10 @@
-/* operator__new_client (operator_internal.h): the operator's API clients, each request counted in
+/* operator__new_client (operator_int.h): the operator's API clients, each request counted in
  * its metrics. The main loop (operator.c: the Lease, the re-sweeps) and the informers
  * (operator_queue.c) both make them; this file is below both and calls neither. */
 
 #include "kube/client.h"
 #include "operator/metrics.h"
-#include "operator/operator_internal.h"
+#include "operator/operator_int.h"
 
 static void on_api_request(void *ctx, const char *verb, long code, double seconds)
 {

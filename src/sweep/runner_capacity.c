@@ -16,7 +16,7 @@
 #include "core/stats.h"
 #include "load/hist.h"
 #include "sweep/runner_int.h"
-#include "sweep/runner_step.h"
+#include "sweep/runner_step_int.h"
 #include "sweep/search.h"
 
 _Static_assert(2 * PROFILE_MAX_REPEATS <= CAPACITY_MAX_REPEATS,

@@ -1,10 +1,10 @@
-/* One step of the sweep runner's capacity mode (runner_step.h): a load at one rate (or one
+/* One step of the sweep runner's capacity mode (runner_step_int.h): a load at one rate (or one
  * number of users), its warm-up and measured window with usage_begin and usage_end around the
  * window, judged against the SLO and filed in the row's capacity_result; the settle after a
  * failed step; the contention rule on a repeat's window. runner_capacity.c decides which steps
  * to run; nothing here calls back into it. */
 
-#include "sweep/runner_step.h"
+#include "sweep/runner_step_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
-#ifndef SIZEUP_SWEEP_RUNNER_STEP_H
-#define SIZEUP_SWEEP_RUNNER_STEP_H
+#ifndef SIZEUP_SWEEP_RUNNER_STEP_INT_H
+#define SIZEUP_SWEEP_RUNNER_STEP_INT_H
 
 /* Private to the sweep runner's capacity mode: one step of load measured and judged
  * (runner_step.c), below the flow that decides which steps to run (runner_capacity.c: the probe,

@@ -1,5 +1,5 @@
-#ifndef SIZEUP_KUBE_INTERNAL_H
-#define SIZEUP_KUBE_INTERNAL_H
+#ifndef SIZEUP_KUBE_KUBE_INT_H
+#define SIZEUP_KUBE_KUBE_INT_H
 
 /* Private to src/kube: the config's layout (the client reads the TLS material from it) and
  * helpers shared between the module's files. Prefix kube__ marks them internal. */
