@@ -25,8 +25,10 @@ import sys
 
 MAX_LINES = 800
 LONG_FUNC_LINES = 80
-# 32 when this figure was first counted (2026-12-03, main af1a076); lower it as functions split.
-LONG_FUNCS_MAX = 32
+# 32 when this figure was first counted (2026-12-03, main af1a076); 17 once the rooms outside
+# src/advise and src/output split theirs: 9 parsers, long with their reason above them, and 8 in
+# src/advise, src/output and cli/cmd_sweep.c (issue 30's other half). Lower it as they split.
+LONG_FUNCS_MAX = 17
 RANK = {"core": 0, "profile": 1, "load": 2, "sweep": 3, "advise": 4, "output": 5,
         "local": 6, "kube": 6, "operator": 7, "cli": 8}
 

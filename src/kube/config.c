@@ -573,7 +573,9 @@ static int exec_str(yaml_document_t *doc, yaml_node_t *ex, const char *key, char
     return *dst ? 0 : -ENOMEM;
 }
 
-/* Reads a user's exec section into cfg->exec. */
+/* Reads a user's exec section into cfg->exec. A parser, long on purpose: the section's keys
+ * (command, args, env, apiVersion, interactiveMode ...) read and checked in turn, each error
+ * naming the user. */
 static int kc_exec(kube_config_t *cfg, yaml_document_t *doc, yaml_node_t *exn,
                    const char *user_name, const char *base_dir, char *err)
 {

@@ -107,6 +107,8 @@ static bool plain(const char *s)
     return true;
 }
 
+/* A parser, long on purpose: the ExecCredential's fields checked one after another against the
+ * apiVersion asked for, without ever copying the plugin's output into an error. */
 int kube_exec_parse(const char *json, size_t len, const char *api_version,
                     struct kube_exec_cred *out, char *err)
 {

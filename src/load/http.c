@@ -300,6 +300,8 @@ static int line_state(uint8_t s)
            s == S_TRAILER;
 }
 
+/* A parser, long on purpose: one byte-driven state machine over the response (status line,
+ * headers, chunked or sized body, trailers); its states share the loop that feeds them. */
 int http_parse(struct http_parser *p, const char *buf, size_t len, size_t *consumed)
 {
     size_t pos = 0;

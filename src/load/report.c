@@ -483,6 +483,9 @@ static int by_url_parse(const cJSON *urls, struct load_result *r, char *err)
     return 0;
 }
 
+/* A parser, long on purpose: every field of results.json's load section read and checked in
+ * the order the document gives them, each error naming its path; split, a field's check would
+ * sit apart from the field. */
 int report_json_parse(const cJSON *j, struct load_result *r, char *err)
 {
     const cJSON *v, *names, *stages, *it;
