@@ -6,9 +6,10 @@ Usage: check-circles.py OBJ_DIR SRC_DIR LIMIT   (scripts/check-structure.sh runs
 For each room, file A -> file B when A's object refers to a symbol B's object defines: `nm`
 lists what each object defines (T, D, B, R, C, W: functions and data, weak ones included) and
 what it leaves undefined (U). A circle is a strongly connected component of that graph with more
-than one file (Tarjan). Every circle is printed with its files, then the count per room and in all; the exit status is 1
-when the total is above LIMIT, or when a .c file of SRC_DIR has no object (or one older than its
-source) in OBJ_DIR, since a stale object would count yesterday's calls.
+than one file (Tarjan). Every circle is printed with its files, then the count per room and in
+all; the exit status is 1 when the total is above LIMIT, or when a .c file of SRC_DIR has no
+object (or one older than its source) in OBJ_DIR, since a stale object would count yesterday's
+calls.
 
 nm was chosen over cflow because the objects are what the compiler made of the code, macros and
 all, with no C parser of our own to be wrong. What it does not see: a call through a function
