@@ -51,7 +51,8 @@ help:
 	@echo "make demo-streams  the same for the live-board demo: stream capacity per variant"
 	@echo "make fuzz      libFuzzer targets, FUZZ_SECONDS each (default $(FUZZ_SECONDS))"
 	@echo "make bench     benchmarks in bench/, figures for bench/RESULTS.md"
-	@echo "make lint      banned functions, formatting, the structure checks (check-structure.sh)"
+	@echo "make lint      banned functions, formatting, the structure checks (check-structure.sh:"
+	@echo "               sizes, layers, long functions, call circles, copied code)"
 	@echo "make reliability  faults, crashes, bad input and security: one line per promise"
 	@echo "make install   sizeup and kubectl-sizeup (the kubectl plugin) into PREFIX/bin"
 	@echo "               (PREFIX=$(PREFIX); DESTDIR for staging)"
@@ -151,8 +152,9 @@ reliability:
 	$(MAKE) --no-print-directory -j$(JOBS) BUILD=build/asan SAN=1 CFLAGS="-O1 -g" unit-bins
 	tests/reliability/run.sh build/asan
 
-lint:
-	scripts/lint.sh
+# The call-circle count reads the objects' symbols: they are built first.
+lint: $(OBJS)
+	SIZEUP_OBJ_DIR=$(BUILD)/obj scripts/lint.sh
 
 bench: $(BUILD)/sizeup
 	bench/run.sh

@@ -21,8 +21,8 @@ build_pkgs=(gcc make pkg-config libcurl4-openssl-dev libcjson-dev libyaml-dev li
 # puts HTTP/2 in front of the fake API server, as a real API server speaks it, and python3-scipy
 # is the independent non-linear fit the scale-out law is checked against; python3-kubernetes, the
 # official client, checks the fake's admission answers; python3-jsonschema checks keda.yaml
-# against the ScaledObject fields KEDA documents).
-test_pkgs=(libcmocka-dev clang libclang-rt-14-dev python3 python3-yaml openssl curl procps psmisc iproute2
+# against the ScaledObject fields KEDA documents; clang-format is make lint's formatting check).
+test_pkgs=(libcmocka-dev clang libclang-rt-14-dev clang-format python3 python3-yaml openssl curl procps psmisc iproute2
            ca-certificates chromium gunicorn python3-flask python3-aiohttp python3-websockets
            nginx-light python3-scipy python3-kubernetes python3-jsonschema)
 # Demo: the bundled example app is a Flask app served by gunicorn; the live-board demo of

@@ -13,6 +13,7 @@
 
 #include "cli/cli.h"
 #include "cli/loadtest_worker.h"
+#include "core/fmt.h"
 #include "core/quantity.h"
 #include "load/load.h"
 #include "profile/profile.h"
@@ -82,7 +83,7 @@ struct progress_ctx {
 static void on_progress(void *ud, const struct load_progress *pr)
 {
     const struct progress_ctx *pc = ud;
-    char p95[QTY_LEN], el[QTY_LEN], tot[QTY_LEN];
+    char p95[QTY_LEN], el[QTY_LEN], tot[QTY_LEN], rate[FMT_LEN];
 
     if (!pc->tty)
         return;
@@ -94,9 +95,9 @@ static void on_progress(void *ud, const struct load_progress *pr)
     else
         snprintf(p95, sizeof(p95), "-");
     /* \r and "erase to end of line": one line that rewrites itself. */
-    fprintf(stderr, "\r\033[K%s %s/%s  %.0f req/s  p95 %s  requests %" PRIu64 "  errors %" PRIu64,
-            pr->phase == LOAD_PHASE_WARMUP ? "warm-up" : "measure", el, tot, pr->rps, p95,
-            pr->requests, pr->failed);
+    fprintf(stderr, "\r\033[K%s %s/%s  %s req/s  p95 %s  requests %" PRIu64 "  errors %" PRIu64,
+            pr->phase == LOAD_PHASE_WARMUP ? "warm-up" : "measure", el, tot,
+            fmt_rate(pr->rps, rate), p95, pr->requests, pr->failed);
     fflush(stderr);
 }
 

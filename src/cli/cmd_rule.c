@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "core/fmt.h"
 #include "core/quantity.h"
 #include "advise/rule.h"
 
@@ -70,7 +71,7 @@ static int exec_rule(int argc, char **argv)
     unsigned w = rule_eval(&r, cpu_m, mem);
     if (a.explain)
         fprintf(stderr, "rule: %s\ncores = %g, memory_mib = %g%s\n", rule_format(&r, expr),
-                (double)cpu_m / 1000.0, (double)mem / 1048576.0,
+                (double)cpu_m / 1000.0, (double)mem / (double)FMT_MIB,
                 a.rule_path ? "" : " (the built-in rule)");
     printf("%u\n", w);
     return EXIT_OK;

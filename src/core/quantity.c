@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/fmt.h"
+
 /* Parses the leading unsigned decimal number of s ("12", "0.5", ".5", "3."): integer part and
  * fraction scaled to 10^9 so no precision is lost to binary floating point. Returns the number
  * of characters consumed, 0 when there is no number, or -ERANGE on overflow. */
@@ -87,8 +89,8 @@ struct mem_suffix {
 
 static const struct mem_suffix mem_suffixes[] = {
     {"Ki", 1LL << 10},
-    {"Mi", 1LL << 20},
-    {"Gi", 1LL << 30},
+    {"Mi", FMT_MIB}, /* the binary units sizeup converts everywhere (core/fmt.h) */
+    {"Gi", FMT_GIB},
     {"Ti", 1LL << 40},
     {"Pi", 1LL << 50},
     {"Ei", 1LL << 60},

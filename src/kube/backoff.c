@@ -1,9 +1,7 @@
-/* Exponential backoff with jitter, and an interruptible sleep. */
+/* Exponential backoff with jitter (the sleep that waits it out, polling the client's stop
+ * callback, is the client's: kube_sleep_ms in client.c). */
 
-#include <time.h>
-
-#include "core/clock.h"
-#include "kube/internal.h"
+#include "kube/kube_int.h"
 
 /* splitmix64: a tiny, well-mixed generator; jitter needs spread, not secrecy. */
 static uint64_t next_rand(uint64_t *s)
@@ -42,19 +40,4 @@ unsigned kube_backoff_next(struct kube_backoff *b)
 void kube_backoff_reset(struct kube_backoff *b)
 {
     b->attempt = 0;
-}
-
-int kube_sleep_ms(kube_client_t *c, unsigned ms)
-{
-    long long end = kube__now_ms() + ms;
-    for (;;) {
-        if (c && kube__stopped(c))
-            return -ECANCELED;
-        long long left = end - kube__now_ms();
-        if (left <= 0)
-            return 0;
-        if (left > 100)
-            left = 100;
-        clock_sleep_us(left * 1000);
-    }
 }

@@ -1,6 +1,6 @@
 /* The request layer: one curl easy handle per client (connections reused across calls),
- * capped bodies, Status decoding, retries on 429 / 5xx / transport errors, token re-read on
- * 401, and the JSON verbs. */
+ * capped bodies, retries on 429 / 5xx / transport errors, token re-read on 401, and the JSON
+ * verbs. A Status body and an HTTP code become an errno in status.c. */
 
 #include <curl/curl.h>
 #include <ctype.h>
@@ -11,8 +11,9 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "core/clock.h"
 #include "core/log.h"
-#include "kube/internal.h"
+#include "kube/kube_int.h"
 
 struct kube_client {
     kube_config_t *cfg;
@@ -42,6 +43,21 @@ uint64_t kube__seed(const void *p)
 int kube__stopped(kube_client_t *c)
 {
     return c && c->o.stop && c->o.stop(c->o.stop_ctx);
+}
+
+int kube_sleep_ms(kube_client_t *c, unsigned ms)
+{
+    long long end = kube__now_ms() + ms;
+    for (;;) {
+        if (c && kube__stopped(c))
+            return -ECANCELED;
+        long long left = end - kube__now_ms();
+        if (left <= 0)
+            return 0;
+        if (left > 100)
+            left = 100;
+        clock_sleep_us(left * 1000);
+    }
 }
 
 kube_config_t *kube__cfg(kube_client_t *c)
@@ -115,114 +131,6 @@ void kube_client_free(kube_client_t *c)
         return;
     curl_easy_cleanup(c->h);
     free(c);
-}
-
-/* ---- status and errors -------------------------------------------------------------------- */
-
-static const char *reason_phrase(long code)
-{
-    switch (code) {
-    case 400:
-        return "BadRequest";
-    case 401:
-        return "Unauthorized";
-    case 403:
-        return "Forbidden";
-    case 404:
-        return "NotFound";
-    case 405:
-        return "MethodNotAllowed";
-    case 409:
-        return "Conflict";
-    case 410:
-        return "Gone";
-    case 413:
-        return "RequestEntityTooLarge";
-    case 415:
-        return "UnsupportedMediaType";
-    case 422:
-        return "Invalid";
-    case 429:
-        return "TooManyRequests";
-    case 500:
-        return "InternalError";
-    case 502:
-        return "BadGateway";
-    case 503:
-        return "ServiceUnavailable";
-    case 504:
-        return "Timeout";
-    default:
-        return "";
-    }
-}
-
-int kube_code_to_errno(long code, const char *reason)
-{
-    if (code >= 200 && code < 300)
-        return 0;
-    switch (code) {
-    case 400:
-    case 422:
-        return -EINVAL;
-    case 401:
-        return -EACCES;
-    case 403:
-        return -EPERM;
-    case 404:
-        return -ENOENT;
-    case 409:
-        return reason && strcmp(reason, "AlreadyExists") == 0 ? -EEXIST : KUBE_ECONFLICT;
-    case 410:
-        return KUBE_EGONE;
-    case 413:
-        return -EFBIG;
-    case 429:
-        return -EBUSY;
-    default:
-        break;
-    }
-    if (code >= 500 && code < 600)
-        return -EIO;
-    return -EPROTO;
-}
-
-static void copy_str(char *dst, size_t len, const char *src)
-{
-    size_t n = 0;
-    /* Control characters from a server would break one-line logs; replace them. */
-    for (; src && src[n] && n + 1 < len; n++)
-        dst[n] = ((unsigned char)src[n] < 0x20 || src[n] == 0x7f) ? ' ' : src[n];
-    dst[n] = '\0';
-}
-
-int kube_status_decode(const char *body, size_t len, long http_code, struct kube_status *out)
-{
-    cJSON *root = NULL;
-
-    memset(out, 0, sizeof(*out));
-    out->code = http_code;
-    out->retry_after_s = -1;
-    copy_str(out->reason, sizeof(out->reason), reason_phrase(http_code));
-    if (body && len > 0 && len <= KUBE_BODY_MAX)
-        root = cJSON_ParseWithLength(body, len);
-    if (root && cJSON_IsObject(root)) {
-        const cJSON *kind = cJSON_GetObjectItemCaseSensitive(root, "kind");
-        if (cJSON_IsString(kind) && strcmp(kind->valuestring, "Status") == 0) {
-            const cJSON *code = cJSON_GetObjectItemCaseSensitive(root, "code");
-            const cJSON *reason = cJSON_GetObjectItemCaseSensitive(root, "reason");
-            const cJSON *msg = cJSON_GetObjectItemCaseSensitive(root, "message");
-            if (cJSON_IsNumber(code) && code->valuedouble >= 100 && code->valuedouble < 600 &&
-                (http_code == 0 || (http_code >= 200 && http_code < 300)))
-                out->code = (long)code->valuedouble;
-            if (cJSON_IsString(reason))
-                copy_str(out->reason, sizeof(out->reason), reason->valuestring);
-            if (cJSON_IsString(msg))
-                copy_str(out->message, sizeof(out->message), msg->valuestring);
-        }
-    }
-    cJSON_Delete(root);
-    return kube_code_to_errno(out->code, out->reason);
 }
 
 /* ---- one exchange ------------------------------------------------------------------------- */
@@ -358,23 +266,12 @@ static int retriable(int rc)
     return rc == -ECONNREFUSED || rc == -EHOSTUNREACH || rc == -ETIMEDOUT || rc == -ECONNRESET;
 }
 
-int kube__perform(kube_client_t *c, const char *method, const char *verb, const char *path,
-                  const char *body, const char *ctype, struct kube__xfer *x, long timeout_ms,
-                  long *code, char *err)
+/* The transport options of one exchange on c's handle: URL, timeouts, HTTP version, TLS
+ * verification against the cluster's CA only, the proxy. */
+static void set_transport(kube_client_t *c, const char *url, long timeout_ms)
 {
     kube_config_t *cfg = c->cfg;
-    struct curl_slist *hdrs = NULL, *tmp;
-    char url[8192], ct[128], tok[KUBE_TOKEN_MAX];
-    CURLcode cc;
-    int rc = 0, have_tok = 0;
-    long long t0 = kube__now_ms();
     CURL *h = c->h;
-
-    *code = 0;
-    x->c = c;
-    x->retry_after_s = -1;
-    if (snprintf(url, sizeof(url), "%s%s", cfg->server, path) >= (int)sizeof(url))
-        return err_set(err, -ENAMETOOLONG, "%s %.128s: URL too long", method, path);
 
     /* Reset keeps the connection cache, so connections are still reused. */
     curl_easy_reset(h);
@@ -410,13 +307,22 @@ int kube__perform(kube_client_t *c, const char *method, const char *verb, const 
     }
     if (cfg->proxy)
         curl_easy_setopt(h, CURLOPT_PROXY, cfg->proxy);
+}
+
+/* The credentials of one exchange: the client certificate and the bearer token, the token copied
+ * into tok (KUBE_TOKEN_MAX bytes; *have_tok set, and the caller wipes it after the exchange).
+ * Returns 0, or an exec plugin's failure (err says why). */
+static int set_credentials(kube_client_t *c, char *tok, int *have_tok, char *err)
+{
+    kube_config_t *cfg = c->cfg;
+    CURL *h = c->h;
+
     /* An exec plugin's credential must be in place before the request; its failure is the
      * request's (without one the server would only answer 401). A token file's failed re-read
      * keeps the old token. */
-    rc = kube_config_reload_token(cfg, 0, NULL, cfg->exec ? err : NULL);
+    int rc = kube_config_reload_token(cfg, 0, NULL, cfg->exec ? err : NULL);
     if (rc && cfg->exec)
-        goto out;
-    rc = 0;
+        return rc;
     /* The plugin may replace the certificate: curl copies the blobs under the lock. */
     pthread_mutex_lock(&cfg->mu);
     if (cfg->cert && cfg->key) {
@@ -428,28 +334,39 @@ int kube__perform(kube_client_t *c, const char *method, const char *verb, const 
         curl_easy_setopt(h, CURLOPT_SSLKEYTYPE, "PEM");
     }
     pthread_mutex_unlock(&cfg->mu);
-    if (kube_config_token(cfg, tok, sizeof(tok)) == 0) {
+    if (kube_config_token(cfg, tok, KUBE_TOKEN_MAX) == 0) {
         /* The token goes to curl's auth machinery, never into a header list we could print. */
-        have_tok = 1;
+        *have_tok = 1;
         curl_easy_setopt(h, CURLOPT_HTTPAUTH, (long)CURLAUTH_BEARER);
         curl_easy_setopt(h, CURLOPT_XOAUTH2_BEARER, tok);
     }
-    if (!(tmp = curl_slist_append(hdrs, "Accept: application/json")))
-        goto oom;
-    hdrs = tmp;
+    return 0;
+}
+
+/* The request itself: method, headers (into *hdrs, which the caller frees), body, and the
+ * callbacks that fill x. Returns 0 or -ENOMEM. */
+static int set_request(CURL *h, const char *method, const char *body, const char *ctype,
+                       struct kube__xfer *x, struct curl_slist **hdrs)
+{
+    struct curl_slist *tmp;
+    char ct[128];
+
+    if (!(tmp = curl_slist_append(*hdrs, "Accept: application/json")))
+        return -ENOMEM;
+    *hdrs = tmp;
     /* No Expect: 100-continue round trip before bodies. */
-    if (!(tmp = curl_slist_append(hdrs, "Expect:")))
-        goto oom;
-    hdrs = tmp;
+    if (!(tmp = curl_slist_append(*hdrs, "Expect:")))
+        return -ENOMEM;
+    *hdrs = tmp;
     if (body) {
         snprintf(ct, sizeof(ct), "Content-Type: %s", ctype ? ctype : "application/json");
-        if (!(tmp = curl_slist_append(hdrs, ct)))
-            goto oom;
-        hdrs = tmp;
+        if (!(tmp = curl_slist_append(*hdrs, ct)))
+            return -ENOMEM;
+        *hdrs = tmp;
         curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
         curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(body));
     }
-    curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
+    curl_easy_setopt(h, CURLOPT_HTTPHEADER, *hdrs);
     if (strcmp(method, "GET") == 0)
         curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
     else if (strcmp(method, "POST") != 0 || !body)
@@ -461,7 +378,34 @@ int kube__perform(kube_client_t *c, const char *method, const char *verb, const 
     curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
     curl_easy_setopt(h, CURLOPT_XFERINFODATA, x);
     curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
+    return 0;
+}
 
+int kube__perform(kube_client_t *c, const char *method, const char *verb, const char *path,
+                  const char *body, const char *ctype, struct kube__xfer *x, long timeout_ms,
+                  long *code, char *err)
+{
+    struct curl_slist *hdrs = NULL;
+    char url[8192], tok[KUBE_TOKEN_MAX];
+    CURLcode cc;
+    int rc = 0, have_tok = 0;
+    long long t0 = kube__now_ms();
+    CURL *h = c->h;
+
+    *code = 0;
+    x->c = c;
+    x->retry_after_s = -1;
+    if (snprintf(url, sizeof(url), "%s%s", c->cfg->server, path) >= (int)sizeof(url))
+        return err_set(err, -ENAMETOOLONG, "%s %.128s: URL too long", method, path);
+    set_transport(c, url, timeout_ms);
+    rc = set_credentials(c, tok, &have_tok, err);
+    if (rc)
+        goto out;
+    rc = set_request(h, method, body, ctype, x, &hdrs);
+    if (rc) {
+        rc = err_set(err, rc, "out of memory");
+        goto out;
+    }
     cc = curl_easy_perform(h);
     curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, code);
     rc = map_curl(cc, x);
@@ -476,9 +420,6 @@ int kube__perform(kube_client_t *c, const char *method, const char *verb, const 
     if (c->o.on_request)
         c->o.on_request(c->o.on_request_ctx, verb, rc && !x->sink_rc ? 0 : *code,
                         (double)(kube__now_ms() - t0) / 1000.0);
-    goto out;
-oom:
-    rc = err_set(err, -ENOMEM, "out of memory");
 out:
     /* Drop curl's copy of the token and our stack copy before returning. */
     if (have_tok) {

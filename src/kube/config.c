@@ -1,4 +1,4 @@
-/* (Size: about 980 lines: the kubeconfig's clusters, users and contexts, merged across files as
+/* (Size: the kubeconfig's clusters, users and contexts, merged across files as
  * kubectl merges them, and the credentials they name (token files and their rotation, client
  * certificates, the exec plugin's refresh) fill one private struct under one lock; the exec
  * plugin itself runs in exec_cred.c. Splitting the rest would put that struct in a header every
@@ -21,16 +21,11 @@
 
 #include "core/clock.h"
 #include "core/log.h"
-#include "kube/internal.h"
+#include "kube/kube_int.h"
 
 #define FILE_MAX         (1u << 20) /* CA, certificate and key files */
 #define DEFAULT_SA_DIR   "/var/run/secrets/kubernetes.io/serviceaccount"
 #define DEFAULT_RELOAD_S 60
-
-long long kube__now_ms(void)
-{
-    return clock_mono_ms();
-}
 
 int kube__read_file(const char *path, size_t cap, char **out, size_t *len, char *err)
 {
@@ -578,7 +573,9 @@ static int exec_str(yaml_document_t *doc, yaml_node_t *ex, const char *key, char
     return *dst ? 0 : -ENOMEM;
 }
 
-/* Reads a user's exec section into cfg->exec. */
+/* Reads a user's exec section into cfg->exec. A parser, long on purpose: the section's keys
+ * (command, args, env, apiVersion, interactiveMode ...) read and checked in turn, each error
+ * naming the user. */
 static int kc_exec(kube_config_t *cfg, yaml_document_t *doc, yaml_node_t *exn,
                    const char *user_name, const char *base_dir, char *err)
 {
@@ -787,15 +784,20 @@ static int kc_proxy_sni(kube_config_t *cfg, yaml_document_t *doc, yaml_node_t *c
     return 0;
 }
 
-/* Builds a config from the parsed sources src[0..n), merged as kubectl merges them. */
-static int kc_build(struct kc_source *src, size_t n, const char *context, int token_reload_s,
-                    kube_config_t **out, char *err)
-{
-    kube_config_t *cfg = NULL;
-    size_t xi = 0, ci = 0, ui = 0;
-    const char *s;
-    int rc = 0;
+/* What the context names, found across the merged sources: the context itself, its cluster and
+ * its user (NULL when it names none), each with the document it came from (index into src). */
+struct kc_pick {
+    yaml_node_t *ctx, *cluster, *user;
+    size_t xi, ci, ui;
+    const char *cluster_name, *user_name;
+};
 
+/* Resolves context (or, when empty, the first current-context the sources set) to its cluster
+ * and user. Returns 0 or -EINVAL (err says what is missing). */
+static int kc_pick(struct kc_source *src, size_t n, const char *context, struct kc_pick *k,
+                   char *err)
+{
+    memset(k, 0, sizeof(*k));
     for (size_t i = 0; i < n; i++) {
         yaml_node_t *root = yaml_document_get_root_node(&src[i].doc);
         if (!root || root->type != YAML_MAPPING_NODE)
@@ -807,24 +809,39 @@ static int kc_build(struct kc_source *src, size_t n, const char *context, int to
             ymap_str(&src[i].doc, yaml_document_get_root_node(&src[i].doc), "current-context");
     if (!context || !context[0])
         return err_set(err, -EINVAL, "kubeconfig has no current-context");
-    yaml_node_t *ctx = kc_find(src, n, "contexts", context, "context", &xi);
-    if (!ctx || ctx->type != YAML_MAPPING_NODE)
+    k->ctx = kc_find(src, n, "contexts", context, "context", &k->xi);
+    if (!k->ctx || k->ctx->type != YAML_MAPPING_NODE)
         return err_set(err, -EINVAL, "kubeconfig has no context named '%.64s'", context);
-    yaml_document_t *xdoc = &src[xi].doc;
-    const char *cluster_name = ymap_str(xdoc, ctx, "cluster");
-    const char *user_name = ymap_str(xdoc, ctx, "user");
-    if (!cluster_name)
+    k->cluster_name = ymap_str(&src[k->xi].doc, k->ctx, "cluster");
+    k->user_name = ymap_str(&src[k->xi].doc, k->ctx, "user");
+    if (!k->cluster_name)
         return err_set(err, -EINVAL, "context '%.64s' names no cluster", context);
-    yaml_node_t *cluster = kc_find(src, n, "clusters", cluster_name, "cluster", &ci);
-    if (!cluster || cluster->type != YAML_MAPPING_NODE)
-        return err_set(err, -EINVAL, "kubeconfig has no cluster named '%.64s'", cluster_name);
-    yaml_document_t *cdoc = &src[ci].doc;
-    yaml_node_t *user = NULL;
-    if (user_name && user_name[0]) {
-        user = kc_find(src, n, "users", user_name, "user", &ui);
-        if (!user || user->type != YAML_MAPPING_NODE)
-            return err_set(err, -EINVAL, "kubeconfig has no user named '%.64s'", user_name);
+    k->cluster = kc_find(src, n, "clusters", k->cluster_name, "cluster", &k->ci);
+    if (!k->cluster || k->cluster->type != YAML_MAPPING_NODE)
+        return err_set(err, -EINVAL, "kubeconfig has no cluster named '%.64s'", k->cluster_name);
+    if (k->user_name && k->user_name[0]) {
+        k->user = kc_find(src, n, "users", k->user_name, "user", &k->ui);
+        if (!k->user || k->user->type != YAML_MAPPING_NODE)
+            return err_set(err, -EINVAL, "kubeconfig has no user named '%.64s'", k->user_name);
     }
+    return 0;
+}
+
+/* Builds a config from the parsed sources src[0..n), merged as kubectl merges them. */
+static int kc_build(struct kc_source *src, size_t n, const char *context, int token_reload_s,
+                    kube_config_t **out, char *err)
+{
+    kube_config_t *cfg = NULL;
+    struct kc_pick k;
+    const char *s;
+    int rc = kc_pick(src, n, context, &k, err);
+
+    if (rc)
+        return rc;
+    yaml_document_t *xdoc = &src[k.xi].doc, *cdoc = &src[k.ci].doc;
+    yaml_node_t *ctx = k.ctx, *cluster = k.cluster, *user = k.user;
+    const char *cluster_name = k.cluster_name, *user_name = k.user_name;
+    size_t ci = k.ci, ui = k.ui;
 
     rc = config_alloc(&cfg, token_reload_s);
     if (rc)

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "kube/internal.h"
+#include "kube/kube_int.h"
 
 /* The directory of path into dir (len bytes): "" for a bare file name. */
 static void dir_of(const char *path, char *dir, size_t len)

@@ -20,7 +20,7 @@
 #include "core/clock.h"
 #include "core/err.h"
 #include "kube/exec_cred.h"
-#include "kube/internal.h"
+#include "kube/kube_int.h"
 #include "kube/objects.h"
 
 extern char **environ;
@@ -107,6 +107,8 @@ static bool plain(const char *s)
     return true;
 }
 
+/* A parser, long on purpose: the ExecCredential's fields checked one after another against the
+ * apiVersion asked for, without ever copying the plugin's output into an error. */
 int kube_exec_parse(const char *json, size_t len, const char *api_version,
                     struct kube_exec_cred *out, char *err)
 {
@@ -392,40 +394,24 @@ static int reap(pid_t pid, bool group, long long deadline_ms, int *status)
     }
 }
 
-int kube_exec_run(const struct kube_exec *ex, bool have_tty, struct kube_exec_cred *out, char *err)
+/* Starts the plugin with envp, its stdout the write end of pipefd: not interactive, stdin from
+ * /dev/null, stderr discarded, in its own process group. Returns 0 with *pid set, or an error
+ * (err says why; *pid stays -1). */
+static int spawn_plugin(const struct kube_exec *ex, bool interactive, char **envp, int pipefd[2],
+                        pid_t *pid, char *err)
 {
     posix_spawn_file_actions_t fa;
     posix_spawnattr_t attr;
-    char **envp = NULL, *info = NULL, *buf = NULL;
     char *argv[KUBE_EXEC_ARGS_MAX + 2];
-    int pipefd[2] = {-1, -1}, rc = 0, status = 0;
-    bool fa_init = false, attr_init = false, interactive = false;
-    size_t len = 0;
-    pid_t pid = -1;
+    bool fa_init = false, attr_init = false;
     char why[ERR_LEN];
+    int rc = 0;
 
-    memset(out, 0, sizeof(*out));
-    if (!ex->command || !ex->command[0])
-        return fail(ex, err, -EINVAL, "no command");
-    if (ex->interactive == KUBE_EXEC_ALWAYS && !have_tty)
-        return fail(ex, err, -ENOTTY,
-                    "interactiveMode is Always, but there is no terminal to interact on");
-    interactive = have_tty && ex->interactive != KUBE_EXEC_NEVER;
-    long long deadline = kube__now_ms() + timeout_ms(ex);
-
-    if (!(info = kube_exec_info(ex, interactive)) || !(envp = build_env(ex, info))) {
-        rc = fail(ex, err, -ENOMEM, "out of memory");
-        goto out;
-    }
+    *pid = -1;
     argv[0] = ex->command;
     for (size_t i = 0; i < ex->nargs; i++)
         argv[i + 1] = ex->args[i];
     argv[ex->nargs + 1] = NULL;
-    if (pipe2(pipefd, O_CLOEXEC) != 0) {
-        int e = -errno;
-        rc = fail(ex, err, e, "pipe: %s", err_str(e, why, sizeof(why)));
-        goto out;
-    }
     if (posix_spawn_file_actions_init(&fa) != 0) {
         rc = fail(ex, err, -ENOMEM, "out of memory");
         goto out;
@@ -452,12 +438,72 @@ int kube_exec_run(const struct kube_exec *ex, bool have_tty, struct kube_exec_cr
         rc = fail(ex, err, -ENOMEM, "out of memory");
         goto out;
     }
-    int sp = posix_spawnp(&pid, ex->command, &fa, &attr, argv, envp);
+    int sp = posix_spawnp(pid, ex->command, &fa, &attr, argv, envp);
     if (sp != 0) {
-        pid = -1;
+        *pid = -1;
         rc = fail(ex, err, -sp, "cannot run it: %s", err_str(-sp, why, sizeof(why)));
+    }
+out:
+    if (fa_init)
+        posix_spawn_file_actions_destroy(&fa);
+    if (attr_init)
+        posix_spawnattr_destroy(&attr);
+    return rc;
+}
+
+/* How the plugin's run ended, as the run's result: read_rc from reading its output, reap_rc
+ * and status from waiting for it. Returns 0 when it printed within the bounds and exited 0. */
+static int judge_exit(const struct kube_exec *ex, int read_rc, int reap_rc, int status, char *err)
+{
+    char why[ERR_LEN];
+
+    if (read_rc == -ETIMEDOUT || reap_rc == -ETIMEDOUT)
+        /* -ETIME, not -ETIMEDOUT: the client retries a transport's timeout, and running a
+         * hung plugin again would only multiply the wait. */
+        return fail(ex, err, -ETIME, "did not finish within %ld s", timeout_ms(ex) / 1000);
+    if (read_rc == -EFBIG)
+        return fail(ex, err, read_rc, "printed more than %u bytes", KUBE_EXEC_OUTPUT_MAX);
+    if (read_rc)
+        return fail(ex, err, read_rc, "reading its output: %s", err_str(read_rc, why, sizeof(why)));
+    if (WIFSIGNALED(status))
+        return fail(ex, err, -ECHILD, "killed by signal %d", WTERMSIG(status));
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        /* 127: posix_spawnp's child could not exec the command. */
+        return fail(ex, err, -ECHILD, "exited with status %d%s", WEXITSTATUS(status),
+                    WEXITSTATUS(status) == 127 ? " (command not found?)" : "");
+    return 0;
+}
+
+int kube_exec_run(const struct kube_exec *ex, bool have_tty, struct kube_exec_cred *out, char *err)
+{
+    char **envp = NULL, *info = NULL, *buf = NULL;
+    int pipefd[2] = {-1, -1}, rc = 0, status = 0;
+    bool interactive = false;
+    size_t len = 0;
+    pid_t pid = -1;
+    char why[ERR_LEN];
+
+    memset(out, 0, sizeof(*out));
+    if (!ex->command || !ex->command[0])
+        return fail(ex, err, -EINVAL, "no command");
+    if (ex->interactive == KUBE_EXEC_ALWAYS && !have_tty)
+        return fail(ex, err, -ENOTTY,
+                    "interactiveMode is Always, but there is no terminal to interact on");
+    interactive = have_tty && ex->interactive != KUBE_EXEC_NEVER;
+    long long deadline = kube__now_ms() + timeout_ms(ex);
+
+    if (!(info = kube_exec_info(ex, interactive)) || !(envp = build_env(ex, info))) {
+        rc = fail(ex, err, -ENOMEM, "out of memory");
         goto out;
     }
+    if (pipe2(pipefd, O_CLOEXEC) != 0) {
+        int e = -errno;
+        rc = fail(ex, err, e, "pipe: %s", err_str(e, why, sizeof(why)));
+        goto out;
+    }
+    rc = spawn_plugin(ex, interactive, envp, pipefd, &pid, err);
+    if (rc)
+        goto out;
     close(pipefd[1]);
     pipefd[1] = -1;
     rc = read_output(pipefd[0], deadline, &buf, &len);
@@ -465,30 +511,9 @@ int kube_exec_run(const struct kube_exec *ex, bool have_tty, struct kube_exec_cr
     pipefd[0] = -1;
     int rr = reap(pid, !interactive, rc ? kube__now_ms() : deadline, &status);
     pid = -1;
-    if (rc == -ETIMEDOUT || rr == -ETIMEDOUT) {
-        /* -ETIME, not -ETIMEDOUT: the client retries a transport's timeout, and running a
-         * hung plugin again would only multiply the wait. */
-        rc = fail(ex, err, -ETIME, "did not finish within %ld s", timeout_ms(ex) / 1000);
+    rc = judge_exit(ex, rc, rr, status, err);
+    if (rc)
         goto out;
-    }
-    if (rc == -EFBIG) {
-        rc = fail(ex, err, rc, "printed more than %u bytes", KUBE_EXEC_OUTPUT_MAX);
-        goto out;
-    }
-    if (rc) {
-        rc = fail(ex, err, rc, "reading its output: %s", err_str(rc, why, sizeof(why)));
-        goto out;
-    }
-    if (WIFSIGNALED(status)) {
-        rc = fail(ex, err, -ECHILD, "killed by signal %d", WTERMSIG(status));
-        goto out;
-    }
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-        /* 127: posix_spawnp's child could not exec the command. */
-        rc = fail(ex, err, -ECHILD, "exited with status %d%s", WEXITSTATUS(status),
-                  WEXITSTATUS(status) == 127 ? " (command not found?)" : "");
-        goto out;
-    }
     rc = kube_exec_parse(buf, len, ex->api_version, out, why);
     if (rc)
         rc = fail(ex, err, rc, "%s", why);
@@ -502,10 +527,6 @@ out:
         close(pipefd[0]);
     if (pipefd[1] >= 0)
         close(pipefd[1]);
-    if (fa_init)
-        posix_spawn_file_actions_destroy(&fa);
-    if (attr_init)
-        posix_spawnattr_destroy(&attr);
     if (buf) {
         explicit_bzero(buf, len);
         free(buf);

@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "kube/client.h"
+#include "kube/times.h"
 
 /* ---- metadata ----------------------------------------------------------------------------- */
 
@@ -140,14 +141,6 @@ struct kube_event_spec {
  * (RFC 3339 with microseconds), name "<regarding>.<unique hex>". */
 SIZEUP_MUST_USE int kube_event_emit(kube_client_t *c, const struct kube_event_spec *spec,
                                     char *err);
-
-/* ---- time --------------------------------------------------------------------------------- */
-
-/* Formats t (UTC) as RFC 3339: "2026-11-29T20:15:00Z", or with micro set
- * "2026-11-29T20:15:00.123456Z" (MicroTime). Returns 0 or -ENOSPC. */
-SIZEUP_MUST_USE int kube_time_format(const struct timespec *t, int micro, char *buf, size_t len);
-/* Parses RFC 3339 (Z or +hh:mm offsets, optional fraction). Returns 0 or -EINVAL. */
-SIZEUP_MUST_USE int kube_time_parse(const char *s, struct timespec *out /* OUT */);
 
 /* ---- Leases (leader election) ------------------------------------------------------------- */
 

@@ -1,5 +1,5 @@
 /* The Kubernetes platform: a variant is a Deployment pod template rolled out through the API,
- * in a clone (default) or in place. See platform.h for the contract and platform_internal.h for
+ * in a clone (default) or in place. See platform.h for the contract and platform_int.h for
  * which file does which job; this one holds the ops table, creation, the facts, prepare and
  * crash recovery, and only calls into the others (their shared helpers are platform_util.c's). */
 
@@ -11,9 +11,9 @@
 
 #include "core/log.h"
 #include "core/quantity.h"
-#include "kube/internal.h"
+#include "kube/kube_int.h"
 #include "kube/objects.h"
-#include "kube/platform_internal.h"
+#include "kube/platform_int.h"
 
 /* ---- facts -------------------------------------------------------------------------------- */
 

@@ -8,9 +8,9 @@
 #include <string.h>
 
 #include "core/quantity.h"
-#include "kube/internal.h"
+#include "kube/kube_int.h"
 #include "kube/objects.h"
-#include "kube/platform_internal.h"
+#include "kube/platform_int.h"
 
 #define CLONE_SUFFIX "-sizeup"
 #define HASH_HEX     16 /* hex digits of the whole name's hash in a shortened name */

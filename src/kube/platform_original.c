@@ -15,9 +15,9 @@
 #include <openssl/evp.h>
 
 #include "core/log.h"
-#include "kube/internal.h"
+#include "kube/kube_int.h"
 #include "kube/objects.h"
-#include "kube/platform_internal.h"
+#include "kube/platform_int.h"
 
 #define REF_PREFIX "configmap:"
 #define CM_KEY     "template.json"

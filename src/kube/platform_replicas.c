@@ -9,8 +9,8 @@
 #include <string.h>
 
 #include "core/log.h"
-#include "kube/internal.h"
-#include "kube/platform_internal.h"
+#include "kube/kube_int.h"
+#include "kube/platform_int.h"
 
 static int refuse(struct platform_failure *fail, char *err, int rc, const char *why)
 {

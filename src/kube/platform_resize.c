@@ -14,9 +14,9 @@
 
 #include "core/log.h"
 #include "core/quantity.h"
-#include "kube/internal.h"
+#include "kube/kube_int.h"
 #include "kube/objects.h"
-#include "kube/platform_internal.h"
+#include "kube/platform_int.h"
 
 /* A resize the kubelet keeps in progress with reason Error this long fails the variant: the
  * kubelet retries on every pod sync, so a passing error (a usage spike) gets a few tries. */
@@ -441,6 +441,40 @@ __attribute__((format(printf, 5, 6))) static int resize_failed(struct platform_f
     return err_set(err, rc, "%s", fail->reason);
 }
 
+/* One look at the pod being resized: its status (*pi) and the resize's state (*s). Returns 0,
+ * -ENOENT when the pod is gone, or the API's error. */
+static int poll_pod(struct kplat *k, struct kube_pod_info *pi, struct resize_state *s, char *err)
+{
+    cJSON *pod = NULL;
+    int rc = kube_get(k->c, &KUBE_PODS, k->ns, k->rz_pod, &pod, err);
+
+    if (rc == 0) {
+        rc = kube_pod_info_read(pod, k->container, pi);
+        if (rc)
+            err_set(err, rc, "pod %s: a status field longer than Kubernetes allows", k->rz_pod);
+        else
+            resize_state_read(pod, k->container, k->v, s);
+    }
+    cJSON_Delete(pod);
+    return rc;
+}
+
+/* The wait's end without a ready, resized pod: what the resize's last state says. Returns
+ * -ETIMEDOUT. */
+static int timed_out(const struct kplat *k, const struct resize_state *s,
+                     struct platform_failure *fail, char *err)
+{
+    if (s->pending[0])
+        return resize_failed(fail, PLATFORM_FAIL_NEVER_READY, -ETIMEDOUT, err,
+                             "resize pending (%s): %s", s->pending, s->pending_msg);
+    if (s->in_progress || !s->applied)
+        return resize_failed(fail, PLATFORM_FAIL_NEVER_READY, -ETIMEDOUT, err,
+                             "resize still in progress when the wait ended%s%s",
+                             s->error_msg[0] ? ": " : "", s->error_msg);
+    return resize_failed(fail, PLATFORM_FAIL_NEVER_READY, -ETIMEDOUT, err,
+                         "pod %s not ready after the resize", k->rz_pod);
+}
+
 static int resize_wait(void *self, int64_t timeout_us, volatile sig_atomic_t *stop,
                        struct platform_failure *fail, char *err)
 {
@@ -455,22 +489,13 @@ static int resize_wait(void *self, int64_t timeout_us, volatile sig_atomic_t *st
     if (!k->v)
         return err_set(err, -EINVAL, "wait_ready before apply");
     for (;;) {
-        cJSON *pod = NULL;
         if (stop && *stop)
             return resize_failed(fail, PLATFORM_FAIL_CANCELLED, -ECANCELED, err, "%s",
                                  "cancelled while waiting for the resize");
-        rc = kube_get(k->c, &KUBE_PODS, k->ns, k->rz_pod, &pod, err);
+        rc = poll_pod(k, &pi, &s, err);
         if (rc == -ENOENT)
             return resize_failed(fail, PLATFORM_FAIL_DIED, -ECHILD, err,
                                  "pod %s disappeared during the resize", k->rz_pod);
-        if (rc == 0) {
-            rc = kube_pod_info_read(pod, k->container, &pi);
-            if (rc)
-                err_set(err, rc, "pod %s: a status field longer than Kubernetes allows", k->rz_pod);
-            else
-                resize_state_read(pod, k->container, k->v, &s);
-        }
-        cJSON_Delete(pod);
         if (rc == -ECANCELED)
             return resize_failed(fail, PLATFORM_FAIL_CANCELLED, rc, err, "%s",
                                  "cancelled while waiting for the resize");
@@ -514,15 +539,7 @@ static int resize_wait(void *self, int64_t timeout_us, volatile sig_atomic_t *st
         if (kube__now_ms() >= deadline) {
             if (rc)
                 return rc; /* the API itself failed: a platform failure, not the variant's */
-            if (s.pending[0])
-                return resize_failed(fail, PLATFORM_FAIL_NEVER_READY, -ETIMEDOUT, err,
-                                     "resize pending (%s): %s", s.pending, s.pending_msg);
-            if (s.in_progress || !s.applied)
-                return resize_failed(fail, PLATFORM_FAIL_NEVER_READY, -ETIMEDOUT, err,
-                                     "resize still in progress when the wait ended%s%s",
-                                     s.error_msg[0] ? ": " : "", s.error_msg);
-            return resize_failed(fail, PLATFORM_FAIL_NEVER_READY, -ETIMEDOUT, err,
-                                 "pod %s not ready after the resize", k->rz_pod);
+            return timed_out(k, &s, fail, err);
         }
         if (kube__plat_nap(k->poll_us < 250000 ? k->poll_us : 250000, stop))
             return resize_failed(fail, PLATFORM_FAIL_CANCELLED, -ECANCELED, err, "%s",

@@ -7,9 +7,9 @@
 #include <string.h>
 
 #include "core/log.h"
-#include "kube/internal.h"
+#include "kube/kube_int.h"
 #include "kube/objects.h"
-#include "kube/platform_internal.h"
+#include "kube/platform_int.h"
 
 int kube__plat_stop_variant(void *self, char *err)
 {

@@ -7,9 +7,9 @@
 #include <string.h>
 
 #include "core/log.h"
-#include "kube/internal.h"
+#include "kube/kube_int.h"
 #include "kube/objects.h"
-#include "kube/platform_internal.h"
+#include "kube/platform_int.h"
 
 int kube__plat_apply(void *self, const struct variant *v, struct platform_failure *fail, char *err)
 {
@@ -170,6 +170,71 @@ static void describe_failure(const struct pod_scan *s, const char *rollout_msg,
     }
 }
 
+/* The wait for the rollout ends cancelled: fail says so; returns rc. */
+static int cancelled(struct platform_failure *fail, int rc)
+{
+    fail->kind = PLATFORM_FAIL_CANCELLED;
+    snprintf(fail->reason, sizeof(fail->reason), "cancelled while waiting for rollout");
+    return rc;
+}
+
+/* One look at the Deployment: its status (*ds), the rollout's state (*state, msg saying why
+ * when it failed) and its pods (*s). Returns 0 or the API's error. */
+static int poll_rollout(struct kplat *k, struct pod_scan *s, struct kube_deploy_status *ds,
+                        enum kube_rollout *state, char *msg, char *err)
+{
+    cJSON *d = NULL;
+    int rc = kube_get(k->c, &KUBE_DEPLOYMENTS, k->ns, kube__plat_target(k), &d, err);
+
+    if (rc == 0)
+        rc = kube_deploy_status_read(d, ds);
+    if (rc == 0) {
+        rc = kube_deploy_rollout(d, state, msg);
+        if (rc == 0)
+            rc = scan_pods(k, d, s, err);
+    }
+    cJSON_Delete(d);
+    return rc;
+}
+
+/* What one look says: every one of the want replicas ready (the platform takes their
+ * addresses), or a rollout that failed or pods that keep dying, not worth waiting out the
+ * timeout. *decided when the wait ends here, with the returned result. */
+static int judge_rollout(struct kplat *k, const struct pod_scan *s,
+                         const struct kube_deploy_status *ds, enum kube_rollout state,
+                         const char *msg, size_t want, struct platform_failure *fail, bool *decided,
+                         char *err)
+{
+    *decided = true;
+    /* A scale-out's n replicas: every one of them ready, each with its address. */
+    if (state == KUBE_ROLLOUT_DONE && s->ready && s->nready >= want) {
+        if (kube_copy_field(k->pod, sizeof(k->pod), s->pod) ||
+            kube_copy_field(k->pod_ip, sizeof(k->pod_ip), s->ip))
+            return err_set(err, -EINVAL, "pod %s: name or IP too long", s->pod);
+        /* pods[0] is pod: both are the first ready pod the scan met. */
+        memcpy(k->pods, s->pods, sizeof(k->pods));
+        memcpy(k->pod_ips, s->ips, sizeof(k->pod_ips));
+        k->nready = want;
+        log_info("kube.platform.ready", "deployment=%s/%s variant=%s pod=%s ip=%s replicas=%zu",
+                 k->ns, kube__plat_target(k), k->v->spec, k->pod, k->pod_ip, want);
+        return 0;
+    }
+    if (state == KUBE_ROLLOUT_FAILED) {
+        describe_failure(s, msg, fail);
+        /* Pods refused at admission (quota, LimitRange, Pod Security): never started. */
+        if (ds->replica_failure)
+            fail->kind = PLATFORM_FAIL_APPLY;
+        return err_set(err, -ETIMEDOUT, "%s", fail->reason);
+    }
+    /* Not worth waiting out the timeout: a pod that keeps dying will not serve. */
+    if ((s->oom && s->restarts >= 2) || s->restarts >= 3) {
+        describe_failure(s, msg, fail);
+        return err_set(err, -ECHILD, "%s", fail->reason);
+    }
+    *decided = false;
+    return 0;
+}
+
 int kube__plat_wait_ready(void *self, int64_t timeout_us, volatile sig_atomic_t *stop,
                           struct platform_failure *fail, char *err)
 {
@@ -186,55 +251,18 @@ int kube__plat_wait_ready(void *self, int64_t timeout_us, volatile sig_atomic_t 
     if (!k->v)
         return err_set(err, -EINVAL, "wait_ready before apply");
     for (;;) {
-        cJSON *d = NULL;
         enum kube_rollout state = KUBE_ROLLOUT_WAITING;
-        if (stop && *stop) {
-            fail->kind = PLATFORM_FAIL_CANCELLED;
-            snprintf(fail->reason, sizeof(fail->reason), "cancelled while waiting for rollout");
-            return err_set(err, -ECANCELED, "cancelled");
-        }
         struct kube_deploy_status ds = {0};
-        rc = kube_get(k->c, &KUBE_DEPLOYMENTS, k->ns, kube__plat_target(k), &d, err);
-        if (rc == 0)
-            rc = kube_deploy_status_read(d, &ds);
+        bool decided = false;
+        if (stop && *stop)
+            return cancelled(fail, err_set(err, -ECANCELED, "cancelled"));
+        rc = poll_rollout(k, &s, &ds, &state, msg, err);
+        if (rc == -ECANCELED)
+            return cancelled(fail, rc);
         if (rc == 0) {
-            rc = kube_deploy_rollout(d, &state, msg);
-            if (rc == 0)
-                rc = scan_pods(k, d, &s, err);
-        }
-        cJSON_Delete(d);
-        if (rc == -ECANCELED) {
-            fail->kind = PLATFORM_FAIL_CANCELLED;
-            snprintf(fail->reason, sizeof(fail->reason), "cancelled while waiting for rollout");
-            return rc;
-        }
-        if (rc == 0) {
-            /* A scale-out's n replicas: every one of them ready, each with its address. */
-            if (state == KUBE_ROLLOUT_DONE && s.ready && s.nready >= want) {
-                if (kube_copy_field(k->pod, sizeof(k->pod), s.pod) ||
-                    kube_copy_field(k->pod_ip, sizeof(k->pod_ip), s.ip))
-                    return err_set(err, -EINVAL, "pod %s: name or IP too long", s.pod);
-                /* pods[0] is pod: both are the first ready pod the scan met. */
-                memcpy(k->pods, s.pods, sizeof(k->pods));
-                memcpy(k->pod_ips, s.ips, sizeof(k->pod_ips));
-                k->nready = want;
-                log_info("kube.platform.ready",
-                         "deployment=%s/%s variant=%s pod=%s ip=%s replicas=%zu", k->ns,
-                         kube__plat_target(k), k->v->spec, k->pod, k->pod_ip, want);
-                return 0;
-            }
-            if (state == KUBE_ROLLOUT_FAILED) {
-                describe_failure(&s, msg, fail);
-                /* Pods refused at admission (quota, LimitRange, Pod Security): never started. */
-                if (ds.replica_failure)
-                    fail->kind = PLATFORM_FAIL_APPLY;
-                return err_set(err, -ETIMEDOUT, "%s", fail->reason);
-            }
-            /* Not worth waiting out the timeout: a pod that keeps dying will not serve. */
-            if ((s.oom && s.restarts >= 2) || s.restarts >= 3) {
-                describe_failure(&s, msg, fail);
-                return err_set(err, -ECHILD, "%s", fail->reason);
-            }
+            int r = judge_rollout(k, &s, &ds, state, msg, want, fail, &decided, err);
+            if (decided)
+                return r;
         } else {
             log_warn("kube.platform.poll_failed", "deployment=%s/%s error=\"%s\"", k->ns,
                      kube__plat_target(k), err ? err : "");
@@ -252,11 +280,8 @@ int kube__plat_wait_ready(void *self, int64_t timeout_us, volatile sig_atomic_t 
                          s.nready, want);
             return err_set(err, -ETIMEDOUT, "%s", fail->reason);
         }
-        if (kube__plat_nap(k->poll_us, stop)) {
-            fail->kind = PLATFORM_FAIL_CANCELLED;
-            snprintf(fail->reason, sizeof(fail->reason), "cancelled while waiting for rollout");
-            return err_set(err, -ECANCELED, "cancelled");
-        }
+        if (kube__plat_nap(k->poll_us, stop))
+            return cancelled(fail, err_set(err, -ECANCELED, "cancelled"));
     }
 }
 

@@ -13,9 +13,9 @@
 #include <string.h>
 
 #include "core/quantity.h"
-#include "kube/internal.h"
+#include "kube/kube_int.h"
 #include "kube/objects.h"
-#include "kube/platform_internal.h"
+#include "kube/platform_int.h"
 
 /* metrics-server's default resolution, assumed until a PodMetrics says otherwise. */
 #define METRICS_WINDOW_DEFAULT_S 15.0

@@ -10,10 +10,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "kube/internal.h"
+#include "kube/kube_int.h"
 #include "kube/objects.h"
 #include "core/clock.h"
-#include "kube/platform_internal.h"
+#include "kube/platform_int.h"
 
 const char *kube__plat_target(const struct kplat *k)
 {

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "core/log.h"
-#include "kube/internal.h"
+#include "kube/kube_int.h"
 
 /* ---- line splitter ------------------------------------------------------------------------ */
 

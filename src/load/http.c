@@ -300,6 +300,8 @@ static int line_state(uint8_t s)
            s == S_TRAILER;
 }
 
+/* A parser, long on purpose: one byte-driven state machine over the response (status line,
+ * headers, chunked or sized body, trailers); its states share the loop that feeds them. */
 int http_parse(struct http_parser *p, const char *buf, size_t len, size_t *consumed)
 {
     size_t pos = 0;
@@ -521,18 +523,11 @@ void http_send_free(struct http_send *s)
     memset(s, 0, sizeof(*s));
 }
 
-/* Serializes r; a template (tmpl) keeps its head without the framing and its body apart. */
-static int build(const struct url *u, const struct profile_request *r, int tmpl,
-                 struct http_request *out, char *err)
+/* Checks r's method, path and headers (a request sizeup would send malformed is refused here,
+ * not by the server), and joins the path to u's into full (len bytes). Returns 0 or -EINVAL. */
+static int check_request(const struct url *u, const struct profile_request *r, const char *method,
+                         const char *path, char *full, size_t len, char *err)
 {
-    struct sbuf s = {NULL, 0, 0};
-    const char *method = r->method ? r->method : "GET";
-    const char *path = r->path ? r->path : "/";
-    char full[URL_PATH_MAX * 2];
-    char num[32];
-    int rc = 0;
-
-    memset(out, 0, sizeof(*out));
     if (!*method)
         return err_set(err, -EINVAL, "request '%s': empty method", r->name ? r->name : "?");
     for (const char *m = method; *m; m++)
@@ -546,7 +541,7 @@ static int build(const struct url *u, const struct profile_request *r, int tmpl,
         if ((unsigned char)*c <= 0x20 || (unsigned char)*c == 0x7f)
             return err_set(err, -EINVAL, "request '%s': space or control character in path",
                            r->name ? r->name : "?");
-    if (url_join_path(u, path, full, sizeof(full)) < 0)
+    if (url_join_path(u, path, full, len) < 0)
         return err_set(err, -EINVAL, "request '%s': path too long", r->name ? r->name : "?");
     for (size_t i = 0; i < r->nheaders; i++) {
         const char *hn = r->headers[i].name, *hv = r->headers[i].value;
@@ -565,6 +560,24 @@ static int build(const struct url *u, const struct profile_request *r, int tmpl,
                            r->name ? r->name : "?", hn);
     }
 
+    return 0;
+}
+
+/* Serializes r; a template (tmpl) keeps its head without the framing and its body apart. */
+static int build(const struct url *u, const struct profile_request *r, int tmpl,
+                 struct http_request *out, char *err)
+{
+    struct sbuf s = {NULL, 0, 0};
+    const char *method = r->method ? r->method : "GET";
+    const char *path = r->path ? r->path : "/";
+    char full[URL_PATH_MAX * 2];
+    char num[32];
+    int rc = 0;
+
+    memset(out, 0, sizeof(*out));
+    rc = check_request(u, r, method, path, full, sizeof(full), err);
+    if (rc)
+        return rc;
     rc = sb_str(&s, method);
     rc = rc ? rc : sb_put(&s, " ", 1);
     rc = rc ? rc : sb_str(&s, full);

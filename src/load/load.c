@@ -1,18 +1,17 @@
-/* load_run: the load generator's entry. A profile with streams is a stream run (streams.c),
- * which runs its producers as a request load; any other is a request load (load_requests.c).
- * Both are below this file: nothing in src/load calls back into load_run. */
+/* load_run: the load generator's entry. Several targets are one load spread over them
+ * (spread.c), whose share threads each run one target's load; one target is that load directly
+ * (load__run_one in load_one.c: a stream run or a request load). The calls run down only:
+ * load.c -> spread.c -> load_one.c -> streams.c -> load_requests.c; nothing calls back into
+ * load_run. */
 
 #include "load/load.h"
 
 #include "load/load_int.h"
 #include "load/spread.h"
-#include "load/streams.h"
 
 int load_run(const struct load_opts *o, struct load_result *out, char *err)
 {
     if (o->nurls > 1)
         return load_run_spread(o, o->urls, o->nurls, out, err);
-    if (o->profile && o->profile->streams)
-        return streams_run(o, out, err);
-    return load__requests_run(o, out, err);
+    return load__run_one(o, out, err);
 }

@@ -10,13 +10,11 @@ static double seg_count(const struct plan_seg *s)
     return (s->from + s->to) / 2.0 * ((double)s->dur_ns / 1e9);
 }
 
-int plan_build(const struct profile *p, struct plan *pl, char *err)
+/* The load's shape: stages that all give users or all give rate, each with a duration, or one
+ * flat users or rate with a positive duration. *open_loop: the load is a rate. Returns 0 or
+ * -EINVAL (err says what is wrong). */
+static int check_shape(const struct profile *p, int *open_loop, char *err)
 {
-    size_t n = 0;
-    int64_t t = 0;
-    int rc = 0;
-
-    memset(pl, 0, sizeof(*pl));
     if (p->nstages > 0) {
         int users = 0, rate = 0;
         for (size_t i = 0; i < p->nstages; i++) {
@@ -29,14 +27,43 @@ int plan_build(const struct profile *p, struct plan *pl, char *err)
         }
         if (users == rate)
             return err_set(err, -EINVAL, "stages must all give users or all give rate");
-        pl->open_loop = rate;
+        *open_loop = rate;
     } else {
         if ((p->users > 0) == (p->rate > 0))
             return err_set(err, -EINVAL, "give either users or rate");
         if (p->duration_us <= 0)
             return err_set(err, -EINVAL, "the duration must be positive");
-        pl->open_loop = p->rate > 0;
+        *open_loop = p->rate > 0;
     }
+    return 0;
+}
+
+/* Each segment's count of requests (or user-seconds) due before it, the plan's total and its
+ * peak target. */
+static void totals(struct plan *pl)
+{
+    double cum = 0;
+    for (size_t i = 0; i < pl->nsegs; i++) {
+        pl->segs[i].cum0 = cum;
+        cum += seg_count(&pl->segs[i]);
+        if (pl->segs[i].from > pl->peak)
+            pl->peak = pl->segs[i].from;
+        if (pl->segs[i].to > pl->peak)
+            pl->peak = pl->segs[i].to;
+    }
+    pl->total_due = cum;
+}
+
+int plan_build(const struct profile *p, struct plan *pl, char *err)
+{
+    size_t n = 0;
+    int64_t t = 0;
+    int rc = 0;
+
+    memset(pl, 0, sizeof(*pl));
+    rc = check_shape(p, &pl->open_loop, err);
+    if (rc)
+        return rc;
     pl->segs = calloc(p->nstages + 2, sizeof(*pl->segs));
     if (!pl->segs) {
         rc = err_set(err, -ENOMEM, "out of memory");
@@ -84,16 +111,7 @@ int plan_build(const struct profile *p, struct plan *pl, char *err)
     }
     pl->nsegs = n;
     pl->end_ns = t;
-    double cum = 0;
-    for (size_t i = 0; i < n; i++) {
-        pl->segs[i].cum0 = cum;
-        cum += seg_count(&pl->segs[i]);
-        if (pl->segs[i].from > pl->peak)
-            pl->peak = pl->segs[i].from;
-        if (pl->segs[i].to > pl->peak)
-            pl->peak = pl->segs[i].to;
-    }
-    pl->total_due = cum;
+    totals(pl);
 out:
     if (rc)
         plan_free(pl);

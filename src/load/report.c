@@ -74,7 +74,9 @@ static void scope_row(FILE *f, const char *label, int width, const struct load_s
             fmt_latency(hist_percentile(h, 99), l[3]), fmt_latency(h->count ? h->max_us : 0, l[4]));
 }
 
-int report_text(FILE *f, const struct load_result *r, const struct profile *p)
+/* The run in figures: what ran, the totals, latency, errors, bytes, the generator's CPU, the
+ * verdict (its reason from p when given). */
+static void summary_text(FILE *f, const struct load_result *r, const struct profile *p)
 {
     char a[FMT_LEN], b[FMT_LEN], c[FMT_LEN], reason[160];
     const struct load_stats *t = &r->total;
@@ -125,6 +127,12 @@ int report_text(FILE *f, const struct load_result *r, const struct profile *p)
         reason[0] = '\0';
     fprintf(f, "  verdict      %s%s%s%s\n", verdict_name(r->verdict), *reason ? " (" : "", reason,
             *reason ? ")" : "");
+}
+
+/* One table per scope the run measured: by request name, by URL (a spread), by stage. */
+static void tables_text(FILE *f, const struct load_result *r, const struct profile *p)
+{
+    char a[FMT_LEN], b[FMT_LEN], c[FMT_LEN];
 
     int w = (int)name_width(r);
     if (r->nnames > 0) {
@@ -167,6 +175,12 @@ int report_text(FILE *f, const struct load_result *r, const struct profile *p)
                     fmt_latency(hist_percentile(&s->latency, 99), l[2]));
         }
     }
+}
+
+/* The outcomes: responses by HTTP status, then the failures without a response by class. */
+static void outcomes_text(FILE *f, const struct load_stats *t)
+{
+    char a[FMT_LEN];
 
     fprintf(f, "\n  status codes");
     int any = 0;
@@ -189,6 +203,13 @@ int report_text(FILE *f, const struct load_result *r, const struct profile *p)
         }
     }
     fprintf(f, "%s\n", any ? "" : " none");
+}
+
+int report_text(FILE *f, const struct load_result *r, const struct profile *p)
+{
+    summary_text(f, r, p);
+    tables_text(f, r, p);
+    outcomes_text(f, &r->total);
     if (r->streams && stream_report_text(f, r->streams) != 0)
         return -EIO;
     fflush(f);
@@ -462,6 +483,9 @@ static int by_url_parse(const cJSON *urls, struct load_result *r, char *err)
     return 0;
 }
 
+/* A parser, long on purpose: every field of results.json's load section read and checked in
+ * the order the document gives them, each error naming its path; split, a field's check would
+ * sit apart from the field. */
 int report_json_parse(const cJSON *j, struct load_result *r, char *err)
 {
     const cJSON *v, *names, *stages, *it;

@@ -296,7 +296,7 @@ static void chart(FILE *f, const struct chart *c, const struct report_html_segme
 static void points_table(FILE *f, const struct report_html_segment *seg, size_t nseg, bool delivery,
                          const char *id)
 {
-    char l[6][FMT_LEN];
+    char l[6][FMT_LEN], rb[FMT_LEN];
     fprintf(f,
             "<details><summary>The points</summary>\n<table class=\"series\" id=\"%s-points\">"
             "<thead><tr>%s<th>t (s)</th><th>length (s)</th><th>requests</th><th>errors</th>"
@@ -317,8 +317,8 @@ static void points_table(FILE *f, const struct report_html_segment *seg, size_t 
             }
             fprintf(f,
                     "<td>%g</td><td>%g</td><td>%" PRIu64 "</td><td>%" PRIu64
-                    "</td><td>%.1f</td><td>%s</td><td>%s</td><td>%s</td>",
-                    p->t_s, p->dur_s, p->requests, p->failed, rate_of(p->requests, p),
+                    "</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td>",
+                    p->t_s, p->dur_s, p->requests, p->failed, fmt_rate(rate_of(p->requests, p), rb),
                     fmt_latency(p->p50_us, l[0]), fmt_latency(p->p95_us, l[1]),
                     fmt_latency(p->p99_us, l[2]));
             if (delivery)
@@ -383,15 +383,16 @@ int report_html(FILE *f, const struct load_result *r, const struct profile *p, c
         fputs("</dd>\n", f);
     }
     if (r->target_rate_rps > 0)
-        fprintf(f, "<dt>Load</dt><dd>open loop at %.1f req/s (achieved %.1f)</dd>\n",
-                r->target_rate_rps, r->achieved_rate_rps);
+        fprintf(f, "<dt>Load</dt><dd>open loop at %s req/s (achieved %s)</dd>\n",
+                fmt_rate(r->target_rate_rps, a), fmt_rate(r->achieved_rate_rps, b));
     else
         fprintf(f, "<dt>Load</dt><dd>closed loop, %u users</dd>\n", r->users);
     fprintf(f, "<dt>Measured</dt><dd>%.1f s%s</dd>\n", r->duration_s,
             r->interrupted ? " (interrupted: what ran before the signal)" : "");
     fprintf(f, "<dt>Requests</dt><dd id=\"total-requests\">%" PRIu64 "</dd>\n", t->requests);
     fprintf(f, "<dt>Failed</dt><dd id=\"total-failed\">%" PRIu64 "</dd>\n", t->failed);
-    fprintf(f, "<dt>Throughput</dt><dd>%.1f req/s</dd>\n", load_stats_throughput(t, r->duration_s));
+    fprintf(f, "<dt>Throughput</dt><dd>%s req/s</dd>\n",
+            fmt_rate(load_stats_throughput(t, r->duration_s), a));
     fprintf(f, "<dt>Latency</dt><dd>p50 %s, p95 %s, p99 %s</dd>\n",
             fmt_latency(hist_percentile(&t->latency, 50), a),
             fmt_latency(hist_percentile(&t->latency, 95), b),

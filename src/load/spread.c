@@ -1,5 +1,6 @@
-/* load_run_spread (spread.h): one load thread per target, each calling load_run on its share,
- * the calling thread summing their progress; then the shares merge into one result. */
+/* load_run_spread (spread.h): one load thread per target, each running its share with
+ * load__run_one (load_one.c, below this file and load.c), the calling thread summing their
+ * progress; then the shares merge into one result. */
 
 #include "load/spread.h"
 
@@ -12,6 +13,7 @@
 
 #include "core/clock.h"
 #include "load/cpus.h"
+#include "load/load_int.h"
 #include "load/merge.h"
 #include "profile/url.h"
 
@@ -82,7 +84,7 @@ static void on_share_progress(void *ud, const struct load_progress *pr)
 static void *share_main(void *arg)
 {
     struct share *s = arg;
-    s->rc = load_run(&s->o, &s->res, s->err);
+    s->rc = load__run_one(&s->o, &s->res, s->err);
     __atomic_store_n(&s->done, 1, __ATOMIC_RELEASE);
     return NULL;
 }

@@ -1,4 +1,4 @@
-/* (Size: about 870 lines: libwebsockets drives every stream of a thread through one callback, and
+/* (Size: libwebsockets drives every stream of a thread through one callback, and
  * that callback, the per-stream state it moves (open, frames, close, failure) and the thread's
  * tick (the ramp, the measured windows, the quit) all work on the same private stream and
  * thread structs; split, those structs would become a header every part reaches into.)
@@ -379,6 +379,31 @@ static int on_writable(struct stream_thread *t, struct stream *s, struct lws *ws
     return 0;
 }
 
+/* An SSE request's own headers, appended at *in (len bytes of room): it accepts an event
+ * stream, uncached. Returns 0, or -1 when they do not fit. */
+static int sse_headers(struct lws *wsi, void *in, size_t len)
+{
+    unsigned char **p = (unsigned char **)in, *end = *p + len;
+    static const char accept[] = "text/event-stream", nc[] = "no-cache";
+
+    if (lws_add_http_header_by_name(wsi, (const unsigned char *)"accept:",
+                                    (const unsigned char *)accept, sizeof(accept) - 1, p, end) ||
+        lws_add_http_header_by_name(wsi, (const unsigned char *)"cache-control:",
+                                    (const unsigned char *)nc, sizeof(nc) - 1, p, end))
+        return -1;
+    return 0;
+}
+
+/* The server's answer to our permessage-deflate offer, read while its headers are here. */
+static void count_deflate(struct stream_thread *t, struct lws *wsi)
+{
+    char ext[128];
+
+    if (lws_hdr_copy(wsi, ext, sizeof(ext), WSI_TOKEN_EXTENSIONS) > 0 &&
+        strstr(ext, "permessage-deflate"))
+        t->st.deflate++;
+}
+
 static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
                     size_t len)
 {
@@ -390,25 +415,12 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
         return lws_callback_http_dummy(wsi, reason, user, in, len);
     switch (reason) {
     case LWS_CALLBACK_CLIENT_APPEND_HANDSHAKE_HEADER:
-        if (t->su->proto == PROFILE_STREAM_SSE) {
-            unsigned char **p = (unsigned char **)in, *end = *p + len;
-            static const char accept[] = "text/event-stream", nc[] = "no-cache";
-            if (lws_add_http_header_by_name(
-                    wsi, (const unsigned char *)"accept:", (const unsigned char *)accept,
-                    sizeof(accept) - 1, p, end) ||
-                lws_add_http_header_by_name(wsi, (const unsigned char *)"cache-control:",
-                                            (const unsigned char *)nc, sizeof(nc) - 1, p, end))
-                return -1;
-        }
+        if (t->su->proto == PROFILE_STREAM_SSE && sse_headers(wsi, in, len) != 0)
+            return -1;
         break;
-    case LWS_CALLBACK_CLIENT_FILTER_PRE_ESTABLISH: {
-        /* The server's answer to our permessage-deflate offer, while its headers are here. */
-        char ext[128];
-        if (lws_hdr_copy(wsi, ext, sizeof(ext), WSI_TOKEN_EXTENSIONS) > 0 &&
-            strstr(ext, "permessage-deflate"))
-            t->st.deflate++;
+    case LWS_CALLBACK_CLIENT_FILTER_PRE_ESTABLISH:
+        count_deflate(t, wsi);
         break;
-    }
     case LWS_CALLBACK_CLIENT_ESTABLISHED:
         on_open(t, s);
         if (!s->subscribed)

@@ -1,4 +1,4 @@
-/* (Size: about 850 lines: one interface over both kernel APIs, v1 and v2, for the four things a
+/* (Size: one interface over both kernel APIs, v1 and v2, for the four things a
  * sweep does with cgroups: find its own, prepare and weigh the parent, make a variant's, read it;
  * they share the path and file helpers at the top, which no other file needs.) */
 
@@ -385,9 +385,71 @@ static void weigh(struct cg_parent *out, const char *name)
                  err_str(rc, ebuf, sizeof(ebuf)));
 }
 
+/* How a step of cg_prepare failed, for its error: a path too long, a path that could not be
+ * created or written, or one that could not be read. */
+enum prep_fail { PREP_TOO_LONG, PREP_PATH, PREP_READ };
+
+/* Sets err for a failed step of cg_prepare (p: the path it was at, root: the cgroup under
+ * which it works). Returns rc. */
+static int prep_fail(char *err, int rc, enum prep_fail how, const char *p, const char *root)
+{
+    char ebuf[64];
+
+    if (how == PREP_PATH)
+        return err_set(err, rc, "cannot set up cgroup %s: %s", p, err_str(rc, ebuf, sizeof(ebuf)));
+    if (how == PREP_READ)
+        return err_set(err, rc, "cannot read %s: %s", p, err_str(rc, ebuf, sizeof(ebuf)));
+    return err_set(err, rc, "cgroup path too long under %s", root);
+}
+
+/* cgroup v2's rule of no internal processes: when <self> does not yet hand cpu and memory to
+ * its children, sizeup moves itself to a leaf (<self>/<name>-self) and enables them. p is a
+ * CG_PATH scratch buffer. Returns 0, or an error in err. */
+static int delegate_v2(const struct cg_self *self, const char *name, struct cg_parent *out, char *p,
+                       char *err)
+{
+    char ctl[256];
+    int rc = join(p, self->cpu, "cgroup.subtree_control");
+
+    if (rc)
+        return prep_fail(err, rc, PREP_TOO_LONG, p, self->cpu);
+    rc = read_small(p, ctl, sizeof(ctl));
+    if (rc < 0)
+        return prep_fail(err, rc, PREP_READ, p, self->cpu);
+    bool need_cpu = !has_word(ctl, "cpu"), need_mem = !has_word(ctl, "memory");
+    if (!need_cpu && !need_mem)
+        return 0;
+    char leaf[64];
+    snprintf(leaf, sizeof(leaf), "%s-self", name);
+    rc = join(out->self_leaf, self->cpu, leaf);
+    if (rc)
+        return prep_fail(err, rc, PREP_TOO_LONG, p, self->cpu);
+    rc = mkdir_cg(out->self_leaf);
+    if (!rc)
+        rc = move_self(out->self_leaf);
+    if (rc)
+        return prep_fail(err, rc, PREP_PATH, p, self->cpu);
+    rc = join(p, self->cpu, "cgroup.subtree_control");
+    if (rc)
+        return prep_fail(err, rc, PREP_TOO_LONG, p, self->cpu);
+    if (need_cpu) {
+        rc = write_str(p, "+cpu");
+        if (rc)
+            return prep_fail(err, rc, PREP_PATH, p, self->cpu);
+        out->enabled_cpu = true;
+    }
+    if (need_mem) {
+        rc = write_str(p, "+memory");
+        if (rc)
+            return prep_fail(err, rc, PREP_PATH, p, self->cpu);
+        out->enabled_memory = true;
+    }
+    return 0;
+}
+
 int cg_prepare(const struct cg_self *self, const char *name, struct cg_parent *out, char *err)
 {
-    char p[CG_PATH], ebuf[64], ctl[256];
+    char p[CG_PATH];
     int rc = 0;
 
     memset(out, 0, sizeof(*out));
@@ -395,79 +457,42 @@ int cg_prepare(const struct cg_self *self, const char *name, struct cg_parent *o
     if (self->version == CG_NONE)
         return err_set(err, -ENOTSUP, "%s", self->why);
     if (self->version == CG_V2) {
-        /* No internal processes: sizeup leaves <self> for a leaf before <self> hands cpu and
-         * memory to children. */
-        rc = join(p, self->cpu, "cgroup.subtree_control");
+        rc = delegate_v2(self, name, out, p, err);
         if (rc)
-            goto fail;
-        rc = read_small(p, ctl, sizeof(ctl));
-        if (rc < 0)
-            goto fail_errno;
-        rc = 0;
-        bool need_cpu = !has_word(ctl, "cpu"), need_mem = !has_word(ctl, "memory");
-        if (need_cpu || need_mem) {
-            char leaf[64];
-            snprintf(leaf, sizeof(leaf), "%s-self", name);
-            rc = join(out->self_leaf, self->cpu, leaf);
-            if (rc)
-                goto fail;
-            rc = mkdir_cg(out->self_leaf);
-            if (rc)
-                goto fail_path;
-            rc = move_self(out->self_leaf);
-            if (rc)
-                goto fail_path;
-            rc = join(p, self->cpu, "cgroup.subtree_control");
-            if (rc)
-                goto fail;
-            if (need_cpu) {
-                rc = write_str(p, "+cpu");
-                if (rc)
-                    goto fail_path;
-                out->enabled_cpu = true;
-            }
-            if (need_mem) {
-                rc = write_str(p, "+memory");
-                if (rc)
-                    goto fail_path;
-                out->enabled_memory = true;
-            }
-        }
+            goto undo;
     }
     rc = join(out->cpu, self->cpu, name);
     if (!rc)
         rc = join(out->cpuacct, self->cpuacct, name);
     if (!rc)
         rc = join(out->memory, self->memory, name);
-    if (rc)
-        goto fail;
+    if (rc) {
+        prep_fail(err, rc, PREP_TOO_LONG, p, self->cpu);
+        goto undo;
+    }
     const char *dirs[3] = {out->cpu, out->cpuacct, out->memory};
     for (int i = 0; i < 3; i++) {
         if (i > 0 && strcmp(dirs[i], dirs[0]) == 0)
             continue;
         snprintf(p, sizeof(p), "%s", dirs[i]);
         rc = mkdir_cg(p);
-        if (rc)
-            goto fail_path;
+        if (rc) {
+            prep_fail(err, rc, PREP_PATH, p, self->cpu);
+            goto undo;
+        }
     }
     if (self->version == CG_V2) {
         rc = join(p, out->cpu, "cgroup.subtree_control");
         if (!rc)
             rc = write_str(p, "+cpu +memory");
-        if (rc)
-            goto fail_path;
+        if (rc) {
+            prep_fail(err, rc, PREP_PATH, p, self->cpu);
+            goto undo;
+        }
     }
     out->prepared = true;
     weigh(out, name);
     return 0;
-fail_path:
-    err_set(err, rc, "cannot set up cgroup %s: %s", p, err_str(rc, ebuf, sizeof(ebuf)));
-    goto undo;
-fail_errno:
-    err_set(err, rc, "cannot read %s: %s", p, err_str(rc, ebuf, sizeof(ebuf)));
-    goto undo;
-fail:
-    err_set(err, rc, "cgroup path too long under %s", self->cpu);
 undo:
     out->prepared = true;
     cg_unprepare(out, NULL);

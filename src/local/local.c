@@ -1,7 +1,7 @@
 /* The local platform: runs each variant as a process group under its own cgroup on this host.
  * This file holds the ops table, the host facts, prepare/restore and creation; the process
  * group's life cycle is in local_process.c, the usage window in local_usage.c, and what they
- * share in local_util.c (local_internal.h). */
+ * share in local_util.c (local_int.h). */
 
 #include "local/local.h"
 
@@ -15,9 +15,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/fmt.h"
 #include "core/log.h"
 #include "core/quantity.h"
-#include "local/local_internal.h"
+#include "local/local_int.h"
 
 /* ---- facts --------------------------------------------------------------------------------- */
 
@@ -87,7 +88,7 @@ static int local_facts(void *self, struct platform_facts *out, char *err)
              "%s %s %s%s%s, %d CPUs (%.3g usable), %.1f GiB "
              "RAM, cgroup %s",
              u.sysname, u.release, u.machine, model[0] ? ", " : "", model, online_cpus(),
-             (double)cpu_m / 1000.0, (double)memb / (1024.0 * 1024 * 1024),
+             (double)cpu_m / 1000.0, (double)memb / (double)FMT_GIB,
              l->self.version == CG_V2   ? "v2"
              : l->self.version == CG_V1 ? "v1"
                                         : "none");

@@ -21,7 +21,7 @@
 
 #include "core/clock.h"
 #include "core/log.h"
-#include "local/local_internal.h"
+#include "local/local_int.h"
 
 extern char **environ;
 
@@ -434,34 +434,6 @@ static void log_tail(const struct local *l, char *out, size_t len)
     for (; *last && o + 1 < len; last++)
         out[o++] = (*last >= 32 && *last < 127) ? *last : '?';
     out[o] = '\0';
-}
-
-/* Returns true when the variant's main process has exited (reaping it), describing how. */
-bool local__exited(struct local *l, char *how, size_t len)
-{
-    if (l->pid <= 0)
-        return true;
-    if (!l->reaped) {
-        int st;
-        pid_t r = waitpid(l->pid, &st, WNOHANG);
-        if (r == l->pid) {
-            l->reaped = true;
-            l->status = st;
-        } else {
-            return false;
-        }
-    }
-    if (how) {
-        if (WIFEXITED(l->status))
-            snprintf(how, len, "exited with status %d after %.1f s", WEXITSTATUS(l->status),
-                     clock_mono_s() - l->started);
-        else if (WIFSIGNALED(l->status))
-            snprintf(how, len, "killed by signal %d after %.1f s", WTERMSIG(l->status),
-                     clock_mono_s() - l->started);
-        else
-            snprintf(how, len, "stopped after %.1f s", clock_mono_s() - l->started);
-    }
-    return true;
 }
 
 int local__wait_ready(void *self, int64_t timeout_us, volatile sig_atomic_t *stop,

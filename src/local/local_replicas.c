@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "core/log.h"
-#include "local/local_internal.h"
+#include "local/local_int.h"
 
 /* Stops and frees replicas 1..n-1 (the first error kept), and leaves the set. */
 static int drop_replicas(struct local *l, char *err)

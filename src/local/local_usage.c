@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "core/clock.h"
-#include "local/local_internal.h"
+#include "local/local_int.h"
 
 /* ---- usage --------------------------------------------------------------------------------- */
 

@@ -1,14 +1,18 @@
-/* What the local platform's files share (local_internal.h): the expansion of $WORKERS and
- * $PORT in the command's arguments (local.h) and the name check it uses. Nothing here calls
- * back into local.c, local_process.c or local_usage.c; the clock and the sleep are core's
- * (core/clock.h). */
+/* What the local platform's files share (local_int.h): the expansion of $WORKERS and
+ * $PORT in the command's arguments (local.h) and the name check it uses, and whether the
+ * variant's process has exited (which local_process.c's stop and wait and local_usage.c's window
+ * both ask). Nothing here calls back into local.c, local_process.c or local_usage.c; the clock
+ * and the sleep are core's (core/clock.h). */
 
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/wait.h>
+
+#include "core/clock.h"
 
 #include "local/local.h"
-#include "local/local_internal.h"
+#include "local/local_int.h"
 
 bool local__ephemeral_port(unsigned port, unsigned *lo, unsigned *hi)
 {
@@ -72,4 +76,32 @@ int local_expand_arg(const char *arg, const char *workers_env, unsigned workers,
     }
     out[o] = '\0';
     return 0;
+}
+
+/* Returns true when the variant's main process has exited (reaping it), describing how. */
+bool local__exited(struct local *l, char *how, size_t len)
+{
+    if (l->pid <= 0)
+        return true;
+    if (!l->reaped) {
+        int st;
+        pid_t r = waitpid(l->pid, &st, WNOHANG);
+        if (r == l->pid) {
+            l->reaped = true;
+            l->status = st;
+        } else {
+            return false;
+        }
+    }
+    if (how) {
+        if (WIFEXITED(l->status))
+            snprintf(how, len, "exited with status %d after %.1f s", WEXITSTATUS(l->status),
+                     clock_mono_s() - l->started);
+        else if (WIFSIGNALED(l->status))
+            snprintf(how, len, "killed by signal %d after %.1f s", WTERMSIG(l->status),
+                     clock_mono_s() - l->started);
+        else
+            snprintf(how, len, "stopped after %.1f s", clock_mono_s() - l->started);
+    }
+    return true;
 }

@@ -333,7 +333,8 @@ static int parse_scale_out(const char *v, struct annot_request *req, char *err)
     return 0;
 }
 
-/* Applies one known annotation to req. */
+/* Applies one known annotation to req. A parser, long on purpose: one branch per annotation,
+ * each value checked where it is read so its error names the annotation. */
 static int apply_one(const char *name, const char *v, struct annot_request *req, char *err)
 {
     char q[SHOW_LEN + 4];

@@ -1,6 +1,7 @@
 /* The operator's main loop: configuration, the admin and progress server, leader election
  * through a Lease, re-sweeps due, and the shutdown within its budget. The informers, the work
- * queue and the workers are in operator_queue.c. */
+ * queue and the workers are in operator_queue.c; the API client both make, in operator_client.c
+ * (below both). */
 
 #include "operator/operator.h"
 
@@ -20,19 +21,11 @@
 #include "kube/client.h"
 #include "kube/objects.h"
 #include "operator/loadjob.h"
-#include "operator/operator_internal.h"
+#include "operator/operator_int.h"
 
 #define TICK_MS           200
 #define LEASE_RETRY_S     2
 #define WORKER_STOP_GRACE 8 /* seconds of the shutdown budget left to sweeps to restore */
-
-static void on_api_request(void *ctx, const char *verb, long code, double seconds)
-{
-    struct op *op = ctx;
-    (void)verb;
-    (void)seconds;
-    metrics_api_request(&op->m, (int)code);
-}
 
 static int hard_should_stop(void *ctx)
 {
@@ -61,20 +54,6 @@ static int start_admin(struct op *op, const char *addr, char *err)
         return rc;
     log_info("progress.serve", "public=%d", op->o->progress_public ? 1 : 0);
     return admin_start(addr, &op->m, op->progress, &op->admin, err);
-}
-
-int operator__new_client(struct op *op, kube_stop_fn stop, long request_timeout_ms, int attempts,
-                         kube_client_t **out, char *err)
-{
-    struct kube_client_opts co = {0};
-    co.request_timeout_ms = request_timeout_ms;
-    co.max_attempts = attempts;
-    co.stop = stop;
-    co.stop_ctx = op;
-    co.on_request = on_api_request;
-    co.on_request_ctx = op;
-    co.user_agent = "sizeup-operator";
-    return kube_client_new(op->cfg, &co, out, err);
 }
 
 /* Deletes the generator Jobs an earlier operator left in this namespace (killed mid-run: its

@@ -16,7 +16,7 @@
 #include "kube/client.h"
 #include "kube/objects.h"
 #include "operator/annotations.h"
-#include "operator/operator_internal.h"
+#include "operator/operator_int.h"
 #include "operator/resweep.h"
 
 static int informer_should_stop(void *ctx)

@@ -145,6 +145,8 @@ static const char *const top_keys[K_N] = {
     "cost",         "planning", "streams",    "producers", "generators", "scale_out",
     "availability", "nodes",    "autoscaling"};
 
+/* A parser, long on purpose: the profile's top-level keys (top_keys) dispatched one after
+ * another to their readers, in the order the document explains them. */
 static int load_root(struct profile__ctx *c, const yaml_node_t *root, struct profile *p)
 {
     char gotbuf[64];

@@ -108,6 +108,8 @@ static int load_headers(struct profile__ctx *c, const yaml_node_t *map, const ch
 enum { RQ_NAME, RQ_METHOD, RQ_PATH, RQ_WEIGHT, RQ_HEADERS, RQ_BODY, RQ_N };
 static const char *const rq_keys[RQ_N] = {"name", "method", "path", "weight", "headers", "body"};
 
+/* A parser, long on purpose: one request's keys (rq_keys) each read and checked in turn,
+ * every error naming the key's path in the profile. */
 int profile__load_request(struct profile__ctx *c, const yaml_node_t *item, const char *prefix,
                           struct profile_request *r)
 {
@@ -275,6 +277,8 @@ out:
 enum { ST_DURATION, ST_USERS, ST_RATE, ST_N };
 static const char *const st_keys[ST_N] = {"duration", "users", "rate"};
 
+/* A parser, long on purpose: each stage's keys (st_keys) read and checked in turn, every error
+ * naming the stage and key. */
 int profile__load_stages(struct profile__ctx *c, const yaml_node_t *seq, struct profile *p)
 {
     char gotbuf[64], prefix[32], path[48];

@@ -42,6 +42,8 @@ static int parse_port(const char *p, size_t n, uint16_t *port, char *err)
     return 0;
 }
 
+/* A parser, long on purpose: the URL read left to right (scheme, authority, host, port, path),
+ * each part checked where it ends so the error can name it. */
 int url_parse(const char *s, struct url *u, char *err)
 {
     const char *p, *auth, *auth_end, *host, *host_end, *port_s = NULL;

@@ -1,3 +1,8 @@
+/* The sweep runner's variant loop: each variant applied, made ready, measured in the profile's
+ * mode (fixed load here, capacity in runner_capacity.c, stream capacity in runner_streams.c)
+ * and stopped, then the scale-out (runner_scale_out.c). The helpers those files share are in
+ * runner_util.c, below them all. */
+
 #include "sweep/runner.h"
 
 #include <errno.h>
@@ -32,11 +37,6 @@ const char *sweep_phase_name(enum sweep_phase p)
         return "done";
     }
     return "?";
-}
-
-bool sweep__stopped(const struct sweep_opts *o)
-{
-    return o->stop && *o->stop;
 }
 
 /* One load phase of a variant's plan. The profile is a shallow copy of the user's (it borrows
@@ -97,70 +97,6 @@ static double plan_length_s(const struct phase *plan, size_t n)
             s += (double)plan[i].prof.duration_us / 1e6;
     }
     return s;
-}
-
-/* The estimated time left in the sweep: what this variant still needs and what the ones after
- * it will, each taking as long as the finished ones did (or as planned before any finished),
- * never past the sweep's deadline. */
-static double eta_s(const struct sweep__ctx *c)
-{
-    double now = clock_mono_s();
-    double per = c->done_n ? c->done_wall_s / (double)c->done_n : c->variant_estimate_s;
-    double cur = per - (now - c->t0);
-    double left = (cur > 0 ? cur : 0) + per * (double)(c->s->n - c->index - 1);
-    if (c->deadline > 0 && left > c->deadline - now)
-        left = c->deadline > now ? c->deadline - now : 0;
-    return left;
-}
-
-void sweep__progress(struct sweep__ctx *c, enum sweep_phase phase, const struct load_progress *lp)
-{
-    struct sweep_progress p;
-
-    c->phase = phase;
-    if (!c->o->progress)
-        return;
-    memset(&p, 0, sizeof(p));
-    p.index = c->index;
-    p.n = c->s->n;
-    p.variant = &c->s->rows[c->index].variant;
-    p.phase = phase;
-    p.elapsed_s = clock_mono_s() - c->t0;
-    p.step = c->step;
-    p.step_what = c->step_what;
-    p.offered_rps = c->offered_rps;
-    p.stream_step = c->stream_step;
-    p.step_streams = c->step_streams;
-    p.eta_s = eta_s(c);
-    if (lp) {
-        p.phase_elapsed_s = lp->elapsed_s;
-        p.phase_s = lp->phase_s;
-        p.rps = lp->rps;
-        p.p95_us = lp->p95_us;
-        p.requests = lp->requests;
-        p.failed = lp->failed;
-        p.streams_open = lp->streams_open;
-    }
-    c->o->progress(c->o->progress_ud, &p);
-}
-
-void sweep__on_load_progress(void *ud, const struct load_progress *lp)
-{
-    struct sweep__ctx *c = ud;
-    sweep__progress(c, c->phase, lp);
-}
-
-void sweep__fail_row(struct sweep_row *row, enum platform_fail kind, const char *reason)
-{
-    row->state = SWEEP_ROW_FAILED;
-    row->failure.kind = kind;
-    snprintf(row->failure.reason, sizeof(row->failure.reason), "%s",
-             reason && reason[0] ? reason : platform_fail_name(kind));
-}
-
-struct sweep_row *sweep__row(struct sweep__ctx *c)
-{
-    return c->row ? c->row : &c->s->rows[c->index];
 }
 
 /* Marks that depend on the host: CPU beyond it, unenforced limits, contention with the load
@@ -242,17 +178,12 @@ static int run_fixed(struct sweep__ctx *c, const char *url, struct phase *plan, 
     return 0;
 }
 
-static void run_variant(struct sweep__ctx *c)
+/* A variant's start: the context's per-variant figures reset, and in capacity mode its share
+ * of the time left. Returns false (the row FAILED, DONE reported) when the sweep's budget has
+ * already run out. */
+static bool begin_variant(struct sweep__ctx *c, struct sweep_row *row)
 {
     const struct sweep_opts *o = c->o;
-    struct platform *pl = o->platform;
-    struct sweep_row *row = &c->s->rows[c->index];
-    struct platform_failure fail;
-    struct phase plan[MAX_PHASES];
-    size_t nplan = build_plan(o->profile, plan);
-    bool capacity = o->profile->search.mode == PROFILE_SEARCH_CAPACITY;
-    char err[ERR_LEN] = "", url[PLATFORM_URL_LEN];
-    int rc;
 
     c->t0 = clock_mono_s();
     c->step = 0;
@@ -263,69 +194,99 @@ static void run_variant(struct sweep__ctx *c)
     c->load_s = 0;
     row->gen_cores = -1;
     row->host_other_cores = -1;
-    memset(&fail, 0, sizeof(fail));
     log_info("sweep.variant", "index=%zu of=%zu variant=%s", c->index + 1, c->s->n,
              row->variant.spec);
-    if (capacity && c->deadline > 0) {
-        /* Each variant gets an equal share of the time left, so a slow one cannot starve the
-         * ones after it; what a fast one leaves over goes to the rest. */
-        double left = c->deadline - c->t0;
-        if (left <= 0) {
-            char b[QTY_LEN];
-            snprintf(err, sizeof(err),
-                     "not measured: the sweep's time budget (search.budget %s) "
-                     "ran out",
-                     qty_format_duration(o->profile->search.budget_us, b));
-            sweep__fail_row(row, PLATFORM_FAIL_NONE, err);
-            sweep__progress(c, SWEEP_PHASE_DONE, NULL);
-            return;
-        }
-        /* A planned scale-out is one more share. */
-        c->variant_deadline =
-            c->t0 + left / (double)(c->s->n - c->index + (c->scale_out_planned ? 1 : 0));
+    if (o->profile->search.mode != PROFILE_SEARCH_CAPACITY || c->deadline <= 0)
+        return true;
+    /* Each variant gets an equal share of the time left, so a slow one cannot starve the ones
+     * after it; what a fast one leaves over goes to the rest. */
+    double left = c->deadline - c->t0;
+    if (left <= 0) {
+        char b[QTY_LEN], err[ERR_LEN];
+        snprintf(err, sizeof(err),
+                 "not measured: the sweep's time budget (search.budget %s) "
+                 "ran out",
+                 qty_format_duration(o->profile->search.budget_us, b));
+        sweep__fail_row(row, PLATFORM_FAIL_NONE, err);
+        sweep__progress(c, SWEEP_PHASE_DONE, NULL);
+        return false;
     }
+    /* A planned scale-out is one more share. */
+    c->variant_deadline =
+        c->t0 + left / (double)(c->s->n - c->index + (c->scale_out_planned ? 1 : 0));
+    return true;
+}
 
+/* Applies the variant and waits until it is ready, then asks where it serves (into url). Returns
+ * 0, or non-zero with the row FAILED (or left pending when the wait was cancelled). */
+static int bring_up(struct sweep__ctx *c, struct sweep_row *row, char *url, size_t len)
+{
+    const struct sweep_opts *o = c->o;
+    struct platform *pl = o->platform;
+    struct platform_failure fail;
+    char err[ERR_LEN] = "";
+    int rc;
+
+    memset(&fail, 0, sizeof(fail));
     sweep__progress(c, SWEEP_PHASE_START, NULL);
     rc = pl->ops->apply(pl->self, &row->variant, &fail, err);
     if (rc) {
         sweep__fail_row(row, fail.kind ? fail.kind : PLATFORM_FAIL_APPLY,
                         fail.reason[0] ? fail.reason : err);
-        goto stop;
+        return rc;
     }
     sweep__progress(c, SWEEP_PHASE_READY, NULL);
     rc = pl->ops->wait_ready(pl->self, o->ready_timeout_us > 0 ? o->ready_timeout_us : 60000000,
                              o->stop, &fail, err);
     if (rc) {
         if (rc == -ECANCELED || fail.kind == PLATFORM_FAIL_CANCELLED)
-            goto stop; /* cancelled: the row stays pending, it was never measured */
+            return rc; /* cancelled: the row stays pending, it was never measured */
         sweep__fail_row(row, fail.kind ? fail.kind : PLATFORM_FAIL_NEVER_READY,
                         fail.reason[0] ? fail.reason : err);
-        goto stop;
+        return rc;
     }
     row->ready_s = clock_mono_s() - c->t0;
-    rc = pl->ops->target_url(pl->self, url, sizeof(url), err);
-    if (rc) {
+    rc = pl->ops->target_url(pl->self, url, len, err);
+    if (rc)
         sweep__fail_row(row, PLATFORM_FAIL_NONE, err);
-        goto stop;
-    }
-    if (capacity && o->profile->streams) {
+    return rc;
+}
+
+/* The measurement in the profile's mode (stream capacity, capacity, or the fixed plan), then
+ * the window's verdict: an OOM kill or a death fails the row. */
+static void measure(struct sweep__ctx *c, struct sweep_row *row, const char *url)
+{
+    const struct profile *p = c->o->profile;
+    bool capacity = p->search.mode == PROFILE_SEARCH_CAPACITY;
+    char err[ERR_LEN] = "";
+    int rc;
+
+    if (capacity && p->streams) {
         rc = sweep__streams(c, url, err);
     } else if (capacity) {
         rc = sweep__capacity(c, url, err);
     } else {
+        struct phase plan[MAX_PHASES];
+        size_t nplan = build_plan(p, plan);
         rc = run_fixed(c, url, plan, nplan, err);
         c->load_s = row->have_load ? plan_length_s(plan, nplan) : 0;
     }
-    if (rc) {
+    if (rc)
         sweep__fail_row(row, PLATFORM_FAIL_NONE, err);
-        goto stop;
-    }
-    if (row->have_usage && row->usage.oom_killed)
+    else if (row->have_usage && row->usage.oom_killed)
         sweep__fail_row(row, PLATFORM_FAIL_OOM, "OOM-killed during the measured window");
     else if (row->have_usage && row->usage.died)
         sweep__fail_row(row, PLATFORM_FAIL_DIED,
                         row->usage.note[0] ? row->usage.note : "died during the measured window");
-stop:
+}
+
+/* A variant's end, however it went: the platform stops it, the row gets its times and the
+ * host's marks, the log and the progress say how it ended. */
+static void finish_variant(struct sweep__ctx *c, struct sweep_row *row)
+{
+    struct platform *pl = c->o->platform;
+    char err[ERR_LEN] = "";
+
     if (pl->ops->applied_by)
         snprintf(row->applied_by, sizeof(row->applied_by), "%s", pl->ops->applied_by(pl->self));
     sweep__progress(c, SWEEP_PHASE_STOP, NULL);
@@ -353,6 +314,19 @@ stop:
     c->done_wall_s += row->wall_s;
     c->done_n++;
     sweep__progress(c, SWEEP_PHASE_DONE, NULL);
+}
+
+/* One variant of the shape search, start to stop. */
+static void run_variant(struct sweep__ctx *c)
+{
+    struct sweep_row *row = &c->s->rows[c->index];
+    char url[PLATFORM_URL_LEN];
+
+    if (!begin_variant(c, row))
+        return;
+    if (bring_up(c, row, url, sizeof(url)) == 0)
+        measure(c, row, url);
+    finish_variant(c, row);
 }
 
 static void init_row(struct sweep_row *r, const struct variant *v)

@@ -2,7 +2,9 @@
 #define SIZEUP_SWEEP_RUNNER_INT_H
 
 /* The sweep runner's internals shared by its files (runner.c: the variant loop and fixed-load
- * mode; runner_capacity.c: capacity mode); not part of the sweep layer's interface. */
+ * mode; runner_capacity.c: capacity mode; runner_streams.c: stream capacity; runner_scale_out.c:
+ * the scale-out; runner_util.c: the helpers they all call, below every one of them); not part of
+ * the sweep layer's interface. */
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -53,6 +55,7 @@ void sweep__scale_out(struct sweep__ctx *c);
  * share; the final decision (the variant, the default's host check) is sweep__scale_out's. */
 bool sweep__scale_out_planned(const struct sweep_opts *o);
 
+/* Whether the sweep was asked to stop (o->stop set). */
 bool sweep__stopped(const struct sweep_opts *o);
 
 /* The transient contention rule (sweep/contention.h) on one measured window u of variant v.

@@ -99,6 +99,27 @@ static void fill_step(struct stream_cap_step *st, unsigned n, const struct strea
     }
 }
 
+/* A judged step of n streams: a memory point when it holds more streams than any before (or is
+ * the zero-stream window), and the representative window when it passed or none passed yet. */
+static void keep_step(struct scap_ctx *x, unsigned n, struct stream_cap_step *st,
+                      const struct stream_window *w, const struct platform_usage *u, bool have_u)
+{
+    if (st->open > x->high_water || n == 0) {
+        st->memory_point = !x->died;
+        if (st->open > x->high_water)
+            x->high_water = st->open;
+    }
+    /* Passing steps only grow until the bracket closes from above, so the last pass is the
+     * one at capacity. */
+    if (st->pass || !x->keep_pass) {
+        x->keep_pass = st->pass;
+        x->keep = *w;
+        x->keep_usage = *u;
+        x->have_keep = true;
+        x->have_keep_usage = have_u;
+    }
+}
+
 /* One step: n streams open (a ramp from the count open now), the warm-up, the measured
  * window with the variant's usage around it, judged against the SLO. */
 static int run_step(struct scap_ctx *x, unsigned n, struct stream_cap_step *st, char *err)
@@ -164,20 +185,7 @@ static int run_step(struct scap_ctx *x, unsigned n, struct stream_cap_step *st, 
                  stream_limit_name(st->why));
     }
     st->pass = oc == SEARCH_PASS;
-    if (st->open > x->high_water || n == 0) {
-        st->memory_point = !x->died;
-        if (st->open > x->high_water)
-            x->high_water = st->open;
-    }
-    /* Passing steps only grow until the bracket closes from above, so the last pass is the
-     * one at capacity. */
-    if (st->pass || !x->keep_pass) {
-        x->keep_pass = st->pass;
-        x->keep = w;
-        x->keep_usage = u;
-        x->have_keep = true;
-        x->have_keep_usage = have_u;
-    }
+    keep_step(x, n, st, &w, &u, have_u);
     log_info("sweep.stream_step",
              "variant=%s step=%u streams=%u open=%llu delivery_p95_ms=%.1f dropped=%llu "
              "missing=%llu memory=%lld outcome=%s",

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/fmt.h"
 #include "core/quantity.h"
 
 static const char expected[] = "expected workers@cpu/memory, e.g. 2@1/512Mi or 1@500m/512Mi";
@@ -80,7 +81,7 @@ int variant_parse(const char *token, struct variant *out, char *err)
         return err_set(err, -ERANGE, "bad variant '%s': more than 64Ti of memory", token);
     /* The smallest memory limit a kubelet accepts in practice is a few MiB; below 4 MiB a
      * process cannot even start, so such a token is a unit mistake ("512" meaning 512Mi). */
-    if (mem < (4LL << 20))
+    if (mem < 4 * FMT_MIB)
         return err_set(err, -EINVAL,
                        "bad variant '%s': memory '%s' is below 4Mi (did you mean %sMi?)", token,
                        slash + 1, slash + 1);

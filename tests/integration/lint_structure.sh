@@ -2,14 +2,17 @@
 # scripts/check-structure.sh fails on each violation it promises to catch, planted one at a time
 # into a small clean tree (SIZEUP_STRUCTURE_ROOT), and passes on the clean tree: a file over 800
 # lines without a "Size:" reason (and passes with one), an include of a higher layer, an include
-# between local and kube, CLOCK_MONOTONIC outside src/core, a dropped cJSON_Add* result, and,
-# when jscpd is available, a copied block over the copy-paste limit.
+# between local and kube, CLOCK_MONOTONIC outside src/core, a dropped cJSON_Add* result, one
+# function over 80 lines more than the limit, one call circle more than the limit (files of one room calling each other, seen in the objects'
+# symbols), and, when jscpd is available, a copied block over the copy-paste limit.
 set -u
 ROOT=${ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 check="$ROOT/scripts/check-structure.sh"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 fails=0
+export SIZEUP_OBJ_DIR="$work/t/build/obj"
+command -v cc >/dev/null && command -v nm >/dev/null || { echo "lint_structure: needs cc and nm"; exit 77; }
 
 fail() { echo "lint_structure: FAIL $*"; fails=$((fails + 1)); }
 
@@ -40,9 +43,25 @@ C
         >"$work/t/src/kube/x.c"
 }
 
+# The objects of the small tree, which the circle count reads. A planted file that does not
+# compile (an include of a header the small tree lacks) gets an empty object: the circle count
+# is not what those cases check.
+build_objs() {
+    local c o
+    rm -rf "$work/t/build"
+    for c in "$work"/t/src/*/*.c; do
+        o="$work/t/build/obj/src/${c#"$work"/t/src/}"
+        o=${o%.c}.o
+        mkdir -p "$(dirname "$o")"
+        cc -std=c11 -I"$work/t/src" -c "$c" -o "$o" 2>/dev/null ||
+            cc -c -x c /dev/null -o "$o"
+    done
+}
+
 # expect NAME PATTERN: the check fails on the tree and prints a FAIL line matching PATTERN.
 expect_fail() {
     local out
+    build_objs
     if out=$(SIZEUP_STRUCTURE_ROOT="$work/t" "$check" "${2:+--no-cpd}" 2>&1); then
         fail "$1: passed"
     elif ! grep -qE "FAIL .*$3" <<<"$out"; then
@@ -54,6 +73,7 @@ expect_fail() {
 
 expect_pass() {
     local out
+    build_objs
     if ! out=$(SIZEUP_STRUCTURE_ROOT="$work/t" "$check" --no-cpd 2>&1); then
         fail "$1: failed:"; echo "$out"
     else
@@ -89,6 +109,57 @@ clean_tree
 printf '#include <cJSON.h>\nvoid d(cJSON *o)\n{\n    if (o)\n        cJSON_AddStringToObject(o, "k", "v");\n}\n' \
     >"$work/t/src/output/drop.c"
 expect_fail "a dropped cJSON_Add result" no-cpd 'src/output/drop.c:5: cJSON_AddStringToObject result unchecked'
+
+# Call circles: one more than the script's limit, each a pair of sweep files calling each other
+# (a.c's function calls b.c's and b.c's calls back), and a chain that is no circle beside them.
+limit=$(sed -n 's/^CIRCLES_MAX=\([0-9]*\).*/\1/p' "$check")
+clean_tree
+mkdir -p "$work/t/src/sweep"
+for i in $(seq 0 "$limit"); do
+    printf 'int b%d(int);\nint a%d(int x) { return x ? b%d(x - 1) : 0; }\n' $i $i $i \
+        >"$work/t/src/sweep/a$i.c"
+    printf 'int a%d(int);\nint b%d(int x) { return a%d(x); }\n' $i $i $i >"$work/t/src/sweep/b$i.c"
+done
+printf 'int a0(int);\nint top(void) { return a0(3); }\n' >"$work/t/src/sweep/top.c"
+expect_fail "$((limit + 1)) call circles (limit $limit)" no-cpd \
+    "$((limit + 1)) call circles is over the limit $limit"
+out=$(SIZEUP_STRUCTURE_ROOT="$work/t" "$check" --no-cpd 2>&1)
+if ! grep -q 'circle in src/sweep: a0.c <-> b0.c$' <<<"$out"; then
+    fail "the circle a0.c <-> b0.c is not named:"; echo "$out"
+elif grep -q 'circle in src/sweep: .*top.c' <<<"$out"; then
+    fail "top.c, which only calls into a circle, is counted in it:"; echo "$out"
+elif ! grep -q "(nm): $((limit + 1)) (limit $limit; core 0, kube 0, local 0, output 0, sweep $((limit + 1)))" <<<"$out"; then
+    fail "no per-room count:"; echo "$out"
+else
+    echo "lint_structure: ok: each circle is named with its files and counted per room"
+fi
+rm -f "$work/t/src/sweep/a0.c"
+expect_pass "the same tree with one circle fewer (at the limit)"
+rm -f "$work/t/src/sweep/b0.c"
+
+# Functions over 80 lines: one more than the limit fails, and the report names them.
+flimit=$(sed -n 's/^LONG_FUNCS_MAX = \([0-9]*\).*/\1/p' "$ROOT/scripts/check-structure.py")
+clean_tree
+{ echo '/* Long functions. */'
+  for i in $(seq 0 "$flimit"); do
+      echo "int long_$i(int x)"; echo "{"
+      for j in $(seq 1 80); do echo "    x += $j;"; done
+      echo "    return x;"; echo "}"
+  done; } >"$work/t/src/output/long.c"
+expect_fail "$((flimit + 1)) functions over 80 lines (limit $flimit)" no-cpd \
+    "long function src/output/long.c:2: long_0, 84 lines"
+
+# A stale object (older than its source) fails rather than count yesterday's calls.
+clean_tree
+build_objs
+touch -d '1 hour ago' "$work/t/build/obj/src/kube/x.o"
+if out=$(SIZEUP_STRUCTURE_ROOT="$work/t" "$check" --no-cpd 2>&1); then
+    fail "a stale object: passed"
+elif ! grep -q 'FAIL objects missing or older than their source' <<<"$out"; then
+    fail "a stale object: no FAIL line:"; echo "$out"
+else
+    echo "lint_structure: ok: a stale object fails"
+fi
 
 # Copied code: one 40-line function in two files is far over the limit.
 if "$ROOT/scripts/install-jscpd.sh" >/dev/null 2>&1; then

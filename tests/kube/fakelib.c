@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "kube/internal.h"
+#include "kube/kube_int.h"
 #include "kube/objects.h"
 
 int fk_slurp(const char *dir, const char *name, char *buf, size_t len, char *err)

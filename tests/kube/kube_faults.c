@@ -22,7 +22,7 @@
 #include "core/log.h"
 #include "fakelib.h"
 #include "kube/client.h"
-#include "kube/internal.h"
+#include "kube/kube_int.h"
 #include "kube/objects.h"
 
 static struct fk fake;

@@ -21,7 +21,7 @@
 
 #include "fakelib.h"
 #include "kube/client.h"
-#include "kube/internal.h"
+#include "kube/kube_int.h"
 #include "kube/objects.h"
 
 /* A clean-up whose object may already be gone: its result is looked at and let go. */

@@ -21,7 +21,7 @@
 
 #include "fakelib.h"
 #include "kube/client.h"
-#include "kube/internal.h"
+#include "kube/kube_int.h"
 #include "kube/objects.h"
 
 static struct fk fake; /* direct, for faults */

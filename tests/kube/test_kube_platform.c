@@ -20,7 +20,7 @@
 #include <curl/curl.h>
 
 #include "fakelib.h"
-#include "kube/internal.h"
+#include "kube/kube_int.h"
 #include "kube/objects.h"
 #include "kube/platform.h"
 #include "profile/profile.h"

@@ -14,7 +14,7 @@
 #include <cmocka.h>
 
 #include "kube/client.h"
-#include "kube/internal.h"
+#include "kube/kube_int.h"
 
 static char tmpdir[256];
 

@@ -20,7 +20,7 @@
 
 #include "kube/client.h"
 #include "kube/exec_cred.h"
-#include "kube/internal.h"
+#include "kube/kube_int.h"
 
 #define V1  KUBE_EXEC_API_V1
 #define V1B KUBE_EXEC_API_V1BETA1

@@ -18,66 +18,7 @@
 
 #include "sweep/load_source.h"
 #include "sweep/runner.h"
-
-/* ---- a platform where every variant is ready at once and uses nothing -------------------- */
-
-static int p_facts(void *self, struct platform_facts *out, char *err)
-{
-    (void)self, (void)err;
-    memset(out, 0, sizeof(*out));
-    out->host_millicores = 64000;
-    out->limits_enforced = true;
-    return 0;
-}
-static int p_ok(void *self, char *err)
-{
-    (void)self, (void)err;
-    return 0;
-}
-static int p_apply(void *self, const struct variant *v, struct platform_failure *f, char *err)
-{
-    (void)self, (void)v, (void)f, (void)err;
-    return 0;
-}
-static int p_wait(void *self, int64_t t, volatile sig_atomic_t *stop, struct platform_failure *f,
-                  char *err)
-{
-    (void)self, (void)t, (void)stop, (void)f, (void)err;
-    return 0;
-}
-static int p_url(void *self, char *buf, size_t len, char *err)
-{
-    (void)self, (void)err;
-    snprintf(buf, len, "http://127.0.0.1:9");
-    return 0;
-}
-static int p_usage_end(void *self, struct platform_usage *out, char *err)
-{
-    (void)self, (void)err;
-    memset(out, 0, sizeof(*out));
-    out->window_s = 1;
-    out->cpu_s = 0.1;
-    out->peak_memory_bytes = 1 << 20;
-    out->host_other_cores = -1;
-    return 0;
-}
-static void p_free(void *self)
-{
-    (void)self;
-}
-static const struct platform_ops stub_ops = {
-    .name = "stub",
-    .facts = p_facts,
-    .prepare = p_ok,
-    .apply = p_apply,
-    .wait_ready = p_wait,
-    .target_url = p_url,
-    .usage_begin = p_ok,
-    .usage_end = p_usage_end,
-    .stop_variant = p_ok,
-    .restore = p_ok,
-    .free = p_free,
-};
+#include "stub_platform.h"
 
 /* ---- sources -------------------------------------------------------------------------------- */
 
@@ -136,7 +77,8 @@ static const struct load_source_ops stub_src_ops = {"stub", s_run, s_gen, s_free
 static void sweep_with(struct profile *p, struct stub_src *one, struct stub_src *more,
                        struct sweep *s)
 {
-    struct platform pl = {&stub_ops, NULL};
+    struct stub_platform sp = {.host_millicores = 64000};
+    struct platform pl = {&stub_platform_ops, &sp};
     struct load_source a = {&stub_src_ops, one}, b = {&stub_src_ops, more};
     struct variant_list vl;
     struct sweep_opts so = {0};

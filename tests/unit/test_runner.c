@@ -1,9 +1,9 @@
 /* Tests for src/sweep/runner.c's contention rules as the capacity search uses them: a repeat
  * the busy host starved of CPU (the transient rule) is measured again, at most
  * SWEEP_CONTENDED_RERUNS times per variant, so a passing busy moment costs a repeat, not the
- * row; a host busy throughout still marks the row contended. A stub platform reports each
- * window's usage, contended on the windows a test picks, and a stub source stands in for the
- * generator, so each decision is exact. */
+ * row; a host busy throughout still marks the row contended. The shared stub platform
+ * (stub_platform.h) reports each window's usage, contended on the windows a test picks, and a
+ * stub source stands in for the generator, so each decision is exact. */
 
 #include <errno.h>
 #include <setjmp.h>
@@ -19,6 +19,7 @@
 #include "sweep/load_source.h"
 #include "sweep/runner.h"
 #include "sweep/runner_int.h"
+#include "stub_platform.h"
 
 /* ---- a 2-core host whose other processes take the CPU in the windows a test picks ------------ */
 
@@ -35,53 +36,19 @@ struct stub_host {
     unsigned long_windows;
 };
 
-static int p_facts(void *self, struct platform_facts *out, char *err)
-{
-    const struct stub_host *h = self;
-    (void)err;
-    memset(out, 0, sizeof(*out));
-    out->host_millicores = 2000;
-    out->limits_enforced = true;
-    out->usage_window_us = h->usage_window_us;
-    return 0;
-}
-static int p_ok(void *self, char *err)
-{
-    (void)self, (void)err;
-    return 0;
-}
-static int p_apply(void *self, const struct variant *v, struct platform_failure *f, char *err)
-{
-    (void)self, (void)v, (void)f, (void)err;
-    return 0;
-}
-static int p_wait(void *self, int64_t t, volatile sig_atomic_t *stop, struct platform_failure *f,
-                  char *err)
-{
-    (void)self, (void)t, (void)stop, (void)f, (void)err;
-    return 0;
-}
-static int p_url(void *self, char *buf, size_t len, char *err)
-{
-    (void)self, (void)err;
-    snprintf(buf, len, "http://127.0.0.1:9");
-    return 0;
-}
 static double stub_last_dur_s(const struct stub_src *s);
 
 /* A 1-core variant: 0.95 cores used beside 0.2 of other work (its limit, not contended), or in a
  * busy window 0.3 cores beside 1.8 (starved: the transient rule). */
-static int p_usage_end(void *self, struct platform_usage *out, char *err)
+static void host_usage_end(void *ud, struct platform_usage *out)
 {
-    struct stub_host *h = self;
-    (void)err;
+    struct stub_host *h = ud;
     h->windows++;
     bool busy = h->busy_from && h->windows >= h->busy_from && h->windows <= h->busy_to;
-    memset(out, 0, sizeof(*out));
     out->window_s = 1;
     out->cpu_s = busy ? 0.3 : 0.95;
     out->host_other_cores = busy ? 1.8 : 0.2;
-    out->peak_memory_bytes = 1 << 20;
+    out->peak_memory_bytes = FMT_MIB;
     if (h->usage_window_us > 0) {
         double dur = stub_last_dur_s(h->src);
         out->window_s = dur;
@@ -89,25 +56,7 @@ static int p_usage_end(void *self, struct platform_usage *out, char *err)
         out->cpu_s = dur * 1e6 >= (double)h->usage_window_us ? 0.5 * dur : -1;
         h->long_windows += out->cpu_s >= 0;
     }
-    return 0;
 }
-static void p_free(void *self)
-{
-    (void)self;
-}
-static const struct platform_ops stub_ops = {
-    .name = "stub",
-    .facts = p_facts,
-    .prepare = p_ok,
-    .apply = p_apply,
-    .wait_ready = p_wait,
-    .target_url = p_url,
-    .usage_begin = p_ok,
-    .usage_end = p_usage_end,
-    .stop_variant = p_ok,
-    .restore = p_ok,
-    .free = p_free,
-};
 
 /* ---- the generator -------------------------------------------------------------------------- */
 
@@ -185,7 +134,11 @@ static const struct load_source_ops stub_src_ops = {"stub", s_run, s_gen, s_free
 
 static void sweep_with(struct stub_host *h, struct stub_src gen, struct sweep *s)
 {
-    struct platform pl = {&stub_ops, h};
+    struct stub_platform sp = {.host_millicores = 2000,
+                               .usage_window_us = h->usage_window_us,
+                               .usage_end = host_usage_end,
+                               .ud = h};
+    struct platform pl = {&stub_platform_ops, &sp};
     struct load_source src = {&stub_src_ops, &gen};
     struct variant_list vl;
     struct sweep_opts so = {0};

@@ -1,5 +1,5 @@
-#ifndef SIZEUP_KUBE_INTERNAL_H
-#define SIZEUP_KUBE_INTERNAL_H
+#ifndef SIZEUP_KUBE_KUBE_INT_H
+#define SIZEUP_KUBE_KUBE_INT_H
 
 /* Private to src/kube: the config's layout (the client reads the TLS material from it) and
  * helpers shared between the module's files. Prefix kube__ marks them internal. */
@@ -59,7 +59,8 @@ int kube__read_file(const char *path, size_t cap, char **out /* OUT */, size_t *
 int kube__b64_decode(const char *in, size_t len, unsigned char **out /* OUT */,
                      size_t *out_len /* OUT */);
 
-/* Milliseconds on the monotonic clock: the kube layer's name for clock_mono_ms (core/clock.h). */
+/* Milliseconds on the monotonic clock: the kube layer's name for clock_mono_ms (core/clock.h),
+ * defined in times.c, below every other file of src/kube. */
 long long kube__now_ms(void);
 
 /* Appends "&key=value" (value URL-escaped) to buf (len bytes). -ENOSPC when it does not fit. */

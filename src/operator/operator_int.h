@@ -1,5 +1,5 @@
-#ifndef SIZEUP_OPERATOR_OPERATOR_INTERNAL_H
-#define SIZEUP_OPERATOR_OPERATOR_INTERNAL_H
+#ifndef SIZEUP_OPERATOR_OPERATOR_INT_H
+#define SIZEUP_OPERATOR_OPERATOR_INT_H
 
 /* The operator's shared state and the functions its two files share; not part of the operator
  * layer's interface. operator.c: the main loop, leader election, the admin server and shutdown;

@@ -1,5 +1,5 @@
-#ifndef SIZEUP_LOCAL_LOCAL_INTERNAL_H
-#define SIZEUP_LOCAL_LOCAL_INTERNAL_H
+#ifndef SIZEUP_LOCAL_LOCAL_INT_H
+#define SIZEUP_LOCAL_LOCAL_INT_H
 
 /* The local platform's state and the functions its files share; not part of the local layer's
  * interface. local.c: the ops table, facts, prepare/restore and creation; local_process.c: the

@@ -1,5 +1,5 @@
-#ifndef SIZEUP_KUBE_PLATFORM_INTERNAL_H
-#define SIZEUP_KUBE_PLATFORM_INTERNAL_H
+#ifndef SIZEUP_KUBE_PLATFORM_INT_H
+#define SIZEUP_KUBE_PLATFORM_INT_H
 
 /* Private to the Kubernetes platform's files, one per job:
  *   platform.c          the ops table, creation, facts, prepare, crash recovery
