@@ -10,8 +10,6 @@
 #include <string.h>
 #include <time.h>
 
-#include <curl/curl.h>
-
 #include "core/clock.h"
 #include "core/jb.h"
 #include "core/log.h"
@@ -29,7 +27,6 @@ static const struct kube_resource CORE_EVENTS = {"", "v1", "events", 1};
 #define INDEX_KEY "batch.kubernetes.io/job-completion-index"
 #define UID_LABEL "batch.kubernetes.io/controller-uid"
 #define POLL_NS   250000000L
-#define FETCH_MS  3000L
 
 struct loadjob {
     const struct loadjob_config *c; /* borrowed */
@@ -346,64 +343,6 @@ struct run {
     struct load_result merged; /* the parts so far */
 };
 
-struct buf {
-    char *p;
-    size_t len;
-};
-
-static size_t on_body(char *data, size_t size, size_t nmemb, void *ud)
-{
-    struct buf *b = ud;
-    size_t n = size * nmemb;
-    if (b->len + n > LOADJOB_RESULT_MAX)
-        return 0; /* over the cap: curl fails the transfer */
-    char *q = realloc(b->p, b->len + n + 1);
-    if (!q)
-        return 0;
-    memcpy(q + b->len, data, n);
-    b->p = q;
-    b->len += n;
-    b->p[b->len] = '\0';
-    return n;
-}
-
-/* GET the worker's result from the pod IP the API gave. Returns 0 with *body owned, -EAGAIN
- * when the worker does not answer yet (still running), another negative errno otherwise. */
-static int fetch(const char *ip, char **body, char *err)
-{
-    char url[128];
-    struct buf b = {NULL, 0};
-    long code = 0;
-    CURLcode cc;
-    CURL *h = curl_easy_init();
-
-    if (!h)
-        return err_set(err, -ENOMEM, "out of memory");
-    snprintf(url, sizeof(url), strchr(ip, ':') ? "http://[%s]:%d%s" : "http://%s:%d%s", ip,
-             LOADJOB_RESULT_PORT, "/result");
-    curl_easy_setopt(h, CURLOPT_URL, url);
-    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
-    curl_easy_setopt(h, CURLOPT_WRITEDATA, &b);
-    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, FETCH_MS);
-    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, FETCH_MS);
-    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http");
-    curl_easy_setopt(h, CURLOPT_NOPROXY, "*");
-    cc = curl_easy_perform(h);
-    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
-    curl_easy_cleanup(h);
-    if (cc == CURLE_COULDNT_CONNECT) {
-        free(b.p);
-        return -EAGAIN;
-    }
-    if (cc != CURLE_OK || code != 200 || !b.p) {
-        free(b.p);
-        return err_set(err, -EPROTO, "GET %s: %s (HTTP %ld)", url, curl_easy_strerror(cc), code);
-    }
-    *body = b.p;
-    return 0;
-}
-
 static int incomplete(struct run *r, unsigned idx, char *err, const char *fmt, const char *what)
 {
     char msg[ERR_LEN];
@@ -411,37 +350,6 @@ static int incomplete(struct run *r, unsigned idx, char *err, const char *fmt, c
     log_warn("loadjob.incomplete", "job=%s generator=%u of=%u reason=\"%s\"", r->job, idx, r->n,
              msg);
     return err_set(err, LOAD_SOURCE_EINCOMPLETE, "generator %u of %u %s", idx, r->n, msg);
-}
-
-int loadjob_result_parse(const char *body, size_t len, unsigned idx, unsigned n, double late_max,
-                         struct load_result *out, char *why)
-{
-    cJSON *doc = cJSON_ParseWithLength(body, len);
-    const cJSON *w = cJSON_GetObjectItemCaseSensitive(doc, "worker");
-    const cJSON *ws = cJSON_GetObjectItemCaseSensitive(doc, "workers");
-    const cJSON *late = cJSON_GetObjectItemCaseSensitive(doc, "late_s");
-    char e[ERR_LEN] = "";
-    int rc = -EINVAL;
-
-    memset(out, 0, sizeof(*out));
-    if (!doc) {
-        snprintf(why, ERR_LEN, "sent a result that is not JSON");
-    } else if (!cJSON_IsNumber(w) || !cJSON_IsNumber(ws) || !cJSON_IsNumber(late) ||
-               w->valuedouble != idx || ws->valuedouble != n) {
-        snprintf(why, ERR_LEN, "answered with another worker's result");
-    } else if (!(late->valuedouble <= late_max)) {
-        snprintf(why, ERR_LEN, "started %.2f s after the shared start (at most %.2f s)",
-                 late->valuedouble, late_max);
-    } else if (report_json_parse(cJSON_GetObjectItemCaseSensitive(doc, "result"), out, e) != 0) {
-        snprintf(why, ERR_LEN, "sent a result that does not parse: %s", e);
-    } else if (out->interrupted) {
-        load_result_free(out);
-        snprintf(why, ERR_LEN, "was interrupted before the end of its run");
-    } else {
-        rc = 0;
-    }
-    cJSON_Delete(doc);
-    return rc;
 }
 
 /* Checks and merges worker idx's document. */
@@ -580,7 +488,7 @@ static int pull_results(struct run *r, unsigned *left, char *err)
             (*left)++;
             continue;
         }
-        int rc = fetch(g->ip, &body, e);
+        int rc = loadjob_result_fetch(g->ip, &body, e);
         if (rc == -EAGAIN || rc == -EPROTO) {
             (*left)++; /* still running; a broken answer is retried until the deadline */
             continue;

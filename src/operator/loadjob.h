@@ -76,6 +76,11 @@ int loadjob_source_new(const struct loadjob_config *c, struct load_source *out /
 int loadjob_delete_leftovers(kube_client_t *client, const char *ns, unsigned *deleted /* OUT */,
                              char *err);
 
+/* GETs worker's result from http://IP:LOADJOB_RESULT_PORT/result (at most LOADJOB_RESULT_MAX
+ * bytes). Returns 0 with *body owned (free with free()), -EAGAIN when the worker does not answer
+ * yet (still running), another negative errno with err otherwise. */
+int loadjob_result_fetch(const char *ip, char **body, char *err);
+
 /* Parses worker idx's result document (len bytes of outside input, from its pod): it must name
  * worker idx of n, have started at most late_max s late, carry a result report_json_parse
  * accepts, and not be interrupted. Returns 0 with *out filled (free with load_result_free), or
