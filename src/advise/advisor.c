@@ -4,12 +4,10 @@
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "advise/advisor_internal.h"
-#include "core/log.h"
 #include "sweep/search.h"
 #include "advise/sizing.h"
 
@@ -21,34 +19,6 @@ enum verdict advisor_classify(const struct advisor_row *r, const struct profile_
     if ((int64_t)r->p95_us < t->healthy_p95_us && r->error_rate < t->healthy_errors)
         return VERDICT_HEALTHY;
     return VERDICT_STRESSED;
-}
-
-/* Appends a formatted finding. ADVISOR_MAX_FINDINGS leaves room for every kind at once; should
- * the list still be full, the finding is logged (never dropped unsaid) and the first ones, the
- * important ones, stay. A finding too long for its buffer ends in "..." so that a reader sees it
- * was cut. */
-__attribute__((format(printf, 2, 3))) void advisor__finding(struct advice *a, const char *fmt, ...)
-{
-    va_list ap;
-    char *f;
-    int len;
-
-    if (a->nfindings >= ADVISOR_MAX_FINDINGS) {
-        char dropped[ADVISOR_TEXT_LEN];
-        va_start(ap, fmt);
-        vsnprintf(dropped, sizeof(dropped), fmt, ap);
-        va_end(ap);
-        log_warn("advisor.finding_dropped", "max=%d text=\"%.200s\"", ADVISOR_MAX_FINDINGS,
-                 dropped);
-        return;
-    }
-    f = a->findings[a->nfindings];
-    va_start(ap, fmt);
-    len = vsnprintf(f, ADVISOR_TEXT_LEN, fmt, ap);
-    va_end(ap);
-    if (len >= ADVISOR_TEXT_LEN)
-        memcpy(f + ADVISOR_TEXT_LEN - 4, "...", 4);
-    a->nfindings++;
 }
 
 /* ---- recommendation ------------------------------------------------------------------------ */

@@ -10,14 +10,8 @@
 #include <string.h>
 
 #include "advise/sizing.h"
-#include "advise/sizing_int.h"
+#include "advise/sizing_internal.h"
 #include "core/text.h"
-
-static unsigned ceil_count(double x)
-{
-    double c = ceil(x - SIZING_EPS * fabs(x));
-    return c < 1 ? 1 : (unsigned)c;
-}
 
 /* Does CPU grow with load? Fills h->cpu_bound and h->note. */
 static void cpu_growth(const struct capacity_result *cap, struct sizing_hpa *h)
@@ -71,8 +65,8 @@ static unsigned room(const struct sizing_opts *o, const struct sizing *s,
     char words[160];
 
     if (!s->from_curve) {
-        max = ceil_count(need / v->planned_rps);
-        unsigned at_cap = ceil_count(need / v->capacity_low);
+        max = sizing__ceil_count(need / v->planned_rps);
+        unsigned at_cap = sizing__ceil_count(need / v->capacity_low);
         if (max < at_cap)
             max = at_cap;
         return max < min + 1 ? min + 1 : max;
