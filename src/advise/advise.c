@@ -145,19 +145,12 @@ nodes:
     return 0;
 }
 
-void advise_note(struct advice *a, const char *text)
-{
-    if (text && *text)
-        advisor__finding(a, "%s", text);
-}
-
 int advise_rows(const struct advisor_row *rows, size_t n, const struct profile *p,
                 const struct platform_facts *f, struct advice *a, char *err)
 {
-    struct advisor_opts o;
+    struct advise_input in = {.rows = rows, .n = n, .profile = p, .facts = f};
 
-    advise_opts(p, f, &o);
-    return run_answer(rows, n, p, &o, a, err);
+    return advise_compose(&in, a, err);
 }
 
 /* A noisy point whose mark is its interval's width (wider than CAPACITY_NOISY_REL after the
@@ -263,22 +256,6 @@ int advise_scale_out_fit(const struct sweep_scale_out *so, struct usl_fit *f)
     return rc;
 }
 
-int advise_answer(const struct advisor_row *rows, size_t n, const struct profile *p,
-                  const struct platform_facts *f, const struct sweep_scale_out *so,
-                  struct advice *a, char *err)
-{
-    struct advisor_opts *o = calloc(1, sizeof(*o));
-    int rc;
-
-    if (!o)
-        return err_set(err, -ENOMEM, "out of memory");
-    advise_opts(p, f, o);
-    advise_scale_out(so, &o->scale_out);
-    rc = run_answer(rows, n, p, o, a, err);
-    free(o);
-    return rc;
-}
-
 static size_t scale_out_fit(const struct sweep_scale_out *so, struct usl_fit *f /* OUT */);
 
 /* What the scale-out's shape means, in plain words, among the findings: linear, slowing
@@ -286,7 +263,7 @@ static size_t scale_out_fit(const struct sweep_scale_out *so, struct usl_fit *f 
  * serve less). Nothing when no scale-out ran or its points give no curve. */
 static void scale_out_finding(const struct sweep *s, struct advice *a)
 {
-    const struct sweep_scale_out *so = s->scale_out;
+    const struct sweep_scale_out *so = s ? s->scale_out : NULL;
     char counts[96] = "", text[512];
     struct usl_fit f;
     size_t len = 0;
@@ -322,22 +299,6 @@ static void scale_out_finding(const struct sweep *s, struct advice *a)
                      "Universal Scalability Law fitted to %zu points%s, residual %.1f%%).%s",
                      s->rows[so->variant].variant.label, counts, text, f.used, weighed,
                      100 * f.residual, refuted);
-}
-
-int advise_sweep(const struct sweep *s, const struct profile *p, struct advisor_row *rows,
-                 size_t *n, struct advice *a, char *err)
-{
-    size_t k = 0;
-
-    while (k < s->n && k < VARIANT_MAX && s->rows[k].state != SWEEP_ROW_PENDING)
-        k++;
-    for (size_t i = 0; i < k; i++)
-        advise_row_from_sweep(s, i, &rows[i]);
-    *n = k;
-    int rc = advise_answer(rows, k, p, &s->facts, s->scale_out, a, err);
-    if (rc == 0)
-        scale_out_finding(s, a);
-    return rc;
 }
 
 int advise_scale_out_choice(void *ud, const struct sweep *s, unsigned *linear)
@@ -378,7 +339,10 @@ double advise_scale_out_predict(void *ud, const struct sweep_scale_out *so, unsi
     return usl_eval(&f, n);
 }
 
-void advise_cluster_scale_out(const struct sweep_scale_out *so, bool asked, struct advice *a)
+/* The cluster's findings on the scale-out: that the points loaded what the pods share, or, with
+ * a target and none asked for, that the scale-out is asked for in the cluster, never a default. */
+static void cluster_scale_out_finding(const struct sweep_scale_out *so, bool asked,
+                                      struct advice *a)
 {
     if (so && so->run) {
         unsigned most = 0;
@@ -398,4 +362,52 @@ void advise_cluster_scale_out(const struct sweep_scale_out *so, bool asked, stru
         advisor__finding(a, "No scale-out was measured: in the cluster it runs only when asked for "
                             "(sizeup.dev/scale-out: N, clone mode), because a cluster scale-out "
                             "loads what the pods share (the database behind them).");
+}
+
+/* The answer in its documented order (docs/sweep.md, "The order of the answer"): the advisor's
+ * verdicts, candidates and sizing steps 1 to 6 with availability (run_answer), then the
+ * scale-out's shape in words, then what only the platform knows (the cluster's scale-out, the
+ * front-end's note). */
+int advise_compose(const struct advise_input *in, struct advice *a, char *err)
+{
+    const struct sweep_scale_out *so = in->scale_out_from ? in->scale_out_from->scale_out : NULL;
+    struct advisor_opts *o = calloc(1, sizeof(*o));
+    int rc;
+
+    if (!o)
+        return err_set(err, -ENOMEM, "out of memory");
+    advise_opts(in->profile, in->facts, o);
+    advise_scale_out(so, &o->scale_out);
+    rc = run_answer(in->rows, in->n, in->profile, o, a, err);
+    free(o);
+    if (rc)
+        return rc;
+    scale_out_finding(in->scale_out_from, a);
+    if (in->cluster)
+        cluster_scale_out_finding(so, in->scale_out_asked, a);
+    if (in->note && *in->note)
+        advisor__finding(a, "%s", in->note);
+    return 0;
+}
+
+int advise_sweep(const struct sweep *s, const struct profile *p, struct advisor_row *rows,
+                 size_t *n, struct advice *a, char *err)
+{
+    size_t k = 0;
+
+    while (k < s->n && k < VARIANT_MAX && s->rows[k].state != SWEEP_ROW_PENDING)
+        k++;
+    for (size_t i = 0; i < k; i++)
+        advise_row_from_sweep(s, i, &rows[i]);
+    *n = k;
+    struct advise_input in = {
+        .rows = rows, .n = k, .profile = p, .facts = &s->facts, .scale_out_from = s};
+    return advise_compose(&in, a, err);
+}
+
+void advise_runner_hooks(const struct profile *p, struct sweep_opts *so)
+{
+    so->scale_out_choice = advise_scale_out_choice;
+    so->scale_out_predict = advise_scale_out_predict;
+    so->scale_out_ud = (void *)p;
 }

@@ -103,7 +103,7 @@ struct advisor_opts {
     double host_cores;       /* for caveats; 0 unknown */
     const char *limits_note; /* why limits are not enforced, or NULL */
     /* Capacity mode: the scale-out measured after the shape search (sizing.h); run false
-     * without one. advise_answer fills it from the sweep. */
+     * without one. advise_compose fills it from the sweep. */
     struct sizing_scale_out scale_out;
     unsigned availability_replicas;                /* sizing_opts.availability_replicas: 0 today */
     const struct profile_autoscaling *autoscaling; /* sizing_opts.autoscaling; NULL: defaults */

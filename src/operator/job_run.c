@@ -23,9 +23,9 @@
 #include "sweep/progress_feed.h"
 #include "sweep/runner.h"
 
-/* Runs the advisor over rows[0..n) and writes the ConfigMap: every output of the one output
- * path plus state.json, whatever the verdicts (no recommendation leaves out values.yaml, never
- * the rows or the progress a restarted operator resumes from). */
+/* Composes the answer over rows[0..n) (advise_compose) and writes the ConfigMap: every output of
+ * the one output path plus state.json, whatever the verdicts (no recommendation leaves out
+ * values.yaml, never the rows or the progress a restarted operator resumes from). */
 static int write_outputs(struct sweep_job *sj, const struct sweep *s,
                          const struct advisor_row *rows, size_t n, const char *phase, char *err)
 {
@@ -35,14 +35,18 @@ static int write_outputs(struct sweep_job *sj, const struct sweep *s,
     char command[600], *state = NULL;
     int rc;
 
-    rc =
-        advise_answer(rows, n, &sj->profile, &sj->facts, s ? s->scale_out : NULL, &sj->advice, err);
+    struct advise_input in = {.rows = rows,
+                              .n = n,
+                              .profile = &sj->profile,
+                              .facts = &sj->facts,
+                              .scale_out_from = s,
+                              .cluster = true,
+                              .scale_out_asked = sj->profile.scale_out.ncounts > 1,
+                              .note = sj->nodes_note};
+    rc = advise_compose(&in, &sj->advice, err);
     if (rc)
         return rc;
     sj->have_advice = 1;
-    advise_cluster_scale_out(s ? s->scale_out : NULL, sj->profile.scale_out.ncounts > 1,
-                             &sj->advice);
-    advise_note(&sj->advice, sj->nodes_note);
 
     d.rows = rows;
     d.n = n;
@@ -378,9 +382,7 @@ void job_sweep_opts(struct sweep_job *sj, struct sweep_opts *so)
     so->shared_target = annot_shared_target(&x->req);
     /* The scale-out (only when asked for: job_request.c turns the default off) measures the
      * recommendation, each point's search starting from the curve so far. */
-    so->scale_out_choice = advise_scale_out_choice;
-    so->scale_out_predict = advise_scale_out_predict;
-    so->scale_out_ud = &sj->profile;
+    advise_runner_hooks(&sj->profile, so);
     so->scale_out_done = on_point_done;
     so->scale_out_prior = sj->so_prior;
 }

@@ -13,10 +13,8 @@
 #include <unistd.h>
 
 #include "core/fmt.h"
-#include "core/log.h"
 #include "output/output_hpa.h"
 #include "output/output_keda.h"
-#include "advise/advise.h"
 #include "output/output_int.h"
 #include "sweep/runner.h"
 
@@ -379,64 +377,4 @@ int output_write_all(const char *dir, const struct output_doc *d, char *err)
     rc = output_set_write_dir(dir, &s, err);
     output_set_free(&s);
     return rc;
-}
-
-/* ---- the local sweep ------------------------------------------------------------------------ */
-/* The local sweep's document over s, its rows and advice in rows[VARIANT_MAX] and *a. */
-static void sweep_doc(const struct sweep *s, const struct output_inputs *in,
-                      struct advisor_row *rows, struct advice *a, struct output_doc *d /* OUT */)
-{
-    char aerr[ERR_LEN] = "";
-
-    memset(d, 0, sizeof(*d));
-    /* The rows are written whatever the advisor says: its error (it has none for a sweep's own
-     * rows) only makes the advice say less. */
-    if (advise_sweep(s, in->profile, rows, &d->n, a, aerr) != 0)
-        log_error("sweep.advisor", "error=\"%s\"", aerr);
-    d->rows = rows;
-    d->advice = a;
-    d->sweep = s;
-    d->profile = in->profile;
-    d->facts = &s->facts;
-    d->platform = s->platform;
-    d->command = in->command;
-    d->configs = in->configs;
-    d->started = s->started;
-    d->finished = s->finished ? s->finished : time(NULL);
-    d->cancelled = s->cancelled;
-    d->paths = in->paths;
-    d->workload = in->workload;
-}
-
-/* Builds the local sweep's document and writes its outputs into dir, or (f not NULL) its answer
- * to f. */
-static int with_sweep_doc(const struct sweep *s, const struct output_inputs *in, const char *dir,
-                          FILE *f, char *err)
-{
-    struct advisor_row *rows = calloc(VARIANT_MAX, sizeof(*rows));
-    struct advice *a = calloc(1, sizeof(*a));
-    struct output_doc d;
-    int rc = 0;
-
-    if (!rows || !a) {
-        rc = err_set(err, -ENOMEM, "out of memory");
-        goto out;
-    }
-    sweep_doc(s, in, rows, a, &d);
-    rc = f ? output_answer(f, &d, OUTPUT_ANSWER_TEXT, err) : output_write_all(dir, &d, err);
-out:
-    free(rows);
-    free(a);
-    return rc;
-}
-
-int output_write_sweep(const char *dir, const struct sweep *s, const struct output_inputs *in,
-                       char *err)
-{
-    return with_sweep_doc(s, in, dir, NULL, err);
-}
-
-int output_sweep_answer(FILE *f, const struct sweep *s, const struct output_inputs *in, char *err)
-{
-    return with_sweep_doc(s, in, NULL, f, err);
 }

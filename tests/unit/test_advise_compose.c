@@ -1,0 +1,289 @@
+/* Tests for advise_compose (src/advise/advise.c): one sweep's rows through the local sweep's path
+ * (advise_sweep, as `sizeup sweep` composes its document) and through the operator's (the rows
+ * converted one by one, advise_compose with the cluster's inputs, as job_run.c's write_outputs
+ * does), both rendered by output_set_render. The documents must be identical field by field but
+ * for what is platform specific, named here:
+ *   results.json  "platform", "command" (each front-end's own), and the findings the cluster
+ *                 adds after the shared ones ("The scale-out ran up to N clone pods ...")
+ * Every other output (values.yaml, hpa.yaml, keda.yaml, pdb.yaml, auto-sizing.yaml,
+ * deployment-patch.yaml) must be byte-identical. The sweep has three shapes, a capacity search,
+ * a target, availability over three zones and a scale-out of the winner, so the rates and
+ * percentages of the sizing, the HPA and the findings are all compared. */
+
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <cjson/cJSON.h>
+
+#include "advise/advise.h"
+#include "output/output.h"
+#include "output/output_set.h"
+#include "sweep/runner.h"
+#include "sweep_fixture.h"
+
+#define NV 3
+
+struct fixture {
+    struct profile profile;
+    struct sweep sweep;
+    struct sweep_row row[NV];
+    struct sweep_scale_out so;
+    struct advisor_row local_rows[VARIANT_MAX], op_rows[VARIANT_MAX];
+    struct advice local, op;
+    struct output_set local_set, op_set;
+};
+
+static void capacity(struct capacity_result *c, double rps, double low, double cores)
+{
+    c->searched = true;
+    c->valid = true;
+    c->rps = rps;
+    c->interval.n = 3;
+    c->interval.mean = rps;
+    c->interval.low = low;
+    c->interval.high = 2 * rps - low;
+    c->interval.half = rps - low;
+    c->cpu_cores = cores;
+    c->peak_memory_bytes = 100LL << 20;
+    for (int i = 1; i <= 3; i++) {
+        struct capacity_step *s = &c->steps[c->nsteps++];
+        s->kind = CAPACITY_STEP_SEARCH;
+        s->offered_rps = rps * i / 3;
+        s->achieved_rps = rps * i / 3;
+        s->cpu_cores = cores * i / 3;
+        s->peak_memory_bytes = -1;
+        s->gen_cores = -1;
+        s->pass = true;
+    }
+}
+
+static int setup(void **state)
+{
+    static const char *spec[NV] = {"1@1/512Mi", "2@2/1Gi", "4@4/2Gi"};
+    static const double rps[NV] = {1000, 1900, 3500};
+    struct fixture *f = calloc(1, sizeof(*f));
+
+    assert_non_null(f);
+    assert_int_equal(profile_init_default(&f->profile), 0);
+    f->profile.target_rps = 2400;
+    f->profile.availability.given = true;
+    f->profile.availability.zones = 3;
+    f->profile.availability.drain = 1;
+    for (size_t i = 0; i < NV; i++) {
+        sweep_fixture_row(&f->row[i], &f->local_rows[i], spec[i], rps[i], 30000, &f->profile);
+        capacity(&f->row[i].cap, rps[i], rps[i] * 0.97, 0.9 * (double)(i + 1));
+    }
+    /* The scale-out of the first shape at 1..4 replicas, slowing (contention). */
+    static const double low[] = {970, 1900, 2800, 3650};
+    f->so.run = true;
+    f->so.variant = 0;
+    f->so.npoints = 4;
+    for (size_t i = 0; i < 4; i++) {
+        struct sweep_scale_point *pt = &f->so.points[i];
+        pt->replicas = (unsigned)i + 1;
+        pt->from = i ? SWEEP_POINT_MEASURED : SWEEP_POINT_SHAPE_SEARCH;
+        capacity(&pt->cap, low[i] * 1.03, low[i], 0.9 * (double)(i + 1));
+    }
+    f->sweep.scale_out = &f->so;
+    f->sweep.n = NV;
+    f->sweep.rows = f->row;
+    f->sweep.facts.host_millicores = 8000;
+    f->sweep.facts.limits_enforced = true;
+    snprintf(f->sweep.facts.machine, sizeof(f->sweep.facts.machine), "test machine");
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    struct fixture *f = *state;
+    output_set_free(&f->local_set);
+    output_set_free(&f->op_set);
+    for (size_t i = 0; i < NV; i++)
+        load_result_free(&f->row[i].load);
+    profile_free(&f->profile);
+    free(f);
+    return 0;
+}
+
+/* What both front-ends put in the document alike. */
+static void doc(struct output_doc *d, const struct fixture *f, const struct advisor_row *rows,
+                size_t n, const struct advice *a)
+{
+    memset(d, 0, sizeof(*d));
+    d->rows = rows;
+    d->n = n;
+    d->advice = a;
+    d->sweep = &f->sweep;
+    d->profile = &f->profile;
+    d->facts = &f->sweep.facts;
+    d->started = 1764446400;
+    d->finished = 1764446500;
+    d->workload = (struct output_workload){"app", "app", "WORKERS", NULL, "app=shop"};
+    output_paths_default(&d->paths);
+}
+
+/* The local sweep's path: advise_sweep (cmd_sweep.c's sweep_doc). */
+static void render_local(struct fixture *f)
+{
+    struct output_doc d;
+    char err[ERR_LEN] = "";
+    size_t n = 0;
+
+    assert_int_equal(advise_sweep(&f->sweep, &f->profile, f->local_rows, &n, &f->local, err), 0);
+    assert_int_equal(n, NV);
+    doc(&d, f, f->local_rows, n, &f->local);
+    d.platform = "local";
+    d.command = "sizeup sweep -- ./app";
+    if (output_set_render(&d, NULL, 0, &f->local_set, err) != 0)
+        fail_msg("local output_set_render: %s", err);
+}
+
+/* The operator's path: the rows one by one (job_run.c's all_rows), advise_compose with the
+ * cluster's inputs (write_outputs). */
+static void render_operator(struct fixture *f)
+{
+    struct output_doc d;
+    char err[ERR_LEN] = "";
+
+    for (size_t i = 0; i < NV; i++)
+        advise_row_from_sweep(&f->sweep, i, &f->op_rows[i]);
+    struct advise_input in = {.rows = f->op_rows,
+                              .n = NV,
+                              .profile = &f->profile,
+                              .facts = &f->sweep.facts,
+                              .scale_out_from = &f->sweep,
+                              .cluster = true,
+                              .scale_out_asked = true};
+    assert_int_equal(advise_compose(&in, &f->op, err), 0);
+    doc(&d, f, f->op_rows, NV, &f->op);
+    d.scale_out_from = &f->sweep;
+    d.platform = "kube";
+    d.command = "sizeup operator: deployment shop/app, sizeup.dev/sweep=1, mode clone";
+    if (output_set_render(&d, NULL, 0, &f->op_set, err) != 0)
+        fail_msg("operator output_set_render: %s", err);
+}
+
+static const char *item(const struct output_set *s, const char *name)
+{
+    for (size_t i = 0; i < s->n; i++)
+        if (strcmp(s->items[i].name, name) == 0)
+            return s->items[i].data;
+    return NULL;
+}
+
+static bool platform_specific(const char *path)
+{
+    return strcmp(path, "/platform") == 0 || strcmp(path, "/command") == 0 ||
+           strcmp(path, "/findings") == 0;
+}
+
+/* a and b equal at every path but the platform-specific ones; fails naming the first path that
+ * differs. */
+static void same_json(const cJSON *a, const cJSON *b, const char *path)
+{
+    char sub[512];
+
+    if (platform_specific(path))
+        return;
+    if (!a || !b)
+        fail_msg("%s: present in one document only", path);
+    if (a->type != b->type)
+        fail_msg("%s: types differ", path);
+    if (cJSON_IsObject(a)) {
+        const cJSON *x;
+        cJSON_ArrayForEach(x, a)
+        {
+            snprintf(sub, sizeof(sub), "%s/%s", path, x->string);
+            same_json(x, cJSON_GetObjectItemCaseSensitive(b, x->string), sub);
+        }
+        cJSON_ArrayForEach(x, b)
+        {
+            snprintf(sub, sizeof(sub), "%s/%s", path, x->string);
+            if (!platform_specific(sub) && !cJSON_GetObjectItemCaseSensitive(a, x->string))
+                fail_msg("%s: present in the operator's document only", sub);
+        }
+        return;
+    }
+    if (cJSON_IsArray(a)) {
+        int n = cJSON_GetArraySize(a);
+        if (n != cJSON_GetArraySize(b))
+            fail_msg("%s: %d against %d items", path, n, cJSON_GetArraySize(b));
+        for (int i = 0; i < n; i++) {
+            snprintf(sub, sizeof(sub), "%s/%d", path, i);
+            same_json(cJSON_GetArrayItem(a, i), cJSON_GetArrayItem(b, i), sub);
+        }
+        return;
+    }
+    if (cJSON_IsString(a)) {
+        if (strcmp(a->valuestring, b->valuestring) != 0)
+            fail_msg("%s: \"%s\" against \"%s\"", path, a->valuestring, b->valuestring);
+        return;
+    }
+    if (cJSON_IsNumber(a) && a->valuedouble != b->valuedouble)
+        fail_msg("%s: %.17g against %.17g", path, a->valuedouble, b->valuedouble);
+}
+
+static void test_local_and_operator_documents_agree(void **state)
+{
+    struct fixture *f = *state;
+
+    render_local(f);
+    render_operator(f);
+    cJSON *l = cJSON_Parse(item(&f->local_set, "results.json"));
+    cJSON *o = cJSON_Parse(item(&f->op_set, "results.json"));
+    assert_non_null(l);
+    assert_non_null(o);
+    same_json(l, o, "");
+
+    /* The findings: the local ones, then what only the cluster says. */
+    const cJSON *lf = cJSON_GetObjectItemCaseSensitive(l, "findings");
+    const cJSON *of = cJSON_GetObjectItemCaseSensitive(o, "findings");
+    int nl = cJSON_GetArraySize(lf), no = cJSON_GetArraySize(of);
+    assert_int_equal(no, nl + 1);
+    for (int i = 0; i < nl; i++)
+        assert_string_equal(cJSON_GetArrayItem(lf, i)->valuestring,
+                            cJSON_GetArrayItem(of, i)->valuestring);
+    assert_non_null(strstr(cJSON_GetArrayItem(of, nl)->valuestring,
+                           "The scale-out ran up to 4 clone pods side by side in the cluster"));
+    /* Both carry the scale-out's shape in words (the Universal Scalability Law). */
+    bool usl = false;
+    for (int i = 0; i < nl; i++)
+        usl = usl || strstr(cJSON_GetArrayItem(lf, i)->valuestring,
+                            "Universal Scalability Law fitted to 4 points");
+    assert_true(usl);
+    cJSON_Delete(l);
+    cJSON_Delete(o);
+
+    /* The answer's files, byte for byte. */
+    static const char *same[] = {"values.yaml", "hpa.yaml",         "keda.yaml",
+                                 "pdb.yaml",    "auto-sizing.yaml", "deployment-patch.yaml"};
+    for (size_t i = 0; i < sizeof(same) / sizeof(same[0]); i++) {
+        const char *a = item(&f->local_set, same[i]), *b = item(&f->op_set, same[i]);
+        if (!a != !b)
+            fail_msg("%s: written by one front-end only", same[i]);
+        if (a && strcmp(a, b) != 0)
+            fail_msg("%s differs:\n--- local\n%s\n--- operator\n%s", same[i], a, b);
+    }
+    /* The fixture reaches what the comparison is for: a recommendation with availability and
+     * an autoscaler. */
+    assert_true(f->local.recommended >= 0);
+    assert_true(f->local.availability.applied);
+    assert_non_null(item(&f->local_set, "pdb.yaml"));
+    assert_non_null(item(&f->local_set, "values.yaml"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_local_and_operator_documents_agree, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
