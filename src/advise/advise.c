@@ -85,62 +85,20 @@ void advise_opts(const struct profile *p, const struct platform_facts *f, struct
     out->nnodes = p->nnodes;
     out->planning = p->planning;
     out->autoscaling = &p->autoscaling;
+    out->availability = &p->availability;
     out->host_cores = f ? (double)f->host_millicores / 1000.0 : 0;
     out->limits_note = f && !f->limits_enforced ? f->limits_note : NULL;
 }
 
-/* The advisor, then steps (5) and (6) of the answer with availability: the first run gives R,
- * the pods the target needs up; availability's plan for R feeds the sizing's step (5) as the
- * extra pods in a second run (which caps the count where the scale-out's curve ends and sets the
- * HPA's minReplicas to it), and the HPA's maxReplicas gets the same margin at the grown load.
- * Then the node types for the recommended pods. o is changed. */
+/* The answer's steps (advisor_run: the verdicts, the sizing's steps 1 to 6 with availability
+ * applied once at step 5), then the node types for the recommended pods. */
 static int run_answer(const struct advisor_row *rows, size_t n, const struct profile *p,
-                      struct advisor_opts *o, struct advice *a, char *err)
+                      const struct advisor_opts *o, struct advice *a, char *err)
 {
-    const struct profile_availability *av = &p->availability;
-    struct availability_plan plan, grown;
-    char why[ERR_LEN];
-    int rc;
+    int rc = advisor_run(rows, n, o, a, err);
 
-    rc = advisor_run(rows, n, o, a, err);
     if (rc)
         return rc;
-    if (!av->given || a->recommended < 0 || !a->by_target || a->replicas < 1 ||
-        availability_plan(a->replicas, av->zones, av->drain, &plan, why) != 0) {
-        availability_apply(av, a); /* the finding that says why nothing was added */
-        goto nodes;
-    }
-    unsigned old_max = a->sizing.hpa.enabled ? a->sizing.hpa.max_replicas : 0;
-    o->availability_replicas = plan.replicas - plan.needed;
-    rc = advisor_run(rows, n, o, a, err);
-    if (rc)
-        return rc;
-    struct sizing_hpa *h = &a->sizing.hpa;
-    if (!a->sizing.unreachable && a->replicas > 0 && a->replicas < plan.replicas) {
-        /* A fixed-load sweep counts its replicas outside the sizing's steps. */
-        a->replicas = a->sizing.replicas = plan.replicas;
-        if (h->enabled && h->min_replicas < plan.replicas)
-            h->min_replicas = plan.replicas;
-    }
-    a->availability = plan;
-    a->availability.applied = !a->sizing.unreachable && a->replicas > 0;
-    advisor__finding(a, "%s", plan.text);
-    if (a->availability.applied && h->enabled && old_max >= 1 &&
-        availability_plan(old_max, av->zones, av->drain, &grown, why) == 0) {
-        unsigned max = grown.replicas;
-        if (a->sizing.from_curve && a->sizing.curve.cap > 0 && max > a->sizing.curve.cap)
-            max = a->sizing.curve.cap; /* never past where the curve ends */
-        if (max > h->max_replicas)
-            h->max_replicas = max;
-        if (h->max_replicas < h->min_replicas + 1)
-            h->max_replicas = h->min_replicas + 1; /* room to scale */
-        advisor__finding(a,
-                         "Autoscaling with availability (%u zone%s, drain %u): minReplicas %u, "
-                         "maxReplicas %u (%u pods up at the grown load).",
-                         av->zones, av->zones == 1 ? "" : "s", av->drain, h->min_replicas,
-                         h->max_replicas, old_max);
-    }
-nodes:
     packing_apply(p->nodes, p->nnodes, a);
     return 0;
 }

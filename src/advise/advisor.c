@@ -239,7 +239,7 @@ static int recommend_capacity(const struct advisor_row *rows, size_t n,
     so.nnodes = o->nnodes;
     so.planning = o->planning;
     so.scale_out = o->scale_out;
-    so.availability_replicas = o->availability_replicas;
+    so.availability = o->availability;
     so.autoscaling = o->autoscaling;
     rc = sizing_run(sr, n, &so, s, err);
     if (rc)
@@ -330,6 +330,10 @@ int advisor_run(const struct advisor_row *rows, size_t n, const struct advisor_o
         recommend(rows, n, o, out);
         values(rows, out);
         fixed_sizing(o, out);
+        /* Step (5) of a fixed-load sweep: its count is the rule's, made outside the sizing's
+         * steps, so the plan's count replaces it with the findings below. */
+        availability_step(o->availability, out->recommended, out->by_target, out->replicas, 0,
+                          &out->sizing.availability);
     }
     rule_default(&out->rule);
     advisor__fit_rule(rows, n, out);
@@ -338,5 +342,6 @@ int advisor_run(const struct advisor_row *rows, size_t n, const struct advisor_o
         sizing_findings(out);
     if (stream_mode(rows, n))
         advisor__find_streams(rows, n, o, out);
+    availability_findings(o->availability, &out->sizing.availability, !capacity, out);
     return 0;
 }

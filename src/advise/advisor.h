@@ -105,7 +105,8 @@ struct advisor_opts {
     /* Capacity mode: the scale-out measured after the shape search (sizing.h); run false
      * without one. advise_compose fills it from the sweep. */
     struct sizing_scale_out scale_out;
-    unsigned availability_replicas;                /* sizing_opts.availability_replicas: 0 today */
+    /* Zones and drain (sizing_opts.availability): planned once, at step (5); NULL: none. */
+    const struct profile_availability *availability;
     const struct profile_autoscaling *autoscaling; /* sizing_opts.autoscaling; NULL: defaults */
 };
 

@@ -187,6 +187,15 @@ static void cpu_metric(const struct sizing_row *row, const struct sizing_opts *o
                   SIZING_HPA_MIN_UTIL, SIZING_HPA_MAX_UTIL);
 }
 
+unsigned sizing__hpa_max(const struct sizing_opts *o, const struct sizing *s)
+{
+    struct sizing_hpa scratch = {0};
+
+    if (s->recommended < 0 || s->streams || !s->by_target || s->unreachable)
+        return 0;
+    return room(o, s, &s->rows[s->recommended], &scratch);
+}
+
 void sizing__autoscale(const struct sizing_row *rows, const struct sizing_opts *o, struct sizing *s)
 {
     struct sizing_hpa *h = &s->hpa;
@@ -238,4 +247,5 @@ void sizing__autoscale(const struct sizing_row *rows, const struct sizing_opts *
     else
         pods_metric(o, s, v, h);
     lag(row, o, h);
+    availability_hpa(o->availability, s->from_curve ? s->curve.cap : 0, &s->availability, h);
 }

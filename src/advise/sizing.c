@@ -357,7 +357,7 @@ int sizing_run(const struct sizing_row *rows, size_t n, const struct sizing_opts
     recommend(rows, o, out);
     out->replicas_linear = out->replicas;
     sizing__curve_step(rows, o, out);
-    sizing__availability_step(o, out);
+    sizing__availability_step(o, sizing__hpa_max(o, out), out);
     assumption(rows, out);
     requests(rows, out);
     sizing__autoscale(rows, o, out);

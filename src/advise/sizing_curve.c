@@ -176,14 +176,21 @@ void sizing__curve_step(const struct sizing_row *rows, const struct sizing_opts 
              s->replicas, s->target_rps, s->rows[s->recommended].planned_rps, s->curve_skipped);
 }
 
-/* Step (5): replicas added for availability add to the count; past where the curve ends the
- * target is unreachable with that availability. */
-void sizing__availability_step(const struct sizing_opts *o, struct sizing *s)
+/* Step (5): availability's plan for the count so far (availability_step); its extra pods add to
+ * the count, and past where the curve ends the target is unreachable with that availability. */
+void sizing__availability_step(const struct sizing_opts *o, unsigned hpa_max_without,
+                               struct sizing *s)
 {
-    unsigned add = o->availability_replicas, adj;
+    struct availability_step *st = &s->availability;
+    unsigned add, adj;
     char words[160];
 
-    if (!add || s->recommended < 0 || !s->by_target || s->unreachable)
+    availability_step(o->availability, s->recommended, s->by_target && !s->unreachable, s->replicas,
+                      hpa_max_without, st);
+    if (st->state != AVAILABILITY_PLANNED)
+        return;
+    add = st->plan.replicas - st->plan.needed;
+    if (!add)
         return;
     adj = s->replicas + add;
     if (s->from_curve && adj > s->curve.cap) {

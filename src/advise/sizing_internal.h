@@ -41,8 +41,15 @@ double sizing__cpu_lowest_rps(const struct capacity_result *cap);
 void sizing__curve_step(const struct sizing_row *rows, const struct sizing_opts *o,
                         struct sizing *s);
 
-/* Step (5): o->availability_replicas added; past where the curve ends, unreachable. */
-void sizing__availability_step(const struct sizing_opts *o, struct sizing *s);
+/* Step (5): availability's plan (o->availability) for s->replicas, its extra pods added; past
+ * where the curve ends, unreachable. hpa_max_without is step (6)'s maxReplicas for the count
+ * before (sizing__hpa_max), kept for the autoscaler's margin. */
+void sizing__availability_step(const struct sizing_opts *o, unsigned hpa_max_without,
+                               struct sizing *s);
+
+/* Step (6)'s maxReplicas for s as it stands (autoscale.c), 0 when step (6) would make no HPA;
+ * s unchanged. */
+unsigned sizing__hpa_max(const struct sizing_opts *o, const struct sizing *s);
 
 /* Step (6)'s max from the curve (s->from_curve): the smallest N from s->replicas to where the
  * curve ends that holds the target x (1 + growth); where it ends when none does. */

@@ -280,8 +280,42 @@ static void test_local_and_operator_documents_agree(void **state)
     assert_non_null(item(&f->local_set, "values.yaml"));
 }
 
+/* ADVISE_COMPOSE_DUMP=dir: both documents' outputs at several targets, for comparing bytes
+ * across builds. */
+static int dump(const char *dir)
+{
+    static const double targets[] = {900, 1500, 2400, 3000, 4200, 0};
+    char path[4096];
+
+    for (size_t t = 0; t < sizeof(targets) / sizeof(targets[0]); t++) {
+        void *state = NULL;
+        setup(&state);
+        struct fixture *f = state;
+        f->profile.target_rps = targets[t];
+        f->so.variant = t % 2; /* the scale-out of the first shape, or the second's */
+        render_local(f);
+        render_operator(f);
+        const struct output_set *sets[] = {&f->local_set, &f->op_set};
+        for (size_t k = 0; k < 2; k++)
+            for (size_t i = 0; i < sets[k]->n; i++) {
+                snprintf(path, sizeof(path), "%s/%zu-%s-%s", dir, t, k ? "op" : "local",
+                         sets[k]->items[i].name);
+                FILE *out = fopen(path, "w");
+                if (!out)
+                    return 1;
+                fputs(sets[k]->items[i].data, out);
+                fclose(out);
+            }
+        teardown(&state);
+    }
+    return 0;
+}
+
 int main(void)
 {
+    if (getenv("ADVISE_COMPOSE_DUMP"))
+        return dump(getenv("ADVISE_COMPOSE_DUMP"));
+
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_local_and_operator_documents_agree, setup, teardown),
     };
