@@ -345,7 +345,7 @@ int advise_compose(const struct advise_input *in, struct advice *a, char *err)
         cluster_scale_out_finding(so, in->scale_out_asked, a);
     if (in->note && *in->note)
         advisor__finding(a, "%s", in->note);
-    return 0;
+    return advisor__check_text(a, err);
 }
 
 int advise_sweep(const struct sweep *s, const struct profile *p, struct advisor_row *rows,

@@ -154,6 +154,7 @@ struct advice {
 
     size_t nfindings;
     char findings[ADVISOR_MAX_FINDINGS][ADVISOR_TEXT_LEN];
+    unsigned findings_cut; /* findings too long for ADVISOR_TEXT_LEN: the answer's error */
 };
 
 /* The verdict on scalars: HEALTHY when p95 < healthy and errors < healthy;

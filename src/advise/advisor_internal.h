@@ -21,8 +21,13 @@
  * band's edge is the number printed (0.85 * 100 is 85.00000000000001 in binary). */
 #define PCT(fraction) round((fraction)*100.0)
 
-/* Appends a formatted finding to a (dropped when the list is full; cut with "..." when long). */
+/* Appends a formatted finding to a (dropped when the list is full, and logged; cut with "..."
+ * when long, and counted in a->findings_cut). */
 __attribute__((format(printf, 2, 3))) void advisor__finding(struct advice *a, const char *fmt, ...);
+
+/* Whether every sentence of a is whole: 0, or -ENOSPC naming the first finding or text buffer
+ * that was cut (text_full) with err. Run once, when the answer is composed. */
+SIZEUP_MUST_USE int advisor__check_text(const struct advice *a, char *err);
 
 /* Appends the findings on a stream-capacity sweep (advisor_streams.c): the binding limit per
  * variant, the fan-out cost per extra stream, where delivery latency bends. */

@@ -20,7 +20,7 @@
 #include "sweep/stream_capacity.h"
 #include "sweep/variant.h"
 
-#define SIZING_TEXT_LEN 768
+#define SIZING_TEXT_LEN 1536
 
 /* "CPU grows with load": CPU at capacity is at least SIZING_CPU_GROWTH times the CPU at
  * 1/CAPACITY_CPU_GROWTH_LOAD of capacity. CPU spent per request makes it nearly proportional to

@@ -10,6 +10,7 @@
  * a target, availability over three zones and a scale-out of the winner, so the rates and
  * percentages of the sizing, the HPA and the findings are all compared. */
 
+#include <errno.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -280,6 +281,110 @@ static void test_local_and_operator_documents_agree(void **state)
     assert_non_null(item(&f->local_set, "values.yaml"));
 }
 
+/* Every finding with extreme figures: eight shapes under long labels at 7-digit rates, a
+ * scale-out of eight points, 64 zones and a drain of 1000, node types with long names, the
+ * cluster's findings and a long note, at several targets. The answer is composed whole (a cut
+ * sentence is advise_compose's -ENOSPC) and no finding ends cut. */
+static void test_extreme_figures_never_cut(void **state)
+{
+    static const char *spec[8] = {"1@1/512Mi", "2@2/1Gi",    "4@4/2Gi",        "8@8/4Gi",
+                                  "16@16/8Gi", "64@64/32Gi", "512@512/1024Gi", "1024@1024/65536Gi"};
+    static const double targets[][2] = {{9999999, 0}, {0, 99999999}, {0, 0}, {2500000, 0}};
+    struct fixture *f = *state;
+    struct profile *p = &f->profile;
+    struct sweep_row *rows = calloc(8, sizeof(*rows));
+    struct advisor_row *ar = calloc(VARIANT_MAX, sizeof(*ar));
+    struct advice *a = calloc(1, sizeof(*a));
+    char note[700], err[ERR_LEN];
+
+    assert_non_null(rows);
+    assert_non_null(ar);
+    assert_non_null(a);
+    memset(note, 'n', sizeof(note) - 1);
+    note[sizeof(note) - 1] = '\0';
+    for (size_t i = 0; i < 8; i++) {
+        sweep_fixture_row(&rows[i], &ar[i], spec[i], 50, 30000, p);
+        double rps = 1234567.0 * (double)(i + 1);
+        capacity(&rows[i].cap, rps, rps * 0.97, 0.9 * (double)(i + 1));
+        rows[i].cap.flags = i % 2 ? CAPACITY_FLAG_NOISY : 0;
+        /* The longest label a variant holds. */
+        snprintf(rows[i].variant.label, sizeof(rows[i].variant.label),
+                 "%s-shape-with-a-name-as-long-as-the-label-holds-%zu", spec[i], i);
+    }
+    f->sweep.rows = rows;
+    f->sweep.n = 8;
+    f->so.npoints = 8;
+    for (size_t i = 0; i < 8; i++) {
+        struct sweep_scale_point *pt = &f->so.points[i];
+        pt->replicas = (unsigned)i + 1;
+        pt->from = i ? SWEEP_POINT_MEASURED : SWEEP_POINT_SHAPE_SEARCH;
+        double low = 1234567.0 * (double)(i + 1) * (1 - 0.03 * (double)i);
+        capacity(&pt->cap, low * 1.03, low, 0.9 * (double)(i + 1));
+    }
+    p->availability = (struct profile_availability){true, PROFILE_MAX_ZONES, PROFILE_MAX_DRAIN};
+    for (size_t k = 0; k < 2; k++) {
+        struct profile_node_type *n = &p->nodes[k];
+        memset(n->name, 'm', sizeof(n->name) - 1);
+        n->name[sizeof(n->name) - 1] = '\0';
+        n->name[0] = (char)('a' + k);
+        n->cpu_m = 2048000;
+        n->memory = 131072LL << 30;
+        n->price = 12345.678;
+        n->reserved_cpu_m = 1000;
+        n->reserved_memory = 1LL << 30;
+    }
+    for (size_t t = 0; t < sizeof(targets) / sizeof(targets[0]); t++)
+        for (size_t nodes = 0; nodes <= 2; nodes += 2)
+            for (size_t v = 0; v < 8; v += 7) {
+                p->target_rps = targets[t][0];
+                p->target_users = targets[t][1];
+                p->nnodes = nodes;
+                f->so.variant = v;
+                for (size_t i = 0; i < 8; i++)
+                    advise_row_from_sweep(&f->sweep, i, &ar[i]);
+                struct advise_input in = {.rows = ar,
+                                          .n = 8,
+                                          .profile = p,
+                                          .facts = &f->sweep.facts,
+                                          .scale_out_from = &f->sweep,
+                                          .cluster = true,
+                                          .scale_out_asked = true,
+                                          .note = note};
+                if (advise_compose(&in, a, err) != 0)
+                    fail_msg("target %zu, %zu node types, scale-out of %zu: %s", t, nodes, v, err);
+                assert_true(a->nfindings > 3);
+                for (size_t i = 0; i < a->nfindings; i++) {
+                    size_t len = strlen(a->findings[i]);
+                    assert_true(len + 1 < ADVISOR_TEXT_LEN);
+                    if (len >= 3 && strcmp(a->findings[i] + len - 3, "...") == 0)
+                        fail_msg("cut: %s", a->findings[i]);
+                }
+            }
+    f->sweep.rows = f->row;
+    f->sweep.n = NV;
+    p->nnodes = 0;
+    for (size_t i = 0; i < 8; i++)
+        load_result_free(&rows[i].load);
+    free(rows);
+    free(ar);
+    free(a);
+}
+
+/* A sentence that does not fit is the answer's error, never a silent cut. */
+static void test_cut_is_an_error(void **state)
+{
+    struct fixture *f = *state;
+    char note[ADVISOR_TEXT_LEN + 10], err[ERR_LEN] = "";
+
+    memset(note, 'x', sizeof(note) - 1);
+    note[sizeof(note) - 1] = '\0';
+    for (size_t i = 0; i < NV; i++)
+        advise_row_from_sweep(&f->sweep, i, &f->op_rows[i]);
+    struct advise_input in = {.rows = f->op_rows, .n = NV, .profile = &f->profile, .note = note};
+    assert_int_equal(advise_compose(&in, &f->op, err), -ENOSPC);
+    assert_non_null(strstr(err, "1 finding did not fit"));
+}
+
 /* ADVISE_COMPOSE_DUMP=dir: both documents' outputs at several targets, for comparing bytes
  * across builds. */
 static int dump(const char *dir)
@@ -318,6 +423,8 @@ int main(void)
 
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_local_and_operator_documents_agree, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_extreme_figures_never_cut, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cut_is_an_error, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
