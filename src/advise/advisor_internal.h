@@ -11,11 +11,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/fmt.h"
 #include "core/quantity.h"
 #include "core/text.h"
 #include "advise/advisor.h"
-
-#define MIB (1024.0 * 1024.0)
 
 /* A fraction as the whole percentage a sentence names, PCT(ADVISOR_NOISE) = 5. Rounded, so a
  * band's edge is the number printed (0.85 * 100 is 85.00000000000001 in binary). */

@@ -244,6 +244,26 @@ static void on_progress(void *ud, const struct sweep_progress *p)
     c->drew = true;
 }
 
+/* The table's marks after a row: " [limits not enforced] [contended]", "" when none. */
+static void row_marks(unsigned f, char *buf, size_t len)
+{
+    static const struct {
+        unsigned flag;
+        const char *words;
+    } marks[] = {
+        {SWEEP_FLAG_UNENFORCED, " [limits not enforced]"},
+        {SWEEP_FLAG_CPU_EXCEEDS_HOST, " [exceeds host]"},
+        {SWEEP_FLAG_CONTENDED, " [contended]"},
+        {SWEEP_FLAG_GEN_SATURATED, " [load generator saturated]"},
+        {SWEEP_FLAG_INTERRUPTED, " [interrupted]"},
+    };
+
+    buf[0] = '\0';
+    for (size_t i = 0; i < sizeof(marks) / sizeof(marks[0]); i++)
+        if (f & marks[i].flag)
+            snprintf(buf + strlen(buf), len - strlen(buf), "%s", marks[i].words);
+}
+
 /* The evidence under the answer: the document's rows with the advice's verdicts, the scale-out,
  * the recommendation's reason and the findings. Renders d; runs no advisor. */
 static void print_table(const struct output_doc *d)
@@ -287,20 +307,8 @@ static void print_table(const struct output_doc *d)
             printf("%11s %7s %7s %7s %6s  FAILED: %s\n", "-", "-", "-", "-", "-", r->note);
             continue;
         }
-        char marks[160] = "";
-        unsigned f = r->flags;
-        if (f & SWEEP_FLAG_UNENFORCED)
-            snprintf(marks + strlen(marks), sizeof(marks) - strlen(marks),
-                     " [limits not enforced]");
-        if (f & SWEEP_FLAG_CPU_EXCEEDS_HOST)
-            snprintf(marks + strlen(marks), sizeof(marks) - strlen(marks), " [exceeds host]");
-        if (f & SWEEP_FLAG_CONTENDED)
-            snprintf(marks + strlen(marks), sizeof(marks) - strlen(marks), " [contended]");
-        if (f & SWEEP_FLAG_GEN_SATURATED)
-            snprintf(marks + strlen(marks), sizeof(marks) - strlen(marks),
-                     " [load generator saturated]");
-        if (f & SWEEP_FLAG_INTERRUPTED)
-            snprintf(marks + strlen(marks), sizeof(marks) - strlen(marks), " [interrupted]");
+        char marks[160];
+        row_marks(r->flags, marks, sizeof(marks));
         char users[32];
         if (a->rows[i].capacity)
             snprintf(users, sizeof(users), "~%.0f", round(a->rows[i].est_users));

@@ -23,6 +23,36 @@
 #include "sweep/progress_feed.h"
 #include "sweep/runner.h"
 
+/* The operator's document over the composed answer (sj->advice): what the cluster knows beside
+ * the rows (the Deployment, its container and selector, the command as an annotation), into *d;
+ * command (len bytes) holds its command line. */
+static void job_doc(const struct sweep_job *sj, const struct sweep *s,
+                    const struct advisor_row *rows, size_t n, const char *phase, char *command,
+                    size_t len, struct output_doc *d)
+{
+    d->rows = rows;
+    d->n = n;
+    d->advice = &sj->advice;
+    d->sweep = sj->nprior ? NULL : s; /* a resumed sweep's load details live in two runs */
+    d->scale_out_from = s;            /* its scale-out is this run's (prior points copied) */
+    d->profile = &sj->profile;
+    d->facts = &sj->facts;
+    d->platform = "kube";
+    snprintf(command, len, "sizeup operator: deployment %s/%s, %s=%s, mode %s", sj->x->j->ns,
+             sj->x->j->name, ANNOT_SWEEP, sj->x->j->handled, annot_mode_name(sj->x->req.mode));
+    d->command = command;
+    d->configs = sj->configs;
+    d->started = sj->started;
+    d->finished = time(NULL);
+    d->cancelled = strcmp(phase, "done") != 0 && strcmp(phase, "running") != 0;
+    d->paths = sj->paths;
+    d->workload.deployment = sj->x->j->name;
+    d->workload.container = sj->container[0] ? sj->container : NULL;
+    d->workload.workers_env = sj->x->req.workers_env;
+    d->workload.images = sj->images[0] ? sj->images : NULL;
+    d->workload.selector = sj->selector[0] ? sj->selector : NULL;
+}
+
 /* Composes the answer over rows[0..n) (advise_compose) and writes the ConfigMap: every output of
  * the one output path plus state.json, whatever the verdicts (no recommendation leaves out
  * values.yaml, never the rows or the progress a restarted operator resumes from). */
@@ -48,28 +78,7 @@ static int write_outputs(struct sweep_job *sj, const struct sweep *s,
         return rc;
     sj->have_advice = 1;
 
-    d.rows = rows;
-    d.n = n;
-    d.advice = &sj->advice;
-    d.sweep = sj->nprior ? NULL : s; /* a resumed sweep's load details live in two runs */
-    d.scale_out_from = s;            /* its scale-out is this run's (prior points copied) */
-    d.profile = &sj->profile;
-    d.facts = &sj->facts;
-    d.platform = "kube";
-    snprintf(command, sizeof(command), "sizeup operator: deployment %s/%s, %s=%s, mode %s",
-             sj->x->j->ns, sj->x->j->name, ANNOT_SWEEP, sj->x->j->handled,
-             annot_mode_name(sj->x->req.mode));
-    d.command = command;
-    d.configs = sj->configs;
-    d.started = sj->started;
-    d.finished = time(NULL);
-    d.cancelled = strcmp(phase, "done") != 0 && strcmp(phase, "running") != 0;
-    d.paths = sj->paths;
-    d.workload.deployment = sj->x->j->name;
-    d.workload.container = sj->container[0] ? sj->container : NULL;
-    d.workload.workers_env = sj->x->req.workers_env;
-    d.workload.images = sj->images[0] ? sj->images : NULL;
-    d.workload.selector = sj->selector[0] ? sj->selector : NULL;
+    job_doc(sj, s, rows, n, phase, command, sizeof(command), &d);
     d.previous_results = sj->previous;
     if (sj->previous) {
         /* Capacity against capacity by sizeup compare's test; else throughput and p95. */
