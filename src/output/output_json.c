@@ -166,6 +166,91 @@ static void omit_load_parts(cJSON *o, unsigned omit)
         cJSON_DeleteItemFromObjectCaseSensitive(scope, "latency_hist");
 }
 
+/* The row's verdict and users when measured (with its scalar figures when no load result is at
+ * hand), else a null verdict and the failure. */
+static void json_verdict(struct jb *b, cJSON *o, const struct output_doc *d, size_t i,
+                         const struct sweep_row *sr)
+{
+    const struct advisor_row *r = &d->rows[i];
+    const struct advice *a = d->advice;
+
+    if (r->measured) {
+        jb_str(b, o, "verdict", verdict_name(a->rows[i].verdict));
+        jb_num(b, o, "est_active_users", round(a->rows[i].est_users));
+        if (!sr || !sr->have_load) {
+            /* No load result at hand (e.g. rows given as figures): the scalar figures. */
+            jb_num(b, o, "throughput_rps", r->throughput_rps);
+            cJSON *lat = jb_obj(b, o, "latency_ms");
+            if (lat) {
+                jb_num(b, lat, "p50", (double)r->p50_us / 1e3);
+                jb_num(b, lat, "p95", (double)r->p95_us / 1e3);
+                jb_num(b, lat, "p99", (double)r->p99_us / 1e3);
+            }
+            jb_num(b, o, "error_rate", r->error_rate);
+        }
+    } else {
+        jb_null(b, o, "verdict");
+        cJSON *fl = jb_obj(b, o, "failure");
+        if (fl) {
+            jb_str(b, fl, "kind", sr ? platform_fail_name(sr->failure.kind) : "failed");
+            jb_str(b, fl, "reason", r->note);
+        }
+    }
+}
+
+/* The row's marks by name ("contended", ...), [] when none. */
+static void json_marks(struct jb *b, cJSON *o, unsigned flags)
+{
+    cJSON *marks = jb_arr(b, o, "marks");
+    static const struct {
+        unsigned flag;
+        const char *name;
+    } names[] = {{SWEEP_FLAG_CPU_EXCEEDS_HOST, "cpu_exceeds_host"},
+                 {SWEEP_FLAG_UNENFORCED, "limits_not_enforced"},
+                 {SWEEP_FLAG_CONTENDED, "contended"},
+                 {SWEEP_FLAG_GEN_SATURATED, "load_generator_saturated"},
+                 {SWEEP_FLAG_INTERRUPTED, "interrupted"}};
+    for (size_t k = 0; marks && k < sizeof(names) / sizeof(names[0]); k++)
+        if (flags & names[k].flag)
+            jb_push_str(b, marks, names[k].name);
+}
+
+/* What the row used: the platform's usage figures where measured, CPU cores, peak memory and
+ * the host's other load (null where unknown). */
+static void json_usage(struct jb *b, cJSON *o, const struct advisor_row *r,
+                       const struct sweep_row *sr)
+{
+    cJSON *u = jb_obj(b, o, "usage");
+    if (u) {
+        if (sr && sr->have_usage) {
+            jb_num(b, u, "window_s", sr->usage.window_s);
+            if (sr->usage.cpu_s >= 0)
+                jb_num(b, u, "cpu_s", sr->usage.cpu_s);
+            else
+                jb_null(b, u, "cpu_s");
+            jb_num(b, u, "restarts", sr->usage.restarts);
+            jb_bool(b, u, "oom_killed", sr->usage.oom_killed);
+            jb_bool(b, u, "peak_is_lifetime", sr->usage.peak_is_lifetime);
+            if (sr->usage.note[0])
+                jb_str(b, u, "note", sr->usage.note);
+        }
+        if (r->cpu_cores_used >= 0)
+            jb_num(b, u, "cpu_cores", r->cpu_cores_used);
+        else
+            jb_null(b, u, "cpu_cores");
+        if (r->peak_memory_bytes >= 0)
+            jb_num(b, u, "peak_memory_bytes", (double)r->peak_memory_bytes);
+        else
+            jb_null(b, u, "peak_memory_bytes");
+        if (r->host_other_cores >= 0)
+            jb_num(b, u, "host_other_cores", r->host_other_cores);
+        else
+            jb_null(b, u, "host_other_cores");
+    }
+}
+
+/* Row i of results.json's variants: the load run's own fields (report_json), then the variant,
+ * its verdict (json_verdict), marks, usage, load generator, timing and capacity. */
 static cJSON *json_variant(struct jb *b, const struct output_doc *d, size_t i)
 {
     const struct advisor_row *r = &d->rows[i];
@@ -196,70 +281,12 @@ static cJSON *json_variant(struct jb *b, const struct output_doc *d, size_t i)
     jb_str(b, o, "state", r->measured ? "measured" : "failed");
     if (r->applied_by[0])
         jb_str(b, o, "applied_by", r->applied_by);
-    if (r->measured) {
-        jb_str(b, o, "verdict", verdict_name(a->rows[i].verdict));
-        jb_num(b, o, "est_active_users", round(a->rows[i].est_users));
-        if (!sr || !sr->have_load) {
-            /* No load result at hand (e.g. rows given as figures): the scalar figures. */
-            jb_num(b, o, "throughput_rps", r->throughput_rps);
-            cJSON *lat = jb_obj(b, o, "latency_ms");
-            if (lat) {
-                jb_num(b, lat, "p50", (double)r->p50_us / 1e3);
-                jb_num(b, lat, "p95", (double)r->p95_us / 1e3);
-                jb_num(b, lat, "p99", (double)r->p99_us / 1e3);
-            }
-            jb_num(b, o, "error_rate", r->error_rate);
-        }
-    } else {
-        jb_null(b, o, "verdict");
-        cJSON *fl = jb_obj(b, o, "failure");
-        if (fl) {
-            jb_str(b, fl, "kind", sr ? platform_fail_name(sr->failure.kind) : "failed");
-            jb_str(b, fl, "reason", r->note);
-        }
-    }
+    json_verdict(b, o, d, i, sr);
     jb_str(b, o, "state_text", output_state(d, i, st, sizeof(st)));
     jb_bool(b, o, "recommended", (int)i == a->recommended);
     jb_bool(b, o, "capacity", a->rows[i].capacity);
-    cJSON *marks = jb_arr(b, o, "marks");
-    static const struct {
-        unsigned flag;
-        const char *name;
-    } names[] = {{SWEEP_FLAG_CPU_EXCEEDS_HOST, "cpu_exceeds_host"},
-                 {SWEEP_FLAG_UNENFORCED, "limits_not_enforced"},
-                 {SWEEP_FLAG_CONTENDED, "contended"},
-                 {SWEEP_FLAG_GEN_SATURATED, "load_generator_saturated"},
-                 {SWEEP_FLAG_INTERRUPTED, "interrupted"}};
-    for (size_t k = 0; marks && k < sizeof(names) / sizeof(names[0]); k++)
-        if (r->flags & names[k].flag)
-            jb_push_str(b, marks, names[k].name);
-    cJSON *u = jb_obj(b, o, "usage");
-    if (u) {
-        if (sr && sr->have_usage) {
-            jb_num(b, u, "window_s", sr->usage.window_s);
-            if (sr->usage.cpu_s >= 0)
-                jb_num(b, u, "cpu_s", sr->usage.cpu_s);
-            else
-                jb_null(b, u, "cpu_s");
-            jb_num(b, u, "restarts", sr->usage.restarts);
-            jb_bool(b, u, "oom_killed", sr->usage.oom_killed);
-            jb_bool(b, u, "peak_is_lifetime", sr->usage.peak_is_lifetime);
-            if (sr->usage.note[0])
-                jb_str(b, u, "note", sr->usage.note);
-        }
-        if (r->cpu_cores_used >= 0)
-            jb_num(b, u, "cpu_cores", r->cpu_cores_used);
-        else
-            jb_null(b, u, "cpu_cores");
-        if (r->peak_memory_bytes >= 0)
-            jb_num(b, u, "peak_memory_bytes", (double)r->peak_memory_bytes);
-        else
-            jb_null(b, u, "peak_memory_bytes");
-        if (r->host_other_cores >= 0)
-            jb_num(b, u, "host_other_cores", r->host_other_cores);
-        else
-            jb_null(b, u, "host_other_cores");
-    }
+    json_marks(b, o, r->flags);
+    json_usage(b, o, r, sr);
     cJSON *g = jb_obj(b, o, "load_generator");
     if (g) {
         if (r->gen_cores >= 0)
