@@ -533,8 +533,9 @@ static void find_scaling(const struct advisor_row *rows, size_t n, struct advice
     say_scaling(rows, idx, m, matched, text, a);
 }
 
-static void find_caveats(const struct advisor_row *rows, size_t n, const struct advisor_opts *o,
-                         struct advice *a)
+/* The variants that asked for more CPU than the host has. */
+static void find_exceeds_host(const struct advisor_row *rows, size_t n,
+                              const struct advisor_opts *o, struct advice *a)
 {
     char list[ADVISOR_TEXT_LEN] = "";
     int k = 0;
@@ -551,8 +552,15 @@ static void find_caveats(const struct advisor_row *rows, size_t n, const struct 
                          k, k == 1 ? "" : "s", o->host_cores, list,
                          k == 1 ? "Its row shows" : "Their rows show",
                          k == 1 ? "it is" : "they are");
-    list[0] = '\0';
-    k = 0;
+}
+
+/* The variants the host could not give their CPU limit (contended, or the generator saturated). */
+static void find_contended(const struct advisor_row *rows, size_t n, const struct advisor_opts *o,
+                           struct advice *a)
+{
+    char list[ADVISOR_TEXT_LEN] = "";
+    int k = 0;
+
     for (size_t i = 0; i < n; i++)
         if (rows[i].flags & (SWEEP_FLAG_CONTENDED | SWEEP_FLAG_GEN_SATURATED)) {
             char other[64] = "";
@@ -571,9 +579,15 @@ static void find_caveats(const struct advisor_row *rows, size_t n, const struct 
             "contended; %s a floor, not the app's capacity.",
             k, k == 1 ? "" : "s", k == 1 ? "its" : "their", o->host_cores, list,
             k == 1 ? "That row is" : "Those rows are", k == 1 ? "it shows" : "they show");
-    /* Capacity 0 because even one request at a time missed the SLO (runner_capacity.c). */
-    list[0] = '\0';
-    k = 0;
+}
+
+/* Capacity 0 because even one request at a time missed the SLO (runner_capacity.c). */
+static void find_unmeetable(const struct advisor_row *rows, size_t n, const struct advisor_opts *o,
+                            struct advice *a)
+{
+    char list[ADVISOR_TEXT_LEN] = "";
+    int k = 0;
+
     for (size_t i = 0; i < n; i++) {
         const struct capacity_result *c = &rows[i].cap;
         if (!rows[i].measured || !(c->flags & CAPACITY_FLAG_UNMEETABLE) || c->nsteps == 0)
@@ -602,6 +616,12 @@ static void find_caveats(const struct advisor_row *rows, size_t n, const struct 
                          "stopped there instead of halving the rate to its floor.",
                          list, k == 1 ? "that variant's" : "those variants'",
                          k == 1 ? "it is" : "they are");
+}
+
+/* Limits not enforced: every row ran on the whole host. */
+static void find_unenforced(const struct advisor_row *rows, size_t n, const struct advisor_opts *o,
+                            struct advice *a)
+{
     bool unenforced = false;
     for (size_t i = 0; i < n; i++)
         if (rows[i].flags & SWEEP_FLAG_UNENFORCED)
@@ -612,14 +632,32 @@ static void find_caveats(const struct advisor_row *rows, size_t n, const struct 
             "LIMITS NOT ENFORCED: %s. Every row ran without its CPU and memory limits, so "
             "the table shows the app on the whole host, not at each variant's size.",
             o->limits_note && o->limits_note[0] ? o->limits_note : "no writable cgroup");
-    list[0] = '\0';
-    k = 0;
+}
+
+/* The variants that FAILED, with why. */
+static void find_failed(const struct advisor_row *rows, size_t n, struct advice *a)
+{
+    char list[ADVISOR_TEXT_LEN] = "";
+    int k = 0;
+
     for (size_t i = 0; i < n; i++)
         if (!rows[i].measured && rows[i].note[0])
             text_catf(list, sizeof(list), "%s%s: %s", k++ ? "; " : "", rows[i].variant.label,
                       rows[i].note);
     if (k)
         advisor__finding(a, "%d variant%s FAILED: %s.", k, k == 1 ? "" : "s", list);
+}
+
+/* What the rows cannot show about the app: CPU beyond the host, contention, an SLO no load
+ * meets, limits not enforced, failures. */
+static void find_caveats(const struct advisor_row *rows, size_t n, const struct advisor_opts *o,
+                         struct advice *a)
+{
+    find_exceeds_host(rows, n, o, a);
+    find_contended(rows, n, o, a);
+    find_unmeetable(rows, n, o, a);
+    find_unenforced(rows, n, o, a);
+    find_failed(rows, n, a);
 }
 
 void advisor__find(const struct advisor_row *rows, size_t n, const struct advisor_opts *o,
