@@ -9,44 +9,29 @@
 #include "advise/advisor_internal.h"
 #include "core/fmt.h"
 
-static void find_oversubscription(const struct advisor_row *rows, size_t n, struct advice *a)
+/* The best row at row i's CPU with fewer workers than it; -1 when none. */
+static int fewer_workers_base(const struct advisor_row *rows, size_t n, const struct advice *a,
+                              size_t i)
 {
-    char text[ADVISOR_TEXT_LEN] = "";
-    int worse = 0, better = 0, same = 0;
-    double worst = 0, best = 0;
+    const struct advisor_row *o = &rows[i];
+    int base = -1;
 
-    for (size_t i = 0; i < n; i++) {
-        const struct advisor_row *o = &rows[i];
-        if (!usable(rows, a, i) || (double)o->variant.workers <= cores_of(o) + 1e-9)
+    for (size_t j = 0; j < n; j++) {
+        const struct advisor_row *b = &rows[j];
+        if (!usable(rows, a, j) || b->variant.cpu_millicores != o->variant.cpu_millicores ||
+            b->variant.workers >= o->variant.workers)
             continue;
-        /* The best row at the same CPU with no more workers than cores. */
-        int base = -1;
-        for (size_t j = 0; j < n; j++) {
-            const struct advisor_row *b = &rows[j];
-            if (!usable(rows, a, j) || b->variant.cpu_millicores != o->variant.cpu_millicores ||
-                b->variant.workers >= o->variant.workers)
-                continue;
-            if (base < 0 || b->throughput_rps > rows[base].throughput_rps)
-                base = (int)j;
-        }
-        if (base < 0)
-            continue;
-        const struct advisor_row *b = &rows[base];
-        double d = shown_pct(b->throughput_rps, o->throughput_rps);
-        if (d < -ADVISOR_NOISE * 100)
-            worse++;
-        else if (d > ADVISOR_NOISE * 100)
-            better++;
-        else
-            same++;
-        if (d < worst)
-            worst = d;
-        if (d > best)
-            best = d;
-        text_catf(text, sizeof(text), "%s%s did %.0f req/s against %.0f for %s (%+.0f%%)",
-                  text[0] ? "; " : "", o->variant.label, o->throughput_rps, b->throughput_rps,
-                  b->variant.label, d);
+        if (base < 0 || b->throughput_rps > rows[base].throughput_rps)
+            base = (int)j;
     }
+    return base;
+}
+
+/* The finding on workers beyond the cores from the comparisons' bands (worse, better, within
+ * the noise), their extremes and the comparisons in words. */
+static void say_oversubscription(int worse, int better, int same, double worst, double best,
+                                 const char *text, struct advice *a)
+{
     int total = worse + better + same;
     if (total == 0)
         return;
@@ -90,6 +75,38 @@ static void find_oversubscription(const struct advisor_row *rows, size_t n, stru
         advisor__finding(
             a, "Workers beyond the cores gave mixed results (worst %+.0f%%, best %+.0f%%): %s.",
             worst, best, text);
+}
+
+static void find_oversubscription(const struct advisor_row *rows, size_t n, struct advice *a)
+{
+    char text[ADVISOR_TEXT_LEN] = "";
+    int worse = 0, better = 0, same = 0;
+    double worst = 0, best = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        const struct advisor_row *o = &rows[i];
+        if (!usable(rows, a, i) || (double)o->variant.workers <= cores_of(o) + 1e-9)
+            continue;
+        int base = fewer_workers_base(rows, n, a, i);
+        if (base < 0)
+            continue;
+        const struct advisor_row *b = &rows[base];
+        double d = shown_pct(b->throughput_rps, o->throughput_rps);
+        if (d < -ADVISOR_NOISE * 100)
+            worse++;
+        else if (d > ADVISOR_NOISE * 100)
+            better++;
+        else
+            same++;
+        if (d < worst)
+            worst = d;
+        if (d > best)
+            best = d;
+        text_catf(text, sizeof(text), "%s%s did %.0f req/s against %.0f for %s (%+.0f%%)",
+                  text[0] ? "; " : "", o->variant.label, o->throughput_rps, b->throughput_rps,
+                  b->variant.label, d);
+    }
+    say_oversubscription(worse, better, same, worst, best, text, a);
 }
 
 /* What the CPU and memory comparisons measured: the figures find_cpu_memory phrases. */
