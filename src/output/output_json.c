@@ -402,15 +402,11 @@ static void json_replicas(struct jb *b, cJSON *x, const struct advice *a)
         jb_str(b, x, "scale_out_skipped", s->curve_skipped);
 }
 
-cJSON *output_results_json(const struct output_doc *d)
+/* results.json's opening fields: the tool, the times, the command, the platform and its facts. */
+static void json_header(struct jb *b, cJSON *root, const struct output_doc *d)
 {
-    const struct advice *a = d->advice;
-    struct jb jb = JB_INIT, *b = &jb;
-    cJSON *root = jb_new(b), *arr, *x;
-    char t[40], qb[QTY_LEN];
+    char t[40];
 
-    if (!root)
-        return NULL;
     jb_str(b, root, "tool", "sizeup " SIZEUP_VERSION);
     jb_str(b, root, "started_at", output_fmt_time_iso(d->started, t));
     jb_str(b, root, "finished_at", output_fmt_time_iso(d->finished, t));
@@ -431,15 +427,15 @@ cJSON *output_results_json(const struct output_doc *d)
             jb_str(b, root, "limits_note", d->facts->limits_note);
         jb_bool(b, root, "load_shares_host", d->facts->load_shares_host);
     }
-    jb_put(b, root, "profile", json_profile(b, d->profile));
-    arr = jb_arr(b, root, "omitted");
-    for (unsigned bit = 1; arr && bit <= OUTPUT_OMIT_HTML; bit <<= 1)
-        if (d->omit & bit)
-            jb_push_str(b, arr, output_omit_id(bit));
-    arr = jb_arr(b, root, "variants");
-    for (size_t i = 0; arr && i < d->n; i++) {
-        jb_put(b, arr, NULL, json_variant(b, d, i));
-    }
+}
+
+/* results.json's recommendation: the variant and why, the target, the replicas, the sizing, KEDA's
+ * and availability's parts. */
+static void json_recommendation(struct jb *b, cJSON *root, const struct output_doc *d)
+{
+    const struct advice *a = d->advice;
+    cJSON *x;
+
     x = jb_obj(b, root, "recommendation");
     if (x) {
         if (a->recommended >= 0) {
@@ -458,6 +454,14 @@ cJSON *output_results_json(const struct output_doc *d)
         json_keda(b, x, &a->sizing, d->workload.deployment);
         output_availability_json(b, x, a);
     }
+}
+
+/* results.json's values (with a recommendation): workers, limits, requests and why. */
+static void json_values(struct jb *b, cJSON *root, const struct advice *a)
+{
+    char qb[QTY_LEN];
+    cJSON *x;
+
     if (a->recommended >= 0) {
         x = jb_obj(b, root, "values");
         if (x) {
@@ -477,6 +481,13 @@ cJSON *output_results_json(const struct output_doc *d)
             jb_str(b, x, "requests_note", a->requests_note);
         }
     }
+}
+
+/* results.json's rule: the expression, its fitted constants and their derivations. */
+static void json_rule(struct jb *b, cJSON *root, const struct advice *a)
+{
+    cJSON *x;
+
     x = jb_obj(b, root, "rule");
     if (x) {
         jb_str(b, x, "expression", RULE_EXPRESSION);
@@ -495,6 +506,29 @@ cJSON *output_results_json(const struct output_doc *d)
             json_derivation(b, dv, "max_workers", a->rule.max_workers, &a->max_workers);
         }
     }
+}
+
+cJSON *output_results_json(const struct output_doc *d)
+{
+    const struct advice *a = d->advice;
+    struct jb jb = JB_INIT, *b = &jb;
+    cJSON *root = jb_new(b), *arr;
+
+    if (!root)
+        return NULL;
+    json_header(b, root, d);
+    jb_put(b, root, "profile", json_profile(b, d->profile));
+    arr = jb_arr(b, root, "omitted");
+    for (unsigned bit = 1; arr && bit <= OUTPUT_OMIT_HTML; bit <<= 1)
+        if (d->omit & bit)
+            jb_push_str(b, arr, output_omit_id(bit));
+    arr = jb_arr(b, root, "variants");
+    for (size_t i = 0; arr && i < d->n; i++) {
+        jb_put(b, arr, NULL, json_variant(b, d, i));
+    }
+    json_recommendation(b, root, d);
+    json_values(b, root, a);
+    json_rule(b, root, a);
     output_scale_out_json(b, root, d->scale_out_from ? d->scale_out_from : d->sweep, a);
     arr = jb_arr(b, root, "findings");
     for (size_t i = 0; arr && i < a->nfindings; i++)
