@@ -550,52 +550,44 @@ static void find_scaling(const struct advisor_row *rows, size_t n, struct advice
     say_scaling(rows, idx, m, matched, text, a);
 }
 
-/* The variants that asked for more CPU than the host has. */
-static void find_exceeds_host(const struct advisor_row *rows, size_t n,
-                              const struct advisor_opts *o, struct advice *a)
+/* The rows the host could not give what they asked for: more CPU than it has, or their CPU
+ * limit (contended, or the load generator saturated). */
+static void find_host_cpu(const struct advisor_row *rows, size_t n, double host_cores,
+                          struct advice *a)
 {
-    char list[ADVISOR_TEXT_LEN] = "";
-    int k = 0;
+    char over[ADVISOR_TEXT_LEN] = "", contended[ADVISOR_TEXT_LEN] = "";
+    int k = 0, c = 0;
 
-    for (size_t i = 0; i < n; i++)
-        if (rows[i].flags & SWEEP_FLAG_CPU_EXCEEDS_HOST) {
-            text_catf(list, sizeof(list), "%s%s", k++ ? ", " : "", rows[i].variant.label);
-        }
+    for (size_t i = 0; i < n; i++) {
+        const struct advisor_row *r = &rows[i];
+        if (r->flags & SWEEP_FLAG_CPU_EXCEEDS_HOST)
+            text_catf(over, sizeof(over), "%s%s", k++ ? ", " : "", r->variant.label);
+        if (!(r->flags & (SWEEP_FLAG_CONTENDED | SWEEP_FLAG_GEN_SATURATED)))
+            continue;
+        char other[64] = "";
+        if (r->host_other_cores >= 0)
+            snprintf(other, sizeof(other), ", everything else %.2f", r->host_other_cores);
+        text_catf(contended, sizeof(contended), "%s%s (load generator %.2f cores%s%s)",
+                  c++ ? "; " : "", r->variant.label, r->gen_cores, other,
+                  r->flags & SWEEP_FLAG_GEN_SATURATED ? ", generator saturated" : "");
+    }
     if (k)
         advisor__finding(a,
                          "%d variant%s asked for more CPU than this host has (%g cores): %s. %s "
                          "what the host could give, not the limit asked for; %s marked and never "
                          "recommended.",
-                         k, k == 1 ? "" : "s", o->host_cores, list,
+                         k, k == 1 ? "" : "s", host_cores, over,
                          k == 1 ? "Its row shows" : "Their rows show",
                          k == 1 ? "it is" : "they are");
-}
-
-/* The variants the host could not give their CPU limit (contended, or the generator saturated). */
-static void find_contended(const struct advisor_row *rows, size_t n, const struct advisor_opts *o,
-                           struct advice *a)
-{
-    char list[ADVISOR_TEXT_LEN] = "";
-    int k = 0;
-
-    for (size_t i = 0; i < n; i++)
-        if (rows[i].flags & (SWEEP_FLAG_CONTENDED | SWEEP_FLAG_GEN_SATURATED)) {
-            char other[64] = "";
-            if (rows[i].host_other_cores >= 0)
-                snprintf(other, sizeof(other), ", everything else %.2f", rows[i].host_other_cores);
-            text_catf(list, sizeof(list), "%s%s (load generator %.2f cores%s%s)", k++ ? "; " : "",
-                      rows[i].variant.label, rows[i].gen_cores, other,
-                      rows[i].flags & SWEEP_FLAG_GEN_SATURATED ? ", generator saturated" : "");
-        }
-    if (k)
+    if (c)
         advisor__finding(
             a,
             "The host could not give %d variant%s %s CPU limit: the app's limit plus the "
             "load generator and the other processes on this %g-core host came to more "
             "than the host has, or the generator itself was saturated: %s. %s marked "
             "contended; %s a floor, not the app's capacity.",
-            k, k == 1 ? "" : "s", k == 1 ? "its" : "their", o->host_cores, list,
-            k == 1 ? "That row is" : "Those rows are", k == 1 ? "it shows" : "they show");
+            c, c == 1 ? "" : "s", c == 1 ? "its" : "their", host_cores, contended,
+            c == 1 ? "That row is" : "Those rows are", c == 1 ? "it shows" : "they show");
 }
 
 /* Capacity 0 because even one request at a time missed the SLO (runner_capacity.c). */
@@ -670,8 +662,7 @@ static void find_failed(const struct advisor_row *rows, size_t n, struct advice 
 static void find_caveats(const struct advisor_row *rows, size_t n, const struct advisor_opts *o,
                          struct advice *a)
 {
-    find_exceeds_host(rows, n, o, a);
-    find_contended(rows, n, o, a);
+    find_host_cpu(rows, n, o->host_cores, a);
     find_unmeetable(rows, n, o, a);
     find_unenforced(rows, n, o, a);
     find_failed(rows, n, a);
