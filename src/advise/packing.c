@@ -189,6 +189,10 @@ void packing_apply(const struct profile_node_type *nodes, size_t nn, struct advi
                          packing_format_memory(a->request_memory, mb), nn, nn == 1 ? "" : "s");
         return;
     }
+    /* Two fits' sentences and their names may not fit the choice's: a cut one is a cut finding,
+     * the answer's error (advisor__check_text). */
+    if (text_full(c.text, sizeof(c.text)))
+        a->findings_cut++;
     advisor__finding(a, "packing by requests: %s", c.text);
 }
 
