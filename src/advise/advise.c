@@ -13,6 +13,7 @@
 #include "advise/packing.h"
 #include "advise/usl.h"
 
+#include "core/text.h"
 #include "load/hist.h"
 #include "load/result.h"
 
@@ -216,47 +217,72 @@ int advise_scale_out_fit(const struct sweep_scale_out *so, struct usl_fit *f)
 
 static size_t scale_out_fit(const struct sweep_scale_out *so, struct usl_fit *f /* OUT */);
 
+/* What the scale-out's curve says, as figures: the points' counts, the fit, the noisy points it
+ * weighed, and the lowest point left out whose figure, not held, lies below the curve
+ * (sizing_curve.c then reads no further than measured). */
+struct scale_out_shape {
+    const struct sweep_scale_out *so;
+    const char *label; /* the variant measured */
+    struct usl_fit fit;
+    size_t noisy;
+    unsigned refuted_at; /* 0: none */
+    double refuted_x, refuted_fit;
+};
+
+/* The shape of s's scale-out into *out; false when no scale-out ran or its points give no
+ * curve. */
+static bool scale_out_shape(const struct sweep *s, struct scale_out_shape *out)
+{
+    const struct sweep_scale_out *so = s ? s->scale_out : NULL;
+
+    memset(out, 0, sizeof(*out));
+    if (!so || !so->run || so->variant >= s->n || !scale_out_fit(so, &out->fit))
+        return false;
+    out->so = so;
+    out->label = s->rows[so->variant].variant.label;
+    out->noisy = advise_scale_out_noisy_used(so);
+    for (size_t i = 0; i < so->npoints; i++) {
+        const struct sweep_scale_point *pt = &so->points[i];
+        double bound = advise_scale_out_point_bound(pt), fitted = usl_eval(&out->fit, pt->replicas);
+        if (bound > 0 && fitted > bound * (1 + 1e-9)) {
+            out->refuted_at = pt->replicas;
+            out->refuted_x = bound;
+            out->refuted_fit = fitted;
+            break;
+        }
+    }
+    return true;
+}
+
 /* What the scale-out's shape means, in plain words, among the findings: linear, slowing
  * (contention: a shared resource serialises part of the work) or peaking (coherency: more pods
  * serve less). Nothing when no scale-out ran or its points give no curve. */
 static void scale_out_finding(const struct sweep *s, struct advice *a)
 {
-    const struct sweep_scale_out *so = s ? s->scale_out : NULL;
-    char counts[96] = "", text[512];
-    struct usl_fit f;
-    size_t len = 0;
+    struct scale_out_shape sh;
+    /* At most PLATFORM_MAX_REPLICAS counts of at most two digits each, ", " between. */
+    char counts[PLATFORM_MAX_REPLICAS * 12] = "", text[512], weighed[96] = "", refuted[256] = "";
 
-    if (!so || !so->run || so->variant >= s->n || !scale_out_fit(so, &f))
+    if (!scale_out_shape(s, &sh))
         return;
-    for (size_t i = 0; i < so->npoints && len < sizeof(counts); i++)
-        len += (size_t)snprintf(counts + len, sizeof(counts) - len, "%s%u", i ? ", " : "",
-                                so->points[i].replicas);
-    usl_describe(&f, text, sizeof(text));
-    size_t noisy = advise_scale_out_noisy_used(so);
-    char weighed[96] = "";
-    if (noisy)
-        snprintf(weighed, sizeof(weighed), ", %zu of them noisy and weighed by %s", noisy,
-                 noisy == 1 ? "its wider interval" : "their wider intervals");
-    /* The lowest point left out whose figure, not held, is below the curve (sizing_curve.c
-     * reads no further than measured then). */
-    char refuted[256] = "";
-    for (size_t i = 0; i < so->npoints; i++) {
-        const struct sweep_scale_point *pt = &so->points[i];
-        double bound = advise_scale_out_point_bound(pt), fitted = usl_eval(&f, pt->replicas);
-        if (bound > 0 && fitted > bound * (1 + 1e-9)) {
-            snprintf(refuted, sizeof(refuted),
-                     " At %u replicas, %.0f req/s did not hold its repeats, below the curve's "
-                     "%.0f there: the curve overstates the pods from there on, so the replica "
-                     "count is read no further than measured.",
-                     pt->replicas, bound, fitted);
-            break;
-        }
-    }
+    for (size_t i = 0; i < sh.so->npoints; i++)
+        text_catf(counts, sizeof(counts), "%s%u", i ? ", " : "", sh.so->points[i].replicas);
+    usl_describe(&sh.fit, text, sizeof(text));
+    if (text_full(counts, sizeof(counts)) || text_full(text, sizeof(text)))
+        a->findings_cut++; /* a clause cut is a cut finding: the answer's error */
+    if (sh.noisy)
+        snprintf(weighed, sizeof(weighed), ", %zu of them noisy and weighed by %s", sh.noisy,
+                 sh.noisy == 1 ? "its wider interval" : "their wider intervals");
+    if (sh.refuted_at)
+        snprintf(refuted, sizeof(refuted),
+                 " At %u replicas, %.0f req/s did not hold its repeats, below the curve's "
+                 "%.0f there: the curve overstates the pods from there on, so the replica "
+                 "count is read no further than measured.",
+                 sh.refuted_at, sh.refuted_x, sh.refuted_fit);
     advisor__finding(a,
                      "Scale-out of %s at %s replicas: the capacity within the SLO is %s (the "
                      "Universal Scalability Law fitted to %zu points%s, residual %.1f%%).%s",
-                     s->rows[so->variant].variant.label, counts, text, f.used, weighed,
-                     100 * f.residual, refuted);
+                     sh.label, counts, text, sh.fit.used, weighed, 100 * sh.fit.residual, refuted);
 }
 
 int advise_scale_out_choice(void *ud, const struct sweep *s, unsigned *linear)
