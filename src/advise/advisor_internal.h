@@ -3,8 +3,9 @@
 
 /* Shared by the advisor's files, and by nothing else: advisor.c (verdicts, recommendation,
  * values, the run), advisor_rule.c (the auto-sizing rule's fit), advisor_findings.c (the
- * findings), advisor_streams.c (the findings on streams) and advise.c (the scale-out's
- * finding). */
+ * findings), advisor_streams.c (the findings on streams), packing.c, availability.c and
+ * advise.c (the answer composed). The functions below are defined in advisor_util.c, below all
+ * of them, unless a comment names another file. */
 
 #include <math.h>
 #include <stdbool.h>

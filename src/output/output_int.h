@@ -3,8 +3,11 @@
 
 #include "core/err.h"
 
-/* Helpers shared by the output renderers (output.c, output_md.c, output_json.c, output_yaml.c,
- * output_html.c); not part of the output layer's interface. */
+/* Helpers shared by the output renderers (output_md.c, output_json.c, output_yaml.c,
+ * output_html*.c, output_patch.c, output_pdb.c); not part of the output layer's interface. They
+ * live below every renderer that calls them, so no call goes back up: output.c (the row's
+ * words), output_omit.c (what is left out for size), output_names.c (names and labels),
+ * output_html_svg.c (the SVG helpers). */
 
 #include <stddef.h>
 #include <stdio.h>
