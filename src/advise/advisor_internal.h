@@ -34,11 +34,12 @@ SIZEUP_MUST_USE int advisor__check_text(const struct advice *a, char *err);
 void advisor__find_streams(const struct advisor_row *rows, size_t n, const struct advisor_opts *o,
                            struct advice *a);
 
-/* Fits a->rule's three constants and their derivations from rows[0..n). a->rows and a->rule (the
- * default rule) must be filled. */
+/* Fits a->rule's three constants and their derivations from rows[0..n) (advisor_rule.c). a->rows
+ * and a->rule (the default rule) must be filled. */
 void advisor__fit_rule(const struct advisor_row *rows, size_t n, struct advice *a);
 
-/* Appends the findings for rows[0..n) to a; a->rows and a->rule must be filled. */
+/* Appends the findings for rows[0..n) to a (advisor_findings.c); a->rows and a->rule must be
+ * filled. */
 void advisor__find(const struct advisor_row *rows, size_t n, const struct advisor_opts *o,
                    struct advice *a);
 
