@@ -13,6 +13,7 @@
 #include "advise/packing.h"
 #include "advise/usl.h"
 
+#include "core/text.h"
 #include "load/hist.h"
 #include "load/result.h"
 
@@ -85,79 +86,30 @@ void advise_opts(const struct profile *p, const struct platform_facts *f, struct
     out->nnodes = p->nnodes;
     out->planning = p->planning;
     out->autoscaling = &p->autoscaling;
+    out->availability = &p->availability;
     out->host_cores = f ? (double)f->host_millicores / 1000.0 : 0;
     out->limits_note = f && !f->limits_enforced ? f->limits_note : NULL;
 }
 
-/* The advisor, then steps (5) and (6) of the answer with availability: the first run gives R,
- * the pods the target needs up; availability's plan for R feeds the sizing's step (5) as the
- * extra pods in a second run (which caps the count where the scale-out's curve ends and sets the
- * HPA's minReplicas to it), and the HPA's maxReplicas gets the same margin at the grown load.
- * Then the node types for the recommended pods. o is changed. */
+/* The answer's steps (advisor_run: the verdicts, the sizing's steps 1 to 6 with availability
+ * applied once at step 5), then the node types for the recommended pods. */
 static int run_answer(const struct advisor_row *rows, size_t n, const struct profile *p,
-                      struct advisor_opts *o, struct advice *a, char *err)
+                      const struct advisor_opts *o, struct advice *a, char *err)
 {
-    const struct profile_availability *av = &p->availability;
-    struct availability_plan plan, grown;
-    char why[ERR_LEN];
-    int rc;
+    int rc = advisor_run(rows, n, o, a, err);
 
-    rc = advisor_run(rows, n, o, a, err);
     if (rc)
         return rc;
-    if (!av->given || a->recommended < 0 || !a->by_target || a->replicas < 1 ||
-        availability_plan(a->replicas, av->zones, av->drain, &plan, why) != 0) {
-        availability_apply(av, a); /* the finding that says why nothing was added */
-        goto nodes;
-    }
-    unsigned old_max = a->sizing.hpa.enabled ? a->sizing.hpa.max_replicas : 0;
-    o->availability_replicas = plan.replicas - plan.needed;
-    rc = advisor_run(rows, n, o, a, err);
-    if (rc)
-        return rc;
-    struct sizing_hpa *h = &a->sizing.hpa;
-    if (!a->sizing.unreachable && a->replicas > 0 && a->replicas < plan.replicas) {
-        /* A fixed-load sweep counts its replicas outside the sizing's steps. */
-        a->replicas = a->sizing.replicas = plan.replicas;
-        if (h->enabled && h->min_replicas < plan.replicas)
-            h->min_replicas = plan.replicas;
-    }
-    a->availability = plan;
-    a->availability.applied = !a->sizing.unreachable && a->replicas > 0;
-    advisor__finding(a, "%s", plan.text);
-    if (a->availability.applied && h->enabled && old_max >= 1 &&
-        availability_plan(old_max, av->zones, av->drain, &grown, why) == 0) {
-        unsigned max = grown.replicas;
-        if (a->sizing.from_curve && a->sizing.curve.cap > 0 && max > a->sizing.curve.cap)
-            max = a->sizing.curve.cap; /* never past where the curve ends */
-        if (max > h->max_replicas)
-            h->max_replicas = max;
-        if (h->max_replicas < h->min_replicas + 1)
-            h->max_replicas = h->min_replicas + 1; /* room to scale */
-        advisor__finding(a,
-                         "Autoscaling with availability (%u zone%s, drain %u): minReplicas %u, "
-                         "maxReplicas %u (%u pods up at the grown load).",
-                         av->zones, av->zones == 1 ? "" : "s", av->drain, h->min_replicas,
-                         h->max_replicas, old_max);
-    }
-nodes:
     packing_apply(p->nodes, p->nnodes, a);
     return 0;
-}
-
-void advise_note(struct advice *a, const char *text)
-{
-    if (text && *text)
-        advisor__finding(a, "%s", text);
 }
 
 int advise_rows(const struct advisor_row *rows, size_t n, const struct profile *p,
                 const struct platform_facts *f, struct advice *a, char *err)
 {
-    struct advisor_opts o;
+    struct advise_input in = {.rows = rows, .n = n, .profile = p, .facts = f};
 
-    advise_opts(p, f, &o);
-    return run_answer(rows, n, p, &o, a, err);
+    return advise_compose(&in, a, err);
 }
 
 /* A noisy point whose mark is its interval's width (wider than CAPACITY_NOISY_REL after the
@@ -263,81 +215,74 @@ int advise_scale_out_fit(const struct sweep_scale_out *so, struct usl_fit *f)
     return rc;
 }
 
-int advise_answer(const struct advisor_row *rows, size_t n, const struct profile *p,
-                  const struct platform_facts *f, const struct sweep_scale_out *so,
-                  struct advice *a, char *err)
-{
-    struct advisor_opts *o = calloc(1, sizeof(*o));
-    int rc;
-
-    if (!o)
-        return err_set(err, -ENOMEM, "out of memory");
-    advise_opts(p, f, o);
-    advise_scale_out(so, &o->scale_out);
-    rc = run_answer(rows, n, p, o, a, err);
-    free(o);
-    return rc;
-}
-
 static size_t scale_out_fit(const struct sweep_scale_out *so, struct usl_fit *f /* OUT */);
+
+/* What the scale-out's curve says, as figures: the points' counts, the fit, the noisy points it
+ * weighed, and the lowest point left out whose figure, not held, lies below the curve
+ * (sizing_curve.c then reads no further than measured). */
+struct scale_out_shape {
+    const struct sweep_scale_out *so;
+    const char *label; /* the variant measured */
+    struct usl_fit fit;
+    size_t noisy;
+    unsigned refuted_at; /* 0: none */
+    double refuted_x, refuted_fit;
+};
+
+/* The shape of s's scale-out into *out; false when no scale-out ran or its points give no
+ * curve. */
+static bool scale_out_shape(const struct sweep *s, struct scale_out_shape *out)
+{
+    const struct sweep_scale_out *so = s ? s->scale_out : NULL;
+
+    memset(out, 0, sizeof(*out));
+    if (!so || !so->run || so->variant >= s->n || !scale_out_fit(so, &out->fit))
+        return false;
+    out->so = so;
+    out->label = s->rows[so->variant].variant.label;
+    out->noisy = advise_scale_out_noisy_used(so);
+    for (size_t i = 0; i < so->npoints; i++) {
+        const struct sweep_scale_point *pt = &so->points[i];
+        double bound = advise_scale_out_point_bound(pt), fitted = usl_eval(&out->fit, pt->replicas);
+        if (bound > 0 && fitted > bound * (1 + 1e-9)) {
+            out->refuted_at = pt->replicas;
+            out->refuted_x = bound;
+            out->refuted_fit = fitted;
+            break;
+        }
+    }
+    return true;
+}
 
 /* What the scale-out's shape means, in plain words, among the findings: linear, slowing
  * (contention: a shared resource serialises part of the work) or peaking (coherency: more pods
  * serve less). Nothing when no scale-out ran or its points give no curve. */
 static void scale_out_finding(const struct sweep *s, struct advice *a)
 {
-    const struct sweep_scale_out *so = s->scale_out;
-    char counts[96] = "", text[512];
-    struct usl_fit f;
-    size_t len = 0;
+    struct scale_out_shape sh;
+    /* At most PLATFORM_MAX_REPLICAS counts of at most two digits each, ", " between. */
+    char counts[PLATFORM_MAX_REPLICAS * 12] = "", text[512], weighed[96] = "", refuted[256] = "";
 
-    if (!so || !so->run || so->variant >= s->n || !scale_out_fit(so, &f))
+    if (!scale_out_shape(s, &sh))
         return;
-    for (size_t i = 0; i < so->npoints && len < sizeof(counts); i++)
-        len += (size_t)snprintf(counts + len, sizeof(counts) - len, "%s%u", i ? ", " : "",
-                                so->points[i].replicas);
-    usl_describe(&f, text, sizeof(text));
-    size_t noisy = advise_scale_out_noisy_used(so);
-    char weighed[96] = "";
-    if (noisy)
-        snprintf(weighed, sizeof(weighed), ", %zu of them noisy and weighed by %s", noisy,
-                 noisy == 1 ? "its wider interval" : "their wider intervals");
-    /* The lowest point left out whose figure, not held, is below the curve (sizing_curve.c
-     * reads no further than measured then). */
-    char refuted[256] = "";
-    for (size_t i = 0; i < so->npoints; i++) {
-        const struct sweep_scale_point *pt = &so->points[i];
-        double bound = advise_scale_out_point_bound(pt), fitted = usl_eval(&f, pt->replicas);
-        if (bound > 0 && fitted > bound * (1 + 1e-9)) {
-            snprintf(refuted, sizeof(refuted),
-                     " At %u replicas, %.0f req/s did not hold its repeats, below the curve's "
-                     "%.0f there: the curve overstates the pods from there on, so the replica "
-                     "count is read no further than measured.",
-                     pt->replicas, bound, fitted);
-            break;
-        }
-    }
+    for (size_t i = 0; i < sh.so->npoints; i++)
+        text_catf(counts, sizeof(counts), "%s%u", i ? ", " : "", sh.so->points[i].replicas);
+    usl_describe(&sh.fit, text, sizeof(text));
+    if (text_full(counts, sizeof(counts)) || text_full(text, sizeof(text)))
+        a->findings_cut++; /* a clause cut is a cut finding: the answer's error */
+    if (sh.noisy)
+        snprintf(weighed, sizeof(weighed), ", %zu of them noisy and weighed by %s", sh.noisy,
+                 sh.noisy == 1 ? "its wider interval" : "their wider intervals");
+    if (sh.refuted_at)
+        snprintf(refuted, sizeof(refuted),
+                 " At %u replicas, %.0f req/s did not hold its repeats, below the curve's "
+                 "%.0f there: the curve overstates the pods from there on, so the replica "
+                 "count is read no further than measured.",
+                 sh.refuted_at, sh.refuted_x, sh.refuted_fit);
     advisor__finding(a,
                      "Scale-out of %s at %s replicas: the capacity within the SLO is %s (the "
                      "Universal Scalability Law fitted to %zu points%s, residual %.1f%%).%s",
-                     s->rows[so->variant].variant.label, counts, text, f.used, weighed,
-                     100 * f.residual, refuted);
-}
-
-int advise_sweep(const struct sweep *s, const struct profile *p, struct advisor_row *rows,
-                 size_t *n, struct advice *a, char *err)
-{
-    size_t k = 0;
-
-    while (k < s->n && k < VARIANT_MAX && s->rows[k].state != SWEEP_ROW_PENDING)
-        k++;
-    for (size_t i = 0; i < k; i++)
-        advise_row_from_sweep(s, i, &rows[i]);
-    *n = k;
-    int rc = advise_answer(rows, k, p, &s->facts, s->scale_out, a, err);
-    if (rc == 0)
-        scale_out_finding(s, a);
-    return rc;
+                     sh.label, counts, text, sh.fit.used, weighed, 100 * sh.fit.residual, refuted);
 }
 
 int advise_scale_out_choice(void *ud, const struct sweep *s, unsigned *linear)
@@ -378,7 +323,10 @@ double advise_scale_out_predict(void *ud, const struct sweep_scale_out *so, unsi
     return usl_eval(&f, n);
 }
 
-void advise_cluster_scale_out(const struct sweep_scale_out *so, bool asked, struct advice *a)
+/* The cluster's findings on the scale-out: that the points loaded what the pods share, or, with
+ * a target and none asked for, that the scale-out is asked for in the cluster, never a default. */
+static void cluster_scale_out_finding(const struct sweep_scale_out *so, bool asked,
+                                      struct advice *a)
 {
     if (so && so->run) {
         unsigned most = 0;
@@ -398,4 +346,52 @@ void advise_cluster_scale_out(const struct sweep_scale_out *so, bool asked, stru
         advisor__finding(a, "No scale-out was measured: in the cluster it runs only when asked for "
                             "(sizeup.dev/scale-out: N, clone mode), because a cluster scale-out "
                             "loads what the pods share (the database behind them).");
+}
+
+/* The answer in its documented order (docs/sweep.md, "The order of the answer"): the advisor's
+ * verdicts, candidates and sizing steps 1 to 6 with availability (run_answer), then the
+ * scale-out's shape in words, then what only the platform knows (the cluster's scale-out, the
+ * front-end's note). */
+int advise_compose(const struct advise_input *in, struct advice *a, char *err)
+{
+    const struct sweep_scale_out *so = in->scale_out_from ? in->scale_out_from->scale_out : NULL;
+    struct advisor_opts *o = calloc(1, sizeof(*o));
+    int rc;
+
+    if (!o)
+        return err_set(err, -ENOMEM, "out of memory");
+    advise_opts(in->profile, in->facts, o);
+    advise_scale_out(so, &o->scale_out);
+    rc = run_answer(in->rows, in->n, in->profile, o, a, err);
+    free(o);
+    if (rc)
+        return rc;
+    scale_out_finding(in->scale_out_from, a);
+    if (in->cluster)
+        cluster_scale_out_finding(so, in->scale_out_asked, a);
+    if (in->note && *in->note)
+        advisor__finding(a, "%s", in->note);
+    return advisor__check_text(a, err);
+}
+
+int advise_sweep(const struct sweep *s, const struct profile *p, struct advisor_row *rows,
+                 size_t *n, struct advice *a, char *err)
+{
+    size_t k = 0;
+
+    while (k < s->n && k < VARIANT_MAX && s->rows[k].state != SWEEP_ROW_PENDING)
+        k++;
+    for (size_t i = 0; i < k; i++)
+        advise_row_from_sweep(s, i, &rows[i]);
+    *n = k;
+    struct advise_input in = {
+        .rows = rows, .n = k, .profile = p, .facts = &s->facts, .scale_out_from = s};
+    return advise_compose(&in, a, err);
+}
+
+void advise_runner_hooks(const struct profile *p, struct sweep_opts *so)
+{
+    so->scale_out_choice = advise_scale_out_choice;
+    so->scale_out_predict = advise_scale_out_predict;
+    so->scale_out_ud = (void *)p;
 }

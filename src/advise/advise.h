@@ -24,8 +24,37 @@ void advise_row_from_sweep(const struct sweep *s, size_t i, struct advisor_row *
 void advise_opts(const struct profile *p, const struct platform_facts *f,
                  struct advisor_opts *out /* OUT */);
 
-/* Runs the advisor over rows[0..n) with advise_opts(p, f). Borrows everything; fills *a.
- * Returns 0 or the advisor's error. */
+/* What the answer is composed from: the sweep's rows, the profile, the platform's facts and the
+ * scale-out, and what only one platform knows. Borrowed. */
+struct advise_input {
+    const struct advisor_row *rows; /* rows[0..n): the sweep's, in order (resumed ones first) */
+    size_t n;
+    const struct profile *profile;
+    const struct platform_facts *facts; /* may be NULL */
+    const struct sweep *scale_out_from; /* the sweep holding the scale-out; NULL: none */
+    /* Platform-specific: the cluster's scale-out findings (the operator), whether the scale-out
+     * was asked for, and a front-end's own sentence (where the node types came from). */
+    bool cluster;
+    bool scale_out_asked;
+    const char *note; /* may be NULL */
+};
+
+/* The whole answer as data, composed once in the documented order (docs/sweep.md, "The order
+ * of the answer"): the verdicts and candidates, the sizing steps 1 to 6 with availability
+ * applied once, the autoscaler, the node types, then the findings: the advisor's, the
+ * scale-out's shape (the Universal Scalability Law), and the platform's (in->cluster,
+ * in->note). The one call both front-ends (the local sweep, the operator) make; every output
+ * and the terminal's table render its result. Borrows in; fills *a. Returns 0 or the advisor's
+ * error. */
+SIZEUP_MUST_USE int advise_compose(const struct advise_input *in, struct advice *a /* OUT */,
+                                   char *err);
+
+/* The runner's advise hooks (sweep_opts.scale_out_choice, scale_out_predict and their ud, the
+ * profile p, borrowed for the sweep): the one place both front-ends get them. */
+void advise_runner_hooks(const struct profile *p, struct sweep_opts *so /* OUT */);
+
+/* advise_compose over rows[0..n) with no scale-out and nothing platform-specific. Borrows
+ * everything; fills *a. Returns 0 or the advisor's error. */
 SIZEUP_MUST_USE int advise_rows(const struct advisor_row *rows, size_t n, const struct profile *p,
                                 const struct platform_facts *f, struct advice *a /* OUT */,
                                 char *err);
@@ -55,16 +84,9 @@ double advise_scale_out_point_bound(const struct sweep_scale_point *pt);
  * limit: an imprecise figure, weighed by that interval); 0 without a scale-out. */
 size_t advise_scale_out_noisy_used(const struct sweep_scale_out *so);
 
-/* The answer in its order (docs/sweep.md, "The order of the answer"): advise_rows with the
- * scale-out so (may be NULL: none) read for the replica count. The one call the local sweep
- * and the operator make. Borrows everything; fills *a. Returns 0 or the advisor's error. */
-SIZEUP_MUST_USE int advise_answer(const struct advisor_row *rows, size_t n, const struct profile *p,
-                                  const struct platform_facts *f, const struct sweep_scale_out *so,
-                                  struct advice *a /* OUT */, char *err);
-
 /* The advisor's rows for the attempted (not pending) rows of s, the advice over them with
- * advise_rows, into rows[0..*n) (room for VARIANT_MAX) and *a. Returns 0 or the advisor's
- * error (*n is set either way). */
+ * advise_compose (s's scale-out, nothing platform-specific), into rows[0..*n) (room for
+ * VARIANT_MAX) and *a. Returns 0 or the advisor's error (*n is set either way). */
 SIZEUP_MUST_USE int advise_sweep(const struct sweep *s, const struct profile *p,
                                  struct advisor_row *rows /* OUT */, size_t *n /* OUT */,
                                  struct advice *a /* OUT */, char *err);
@@ -76,13 +98,5 @@ int advise_scale_out_choice(void *ud, const struct sweep *s, unsigned *linear /*
 /* sweep_opts.scale_out_predict: the Universal Scalability Law (advise/usl.h) fitted to the
  * usable points so far, at n replicas; 0 with fewer than two usable points. ud unused. */
 double advise_scale_out_predict(void *ud, const struct sweep_scale_out *so, unsigned n);
-
-/* The cluster's findings on the scale-out (so borrowed, may be NULL: none ran) appended to a:
- * that the points loaded what the pods share, or, with a target and none asked for (asked
- * false), that the scale-out is asked for in the cluster, never a default. */
-void advise_cluster_scale_out(const struct sweep_scale_out *so, bool asked, struct advice *a);
-
-/* A front-end's finding appended to a as given ("%s"), such as where the node types came from. */
-void advise_note(struct advice *a, const char *text);
 
 #endif

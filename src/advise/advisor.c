@@ -4,12 +4,10 @@
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "advise/advisor_internal.h"
-#include "core/log.h"
 #include "sweep/search.h"
 #include "advise/sizing.h"
 
@@ -21,34 +19,6 @@ enum verdict advisor_classify(const struct advisor_row *r, const struct profile_
     if ((int64_t)r->p95_us < t->healthy_p95_us && r->error_rate < t->healthy_errors)
         return VERDICT_HEALTHY;
     return VERDICT_STRESSED;
-}
-
-/* Appends a formatted finding. ADVISOR_MAX_FINDINGS leaves room for every kind at once; should
- * the list still be full, the finding is logged (never dropped unsaid) and the first ones, the
- * important ones, stay. A finding too long for its buffer ends in "..." so that a reader sees it
- * was cut. */
-__attribute__((format(printf, 2, 3))) void advisor__finding(struct advice *a, const char *fmt, ...)
-{
-    va_list ap;
-    char *f;
-    int len;
-
-    if (a->nfindings >= ADVISOR_MAX_FINDINGS) {
-        char dropped[ADVISOR_TEXT_LEN];
-        va_start(ap, fmt);
-        vsnprintf(dropped, sizeof(dropped), fmt, ap);
-        va_end(ap);
-        log_warn("advisor.finding_dropped", "max=%d text=\"%.200s\"", ADVISOR_MAX_FINDINGS,
-                 dropped);
-        return;
-    }
-    f = a->findings[a->nfindings];
-    va_start(ap, fmt);
-    len = vsnprintf(f, ADVISOR_TEXT_LEN, fmt, ap);
-    va_end(ap);
-    if (len >= ADVISOR_TEXT_LEN)
-        memcpy(f + ADVISOR_TEXT_LEN - 4, "...", 4);
-    a->nfindings++;
 }
 
 /* ---- recommendation ------------------------------------------------------------------------ */
@@ -269,7 +239,7 @@ static int recommend_capacity(const struct advisor_row *rows, size_t n,
     so.nnodes = o->nnodes;
     so.planning = o->planning;
     so.scale_out = o->scale_out;
-    so.availability_replicas = o->availability_replicas;
+    so.availability = o->availability;
     so.autoscaling = o->autoscaling;
     rc = sizing_run(sr, n, &so, s, err);
     if (rc)
@@ -360,6 +330,10 @@ int advisor_run(const struct advisor_row *rows, size_t n, const struct advisor_o
         recommend(rows, n, o, out);
         values(rows, out);
         fixed_sizing(o, out);
+        /* Step (5) of a fixed-load sweep: its count is the rule's, made outside the sizing's
+         * steps, so the plan's count replaces it with the findings below. */
+        availability_step(o->availability, out->recommended, out->by_target, out->replicas, 0,
+                          &out->sizing.availability);
     }
     rule_default(&out->rule);
     advisor__fit_rule(rows, n, out);
@@ -368,5 +342,6 @@ int advisor_run(const struct advisor_row *rows, size_t n, const struct advisor_o
         sizing_findings(out);
     if (stream_mode(rows, n))
         advisor__find_streams(rows, n, o, out);
+    availability_findings(o->availability, &out->sizing.availability, !capacity, out);
     return 0;
 }

@@ -103,9 +103,10 @@ struct advisor_opts {
     double host_cores;       /* for caveats; 0 unknown */
     const char *limits_note; /* why limits are not enforced, or NULL */
     /* Capacity mode: the scale-out measured after the shape search (sizing.h); run false
-     * without one. advise_answer fills it from the sweep. */
+     * without one. advise_compose fills it from the sweep. */
     struct sizing_scale_out scale_out;
-    unsigned availability_replicas;                /* sizing_opts.availability_replicas: 0 today */
+    /* Zones and drain (sizing_opts.availability): planned once, at step (5); NULL: none. */
+    const struct profile_availability *availability;
     const struct profile_autoscaling *autoscaling; /* sizing_opts.autoscaling; NULL: defaults */
 };
 
@@ -153,6 +154,7 @@ struct advice {
 
     size_t nfindings;
     char findings[ADVISOR_MAX_FINDINGS][ADVISOR_TEXT_LEN];
+    unsigned findings_cut; /* findings too long for ADVISOR_TEXT_LEN: the answer's error */
 };
 
 /* The verdict on scalars: HEALTHY when p95 < healthy and errors < healthy;

@@ -7,45 +7,31 @@
 #include <string.h>
 
 #include "advise/advisor_internal.h"
+#include "core/fmt.h"
 
-static void find_oversubscription(const struct advisor_row *rows, size_t n, struct advice *a)
+/* The best row at row i's CPU with fewer workers than it; -1 when none. */
+static int fewer_workers_base(const struct advisor_row *rows, size_t n, const struct advice *a,
+                              size_t i)
 {
-    char text[ADVISOR_TEXT_LEN] = "";
-    int worse = 0, better = 0, same = 0;
-    double worst = 0, best = 0;
+    const struct advisor_row *o = &rows[i];
+    int base = -1;
 
-    for (size_t i = 0; i < n; i++) {
-        const struct advisor_row *o = &rows[i];
-        if (!usable(rows, a, i) || (double)o->variant.workers <= cores_of(o) + 1e-9)
+    for (size_t j = 0; j < n; j++) {
+        const struct advisor_row *b = &rows[j];
+        if (!usable(rows, a, j) || b->variant.cpu_millicores != o->variant.cpu_millicores ||
+            b->variant.workers >= o->variant.workers)
             continue;
-        /* The best row at the same CPU with no more workers than cores. */
-        int base = -1;
-        for (size_t j = 0; j < n; j++) {
-            const struct advisor_row *b = &rows[j];
-            if (!usable(rows, a, j) || b->variant.cpu_millicores != o->variant.cpu_millicores ||
-                b->variant.workers >= o->variant.workers)
-                continue;
-            if (base < 0 || b->throughput_rps > rows[base].throughput_rps)
-                base = (int)j;
-        }
-        if (base < 0)
-            continue;
-        const struct advisor_row *b = &rows[base];
-        double d = shown_pct(b->throughput_rps, o->throughput_rps);
-        if (d < -ADVISOR_NOISE * 100)
-            worse++;
-        else if (d > ADVISOR_NOISE * 100)
-            better++;
-        else
-            same++;
-        if (d < worst)
-            worst = d;
-        if (d > best)
-            best = d;
-        text_catf(text, sizeof(text), "%s%s did %.0f req/s against %.0f for %s (%+.0f%%)",
-                  text[0] ? "; " : "", o->variant.label, o->throughput_rps, b->throughput_rps,
-                  b->variant.label, d);
+        if (base < 0 || b->throughput_rps > rows[base].throughput_rps)
+            base = (int)j;
     }
+    return base;
+}
+
+/* The finding on workers beyond the cores from the comparisons' bands (worse, better, within
+ * the noise), their extremes and the comparisons in words. */
+static void say_oversubscription(int worse, int better, int same, double worst, double best,
+                                 const char *text, struct advice *a)
+{
     int total = worse + better + same;
     if (total == 0)
         return;
@@ -91,162 +77,255 @@ static void find_oversubscription(const struct advisor_row *rows, size_t n, stru
             worst, best, text);
 }
 
-static void find_cpu_memory(const struct advisor_row *rows, size_t n, struct advice *a)
+static void find_oversubscription(const struct advisor_row *rows, size_t n, struct advice *a)
 {
-    char mem_text[ADVISOR_TEXT_LEN] = "", cpu_text[ADVISOR_TEXT_LEN] = "";
-    char b1[QTY_LEN], b2[QTY_LEN], b3[QTY_LEN], b4[QTY_LEN];
-    double max_mem_effect = 0, best_cpu_ratio = 0;
-    int mem_pairs = 0, mem_better = 0, level_pairs = 0, cpu_x = -1, cpu_y = -1;
+    char text[ADVISOR_TEXT_LEN] = "";
+    int worse = 0, better = 0, same = 0;
+    double worst = 0, best = 0;
 
-    /* Pure memory pairs: same workers and CPU, different memory. */
-    for (size_t i = 0; i < n; i++)
-        for (size_t j = 0; j < n; j++) {
-            const struct advisor_row *x = &rows[i], *y = &rows[j];
-            if (!usable(rows, a, i) || !usable(rows, a, j) ||
-                x->variant.workers != y->variant.workers ||
-                x->variant.cpu_millicores != y->variant.cpu_millicores ||
-                x->variant.memory_bytes >= y->variant.memory_bytes)
-                continue;
-            double d = shown_pct(x->throughput_rps, y->throughput_rps);
-            mem_pairs++;
-            if (fabs(d) > fabs(max_mem_effect))
-                max_mem_effect = d;
-            text_catf(mem_text, sizeof(mem_text),
-                      "%s%s -> %s at %uw / %sc: %.0f -> %.0f req/s (%+.0f%%)",
-                      mem_text[0] ? "; " : "", mem_txt(x->variant.memory_bytes, b1),
-                      mem_txt(y->variant.memory_bytes, b2), x->variant.workers, cores_txt(x, b3),
-                      x->throughput_rps, y->throughput_rps, d);
-        }
-    /* Without pure pairs: at the same CPU, did any variant with more memory do better? */
-    char level_text[ADVISOR_TEXT_LEN] = "";
-    if (mem_pairs == 0) {
-        for (size_t i = 0; i < n; i++)
-            for (size_t j = 0; j < n; j++) {
-                const struct advisor_row *x = &rows[i], *y = &rows[j];
-                if (!usable(rows, a, i) || !usable(rows, a, j) ||
-                    x->variant.cpu_millicores != y->variant.cpu_millicores ||
-                    x->variant.memory_bytes >= y->variant.memory_bytes)
-                    continue;
-                level_pairs++;
-                if (shown_pct(x->throughput_rps, y->throughput_rps) > PCT(ADVISOR_NOISE))
-                    mem_better++;
-                text_catf(level_text, sizeof(level_text), "%s%s %.0f req/s, %s %.0f req/s",
-                          level_text[0] ? "; " : "", x->variant.label, x->throughput_rps,
-                          y->variant.label, y->throughput_rps);
-            }
-    }
-    /* Pure CPU pairs: same workers and memory, more CPU. */
-    for (size_t i = 0; i < n; i++)
-        for (size_t j = 0; j < n; j++) {
-            const struct advisor_row *x = &rows[i], *y = &rows[j];
-            if (!usable(rows, a, i) || !usable(rows, a, j) ||
-                x->variant.workers != y->variant.workers ||
-                x->variant.memory_bytes != y->variant.memory_bytes ||
-                x->variant.cpu_millicores >= y->variant.cpu_millicores || x->throughput_rps <= 0)
-                continue;
-            double ratio = y->throughput_rps / x->throughput_rps;
-            if (ratio > best_cpu_ratio) {
-                best_cpu_ratio = ratio;
-                cpu_x = (int)i;
-                cpu_y = (int)j;
-            }
-        }
-    /* The CPU effect's band, on the change as printed and symmetric about zero: a fall beyond
-     * the noise, within the noise either way, clearly more than it (CPU "matters"), or a gain in
-     * between. cpu_x/cpu_y is the pair with the best ratio, so a fall means every pair fell. */
-    double cpu_gain =
-        cpu_x >= 0 ? shown_pct(rows[cpu_x].throughput_rps, rows[cpu_y].throughput_rps) : 0;
-    bool cpu_fell = cpu_x >= 0 && cpu_gain < -PCT(ADVISOR_NOISE);
-    bool cpu_flat = cpu_x >= 0 && fabs(cpu_gain) <= PCT(ADVISOR_NOISE);
-    bool cpu_matters = cpu_x >= 0 && cpu_gain >= PCT(ADVISOR_CPU_MATTERS);
-    if (cpu_x >= 0) {
-        const struct advisor_row *x = &rows[cpu_x], *y = &rows[cpu_y];
-        snprintf(cpu_text, sizeof(cpu_text),
-                 "going from %s to %s cores at the same memory (%uw / %s) ", cores_txt(x, b1),
-                 cores_txt(y, b2), x->variant.workers, mem_txt(x->variant.memory_bytes, b4));
-        if (cpu_flat || cpu_fell)
-            text_catf(cpu_text, sizeof(cpu_text), "changed throughput by %+.0f%%", cpu_gain);
+    for (size_t i = 0; i < n; i++) {
+        const struct advisor_row *o = &rows[i];
+        if (!usable(rows, a, i) || (double)o->variant.workers <= cores_of(o) + 1e-9)
+            continue;
+        int base = fewer_workers_base(rows, n, a, i);
+        if (base < 0)
+            continue;
+        const struct advisor_row *b = &rows[base];
+        double d = shown_pct(b->throughput_rps, o->throughput_rps);
+        if (d < -ADVISOR_NOISE * 100)
+            worse++;
+        else if (d > ADVISOR_NOISE * 100)
+            better++;
         else
-            text_catf(cpu_text, sizeof(cpu_text), "multiplied throughput by %.1fx", best_cpu_ratio);
-        text_catf(cpu_text, sizeof(cpu_text), " (%.0f -> %.0f req/s)", x->throughput_rps,
-                  y->throughput_rps);
+            same++;
+        if (d < worst)
+            worst = d;
+        if (d > best)
+            best = d;
+        text_catf(text, sizeof(text), "%s%s did %.0f req/s against %.0f for %s (%+.0f%%)",
+                  text[0] ? "; " : "", o->variant.label, o->throughput_rps, b->throughput_rps,
+                  b->variant.label, d);
     }
-    /* Peak memory against the limits, where measured. */
+    say_oversubscription(worse, better, same, worst, best, text, a);
+}
+
+/* What the CPU and memory comparisons measured: the figures find_cpu_memory phrases. */
+struct cpu_memory {
+    int mem_pairs;         /* pure memory pairs: same workers and CPU, different memory */
+    double max_mem_effect; /* the largest change among them, as printed */
+    int level_pairs;       /* without pure pairs: pairs at the same CPU with more memory */
+    int mem_better;        /* of those, the ones more memory made better beyond the noise */
+    int cpu_x, cpu_y;      /* the pure CPU pair with the best ratio; -1 without one */
+    double best_cpu_ratio, cpu_gain;
+    bool cpu_fell, cpu_flat, cpu_matters;
+    int max_share_i; /* the row whose peak memory came nearest its limit; -1 unmeasured */
+    double share_shown;
+    bool spare, memory_flat;
+};
+
+/* x and y differ only in memory, x the smaller. */
+static bool memory_pair(const struct advisor_row *rows, const struct advice *a, size_t i, size_t j)
+{
+    const struct advisor_row *x = &rows[i], *y = &rows[j];
+    return usable(rows, a, i) && usable(rows, a, j) && x->variant.workers == y->variant.workers &&
+           x->variant.cpu_millicores == y->variant.cpu_millicores &&
+           x->variant.memory_bytes < y->variant.memory_bytes;
+}
+
+/* x and y at the same CPU, x with less memory. */
+static bool level_pair(const struct advisor_row *rows, const struct advice *a, size_t i, size_t j)
+{
+    const struct advisor_row *x = &rows[i], *y = &rows[j];
+    return usable(rows, a, i) && usable(rows, a, j) &&
+           x->variant.cpu_millicores == y->variant.cpu_millicores &&
+           x->variant.memory_bytes < y->variant.memory_bytes;
+}
+
+/* x and y differ only in CPU, x the smaller, with a throughput. */
+static bool cpu_pair(const struct advisor_row *rows, const struct advice *a, size_t i, size_t j)
+{
+    const struct advisor_row *x = &rows[i], *y = &rows[j];
+    return usable(rows, a, i) && usable(rows, a, j) && x->variant.workers == y->variant.workers &&
+           x->variant.memory_bytes == y->variant.memory_bytes &&
+           x->variant.cpu_millicores < y->variant.cpu_millicores && x->throughput_rps > 0;
+}
+
+/* The memory side: the pairs' counts and largest effect, and peak memory against the limits. */
+static void measure_memory(const struct advisor_row *rows, size_t n, const struct advice *a,
+                           struct cpu_memory *m)
+{
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < n; j++) {
+            if (!memory_pair(rows, a, i, j))
+                continue;
+            double d = shown_pct(rows[i].throughput_rps, rows[j].throughput_rps);
+            m->mem_pairs++;
+            if (fabs(d) > fabs(m->max_mem_effect))
+                m->max_mem_effect = d;
+        }
+    for (size_t i = 0; m->mem_pairs == 0 && i < n; i++)
+        for (size_t j = 0; j < n; j++) {
+            if (!level_pair(rows, a, i, j))
+                continue;
+            m->level_pairs++;
+            if (shown_pct(rows[i].throughput_rps, rows[j].throughput_rps) > PCT(ADVISOR_NOISE))
+                m->mem_better++;
+        }
     double max_share = -1;
-    int max_share_i = -1;
+    m->max_share_i = -1;
     for (size_t i = 0; i < n; i++) {
         if (!rows[i].measured || rows[i].peak_memory_bytes < 0)
             continue;
-        double s = (double)rows[i].peak_memory_bytes / (double)rows[i].variant.memory_bytes;
-        if (s > max_share) {
-            max_share = s;
-            max_share_i = (int)i;
+        double share = (double)rows[i].peak_memory_bytes / (double)rows[i].variant.memory_bytes;
+        if (share > max_share) {
+            max_share = share;
+            m->max_share_i = (int)i;
         }
     }
+    m->share_shown = round(max_share * 100);
+    m->spare = max_share >= 0 && m->share_shown < PCT(ADVISOR_MEM_SPARE_SHARE);
+    m->memory_flat = (m->mem_pairs > 0 && fabs(m->max_mem_effect) <= PCT(ADVISOR_NOISE)) ||
+                     (m->mem_pairs == 0 && m->level_pairs > 0 && m->mem_better == 0) ||
+                     (m->mem_pairs == 0 && m->level_pairs == 0 && m->spare);
+}
 
-    double share_shown = round(max_share * 100);
-    bool spare = max_share >= 0 && share_shown < PCT(ADVISOR_MEM_SPARE_SHARE);
-    bool memory_flat = (mem_pairs > 0 && fabs(max_mem_effect) <= PCT(ADVISOR_NOISE)) ||
-                       (mem_pairs == 0 && level_pairs > 0 && mem_better == 0) ||
-                       (mem_pairs == 0 && level_pairs == 0 && spare);
-    char mem_sentence[ADVISOR_TEXT_LEN] = "";
-    if (mem_pairs > 0 && fabs(max_mem_effect) <= PCT(ADVISOR_NOISE))
-        snprintf(mem_sentence, sizeof(mem_sentence),
+/* The CPU side: the pure pair with the best ratio and its band, on the change as printed and
+ * symmetric about zero: a fall beyond the noise, within the noise either way, clearly more than
+ * it (CPU "matters"), or a gain in between. The best pair falling means every pair fell. */
+static void measure_cpu(const struct advisor_row *rows, size_t n, const struct advice *a,
+                        struct cpu_memory *m)
+{
+    m->cpu_x = m->cpu_y = -1;
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < n; j++) {
+            if (!cpu_pair(rows, a, i, j))
+                continue;
+            double ratio = rows[j].throughput_rps / rows[i].throughput_rps;
+            if (ratio > m->best_cpu_ratio) {
+                m->best_cpu_ratio = ratio;
+                m->cpu_x = (int)i;
+                m->cpu_y = (int)j;
+            }
+        }
+    if (m->cpu_x < 0)
+        return;
+    m->cpu_gain = shown_pct(rows[m->cpu_x].throughput_rps, rows[m->cpu_y].throughput_rps);
+    m->cpu_fell = m->cpu_gain < -PCT(ADVISOR_NOISE);
+    m->cpu_flat = fabs(m->cpu_gain) <= PCT(ADVISOR_NOISE);
+    m->cpu_matters = m->cpu_gain >= PCT(ADVISOR_CPU_MATTERS);
+}
+
+/* The memory pairs in words ("512Mi -> 1Gi at 1w / 1c: 100 -> 104 req/s (+4%); ..."), or,
+ * without them, the pairs at the same CPU. */
+static void phrase_memory_pairs(const struct advisor_row *rows, size_t n, const struct advice *a,
+                                const struct cpu_memory *m, char *buf, size_t len)
+{
+    char b1[QTY_LEN], b2[QTY_LEN], b3[QTY_LEN];
+
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < n; j++) {
+            const struct advisor_row *x = &rows[i], *y = &rows[j];
+            if (m->mem_pairs > 0 && memory_pair(rows, a, i, j))
+                text_catf(buf, len, "%s%s -> %s at %uw / %sc: %.0f -> %.0f req/s (%+.0f%%)",
+                          buf[0] ? "; " : "", mem_txt(x->variant.memory_bytes, b1),
+                          mem_txt(y->variant.memory_bytes, b2), x->variant.workers,
+                          cores_txt(x, b3), x->throughput_rps, y->throughput_rps,
+                          shown_pct(x->throughput_rps, y->throughput_rps));
+            else if (m->mem_pairs == 0 && level_pair(rows, a, i, j))
+                text_catf(buf, len, "%s%s %.0f req/s, %s %.0f req/s", buf[0] ? "; " : "",
+                          x->variant.label, x->throughput_rps, y->variant.label, y->throughput_rps);
+        }
+}
+
+/* What memory did, as a clause ("" when nothing was measured): the pairs' effect, then peak
+ * memory against the limit. */
+static void phrase_memory(const struct advisor_row *rows, size_t n, const struct advice *a,
+                          const struct cpu_memory *m, char *buf, size_t len)
+{
+    char pairs[ADVISOR_TEXT_LEN] = "", b1[QTY_LEN], b2[QTY_LEN];
+
+    phrase_memory_pairs(rows, n, a, m, pairs, sizeof(pairs));
+    if (m->mem_pairs > 0 && fabs(m->max_mem_effect) <= PCT(ADVISOR_NOISE))
+        snprintf(buf, len,
                  "memory made no measurable difference (%s; within the %.0f%% this sweep treats "
                  "as noise)",
-                 mem_text, PCT(ADVISOR_NOISE));
-    else if (mem_pairs > 0)
-        snprintf(mem_sentence, sizeof(mem_sentence),
-                 "more memory changed throughput by up to "
-                 "%+.0f%% (%s)",
-                 max_mem_effect, mem_text);
-    else if (level_pairs > 0 && mem_better == 0)
-        snprintf(mem_sentence, sizeof(mem_sentence),
+                 pairs, PCT(ADVISOR_NOISE));
+    else if (m->mem_pairs > 0)
+        snprintf(buf, len, "more memory changed throughput by up to %+.0f%% (%s)",
+                 m->max_mem_effect, pairs);
+    else if (m->level_pairs > 0 && m->mem_better == 0)
+        snprintf(buf, len,
                  "at the same CPU no variant with more memory did better by more than the %.0f%% "
                  "this sweep treats as noise (%s); no two variants differ only in memory, so "
                  "memory's own effect is bounded, not isolated",
-                 PCT(ADVISOR_NOISE), level_text);
-    if (max_share_i >= 0) {
-        char extra[ADVISOR_TEXT_LEN];
-        snprintf(extra, sizeof(extra),
-                 "%speak memory reached at most %.0f%% of the limit (%s of %s in %s), %s "
-                 "%.0f%% this advisor reads as room to spare",
-                 mem_sentence[0] ? "; " : "", share_shown,
-                 mem_txt(rows[max_share_i].peak_memory_bytes -
-                             rows[max_share_i].peak_memory_bytes % (1 << 20),
-                         b1),
-                 mem_txt(rows[max_share_i].variant.memory_bytes, b2),
-                 rows[max_share_i].variant.label, spare ? "under the" : "not under the",
-                 PCT(ADVISOR_MEM_SPARE_SHARE));
-        text_catf(mem_sentence, sizeof(mem_sentence), "%s", extra);
-    }
+                 PCT(ADVISOR_NOISE), pairs);
+    if (m->max_share_i < 0)
+        return;
+    const struct advisor_row *r = &rows[m->max_share_i];
+    text_catf(buf, len,
+              "%speak memory reached at most %.0f%% of the limit (%s of %s in %s), %s %.0f%% "
+              "this advisor reads as room to spare",
+              buf[0] ? "; " : "", m->share_shown,
+              mem_txt(r->peak_memory_bytes - r->peak_memory_bytes % FMT_MIB, b1),
+              mem_txt(r->variant.memory_bytes, b2), r->variant.label,
+              m->spare ? "under the" : "not under the", PCT(ADVISOR_MEM_SPARE_SHARE));
+}
 
-    if (cpu_fell)
+/* What more CPU did, as a clause: "going from 1 to 2 cores at the same memory (1w / 512Mi)
+ * multiplied throughput by 1.9x (100 -> 190 req/s)". */
+static void phrase_cpu(const struct advisor_row *rows, const struct cpu_memory *m, char *buf,
+                       size_t len)
+{
+    const struct advisor_row *x = &rows[m->cpu_x], *y = &rows[m->cpu_y];
+    char b1[QTY_LEN], b2[QTY_LEN], b3[QTY_LEN];
+
+    snprintf(buf, len, "going from %s to %s cores at the same memory (%uw / %s) ", cores_txt(x, b1),
+             cores_txt(y, b2), x->variant.workers, mem_txt(x->variant.memory_bytes, b3));
+    if (m->cpu_flat || m->cpu_fell)
+        text_catf(buf, len, "changed throughput by %+.0f%%", m->cpu_gain);
+    else
+        text_catf(buf, len, "multiplied throughput by %.1fx", m->best_cpu_ratio);
+    text_catf(buf, len, " (%.0f -> %.0f req/s)", x->throughput_rps, y->throughput_rps);
+}
+
+/* CPU against memory: the pairs measured (measure_memory, measure_cpu), then phrased, then the
+ * one finding their bands call for. */
+static void find_cpu_memory(const struct advisor_row *rows, size_t n, struct advice *a)
+{
+    struct cpu_memory m = {0};
+    char cpu_text[ADVISOR_TEXT_LEN] = "", mem_sentence[ADVISOR_TEXT_LEN] = "";
+
+    measure_memory(rows, n, a, &m);
+    measure_cpu(rows, n, a, &m);
+    if (m.cpu_x >= 0)
+        phrase_cpu(rows, &m, cpu_text, sizeof(cpu_text));
+    phrase_memory(rows, n, a, &m, mem_sentence, sizeof(mem_sentence));
+    const char *mem_lead = mem_sentence[0] ? " Memory: " : "",
+               *mem_end = mem_sentence[0] ? "." : "";
+
+    if (m.cpu_fell)
         advisor__finding(
             a,
             "More CPU lowered throughput (%s; a fall beyond the %.0f%% this sweep treats as "
             "noise): more cores did not help at this load. A fall from more CPU points at "
             "contention (in the app, or on the host during the sweep): repeat the sweep before "
             "reading it as the app's.%s%s%s",
-            cpu_text, PCT(ADVISOR_NOISE), mem_sentence[0] ? " Memory: " : "", mem_sentence,
-            mem_sentence[0] ? "." : "");
-    else if (cpu_flat)
+            cpu_text, PCT(ADVISOR_NOISE), mem_lead, mem_sentence, mem_end);
+    else if (m.cpu_flat)
         advisor__finding(
             a,
             "More CPU made no measurable difference (%s; within the %.0f%% this sweep treats "
             "as noise): at this load the app is not CPU-bound, so look at what it waits on "
             "(database, locks, the load itself) before buying cores.%s%s%s",
-            cpu_text, PCT(ADVISOR_NOISE), mem_sentence[0] ? " Memory: " : "", mem_sentence,
-            mem_sentence[0] ? "." : "");
-    else if (cpu_matters && memory_flat)
+            cpu_text, PCT(ADVISOR_NOISE), mem_lead, mem_sentence, mem_end);
+    else if (m.cpu_matters && m.memory_flat)
         advisor__finding(
             a,
             "CPU dominates memory for this workload: %s, while %s. Don't buy memory to fix "
             "what is a CPU shortage.",
             cpu_text, mem_sentence);
-    else if (cpu_x >= 0)
-        advisor__finding(a, "CPU: %s.%s%s%s", cpu_text, mem_sentence[0] ? " Memory: " : "",
-                         mem_sentence, mem_sentence[0] ? "." : "");
+    else if (m.cpu_x >= 0)
+        advisor__finding(a, "CPU: %s.%s%s%s", cpu_text, mem_lead, mem_sentence, mem_end);
     else if (mem_sentence[0]) {
         mem_sentence[0] = (char)toupper((unsigned char)mem_sentence[0]);
         advisor__finding(a, "%s.", mem_sentence);
@@ -471,47 +550,53 @@ static void find_scaling(const struct advisor_row *rows, size_t n, struct advice
     say_scaling(rows, idx, m, matched, text, a);
 }
 
-static void find_caveats(const struct advisor_row *rows, size_t n, const struct advisor_opts *o,
-                         struct advice *a)
+/* The rows the host could not give what they asked for: more CPU than it has, or their CPU
+ * limit (contended, or the load generator saturated). */
+static void find_host_cpu(const struct advisor_row *rows, size_t n, double host_cores,
+                          struct advice *a)
 {
-    char list[ADVISOR_TEXT_LEN] = "";
-    int k = 0;
+    char over[ADVISOR_TEXT_LEN] = "", contended[ADVISOR_TEXT_LEN] = "";
+    int k = 0, c = 0;
 
-    for (size_t i = 0; i < n; i++)
-        if (rows[i].flags & SWEEP_FLAG_CPU_EXCEEDS_HOST) {
-            text_catf(list, sizeof(list), "%s%s", k++ ? ", " : "", rows[i].variant.label);
-        }
+    for (size_t i = 0; i < n; i++) {
+        const struct advisor_row *r = &rows[i];
+        if (r->flags & SWEEP_FLAG_CPU_EXCEEDS_HOST)
+            text_catf(over, sizeof(over), "%s%s", k++ ? ", " : "", r->variant.label);
+        if (!(r->flags & (SWEEP_FLAG_CONTENDED | SWEEP_FLAG_GEN_SATURATED)))
+            continue;
+        char other[64] = "";
+        if (r->host_other_cores >= 0)
+            snprintf(other, sizeof(other), ", everything else %.2f", r->host_other_cores);
+        text_catf(contended, sizeof(contended), "%s%s (load generator %.2f cores%s%s)",
+                  c++ ? "; " : "", r->variant.label, r->gen_cores, other,
+                  r->flags & SWEEP_FLAG_GEN_SATURATED ? ", generator saturated" : "");
+    }
     if (k)
         advisor__finding(a,
                          "%d variant%s asked for more CPU than this host has (%g cores): %s. %s "
                          "what the host could give, not the limit asked for; %s marked and never "
                          "recommended.",
-                         k, k == 1 ? "" : "s", o->host_cores, list,
+                         k, k == 1 ? "" : "s", host_cores, over,
                          k == 1 ? "Its row shows" : "Their rows show",
                          k == 1 ? "it is" : "they are");
-    list[0] = '\0';
-    k = 0;
-    for (size_t i = 0; i < n; i++)
-        if (rows[i].flags & (SWEEP_FLAG_CONTENDED | SWEEP_FLAG_GEN_SATURATED)) {
-            char other[64] = "";
-            if (rows[i].host_other_cores >= 0)
-                snprintf(other, sizeof(other), ", everything else %.2f", rows[i].host_other_cores);
-            text_catf(list, sizeof(list), "%s%s (load generator %.2f cores%s%s)", k++ ? "; " : "",
-                      rows[i].variant.label, rows[i].gen_cores, other,
-                      rows[i].flags & SWEEP_FLAG_GEN_SATURATED ? ", generator saturated" : "");
-        }
-    if (k)
+    if (c)
         advisor__finding(
             a,
             "The host could not give %d variant%s %s CPU limit: the app's limit plus the "
             "load generator and the other processes on this %g-core host came to more "
             "than the host has, or the generator itself was saturated: %s. %s marked "
             "contended; %s a floor, not the app's capacity.",
-            k, k == 1 ? "" : "s", k == 1 ? "its" : "their", o->host_cores, list,
-            k == 1 ? "That row is" : "Those rows are", k == 1 ? "it shows" : "they show");
-    /* Capacity 0 because even one request at a time missed the SLO (runner_capacity.c). */
-    list[0] = '\0';
-    k = 0;
+            c, c == 1 ? "" : "s", c == 1 ? "its" : "their", host_cores, contended,
+            c == 1 ? "That row is" : "Those rows are", c == 1 ? "it shows" : "they show");
+}
+
+/* Capacity 0 because even one request at a time missed the SLO (runner_capacity.c). */
+static void find_unmeetable(const struct advisor_row *rows, size_t n, const struct advisor_opts *o,
+                            struct advice *a)
+{
+    char list[ADVISOR_TEXT_LEN] = "";
+    int k = 0;
+
     for (size_t i = 0; i < n; i++) {
         const struct capacity_result *c = &rows[i].cap;
         if (!rows[i].measured || !(c->flags & CAPACITY_FLAG_UNMEETABLE) || c->nsteps == 0)
@@ -540,6 +625,12 @@ static void find_caveats(const struct advisor_row *rows, size_t n, const struct 
                          "stopped there instead of halving the rate to its floor.",
                          list, k == 1 ? "that variant's" : "those variants'",
                          k == 1 ? "it is" : "they are");
+}
+
+/* Limits not enforced: every row ran on the whole host. */
+static void find_unenforced(const struct advisor_row *rows, size_t n, const struct advisor_opts *o,
+                            struct advice *a)
+{
     bool unenforced = false;
     for (size_t i = 0; i < n; i++)
         if (rows[i].flags & SWEEP_FLAG_UNENFORCED)
@@ -550,14 +641,31 @@ static void find_caveats(const struct advisor_row *rows, size_t n, const struct 
             "LIMITS NOT ENFORCED: %s. Every row ran without its CPU and memory limits, so "
             "the table shows the app on the whole host, not at each variant's size.",
             o->limits_note && o->limits_note[0] ? o->limits_note : "no writable cgroup");
-    list[0] = '\0';
-    k = 0;
+}
+
+/* The variants that FAILED, with why. */
+static void find_failed(const struct advisor_row *rows, size_t n, struct advice *a)
+{
+    char list[ADVISOR_TEXT_LEN] = "";
+    int k = 0;
+
     for (size_t i = 0; i < n; i++)
         if (!rows[i].measured && rows[i].note[0])
             text_catf(list, sizeof(list), "%s%s: %s", k++ ? "; " : "", rows[i].variant.label,
                       rows[i].note);
     if (k)
         advisor__finding(a, "%d variant%s FAILED: %s.", k, k == 1 ? "" : "s", list);
+}
+
+/* What the rows cannot show about the app: CPU beyond the host, contention, an SLO no load
+ * meets, limits not enforced, failures. */
+static void find_caveats(const struct advisor_row *rows, size_t n, const struct advisor_opts *o,
+                         struct advice *a)
+{
+    find_host_cpu(rows, n, o->host_cores, a);
+    find_unmeetable(rows, n, o, a);
+    find_unenforced(rows, n, o, a);
+    find_failed(rows, n, a);
 }
 
 void advisor__find(const struct advisor_row *rows, size_t n, const struct advisor_opts *o,

@@ -3,37 +3,43 @@
 
 /* Shared by the advisor's files, and by nothing else: advisor.c (verdicts, recommendation,
  * values, the run), advisor_rule.c (the auto-sizing rule's fit), advisor_findings.c (the
- * findings), advisor_streams.c (the findings on streams) and advise.c (the scale-out's
- * finding). */
+ * findings), advisor_streams.c (the findings on streams), packing.c, availability.c and
+ * advise.c (the answer composed). The functions below are defined in advisor_util.c, below all
+ * of them, unless a comment names another file. */
 
 #include <math.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/fmt.h"
 #include "core/quantity.h"
 #include "core/text.h"
 #include "advise/advisor.h"
-
-#define MIB (1024.0 * 1024.0)
 
 /* A fraction as the whole percentage a sentence names, PCT(ADVISOR_NOISE) = 5. Rounded, so a
  * band's edge is the number printed (0.85 * 100 is 85.00000000000001 in binary). */
 #define PCT(fraction) round((fraction)*100.0)
 
-/* Appends a formatted finding to a (dropped when the list is full; cut with "..." when long). */
+/* Appends a formatted finding to a (dropped when the list is full, and logged; cut with "..."
+ * when long, and counted in a->findings_cut). */
 __attribute__((format(printf, 2, 3))) void advisor__finding(struct advice *a, const char *fmt, ...);
+
+/* Whether every sentence of a is whole: 0, or -ENOSPC naming the first finding or text buffer
+ * that was cut (text_full) with err. Run once, when the answer is composed. */
+SIZEUP_MUST_USE int advisor__check_text(const struct advice *a, char *err);
 
 /* Appends the findings on a stream-capacity sweep (advisor_streams.c): the binding limit per
  * variant, the fan-out cost per extra stream, where delivery latency bends. */
 void advisor__find_streams(const struct advisor_row *rows, size_t n, const struct advisor_opts *o,
                            struct advice *a);
 
-/* Fits a->rule's three constants and their derivations from rows[0..n). a->rows and a->rule (the
- * default rule) must be filled. */
+/* Fits a->rule's three constants and their derivations from rows[0..n) (advisor_rule.c). a->rows
+ * and a->rule (the default rule) must be filled. */
 void advisor__fit_rule(const struct advisor_row *rows, size_t n, struct advice *a);
 
-/* Appends the findings for rows[0..n) to a; a->rows and a->rule must be filled. */
+/* Appends the findings for rows[0..n) to a (advisor_findings.c); a->rows and a->rule must be
+ * filled. */
 void advisor__find(const struct advisor_row *rows, size_t n, const struct advisor_opts *o,
                    struct advice *a);
 

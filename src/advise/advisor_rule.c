@@ -108,7 +108,7 @@ static void fit_memory_per_worker(const struct advisor_row *rows, size_t n, stru
     for (size_t i = 0; i < n; i++) {
         const struct advisor_row *r = &rows[i];
         if (r->measured && r->peak_memory_bytes >= 0 && r->variant.workers > 0) {
-            double per = (double)r->peak_memory_bytes / MIB / r->variant.workers;
+            double per = (double)r->peak_memory_bytes / (double)FMT_MIB / r->variant.workers;
             d->variants++;
             if (per > worst) {
                 worst = per;
@@ -117,7 +117,7 @@ static void fit_memory_per_worker(const struct advisor_row *rows, size_t n, stru
         }
         /* An OOM-killed variant proves limit / workers is not enough per worker. */
         if (!r->measured && r->fail == PLATFORM_FAIL_OOM && r->variant.workers > 0) {
-            double per = (double)r->variant.memory_bytes / MIB / r->variant.workers;
+            double per = (double)r->variant.memory_bytes / (double)FMT_MIB / r->variant.workers;
             if (per > oom_floor) {
                 oom_floor = per;
                 oom_i = (int)i;
@@ -156,7 +156,7 @@ static void fit_memory_per_worker(const struct advisor_row *rows, size_t n, stru
         "in %s), + %.0f%% headroom, rounded up to %d MiB; from the peak memory of %u "
         "variant%s%s",
         worst,
-        mem_txt(rows[worst_i].peak_memory_bytes - rows[worst_i].peak_memory_bytes % (1 << 20), b1),
+        mem_txt(rows[worst_i].peak_memory_bytes - rows[worst_i].peak_memory_bytes % FMT_MIB, b1),
         rows[worst_i].variant.workers, rows[worst_i].variant.workers == 1 ? "" : "s",
         rows[worst_i].variant.label, PCT(ADVISOR_HEADROOM), ADVISOR_MEM_STEP_MIB, d->variants,
         d->variants == 1 ? "" : "s", oom_text);

@@ -10,14 +10,8 @@
 #include <string.h>
 
 #include "advise/sizing.h"
-#include "advise/sizing_int.h"
+#include "advise/sizing_internal.h"
 #include "core/text.h"
-
-static unsigned ceil_count(double x)
-{
-    double c = ceil(x - SIZING_EPS * fabs(x));
-    return c < 1 ? 1 : (unsigned)c;
-}
 
 /* Does CPU grow with load? Fills h->cpu_bound and h->note. */
 static void cpu_growth(const struct capacity_result *cap, struct sizing_hpa *h)
@@ -71,8 +65,8 @@ static unsigned room(const struct sizing_opts *o, const struct sizing *s,
     char words[160];
 
     if (!s->from_curve) {
-        max = ceil_count(need / v->planned_rps);
-        unsigned at_cap = ceil_count(need / v->capacity_low);
+        max = sizing__ceil_count(need / v->planned_rps);
+        unsigned at_cap = sizing__ceil_count(need / v->capacity_low);
         if (max < at_cap)
             max = at_cap;
         return max < min + 1 ? min + 1 : max;
@@ -193,6 +187,15 @@ static void cpu_metric(const struct sizing_row *row, const struct sizing_opts *o
                   SIZING_HPA_MIN_UTIL, SIZING_HPA_MAX_UTIL);
 }
 
+unsigned sizing__hpa_max(const struct sizing_opts *o, const struct sizing *s)
+{
+    struct sizing_hpa scratch = {0};
+
+    if (s->recommended < 0 || s->streams || !s->by_target || s->unreachable)
+        return 0;
+    return room(o, s, &s->rows[s->recommended], &scratch);
+}
+
 void sizing__autoscale(const struct sizing_row *rows, const struct sizing_opts *o, struct sizing *s)
 {
     struct sizing_hpa *h = &s->hpa;
@@ -244,4 +247,5 @@ void sizing__autoscale(const struct sizing_row *rows, const struct sizing_opts *
     else
         pods_metric(o, s, v, h);
     lag(row, o, h);
+    availability_hpa(o->availability, s->from_curve ? s->curve.cap : 0, &s->availability, h);
 }

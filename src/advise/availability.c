@@ -3,11 +3,13 @@
 #include "advise/availability.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "advise/advisor.h"
 #include "advise/advisor_internal.h"
+#include "advise/sizing.h"
 
 static unsigned ceil_div(unsigned a, unsigned b)
 {
@@ -62,43 +64,75 @@ int availability_plan(unsigned needed, unsigned zones, unsigned drain,
     return 0;
 }
 
-void availability_apply(const struct profile_availability *av, struct advice *a)
+void availability_step(const struct profile_availability *av, int recommended, bool by_target,
+                       unsigned needed, unsigned hpa_max_without, struct availability_step *out)
+{
+    memset(out, 0, sizeof(*out));
+    if (!av || !av->given || recommended < 0)
+        return;
+    if (!by_target || needed < 1) {
+        out->state = AVAILABILITY_NOT_SIZED;
+        return;
+    }
+    if (availability_plan(needed, av->zones, av->drain, &out->plan, out->refused) != 0) {
+        out->state = AVAILABILITY_REFUSED;
+        return;
+    }
+    out->state = AVAILABILITY_PLANNED;
+    out->hpa_max_without = hpa_max_without;
+}
+
+void availability_hpa(const struct profile_availability *av, unsigned curve_cap,
+                      struct availability_step *st, struct sizing_hpa *h)
 {
     struct availability_plan grown;
-    struct sizing_hpa *h = &a->sizing.hpa;
     char err[ERR_LEN];
 
-    memset(&a->availability, 0, sizeof(a->availability));
-    if (!av || !av->given || a->recommended < 0)
+    if (st->state != AVAILABILITY_PLANNED || !h->enabled || st->hpa_max_without < 1 ||
+        availability_plan(st->hpa_max_without, av->zones, av->drain, &grown, err) != 0)
         return;
-    if (!a->by_target || a->replicas < 1) {
+    /* At the grown load the HPA's maxReplicas pods must be up, so they get the same margin. */
+    unsigned max = grown.replicas;
+    if (curve_cap > 0 && max > curve_cap)
+        max = curve_cap; /* never past where the curve ends */
+    if (max > h->max_replicas)
+        h->max_replicas = max;
+    if (h->max_replicas < h->min_replicas + 1)
+        h->max_replicas = h->min_replicas + 1; /* room to scale */
+    st->hpa_grown = true;
+}
+
+void availability_findings(const struct profile_availability *av,
+                           const struct availability_step *st, bool fixed, struct advice *a)
+{
+    const struct sizing_hpa *h = &a->sizing.hpa;
+
+    memset(&a->availability, 0, sizeof(a->availability));
+    switch (st->state) {
+    case AVAILABILITY_ABSENT:
+        return;
+    case AVAILABILITY_NOT_SIZED:
         advisor__finding(a,
                          "availability: %u zone%s, drain %u, but the recommendation is not sized "
                          "for a target (the profile names none, or no variant met it), so no "
                          "replicas are added and no PodDisruptionBudget is written",
                          av->zones, av->zones == 1 ? "" : "s", av->drain);
         return;
-    }
-    if (availability_plan(a->replicas, av->zones, av->drain, &a->availability, err) != 0) {
-        advisor__finding(a, "%s; no replicas are added", err);
+    case AVAILABILITY_REFUSED:
+        advisor__finding(a, "%s; no replicas are added", st->refused);
         return;
+    case AVAILABILITY_PLANNED:
+        break;
     }
-    advisor__finding(a, "%s", a->availability.text);
-    a->replicas = a->availability.replicas;
-    a->sizing.replicas = a->availability.replicas;
-    if (!h->enabled)
-        return;
-    /* At the grown load the HPA's maxReplicas pods must be up, so they get the same margin. */
-    unsigned old_max = h->max_replicas;
-    h->min_replicas = a->availability.replicas;
-    if (old_max >= 1 && availability_plan(old_max, av->zones, av->drain, &grown, err) == 0)
-        h->max_replicas = grown.replicas;
-    if (h->max_replicas < h->min_replicas + 1)
-        h->max_replicas = h->min_replicas + 1; /* room to scale */
-    size_t len = strlen(h->note);
-    snprintf(h->note + len, sizeof(h->note) - len,
-             " With availability (%u zone%s, drain %u): minReplicas %u, maxReplicas %u (%u pods "
-             "up at the grown load).",
-             av->zones, av->zones == 1 ? "" : "s", av->drain, h->min_replicas, h->max_replicas,
-             old_max);
+    if (fixed && !a->sizing.unreachable && a->replicas > 0 && a->replicas < st->plan.replicas)
+        a->replicas = a->sizing.replicas = st->plan.replicas;
+    a->availability = st->plan;
+    a->availability.applied = !a->sizing.unreachable && a->replicas > 0;
+    advisor__finding(a, "%s", st->plan.text);
+    if (st->hpa_grown)
+        advisor__finding(a,
+                         "Autoscaling with availability (%u zone%s, drain %u): minReplicas %u, "
+                         "maxReplicas %u (%u pods up at the grown load).",
+                         av->zones, av->zones == 1 ? "" : "s", av->drain, h->min_replicas,
+                         h->max_replicas, st->hpa_max_without);
 }

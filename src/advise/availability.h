@@ -33,13 +33,49 @@ struct availability_plan {
 SIZEUP_MUST_USE int availability_plan(unsigned needed, unsigned zones, unsigned drain,
                                       struct availability_plan *out /* OUT */, char *err);
 
+/* Where availability stands after step (5) of the answer. */
+enum availability_state {
+    AVAILABILITY_ABSENT,    /* not given, or nothing recommended: nothing to say */
+    AVAILABILITY_NOT_SIZED, /* given, but the answer is not sized for a target */
+    AVAILABILITY_REFUSED,   /* the plan refused the count (refused says why) */
+    AVAILABILITY_PLANNED,   /* plan made: its extra pods added to the count */
+};
+
+/* Availability as the answer's steps (5) and (6) carry it: figures only, phrased by
+ * availability_findings after the advisor's own findings. */
+struct availability_step {
+    enum availability_state state;
+    struct availability_plan plan; /* PLANNED */
+    char refused[ERR_LEN];         /* REFUSED: availability_plan's error */
+    unsigned hpa_max_without;      /* step (6)'s maxReplicas for the R pods alone (0: no HPA) */
+    bool hpa_grown;                /* step (6) gave the HPA the plan's margin */
+};
+
+/* Step (5): the plan for the `needed` pods the target needs up (R), when av is given (may be
+ * NULL), something is recommended (recommended >= 0) and it is sized for a target (by_target,
+ * needed >= 1). hpa_max_without is step (6)'s maxReplicas for R alone, kept for the margin.
+ * Fills *out; its plan's extra pods are plan.replicas - plan.needed. Borrows av. */
+void availability_step(const struct profile_availability *av, int recommended, bool by_target,
+                       unsigned needed, unsigned hpa_max_without,
+                       struct availability_step *out /* OUT */);
+
+struct sizing_hpa; /* advise/sizing.h */
+
+/* Step (6)'s margin: with the plan made and an HPA enabled at *h (minReplicas already the
+ * plan's count), maxReplicas gets the same margin at the grown load: the plan for
+ * st->hpa_max_without pods, never past curve_cap (where the scale-out's curve ends; 0: no
+ * curve), and at least minReplicas + 1. Sets st->hpa_grown when applied. Borrows av. */
+void availability_hpa(const struct profile_availability *av, unsigned curve_cap,
+                      struct availability_step *st, struct sizing_hpa *h);
+
 struct advice; /* advise/advisor.h */
 
-/* The availability hook of the answer: with av given and a target sized, plans a->replicas,
- * makes the plan the answer's replica count (a->replicas, a->sizing.replicas), the HPA's
- * minReplicas and, for the grown load, its maxReplicas, and adds the arithmetic as a finding.
- * Without a recommendation sized for a target it adds a finding that says nothing was added. av
- * absent: a unchanged but a->availability zeroed. Borrows av. */
-void availability_apply(const struct profile_availability *av, struct advice *a);
+/* The answer's availability, after the advisor's findings: a->availability from st (applied
+ * when the plan's count is the answer's: a count, not unreachable), in a fixed-load sweep the
+ * plan's count as the answer's replicas (its count is made outside the sizing's steps), and the
+ * sentences: the plan's arithmetic and the autoscaler's margin, or why no replicas were added.
+ * Borrows av and st. */
+void availability_findings(const struct profile_availability *av,
+                           const struct availability_step *st, bool fixed, struct advice *a);
 
 #endif

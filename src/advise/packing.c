@@ -8,13 +8,11 @@
 
 #include "advise/advisor.h"
 #include "advise/advisor_internal.h"
-#include "advise/sizing_int.h"
+#include "advise/sizing_internal.h"
+#include "core/fmt.h"
 #include "core/quantity.h"
 #include "core/text.h"
 #include "profile/profile.h"
-
-#define GIB_B (1LL << 30)
-#define MIB_B (1LL << 20)
 
 /* "%.*f" without trailing zeros (and without a trailing point). */
 static void trimmed(double x, int digits, const char *unit, char buf[QTY_LEN])
@@ -34,12 +32,12 @@ static void trimmed(double x, int digits, const char *unit, char buf[QTY_LEN])
 
 const char *packing_format_memory(int64_t bytes, char buf[QTY_LEN])
 {
-    if (bytes == 0 || bytes % MIB_B == 0)
+    if (bytes == 0 || bytes % FMT_MIB == 0)
         return bytes == 0 ? (snprintf(buf, QTY_LEN, "0Mi"), buf) : qty_format_memory(bytes, buf);
-    if (bytes >= GIB_B || -bytes >= GIB_B)
-        trimmed((double)bytes / (double)GIB_B, 2, "Gi", buf);
+    if (bytes >= FMT_GIB || -bytes >= FMT_GIB)
+        trimmed((double)bytes / (double)FMT_GIB, 2, "Gi", buf);
     else
-        trimmed((double)bytes / (double)MIB_B, 1, "Mi", buf);
+        trimmed((double)bytes / (double)FMT_MIB, 1, "Mi", buf);
     return buf;
 }
 
@@ -191,10 +189,15 @@ void packing_apply(const struct profile_node_type *nodes, size_t nn, struct advi
                          packing_format_memory(a->request_memory, mb), nn, nn == 1 ? "" : "s");
         return;
     }
+    /* Two fits' sentences and their names may not fit the choice's: a cut one is a cut finding,
+     * the answer's error (advisor__check_text). */
+    if (text_full(c.text, sizeof(c.text)))
+        a->findings_cut++;
     advisor__finding(a, "packing by requests: %s", c.text);
 }
 
-/* ---- step (2) of the sizing by packing (sizing_int.h) ------------------------------------- */
+/* ---- step (2) of the sizing by packing (sizing_internal.h) -------------------------------------
+ */
 
 static size_t node_count(const struct sizing_opts *o)
 {

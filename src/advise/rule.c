@@ -8,6 +8,8 @@
 
 #include <yaml.h>
 
+#include "core/fmt.h"
+
 void rule_default(struct rule *r)
 {
     r->cores_per_worker = 1.0;
@@ -19,8 +21,9 @@ int rule_check(const struct rule *r, char *err)
 {
     if (!(r->cores_per_worker > 0) || r->cores_per_worker > 1024)
         return err_set(err, -EINVAL, "cores_per_worker must be above 0 and at most 1024");
-    if (!(r->memory_per_worker_mib > 0) || r->memory_per_worker_mib > 1048576)
-        return err_set(err, -EINVAL, "memory_per_worker_mib must be above 0 and at most 1048576");
+    if (!(r->memory_per_worker_mib > 0) || r->memory_per_worker_mib > RULE_MAX_MIB_PER_WORKER)
+        return err_set(err, -EINVAL, "memory_per_worker_mib must be above 0 and at most %d",
+                       RULE_MAX_MIB_PER_WORKER);
     if (r->max_workers < 1 || r->max_workers > RULE_MAX_WORKERS)
         return err_set(err, -EINVAL, "max_workers must be between 1 and %d", RULE_MAX_WORKERS);
     return 0;
@@ -40,9 +43,9 @@ const char *rule_format(const struct rule *r, char buf[RULE_EXPRESSION_LEN])
 unsigned rule_eval(const struct rule *r, int64_t cpu_millicores, int64_t memory_bytes)
 {
     /* Cores and MiB are computed the way the sh snippet in docs/sweep.md computes them
-     * (quota / period, bytes / 1048576), so both round the same way on the same input. */
+     * (quota / period, bytes / 1048576, FMT_MIB), so both round the same way on the same input. */
     double cores = (double)cpu_millicores / 1000.0;
-    double mib = (double)memory_bytes / 1048576.0;
+    double mib = (double)memory_bytes / (double)FMT_MIB;
     double by_cpu = round(cores / r->cores_per_worker);
     double by_mem = floor(mib / r->memory_per_worker_mib);
     double w = by_cpu < by_mem ? by_cpu : by_mem;

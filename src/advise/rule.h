@@ -15,8 +15,9 @@
 
 #include "core/err.h"
 
-#define RULE_MAX_BYTES   (64u * 1024u) /* an auto-sizing.yaml larger than this is refused */
-#define RULE_MAX_WORKERS 1024
+#define RULE_MAX_BYTES          (64u * 1024u) /* an auto-sizing.yaml larger than this is refused */
+#define RULE_MAX_WORKERS        1024
+#define RULE_MAX_MIB_PER_WORKER 1048576 /* memory_per_worker_mib at most: 1 TiB in MiB */
 /* The rule with its constants by name, floor included: what rule_format(NULL) gives, for the
  * places that need it at compile time (a command's help). */
 #define RULE_EXPRESSION                                                                            \

@@ -3,7 +3,7 @@
  * the cheapest, then derive the pod's requests and the HPA from the same measurements. */
 
 #include "advise/sizing.h"
-#include "advise/sizing_int.h"
+#include "advise/sizing_internal.h"
 
 #include <errno.h>
 #include <math.h>
@@ -16,21 +16,6 @@
 #include "core/fmt.h"
 #include "core/err.h"
 #include "advise/advisor.h"
-
-#define GIB (1024.0 * 1024.0 * 1024.0)
-#define MIB (1024.0 * 1024.0)
-
-static bool same(double a, double b)
-{
-    return fabs(a - b) <= SIZING_EPS * fmax(fabs(a), fabs(b));
-}
-
-/* ceil() that does not turn 7.000000000001 (a product of rounded decimals) into 8. */
-static unsigned ceil_count(double x)
-{
-    double c = ceil(x - SIZING_EPS * fabs(x));
-    return c < 1 ? 1 : (unsigned)c;
-}
 
 static double cores_of(const struct variant *v)
 {
@@ -102,7 +87,7 @@ static void size_rows(const struct sizing_row *rows, size_t n, const struct sizi
         bool valid;
 
         v->pod_cost = cores_of(rows[i].variant) * o->cost.cpu +
-                      (double)rows[i].variant->memory_bytes / GIB * o->cost.memory_gib;
+                      (double)rows[i].variant->memory_bytes / (double)FMT_GIB * o->cost.memory_gib;
         if (s->streams) {
             if (!scap || !scap->searched)
                 continue;
@@ -118,7 +103,7 @@ static void size_rows(const struct sizing_row *rows, size_t n, const struct sizi
         v->rps_per_cost = v->pod_cost > 0 ? v->planned_rps / v->pod_cost : 0;
         v->candidate = rows[i].usable && valid && v->planned_rps > 0 && v->pod_cost > 0;
         if (target_of(s) > 0 && v->planned_rps > 0) {
-            v->replicas = ceil_count(target_of(s) / v->planned_rps);
+            v->replicas = sizing__ceil_count(target_of(s) / v->planned_rps);
             v->total_cost = v->replicas * v->pod_cost;
         }
     }
@@ -126,41 +111,12 @@ static void size_rows(const struct sizing_row *rows, size_t n, const struct sizi
 
 /* ---- the recommendation -------------------------------------------------------------------- */
 
-/* With a target: is x a better choice than y? The cheaper total; on equal cost fewer replicas;
- * then the one planned with more room per pod. */
-static bool better_for_target(const struct sizing_variant *x, const struct sizing_variant *y)
-{
-    if (!same(x->total_cost, y->total_cost))
-        return x->total_cost < y->total_cost;
-    if (x->replicas != y->replicas)
-        return x->replicas < y->replicas;
-    return x->planned_rps > y->planned_rps && !same(x->planned_rps, y->planned_rps);
-}
-
 /* Without a target: the most planned capacity per unit of cost; then the larger pod. */
 static bool better_per_cost(const struct sizing_variant *x, const struct sizing_variant *y)
 {
-    if (!same(x->rps_per_cost, y->rps_per_cost))
+    if (!sizing__same(x->rps_per_cost, y->rps_per_cost))
         return x->rps_per_cost > y->rps_per_cost;
-    return x->planned_rps > y->planned_rps && !same(x->planned_rps, y->planned_rps);
-}
-
-/* The best and the runner-up candidate under `better`; -1 when absent. */
-static void rank(const struct sizing *s,
-                 bool (*better)(const struct sizing_variant *, const struct sizing_variant *),
-                 int *best, int *second)
-{
-    *best = *second = -1;
-    for (size_t i = 0; i < s->n; i++) {
-        if (!s->rows[i].candidate)
-            continue;
-        if (*best < 0 || better(&s->rows[i], &s->rows[*best])) {
-            *second = *best;
-            *best = (int)i;
-        } else if (*second < 0 || better(&s->rows[i], &s->rows[*second])) {
-            *second = (int)i;
-        }
-    }
+    return x->planned_rps > y->planned_rps && !sizing__same(x->planned_rps, y->planned_rps);
 }
 
 static void plan_text(const struct sizing_opts *o, const struct sizing *s,
@@ -174,11 +130,6 @@ static void plan_text(const struct sizing_opts *o, const struct sizing *s,
               v->capacity_low, unit(s), o->planning.buffer * 100, o->planning.growth * 100);
 }
 
-void sizing__rank_target(const struct sizing *s, int *best, int *second)
-{
-    rank(s, better_for_target, best, second);
-}
-
 static void recommend(const struct sizing_row *rows, const struct sizing_opts *o, struct sizing *s)
 {
     char target[128] = "";
@@ -187,9 +138,9 @@ static void recommend(const struct sizing_row *rows, const struct sizing_opts *o
     s->replicas = 1;
     if (target_of(s) > 0) {
         s->by_target = true;
-        rank(s, better_for_target, &best, &second);
+        sizing__rank_target(s, &best, &second);
     } else {
-        rank(s, better_per_cost, &best, &second);
+        sizing__rank(s, better_per_cost, &best, &second);
     }
     s->recommended = best;
     if (best < 0) {
@@ -268,38 +219,12 @@ static void assumption(const struct sizing_row *rows, struct sizing *s)
 
 /* ---- requests ------------------------------------------------------------------------------ */
 
-void sizing_requests(double cores, double cpu_factor, int64_t peak_bytes, int64_t limit_cpu_m,
-                     int64_t limit_memory, struct sizing_requests *out)
-{
-    memset(out, 0, sizeof(*out));
-    const int64_t step = ADVISOR_REQ_CPU_STEP_M;
-    if (cores >= 0) {
-        int64_t m = (int64_t)ceil(cores * cpu_factor * 1000.0 / step - SIZING_EPS) * step;
-        out->cpu_m = m < step ? step : (m > limit_cpu_m ? limit_cpu_m : m);
-        out->cpu_measured = true;
-    } else {
-        out->cpu_m = (int64_t)((double)limit_cpu_m * ADVISOR_REQ_CPU_FRACTION);
-        out->cpu_m -= out->cpu_m % step;
-        if (out->cpu_m < step)
-            out->cpu_m = step;
-    }
-    if (peak_bytes >= 0) {
-        int64_t mib = (int64_t)ceil((double)peak_bytes * (1.0 + ADVISOR_HEADROOM) / MIB);
-        int64_t b = mib * (1 << 20);
-        out->memory = b > limit_memory ? limit_memory : b;
-        out->memory_measured = true;
-    } else {
-        int64_t mib = (int64_t)((double)limit_memory * ADVISOR_REQ_MEM_FRACTION / MIB);
-        out->memory = (mib < 1 ? 1 : mib) * (1 << 20);
-    }
-}
-
 int64_t sizing_stream_memory(unsigned streams, int64_t per_stream, int64_t base, int64_t limit)
 {
     if (per_stream < 0 || base < 0)
         return -1;
     double need = ((double)streams * (double)per_stream + (double)base) * (1.0 + ADVISOR_HEADROOM);
-    int64_t b = (int64_t)ceil(need / MIB - SIZING_EPS) * (1 << 20);
+    int64_t b = (int64_t)ceil(need / (double)FMT_MIB - SIZING_EPS) * FMT_MIB;
     return b > limit ? limit : b;
 }
 
@@ -312,7 +237,7 @@ static void stream_requests(const struct sizing_row *rows, struct sizing *s)
     const struct sizing_variant *v = &s->rows[s->recommended];
     struct sizing_requests r;
 
-    s->streams_per_pod = s->by_target ? ceil_count(s->target_streams / s->replicas)
+    s->streams_per_pod = s->by_target ? sizing__ceil_count(s->target_streams / s->replicas)
                                       : (unsigned)floor(v->planned_rps + SIZING_EPS);
     sizing_requests(scap->cpu_cores, 1.0, scap->memory_bytes, s->limit_cpu_m, s->limit_memory, &r);
     s->request_cpu_m = r.cpu_m;
@@ -389,92 +314,15 @@ static void requests(const struct sizing_row *rows, struct sizing *s)
                  "cpu %s: %.0f%% of the limit (CPU was not measured at capacity)",
                  qty_format_cpu(s->request_cpu_m, b1), ADVISOR_REQ_CPU_FRACTION * 100);
     if (s->memory_request_measured)
-        text_catf(
-            s->requests_note, sizeof(s->requests_note),
-            "; memory %s: the peak at capacity (%s) + %.0f%% headroom",
-            qty_format_memory(s->request_memory, b2),
-            qty_format_memory(cap->peak_memory_bytes - cap->peak_memory_bytes % (1 << 20), b3),
-            ADVISOR_HEADROOM * 100);
+        text_catf(s->requests_note, sizeof(s->requests_note),
+                  "; memory %s: the peak at capacity (%s) + %.0f%% headroom",
+                  qty_format_memory(s->request_memory, b2),
+                  qty_format_memory(cap->peak_memory_bytes - cap->peak_memory_bytes % FMT_MIB, b3),
+                  ADVISOR_HEADROOM * 100);
     else
         text_catf(s->requests_note, sizeof(s->requests_note),
                   "; memory %s: %.0f%% of the limit (peak memory was not measured)",
                   qty_format_memory(s->request_memory, b2), ADVISOR_REQ_MEM_FRACTION * 100);
-}
-
-/* ---- CPU against load ---------------------------------------------------------------------- */
-
-struct point {
-    double rps, cpu;
-};
-
-static int cmp_point(const void *x, const void *y)
-{
-    double a = ((const struct point *)x)->rps, b = ((const struct point *)y)->rps;
-    return (a > b) - (a < b);
-}
-
-/* The measured (rate, CPU) points within the SLO, sorted by rate, equal rates averaged (the
- * repeats at capacity). Returns how many. */
-static size_t cpu_points(const struct capacity_result *cap, struct point *p)
-{
-    size_t m = 0, out = 0;
-
-    for (size_t i = 0; i < cap->nsteps && i < CAPACITY_MAX_STEPS; i++) {
-        const struct capacity_step *st = &cap->steps[i];
-        if (st->pass && !st->gen_limited && st->cpu_cores >= 0 && st->offered_rps > 0)
-            p[m++] = (struct point){st->offered_rps, st->cpu_cores};
-    }
-    if (cap->rps > 0 && cap->cpu_cores >= 0)
-        p[m++] = (struct point){cap->rps, cap->cpu_cores};
-    qsort(p, m, sizeof(*p), cmp_point);
-    for (size_t i = 0; i < m;) {
-        size_t j = i;
-        double sum = 0;
-        while (j < m && same(p[j].rps, p[i].rps))
-            sum += p[j++].cpu;
-        p[out++] = (struct point){p[i].rps, sum / (double)(j - i)};
-        i = j;
-    }
-    return out;
-}
-
-double sizing__cpu_lowest_rps(const struct capacity_result *cap)
-{
-    struct point p[CAPACITY_MAX_STEPS + 1];
-    return cpu_points(cap, p) > 0 ? p[0].rps : -1;
-}
-
-double sizing_cpu_at(const struct capacity_result *cap, double rps, bool *extrapolated)
-{
-    struct point p[CAPACITY_MAX_STEPS + 1];
-    size_t m = cpu_points(cap, p);
-    bool ex = true;
-    double c = -1;
-
-    if (m == 0 || !(rps >= 0))
-        goto out;
-    if (rps < p[0].rps) {
-        /* Proportional below the lowest step: it can only under-state CPU there (an idle cost
-         * is ignored), which lowers the HPA's target and makes it scale out earlier. */
-        c = p[0].cpu * rps / p[0].rps;
-        goto out;
-    }
-    if (rps >= p[m - 1].rps) {
-        c = p[m - 1].cpu;
-        ex = !same(rps, p[m - 1].rps);
-        goto out;
-    }
-    ex = false;
-    for (size_t i = 1; i < m; i++)
-        if (rps <= p[i].rps) {
-            double f = (rps - p[i - 1].rps) / (p[i].rps - p[i - 1].rps);
-            c = p[i - 1].cpu + f * (p[i].cpu - p[i - 1].cpu);
-            break;
-        }
-out:
-    if (extrapolated)
-        *extrapolated = ex;
-    return c;
 }
 
 /* ---- entry --------------------------------------------------------------------------------- */
@@ -509,7 +357,7 @@ int sizing_run(const struct sizing_row *rows, size_t n, const struct sizing_opts
     recommend(rows, o, out);
     out->replicas_linear = out->replicas;
     sizing__curve_step(rows, o, out);
-    sizing__availability_step(o, out);
+    sizing__availability_step(o, sizing__hpa_max(o, out), out);
     assumption(rows, out);
     requests(rows, out);
     sizing__autoscale(rows, o, out);

@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "advise/availability.h"
 #include "advise/usl.h"
 #include "core/err.h"
 #include "profile/profile.h"
@@ -19,7 +20,7 @@
 #include "sweep/stream_capacity.h"
 #include "sweep/variant.h"
 
-#define SIZING_TEXT_LEN 768
+#define SIZING_TEXT_LEN 1536
 
 /* "CPU grows with load": CPU at capacity is at least SIZING_CPU_GROWTH times the CPU at
  * 1/CAPACITY_CPU_GROWTH_LOAD of capacity. CPU spent per request makes it nearly proportional to
@@ -108,9 +109,10 @@ struct sizing_opts {
     /* Step (3): the scale-out measured; run false when there was none (the count stays the
      * linear one, and skipped says why). Copied. */
     struct sizing_scale_out scale_out;
-    /* Step (5): replicas added for availability (issue 19's hook; 0 today). Added to the count,
-     * and a count that then passes where the curve ends makes the target unreachable. */
-    unsigned availability_replicas;
+    /* Step (5): zones and drain (availability.h); NULL or not given: none. The plan's extra
+     * pods for the count after step (4) are added to it, and a count that then passes where
+     * the curve ends makes the target unreachable. Borrowed. */
+    const struct profile_availability *availability;
     /* The profile's autoscaling: (metric name, KEDA's server and query); NULL: the defaults.
      * Borrowed. */
     const struct profile_autoscaling *autoscaling;
@@ -234,6 +236,9 @@ struct sizing {
     char memory_note[SIZING_TEXT_LEN];
 
     struct sizing_hpa hpa;
+    /* Steps (5) and (6) with availability: the plan, the autoscaler's margin (figures;
+     * availability_findings phrases them). */
+    struct availability_step availability;
 };
 
 /* A pod's requests from what it used, within its limits. */

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "advise/sizing.h"
-#include "advise/sizing_int.h"
+#include "advise/sizing_internal.h"
 #include "core/err.h"
 #include "core/text.h"
 
@@ -176,14 +176,21 @@ void sizing__curve_step(const struct sizing_row *rows, const struct sizing_opts 
              s->replicas, s->target_rps, s->rows[s->recommended].planned_rps, s->curve_skipped);
 }
 
-/* Step (5): replicas added for availability add to the count; past where the curve ends the
- * target is unreachable with that availability. */
-void sizing__availability_step(const struct sizing_opts *o, struct sizing *s)
+/* Step (5): availability's plan for the count so far (availability_step); its extra pods add to
+ * the count, and past where the curve ends the target is unreachable with that availability. */
+void sizing__availability_step(const struct sizing_opts *o, unsigned hpa_max_without,
+                               struct sizing *s)
 {
-    unsigned add = o->availability_replicas, adj;
+    struct availability_step *st = &s->availability;
+    unsigned add, adj;
     char words[160];
 
-    if (!add || s->recommended < 0 || !s->by_target || s->unreachable)
+    availability_step(o->availability, s->recommended, s->by_target && !s->unreachable, s->replicas,
+                      hpa_max_without, st);
+    if (st->state != AVAILABILITY_PLANNED)
+        return;
+    add = st->plan.replicas - st->plan.needed;
+    if (!add)
         return;
     adj = s->replicas + add;
     if (s->from_curve && adj > s->curve.cap) {
@@ -203,6 +210,49 @@ void sizing__availability_step(const struct sizing_opts *o, struct sizing *s)
 }
 
 /* ---- the replica count from a measured scale-out ---------------------------------------- */
+
+/* The curve's reading in one sentence, into out->why, from the figures sizing_curve_replicas
+ * found: the count and its capacity, or why the target is out of reach (the points cannot tell
+ * what they share, a point refuted the fit, more pods than measured, or what the pods share). */
+static void curve_why(const struct sizing_curve_point *pts, size_t n, double target,
+                      double planned_fraction, struct sizing_curve *out)
+{
+    if (out->reachable)
+        snprintf(out->why, sizeof(out->why),
+                 "%u replicas: the scale-out's lower bounds give %.0f req/s at %u (%.0f planned, "
+                 "the target %.0f)",
+                 out->replicas, curve_low(pts, n, out, out->replicas), out->replicas,
+                 curve_low(pts, n, out, out->replicas) * planned_fraction, target);
+    else if (short_unexplained(&out->fit))
+        snprintf(out->why, sizeof(out->why),
+                 "the target of %.0f req/s is not reachable within the %u replicas measured: "
+                 "the pods reach at most %.0f req/s (%.0f planned), near %u, short of linear "
+                 "beyond the noise, and the points cannot yet tell what they share (contention "
+                 "or coherency), so the curve is not read past them; no replica count is written",
+                 target, out->nmax, out->most_rps, out->most_rps * planned_fraction, out->most_at);
+    else if (out->refuted_at)
+        snprintf(out->why, sizeof(out->why),
+                 "the target of %.0f req/s is not reachable within the %u replicas measured: "
+                 "the pods reach at most %.0f req/s at their lower bounds (%.0f planned), near "
+                 "%u; at %u replicas %.0f req/s did not hold its repeats, below the curve's %.0f "
+                 "there, so the curve is not read past the points; no replica count is written",
+                 target, out->nmax, out->most_rps, out->most_rps * planned_fraction, out->most_at,
+                 out->refuted_at, out->refuted_x, out->refuted_fit);
+    else if (out->beyond_measured)
+        snprintf(out->why, sizeof(out->why),
+                 "the target of %.0f req/s needs more than %u pods, which was not measured (the "
+                 "curve gives %.0f req/s at %u, %.0f planned); no replica count is written",
+                 target, out->cap, out->most_rps, out->cap, out->most_rps * planned_fraction);
+    else
+        snprintf(out->why, sizeof(out->why),
+                 "the target of %.0f req/s is not reachable with this shape: the pods reach at "
+                 "most %.0f req/s at their lower bounds (%.0f planned), near %u replicas; what "
+                 "they share %s "
+                 "(contention s %.3g, coherency k %.2g)",
+                 target, out->most_rps, out->most_rps * planned_fraction, out->most_at,
+                 out->fit.k_distinct ? "costs more with every pod added" : "serialises the work",
+                 out->fit.s, out->fit.k);
+}
 
 int sizing_curve_replicas(const struct sizing_curve_point *pts, size_t n, double target,
                           double planned_fraction, struct sizing_curve *out, char *err)
@@ -249,40 +299,6 @@ int sizing_curve_replicas(const struct sizing_curve_point *pts, size_t n, double
      * but that many were never measured. */
     out->beyond_measured = !out->reachable && out->cap == SIZING_CURVE_MAX_FACTOR * out->nmax &&
                            out->most_at == out->cap;
-    if (out->reachable)
-        snprintf(out->why, sizeof(out->why),
-                 "%u replicas: the scale-out's lower bounds give %.0f req/s at %u (%.0f planned, "
-                 "the target %.0f)",
-                 out->replicas, curve_low(pts, n, out, out->replicas), out->replicas,
-                 curve_low(pts, n, out, out->replicas) * planned_fraction, target);
-    else if (short_unexplained(&out->fit))
-        snprintf(out->why, sizeof(out->why),
-                 "the target of %.0f req/s is not reachable within the %u replicas measured: "
-                 "the pods reach at most %.0f req/s (%.0f planned), near %u, short of linear "
-                 "beyond the noise, and the points cannot yet tell what they share (contention "
-                 "or coherency), so the curve is not read past them; no replica count is written",
-                 target, out->nmax, out->most_rps, out->most_rps * planned_fraction, out->most_at);
-    else if (out->refuted_at)
-        snprintf(out->why, sizeof(out->why),
-                 "the target of %.0f req/s is not reachable within the %u replicas measured: "
-                 "the pods reach at most %.0f req/s at their lower bounds (%.0f planned), near "
-                 "%u; at %u replicas %.0f req/s did not hold its repeats, below the curve's %.0f "
-                 "there, so the curve is not read past the points; no replica count is written",
-                 target, out->nmax, out->most_rps, out->most_rps * planned_fraction, out->most_at,
-                 out->refuted_at, out->refuted_x, out->refuted_fit);
-    else if (out->beyond_measured)
-        snprintf(out->why, sizeof(out->why),
-                 "the target of %.0f req/s needs more than %u pods, which was not measured (the "
-                 "curve gives %.0f req/s at %u, %.0f planned); no replica count is written",
-                 target, out->cap, out->most_rps, out->cap, out->most_rps * planned_fraction);
-    else
-        snprintf(out->why, sizeof(out->why),
-                 "the target of %.0f req/s is not reachable with this shape: the pods reach at "
-                 "most %.0f req/s at their lower bounds (%.0f planned), near %u replicas; what "
-                 "they share %s "
-                 "(contention s %.3g, coherency k %.2g)",
-                 target, out->most_rps, out->most_rps * planned_fraction, out->most_at,
-                 out->fit.k_distinct ? "costs more with every pod added" : "serialises the work",
-                 out->fit.s, out->fit.k);
+    curve_why(pts, n, target, planned_fraction, out);
     return 0;
 }

@@ -147,22 +147,52 @@ static const struct cli_flag flags[] = {
     CLI_FLAGS_END,
 };
 
-/* The advisor's inputs from the first k attempted rows of s. Returns k. */
-static size_t advise(const struct sweep *s, const struct profile *p, struct advisor_row *rows,
-                     struct advice *a)
-{
-    char err[ERR_LEN];
-    size_t k = 0;
+/* One local sweep's answer: the rows, the advice composed over them once (advise_sweep, which
+ * is advise_compose over the sweep) and the one document every output, the terminal's answer
+ * and its table render. */
+struct sweep_answer {
+    struct advisor_row rows[VARIANT_MAX];
+    struct advice advice;
+    struct output_doc doc;
+};
 
-    if (advise_sweep(s, p, rows, &k, a, err) != 0)
-        log_error("sweep.advisor", "error=\"%s\"", err);
-    return k;
+/* The local sweep's document over s into *ans. The rows are rendered whatever the advisor says:
+ * its error (it has none for a sweep's own rows) only makes the advice say less. */
+static void sweep_doc(const struct sweep_cli *c, const struct sweep *s, struct sweep_answer *ans)
+{
+    struct output_doc *d = &ans->doc;
+    char aerr[ERR_LEN] = "";
+
+    memset(d, 0, sizeof(*d));
+    if (advise_sweep(s, c->profile, ans->rows, &d->n, &ans->advice, aerr) != 0)
+        log_error("sweep.advisor", "error=\"%s\"", aerr);
+    d->rows = ans->rows;
+    d->advice = &ans->advice;
+    d->sweep = s;
+    d->profile = c->profile;
+    d->facts = &s->facts;
+    d->platform = s->platform;
+    d->command = c->command;
+    d->configs = c->configs;
+    d->started = s->started;
+    d->finished = s->finished ? s->finished : time(NULL);
+    d->cancelled = s->cancelled;
+    d->paths = c->paths;
+    d->workload = c->workload;
 }
 
+/* The outputs of s written into the output directory, from one composed answer. */
 static int write_files(struct sweep_cli *c, const struct sweep *s, char *err)
 {
-    struct output_inputs in = {c->profile, c->command, c->configs, c->paths, c->workload};
-    return output_write_sweep(c->out, s, &in, err);
+    struct sweep_answer *ans = calloc(1, sizeof(*ans));
+    int rc;
+
+    if (!ans)
+        return err_set(err, -ENOMEM, "out of memory");
+    sweep_doc(c, s, ans);
+    rc = output_write_all(c->out, &ans->doc, err);
+    free(ans);
+    return rc;
 }
 
 static int on_row_done(void *ud, const struct sweep *s, size_t index, char *err)
@@ -214,12 +244,36 @@ static void on_progress(void *ud, const struct sweep_progress *p)
     c->drew = true;
 }
 
-static void print_table(const struct sweep *s, const struct profile *p)
+/* The table's marks after a row: " [limits not enforced] [contended]", "" when none. */
+static void row_marks(unsigned f, char *buf, size_t len)
 {
-    static struct advisor_row rows[VARIANT_MAX];
-    static struct advice a;
+    static const struct {
+        unsigned flag;
+        const char *words;
+    } marks[] = {
+        {SWEEP_FLAG_UNENFORCED, " [limits not enforced]"},
+        {SWEEP_FLAG_CPU_EXCEEDS_HOST, " [exceeds host]"},
+        {SWEEP_FLAG_CONTENDED, " [contended]"},
+        {SWEEP_FLAG_GEN_SATURATED, " [load generator saturated]"},
+        {SWEEP_FLAG_INTERRUPTED, " [interrupted]"},
+    };
+
+    buf[0] = '\0';
+    for (size_t i = 0; i < sizeof(marks) / sizeof(marks[0]); i++)
+        if (f & marks[i].flag)
+            snprintf(buf + strlen(buf), len - strlen(buf), "%s", marks[i].words);
+}
+
+/* The evidence under the answer: the document's rows with the advice's verdicts, the scale-out,
+ * the recommendation's reason and the findings. Renders d; runs no advisor. */
+static void print_table(const struct output_doc *d)
+{
+    const struct sweep *s = d->sweep;
+    const struct profile *p = d->profile;
+    const struct advisor_row *rows = d->rows;
+    const struct advice *a = d->advice;
     char l1[32], l2[32], l3[32], b1[QTY_LEN], b2[QTY_LEN];
-    size_t k = advise(s, p, rows, &a);
+    size_t k = d->n;
     /* A capacity search adds its two columns after the reference table's. */
     bool cap = false, streams = false;
     for (size_t i = 0; i < k; i++) {
@@ -244,7 +298,7 @@ static void print_table(const struct sweep *s, const struct profile *p)
     for (size_t i = 0; i < k; i++) {
         const struct advisor_row *r = &rows[i];
         char label[40];
-        snprintf(label, sizeof(label), "%s%s", (int)i == a.recommended ? "* " : "",
+        snprintf(label, sizeof(label), "%s%s", (int)i == a->recommended ? "* " : "",
                  r->variant.label);
         printf("  %-22s %7u %5s %7s ", label, r->variant.workers,
                qty_format_cores(r->variant.cpu_millicores, b1),
@@ -253,28 +307,16 @@ static void print_table(const struct sweep *s, const struct profile *p)
             printf("%11s %7s %7s %7s %6s  FAILED: %s\n", "-", "-", "-", "-", "-", r->note);
             continue;
         }
-        char marks[160] = "";
-        unsigned f = r->flags;
-        if (f & SWEEP_FLAG_UNENFORCED)
-            snprintf(marks + strlen(marks), sizeof(marks) - strlen(marks),
-                     " [limits not enforced]");
-        if (f & SWEEP_FLAG_CPU_EXCEEDS_HOST)
-            snprintf(marks + strlen(marks), sizeof(marks) - strlen(marks), " [exceeds host]");
-        if (f & SWEEP_FLAG_CONTENDED)
-            snprintf(marks + strlen(marks), sizeof(marks) - strlen(marks), " [contended]");
-        if (f & SWEEP_FLAG_GEN_SATURATED)
-            snprintf(marks + strlen(marks), sizeof(marks) - strlen(marks),
-                     " [load generator saturated]");
-        if (f & SWEEP_FLAG_INTERRUPTED)
-            snprintf(marks + strlen(marks), sizeof(marks) - strlen(marks), " [interrupted]");
+        char marks[160];
+        row_marks(r->flags, marks, sizeof(marks));
         char users[32];
-        if (a.rows[i].capacity)
-            snprintf(users, sizeof(users), "~%.0f", round(a.rows[i].est_users));
+        if (a->rows[i].capacity)
+            snprintf(users, sizeof(users), "~%.0f", round(a->rows[i].est_users));
         else
             snprintf(users, sizeof(users), "-");
         printf("%5.0f req/s %7s %7s %7s %5.1f%%  %-12s %-10s", r->throughput_rps,
                fmt_latency(r->p50_us, l1), fmt_latency(r->p95_us, l2), fmt_latency(r->p99_us, l3),
-               r->error_rate * 100, verdict_name(a.rows[i].verdict), users);
+               r->error_rate * 100, verdict_name(a->rows[i].verdict), users);
         if (cap) {
             char c1[96], c2[32];
             printf(" %-*s %8s", capw, output_fmt_capacity(&r->cap, c1, sizeof(c1)),
@@ -291,14 +333,14 @@ static void print_table(const struct sweep *s, const struct profile *p)
     if (output_fmt_capacity_note(p, note, sizeof(note))[0])
         printf("\n  %s\n", note);
     output_scale_out_table(stdout, s, false);
-    if (a.recommended >= 0)
-        printf("\n  * recommended: %s (%s)\n", rows[a.recommended].variant.label, a.why);
+    if (a->recommended >= 0)
+        printf("\n  * recommended: %s (%s)\n", rows[a->recommended].variant.label, a->why);
     else
-        printf("\n  no recommendation: %s\n", a.why);
+        printf("\n  no recommendation: %s\n", a->why);
     if (!s->facts.limits_enforced)
         printf("\n  !! LIMITS NOT ENFORCED: %s\n", s->facts.limits_note);
-    for (size_t i = 0; i < a.nfindings; i++)
-        printf("\n  %zu. %s\n", i + 1, a.findings[i]);
+    for (size_t i = 0; i < a->nfindings; i++)
+        printf("\n  %zu. %s\n", i + 1, a->findings[i]);
 }
 
 /* The command line as run, for results.md; arguments with spaces quoted. */
@@ -543,9 +585,7 @@ static int run_variants(struct sweep_cli *c)
     so.progress_ud = c;
     so.row_done = on_row_done;
     so.row_done_ud = c;
-    so.scale_out_choice = advise_scale_out_choice;
-    so.scale_out_predict = advise_scale_out_predict;
-    so.scale_out_ud = c->profile;
+    advise_runner_hooks(c->profile, &so);
     c->feed = lv.feed;
     c->feed_slot = lv.feed ? progress_feed_open(lv.feed, "local") : -1;
     signal(SIGPIPE, SIG_IGN);
@@ -582,12 +622,18 @@ static void summarize(const struct sweep_cli *c)
 {
     char path[4200], err[ERR_LEN] = "";
     const char *name;
-    struct output_inputs in = {c->profile, c->command, c->configs, c->paths, c->workload};
+    struct sweep_answer *ans = calloc(1, sizeof(*ans));
 
-    /* The answer first, from the document the files were rendered from; the evidence after. */
-    if (output_sweep_answer(stdout, &c->s, &in, err) != 0)
+    if (!ans) {
+        fprintf(stderr, "sizeup sweep: the answer: out of memory\n");
+        return;
+    }
+    /* The answer first, then the evidence: one document, composed as the files' was. */
+    sweep_doc(c, &c->s, ans);
+    if (output_answer(stdout, &ans->doc, OUTPUT_ANSWER_TEXT, err) != 0)
         fprintf(stderr, "sizeup sweep: the answer: %s\n", err);
-    print_table(&c->s, c->profile);
+    print_table(&ans->doc);
+    free(ans);
     printf("\n  files: %s/", c->out);
     for (size_t i = 0, shown = 0; (name = output_name(i)) != NULL; i++) {
         snprintf(path, sizeof(path), "%s/%s", c->out, name);

@@ -15,3 +15,8 @@ void text_catf(char *buf, size_t len, const char *fmt, ...)
     vsnprintf(buf + used, len - used, fmt, ap);
     va_end(ap);
 }
+
+bool text_full(const char *buf, size_t len)
+{
+    return len > 0 && strnlen(buf, len) + 1 >= len;
+}

@@ -23,9 +23,39 @@
 #include "sweep/progress_feed.h"
 #include "sweep/runner.h"
 
-/* Runs the advisor over rows[0..n) and writes the ConfigMap: every output of the one output
- * path plus state.json, whatever the verdicts (no recommendation leaves out values.yaml, never
- * the rows or the progress a restarted operator resumes from). */
+/* The operator's document over the composed answer (sj->advice): what the cluster knows beside
+ * the rows (the Deployment, its container and selector, the command as an annotation), into *d;
+ * command (len bytes) holds its command line. */
+static void job_doc(const struct sweep_job *sj, const struct sweep *s,
+                    const struct advisor_row *rows, size_t n, const char *phase, char *command,
+                    size_t len, struct output_doc *d)
+{
+    d->rows = rows;
+    d->n = n;
+    d->advice = &sj->advice;
+    d->sweep = sj->nprior ? NULL : s; /* a resumed sweep's load details live in two runs */
+    d->scale_out_from = s;            /* its scale-out is this run's (prior points copied) */
+    d->profile = &sj->profile;
+    d->facts = &sj->facts;
+    d->platform = "kube";
+    snprintf(command, len, "sizeup operator: deployment %s/%s, %s=%s, mode %s", sj->x->j->ns,
+             sj->x->j->name, ANNOT_SWEEP, sj->x->j->handled, annot_mode_name(sj->x->req.mode));
+    d->command = command;
+    d->configs = sj->configs;
+    d->started = sj->started;
+    d->finished = time(NULL);
+    d->cancelled = strcmp(phase, "done") != 0 && strcmp(phase, "running") != 0;
+    d->paths = sj->paths;
+    d->workload.deployment = sj->x->j->name;
+    d->workload.container = sj->container[0] ? sj->container : NULL;
+    d->workload.workers_env = sj->x->req.workers_env;
+    d->workload.images = sj->images[0] ? sj->images : NULL;
+    d->workload.selector = sj->selector[0] ? sj->selector : NULL;
+}
+
+/* Composes the answer over rows[0..n) (advise_compose) and writes the ConfigMap: every output of
+ * the one output path plus state.json, whatever the verdicts (no recommendation leaves out
+ * values.yaml, never the rows or the progress a restarted operator resumes from). */
 static int write_outputs(struct sweep_job *sj, const struct sweep *s,
                          const struct advisor_row *rows, size_t n, const char *phase, char *err)
 {
@@ -35,37 +65,20 @@ static int write_outputs(struct sweep_job *sj, const struct sweep *s,
     char command[600], *state = NULL;
     int rc;
 
-    rc =
-        advise_answer(rows, n, &sj->profile, &sj->facts, s ? s->scale_out : NULL, &sj->advice, err);
+    struct advise_input in = {.rows = rows,
+                              .n = n,
+                              .profile = &sj->profile,
+                              .facts = &sj->facts,
+                              .scale_out_from = s,
+                              .cluster = true,
+                              .scale_out_asked = sj->profile.scale_out.ncounts > 1,
+                              .note = sj->nodes_note};
+    rc = advise_compose(&in, &sj->advice, err);
     if (rc)
         return rc;
     sj->have_advice = 1;
-    advise_cluster_scale_out(s ? s->scale_out : NULL, sj->profile.scale_out.ncounts > 1,
-                             &sj->advice);
-    advise_note(&sj->advice, sj->nodes_note);
 
-    d.rows = rows;
-    d.n = n;
-    d.advice = &sj->advice;
-    d.sweep = sj->nprior ? NULL : s; /* a resumed sweep's load details live in two runs */
-    d.scale_out_from = s;            /* its scale-out is this run's (prior points copied) */
-    d.profile = &sj->profile;
-    d.facts = &sj->facts;
-    d.platform = "kube";
-    snprintf(command, sizeof(command), "sizeup operator: deployment %s/%s, %s=%s, mode %s",
-             sj->x->j->ns, sj->x->j->name, ANNOT_SWEEP, sj->x->j->handled,
-             annot_mode_name(sj->x->req.mode));
-    d.command = command;
-    d.configs = sj->configs;
-    d.started = sj->started;
-    d.finished = time(NULL);
-    d.cancelled = strcmp(phase, "done") != 0 && strcmp(phase, "running") != 0;
-    d.paths = sj->paths;
-    d.workload.deployment = sj->x->j->name;
-    d.workload.container = sj->container[0] ? sj->container : NULL;
-    d.workload.workers_env = sj->x->req.workers_env;
-    d.workload.images = sj->images[0] ? sj->images : NULL;
-    d.workload.selector = sj->selector[0] ? sj->selector : NULL;
+    job_doc(sj, s, rows, n, phase, command, sizeof(command), &d);
     d.previous_results = sj->previous;
     if (sj->previous) {
         /* Capacity against capacity by sizeup compare's test; else throughput and p95. */
@@ -378,9 +391,7 @@ void job_sweep_opts(struct sweep_job *sj, struct sweep_opts *so)
     so->shared_target = annot_shared_target(&x->req);
     /* The scale-out (only when asked for: job_request.c turns the default off) measures the
      * recommendation, each point's search starting from the curve so far. */
-    so->scale_out_choice = advise_scale_out_choice;
-    so->scale_out_predict = advise_scale_out_predict;
-    so->scale_out_ud = &sj->profile;
+    advise_runner_hooks(&sj->profile, so);
     so->scale_out_done = on_point_done;
     so->scale_out_prior = sj->so_prior;
 }

@@ -346,3 +346,40 @@ void output_fmt_profile(const struct profile *p, char *buf, size_t len)
         used += (size_t)w;
     }
 }
+
+/* True when measured row i came closer to holding the load than row j. */
+static bool closer(const struct output_doc *d, size_t i, size_t j)
+{
+    const struct advisor_row *a = &d->rows[i], *b = &d->rows[j];
+    enum verdict va = d->advice->rows[i].verdict, vb = d->advice->rows[j].verdict;
+
+    if (va != vb)
+        return va < vb;
+    if (a->p95_us != b->p95_us)
+        return a->p95_us < b->p95_us;
+    return a->error_rate < b->error_rate;
+}
+
+const char *output_no_rec_sentence(const struct output_doc *d, char *buf, size_t len)
+{
+    char state[320], lat[32];
+    int best = -1;
+
+    buf[0] = '\0';
+    if (d->advice->recommended >= 0)
+        return buf;
+    for (size_t i = 0; i < d->n; i++)
+        if (d->rows[i].measured && (best < 0 || closer(d, i, (size_t)best)))
+            best = (int)i;
+    if (best < 0) {
+        snprintf(buf, len, "No variant holds the load (%s): %s.", d->advice->why,
+                 d->n ? "every variant FAILED" : "no variant was measured");
+        return buf;
+    }
+    const struct advisor_row *r = &d->rows[best];
+    snprintf(buf, len,
+             "No variant holds the load (%s); the closest was %s: %s, P95 %s, errors %.1f%%.",
+             d->advice->why, r->variant.spec, output_state(d, (size_t)best, state, sizeof(state)),
+             fmt_latency(r->p95_us, lat), r->error_rate * 100);
+    return buf;
+}

@@ -36,25 +36,6 @@ static const char *verdict_color(const struct output_doc *d, size_t i)
     return "#9e9e9e";
 }
 
-void output_html_svg_open(FILE *f, const char *id, const char *cls, int w, int h, const char *label)
-{
-    fprintf(f, "<svg id=\"%s\" class=\"%s\" xmlns=\"http://www.w3.org/2000/svg\" ", id, cls);
-    fprintf(f, "width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" role=\"img\" aria-label=\"", w, h,
-            w, h);
-    report_html_esc(f, label);
-    fputs("\">\n", f);
-}
-
-void output_html_row_label(FILE *f, const struct output_doc *d, size_t i, int y)
-{
-    fprintf(f, "<text x=\"%d\" y=\"%d\" class=\"lbl\" text-anchor=\"end\">", LABEL_W - 8,
-            y + ROW_H / 2 + 4);
-    if ((int)i == d->advice->recommended)
-        fputs("* ", f);
-    report_html_esc(f, d->rows[i].variant.label);
-    fputs("</text>\n", f);
-}
-
 static void bar_chart(FILE *f, const struct output_doc *d, const char *title, const char *id,
                       int is_p95)
 {

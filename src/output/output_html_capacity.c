@@ -101,38 +101,63 @@ static void capacity_bars(FILE *f, const struct output_doc *d)
     fputs("</svg></figure>\n", f);
 }
 
-/* One variant's knee: p95 and p99 (ms) against the offered rate of each step, the SLO lines and
- * the capacity. */
-static void knee_chart(FILE *f, const struct output_doc *d, size_t i)
+/* A knee chart's scale: its plot's size, the axes' ends, and the steps in offered-rate order. */
+struct knee {
+    int pw, ph;
+    double xmax, ymax;
+    size_t order[CAPACITY_MAX_STEPS], m;
+};
+
+static int knee_x(const struct knee *k, double v)
+{
+    return KNEE_PL + (int)lround(v / k->xmax * k->pw);
+}
+
+static int knee_y(const struct knee *k, double v)
+{
+    return KNEE_PT + k->ph - (int)lround(fmin(v, k->ymax) / k->ymax * k->ph);
+}
+
+/* The steps in rate order and the axes: the rate to past the furthest step, latency to past the
+ * SLO or the slowest step seen. False when there is nothing to draw. */
+static bool knee_scale(const struct capacity_result *c, const struct profile_slo *slo,
+                       struct knee *k)
+{
+    double seen = 0;
+
+    k->pw = KNEE_W - KNEE_PL - KNEE_PR;
+    k->ph = KNEE_H - KNEE_PT - KNEE_PB;
+    k->xmax = c->rps;
+    k->ymax = (double)slo->p95_us / 1e3 * KNEE_Y_SPAN;
+    k->m = 0;
+    for (size_t n = 0; n < c->nsteps && n < CAPACITY_MAX_STEPS; n++) {
+        const struct capacity_step *st = &c->steps[n];
+        if (st->kind == CAPACITY_STEP_PROBE || !(st->offered_rps > 0))
+            continue;
+        k->xmax = fmax(k->xmax, st->offered_rps);
+        seen = fmax(seen, (double)st->p99_us / 1e3);
+        /* Insertion by offered rate: at most CAPACITY_MAX_STEPS steps. */
+        size_t j = k->m++;
+        for (; j > 0 && c->steps[k->order[j - 1]].offered_rps > st->offered_rps; j--)
+            k->order[j] = k->order[j - 1];
+        k->order[j] = n;
+    }
+    if (seen > 0 && seen < k->ymax)
+        k->ymax = fmax(seen, (double)slo->p95_us / 1e3) * 1.15;
+    if (slo->p99_us > 0)
+        k->ymax = fmax(k->ymax, (double)slo->p99_us / 1e3 * 1.15);
+    k->xmax *= 1.05;
+    return k->xmax > 0 && k->ymax > 0;
+}
+
+/* The chart's frame: the svg, the variant's name, the axes with their ends, the SLO's lines and
+ * the found capacity. */
+static void knee_frame(FILE *f, const struct output_doc *d, size_t i, const struct knee *k)
 {
     const struct capacity_result *c = &d->rows[i].cap;
     const struct profile_slo *slo = &d->profile->slo;
-    int pw = KNEE_W - KNEE_PL - KNEE_PR, ph = KNEE_H - KNEE_PT - KNEE_PB;
-    double xmax = c->rps, ymax = (double)slo->p95_us / 1e3 * KNEE_Y_SPAN, seen = 0;
-    size_t order[CAPACITY_MAX_STEPS], m = 0;
-
-    for (size_t k = 0; k < c->nsteps && k < CAPACITY_MAX_STEPS; k++) {
-        const struct capacity_step *st = &c->steps[k];
-        if (st->kind == CAPACITY_STEP_PROBE || !(st->offered_rps > 0))
-            continue;
-        xmax = fmax(xmax, st->offered_rps);
-        seen = fmax(seen, (double)st->p99_us / 1e3);
-        /* Insertion by offered rate: at most CAPACITY_MAX_STEPS steps. */
-        size_t j = m++;
-        for (; j > 0 && c->steps[order[j - 1]].offered_rps > st->offered_rps; j--)
-            order[j] = order[j - 1];
-        order[j] = k;
-    }
-    if (seen > 0 && seen < ymax)
-        ymax = fmax(seen, (double)slo->p95_us / 1e3) * 1.15;
-    if (slo->p99_us > 0)
-        ymax = fmax(ymax, (double)slo->p99_us / 1e3 * 1.15);
-    xmax *= 1.05;
-    if (!(xmax > 0) || !(ymax > 0))
-        return;
-#define KX(v) (KNEE_PL + (int)lround((v) / xmax * pw))
-#define KY(v) (KNEE_PT + ph - (int)lround(fmin((v), ymax) / ymax * ph))
     char id[32], label[VARIANT_LABEL_LEN + 40];
+
     snprintf(id, sizeof(id), "chart-knee-%zu", i);
     snprintf(label, sizeof(label), "%s: latency against offered rate", d->rows[i].variant.label);
     output_html_svg_open(f, id, "chart knee", KNEE_W, KNEE_H, label);
@@ -143,22 +168,22 @@ static void knee_chart(FILE *f, const struct output_doc *d, size_t i)
             "</text>\n<path d=\"M%d %dV%dH%d\" stroke=\"#9e9e9e\" fill=\"none\"/>\n"
             "<text x=\"%d\" y=\"%d\" class=\"thrl\" text-anchor=\"end\">%.0f req/s</text>"
             "<text x=\"%d\" y=\"%d\" class=\"thrl\" text-anchor=\"end\">%.0fms</text>\n",
-            KNEE_PL, KNEE_PT, KNEE_PT + ph, KNEE_PL + pw, KNEE_PL + pw, KNEE_H - 6, xmax,
-            KNEE_PL - 4, KNEE_PT + 8, ymax);
+            KNEE_PL, KNEE_PT, KNEE_PT + k->ph, KNEE_PL + k->pw, KNEE_PL + k->pw, KNEE_H - 6,
+            k->xmax, KNEE_PL - 4, KNEE_PT + 8, k->ymax);
     /* The objectives: a dashed line each, labelled. */
     const struct {
         const char *name, *color;
         int64_t us;
     } obj[2] = {{"p95", "#c62828", slo->p95_us}, {"p99", "#6a1b9a", slo->p99_us}};
-    for (int k = 0; k < 2; k++)
-        if (obj[k].us > 0)
+    for (int n = 0; n < 2; n++)
+        if (obj[n].us > 0)
             fprintf(f,
                     "<line class=\"slo\" x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"%s\" "
                     "stroke-dasharray=\"4 3\"/><text x=\"%d\" y=\"%d\" class=\"thrl\">SLO %s "
                     "%.0fms</text>\n",
-                    KNEE_PL, KY((double)obj[k].us / 1e3), KNEE_PL + pw, KY((double)obj[k].us / 1e3),
-                    obj[k].color, KNEE_PL + 4, KY((double)obj[k].us / 1e3) - 3, obj[k].name,
-                    (double)obj[k].us / 1e3);
+                    KNEE_PL, knee_y(k, (double)obj[n].us / 1e3), KNEE_PL + k->pw,
+                    knee_y(k, (double)obj[n].us / 1e3), obj[n].color, KNEE_PL + 4,
+                    knee_y(k, (double)obj[n].us / 1e3) - 3, obj[n].name, (double)obj[n].us / 1e3);
     /* The found capacity. */
     if (c->rps > 0)
         fprintf(
@@ -166,38 +191,56 @@ static void knee_chart(FILE *f, const struct output_doc *d, size_t i)
             "<line class=\"capline\" x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#2e7d32\" "
             "stroke-width=\"2\"/><text x=\"%d\" y=\"%d\" class=\"thrl\" "
             "text-anchor=\"middle\">capacity %.0f</text>\n",
-            KX(c->rps), KNEE_PT, KX(c->rps), KNEE_PT + ph, KX(c->rps), KNEE_H - 20, c->rps);
-    /* p95 and p99 through the steps in rate order; each step a dot, red when it missed the SLO. */
+            knee_x(k, c->rps), KNEE_PT, knee_x(k, c->rps), KNEE_PT + k->ph, knee_x(k, c->rps),
+            KNEE_H - 20, c->rps);
+}
+
+/* p95 and p99 through the steps in rate order; each step a dot, red when it missed the SLO;
+ * the legend, and the svg closed. */
+static void knee_lines(FILE *f, const struct capacity_result *c, const struct knee *k)
+{
     static const char *const color[2] = {"#1e88e5", "#0d47a1"};
+
     for (int q = 0; q < 2; q++) {
         fprintf(f,
                 "<polyline class=\"p%d\" fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\" "
                 "points=\"",
                 q ? 99 : 95, color[q]);
-        for (size_t k = 0; k < m; k++) {
-            const struct capacity_step *st = &c->steps[order[k]];
-            fprintf(f, "%s%d,%d", k ? " " : "", KX(st->offered_rps),
-                    KY((double)(q ? st->p99_us : st->p95_us) / 1e3));
+        for (size_t n = 0; n < k->m; n++) {
+            const struct capacity_step *st = &c->steps[k->order[n]];
+            fprintf(f, "%s%d,%d", n ? " " : "", knee_x(k, st->offered_rps),
+                    knee_y(k, (double)(q ? st->p99_us : st->p95_us) / 1e3));
         }
         fputs("\"/>\n", f);
     }
-    for (size_t k = 0; k < m; k++) {
-        const struct capacity_step *st = &c->steps[order[k]];
+    for (size_t n = 0; n < k->m; n++) {
+        const struct capacity_step *st = &c->steps[k->order[n]];
         char l1[32], l2[32];
         fprintf(f,
                 "<circle class=\"step\" cx=\"%d\" cy=\"%d\" r=\"3\" fill=\"%s\"><title>%.0f req/s "
                 "offered, %.0f achieved: p95 %s, p99 %s, errors %.1f%%%s</title></circle>\n",
-                KX(st->offered_rps), KY((double)st->p95_us / 1e3), st->pass ? "#2e7d32" : "#c62828",
-                st->offered_rps, st->achieved_rps, fmt_latency(st->p95_us, l1),
-                fmt_latency(st->p99_us, l2), st->error_rate * 100,
+                knee_x(k, st->offered_rps), knee_y(k, (double)st->p95_us / 1e3),
+                st->pass ? "#2e7d32" : "#c62828", st->offered_rps, st->achieved_rps,
+                fmt_latency(st->p95_us, l1), fmt_latency(st->p99_us, l2), st->error_rate * 100,
                 st->gen_limited ? " (generator-limited)" : "");
     }
     fprintf(f,
             "<text x=\"%d\" y=\"%d\" class=\"thrl\" fill=\"%s\">p95</text><text x=\"%d\" y=\"%d\" "
             "class=\"thrl\" fill=\"%s\">p99</text>\n</svg>\n",
-            KNEE_PL + pw - 60, KNEE_PT + 10, color[0], KNEE_PL + pw - 30, KNEE_PT + 10, color[1]);
-#undef KX
-#undef KY
+            KNEE_PL + k->pw - 60, KNEE_PT + 10, color[0], KNEE_PL + k->pw - 30, KNEE_PT + 10,
+            color[1]);
+}
+
+/* One variant's knee: p95 and p99 (ms) against the offered rate of each step, the SLO lines and
+ * the capacity. */
+static void knee_chart(FILE *f, const struct output_doc *d, size_t i)
+{
+    struct knee k;
+
+    if (!knee_scale(&d->rows[i].cap, &d->profile->slo, &k))
+        return;
+    knee_frame(f, d, i, &k);
+    knee_lines(f, &d->rows[i].cap, &k);
 }
 
 void output_html_capacity(FILE *f, const struct output_doc *d)

@@ -3,8 +3,11 @@
 
 #include "core/err.h"
 
-/* Helpers shared by the output renderers (output.c, output_md.c, output_json.c, output_yaml.c,
- * output_html.c); not part of the output layer's interface. */
+/* Helpers shared by the output renderers (output_md.c, output_json.c, output_yaml.c,
+ * output_html*.c, output_patch.c, output_pdb.c); not part of the output layer's interface. They
+ * live below every renderer that calls them, so no call goes back up: output.c (the row's
+ * words), output_omit.c (what is left out for size), output_names.c (names and labels),
+ * output_html_svg.c (the SVG helpers). */
 
 #include <stddef.h>
 #include <stdio.h>
@@ -25,6 +28,15 @@ const char *output_state(const struct output_doc *d, size_t i, char *buf, size_t
 
 /* libyaml's write handler for a FILE * (data). Returns 1 when every byte was written. */
 int output_yaml_write(void *data, unsigned char *buf, size_t size);
+
+/* The workload's container ("" or absent: the Deployment's name) and its workers env var
+ * ("WORKERS" when absent) (output_names.c). */
+const char *output_workload_container(const struct output_workload *w);
+const char *output_workload_env(const struct output_workload *w);
+
+/* The matchLabels of sel ("k=v,k2=v2", checked by output_selector_check) at indent, one
+ * "key": "value" a line (output_names.c). */
+void output_match_labels(FILE *f, const char *sel, int indent);
 
 /* report.html's bar charts: width, label column, row height (output_html.c and
  * output_html_capacity.c draw rows that line up). */
@@ -54,6 +66,18 @@ void output_fmt_profile(const struct profile *p, char *buf, size_t len);
 
 /* results.json printed, with a final newline (the renderer of the results.json output). */
 SIZEUP_MUST_USE int output_results_json_print(FILE *f, const struct output_doc *d, char *err);
+
+/* The parts that may be left out for size (output_omit.c). None holds a row: every row stays in
+ * results.md, results.json and (unless the whole page must go) report.html. */
+struct output_part {
+    unsigned bit;
+    const char *output; /* the output it is part of */
+    const char *id;     /* results.json's `omitted` */
+    const char *words;  /* for people, in results.md and report.html */
+    int tier;           /* a tier is considered only when no part of a lower one saves anything */
+};
+extern const struct output_part output_parts[];
+extern const size_t output_nparts;
 
 /* The id of one OUTPUT_OMIT_* bit for results.json's `omitted` ("results.json#by_name"). */
 const char *output_omit_id(unsigned bit);

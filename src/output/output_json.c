@@ -166,6 +166,91 @@ static void omit_load_parts(cJSON *o, unsigned omit)
         cJSON_DeleteItemFromObjectCaseSensitive(scope, "latency_hist");
 }
 
+/* The row's verdict and users when measured (with its scalar figures when no load result is at
+ * hand), else a null verdict and the failure. */
+static void json_verdict(struct jb *b, cJSON *o, const struct output_doc *d, size_t i,
+                         const struct sweep_row *sr)
+{
+    const struct advisor_row *r = &d->rows[i];
+    const struct advice *a = d->advice;
+
+    if (r->measured) {
+        jb_str(b, o, "verdict", verdict_name(a->rows[i].verdict));
+        jb_num(b, o, "est_active_users", round(a->rows[i].est_users));
+        if (!sr || !sr->have_load) {
+            /* No load result at hand (e.g. rows given as figures): the scalar figures. */
+            jb_num(b, o, "throughput_rps", r->throughput_rps);
+            cJSON *lat = jb_obj(b, o, "latency_ms");
+            if (lat) {
+                jb_num(b, lat, "p50", (double)r->p50_us / 1e3);
+                jb_num(b, lat, "p95", (double)r->p95_us / 1e3);
+                jb_num(b, lat, "p99", (double)r->p99_us / 1e3);
+            }
+            jb_num(b, o, "error_rate", r->error_rate);
+        }
+    } else {
+        jb_null(b, o, "verdict");
+        cJSON *fl = jb_obj(b, o, "failure");
+        if (fl) {
+            jb_str(b, fl, "kind", sr ? platform_fail_name(sr->failure.kind) : "failed");
+            jb_str(b, fl, "reason", r->note);
+        }
+    }
+}
+
+/* The row's marks by name ("contended", ...), [] when none. */
+static void json_marks(struct jb *b, cJSON *o, unsigned flags)
+{
+    cJSON *marks = jb_arr(b, o, "marks");
+    static const struct {
+        unsigned flag;
+        const char *name;
+    } names[] = {{SWEEP_FLAG_CPU_EXCEEDS_HOST, "cpu_exceeds_host"},
+                 {SWEEP_FLAG_UNENFORCED, "limits_not_enforced"},
+                 {SWEEP_FLAG_CONTENDED, "contended"},
+                 {SWEEP_FLAG_GEN_SATURATED, "load_generator_saturated"},
+                 {SWEEP_FLAG_INTERRUPTED, "interrupted"}};
+    for (size_t k = 0; marks && k < sizeof(names) / sizeof(names[0]); k++)
+        if (flags & names[k].flag)
+            jb_push_str(b, marks, names[k].name);
+}
+
+/* What the row used: the platform's usage figures where measured, CPU cores, peak memory and
+ * the host's other load (null where unknown). */
+static void json_usage(struct jb *b, cJSON *o, const struct advisor_row *r,
+                       const struct sweep_row *sr)
+{
+    cJSON *u = jb_obj(b, o, "usage");
+    if (u) {
+        if (sr && sr->have_usage) {
+            jb_num(b, u, "window_s", sr->usage.window_s);
+            if (sr->usage.cpu_s >= 0)
+                jb_num(b, u, "cpu_s", sr->usage.cpu_s);
+            else
+                jb_null(b, u, "cpu_s");
+            jb_num(b, u, "restarts", sr->usage.restarts);
+            jb_bool(b, u, "oom_killed", sr->usage.oom_killed);
+            jb_bool(b, u, "peak_is_lifetime", sr->usage.peak_is_lifetime);
+            if (sr->usage.note[0])
+                jb_str(b, u, "note", sr->usage.note);
+        }
+        if (r->cpu_cores_used >= 0)
+            jb_num(b, u, "cpu_cores", r->cpu_cores_used);
+        else
+            jb_null(b, u, "cpu_cores");
+        if (r->peak_memory_bytes >= 0)
+            jb_num(b, u, "peak_memory_bytes", (double)r->peak_memory_bytes);
+        else
+            jb_null(b, u, "peak_memory_bytes");
+        if (r->host_other_cores >= 0)
+            jb_num(b, u, "host_other_cores", r->host_other_cores);
+        else
+            jb_null(b, u, "host_other_cores");
+    }
+}
+
+/* Row i of results.json's variants: the load run's own fields (report_json), then the variant,
+ * its verdict (json_verdict), marks, usage, load generator, timing and capacity. */
 static cJSON *json_variant(struct jb *b, const struct output_doc *d, size_t i)
 {
     const struct advisor_row *r = &d->rows[i];
@@ -196,70 +281,12 @@ static cJSON *json_variant(struct jb *b, const struct output_doc *d, size_t i)
     jb_str(b, o, "state", r->measured ? "measured" : "failed");
     if (r->applied_by[0])
         jb_str(b, o, "applied_by", r->applied_by);
-    if (r->measured) {
-        jb_str(b, o, "verdict", verdict_name(a->rows[i].verdict));
-        jb_num(b, o, "est_active_users", round(a->rows[i].est_users));
-        if (!sr || !sr->have_load) {
-            /* No load result at hand (e.g. rows given as figures): the scalar figures. */
-            jb_num(b, o, "throughput_rps", r->throughput_rps);
-            cJSON *lat = jb_obj(b, o, "latency_ms");
-            if (lat) {
-                jb_num(b, lat, "p50", (double)r->p50_us / 1e3);
-                jb_num(b, lat, "p95", (double)r->p95_us / 1e3);
-                jb_num(b, lat, "p99", (double)r->p99_us / 1e3);
-            }
-            jb_num(b, o, "error_rate", r->error_rate);
-        }
-    } else {
-        jb_null(b, o, "verdict");
-        cJSON *fl = jb_obj(b, o, "failure");
-        if (fl) {
-            jb_str(b, fl, "kind", sr ? platform_fail_name(sr->failure.kind) : "failed");
-            jb_str(b, fl, "reason", r->note);
-        }
-    }
+    json_verdict(b, o, d, i, sr);
     jb_str(b, o, "state_text", output_state(d, i, st, sizeof(st)));
     jb_bool(b, o, "recommended", (int)i == a->recommended);
     jb_bool(b, o, "capacity", a->rows[i].capacity);
-    cJSON *marks = jb_arr(b, o, "marks");
-    static const struct {
-        unsigned flag;
-        const char *name;
-    } names[] = {{SWEEP_FLAG_CPU_EXCEEDS_HOST, "cpu_exceeds_host"},
-                 {SWEEP_FLAG_UNENFORCED, "limits_not_enforced"},
-                 {SWEEP_FLAG_CONTENDED, "contended"},
-                 {SWEEP_FLAG_GEN_SATURATED, "load_generator_saturated"},
-                 {SWEEP_FLAG_INTERRUPTED, "interrupted"}};
-    for (size_t k = 0; marks && k < sizeof(names) / sizeof(names[0]); k++)
-        if (r->flags & names[k].flag)
-            jb_push_str(b, marks, names[k].name);
-    cJSON *u = jb_obj(b, o, "usage");
-    if (u) {
-        if (sr && sr->have_usage) {
-            jb_num(b, u, "window_s", sr->usage.window_s);
-            if (sr->usage.cpu_s >= 0)
-                jb_num(b, u, "cpu_s", sr->usage.cpu_s);
-            else
-                jb_null(b, u, "cpu_s");
-            jb_num(b, u, "restarts", sr->usage.restarts);
-            jb_bool(b, u, "oom_killed", sr->usage.oom_killed);
-            jb_bool(b, u, "peak_is_lifetime", sr->usage.peak_is_lifetime);
-            if (sr->usage.note[0])
-                jb_str(b, u, "note", sr->usage.note);
-        }
-        if (r->cpu_cores_used >= 0)
-            jb_num(b, u, "cpu_cores", r->cpu_cores_used);
-        else
-            jb_null(b, u, "cpu_cores");
-        if (r->peak_memory_bytes >= 0)
-            jb_num(b, u, "peak_memory_bytes", (double)r->peak_memory_bytes);
-        else
-            jb_null(b, u, "peak_memory_bytes");
-        if (r->host_other_cores >= 0)
-            jb_num(b, u, "host_other_cores", r->host_other_cores);
-        else
-            jb_null(b, u, "host_other_cores");
-    }
+    json_marks(b, o, r->flags);
+    json_usage(b, o, r, sr);
     cJSON *g = jb_obj(b, o, "load_generator");
     if (g) {
         if (r->gen_cores >= 0)
@@ -375,15 +402,11 @@ static void json_replicas(struct jb *b, cJSON *x, const struct advice *a)
         jb_str(b, x, "scale_out_skipped", s->curve_skipped);
 }
 
-cJSON *output_results_json(const struct output_doc *d)
+/* results.json's opening fields: the tool, the times, the command, the platform and its facts. */
+static void json_header(struct jb *b, cJSON *root, const struct output_doc *d)
 {
-    const struct advice *a = d->advice;
-    struct jb jb = JB_INIT, *b = &jb;
-    cJSON *root = jb_new(b), *arr, *x;
-    char t[40], qb[QTY_LEN];
+    char t[40];
 
-    if (!root)
-        return NULL;
     jb_str(b, root, "tool", "sizeup " SIZEUP_VERSION);
     jb_str(b, root, "started_at", output_fmt_time_iso(d->started, t));
     jb_str(b, root, "finished_at", output_fmt_time_iso(d->finished, t));
@@ -404,15 +427,15 @@ cJSON *output_results_json(const struct output_doc *d)
             jb_str(b, root, "limits_note", d->facts->limits_note);
         jb_bool(b, root, "load_shares_host", d->facts->load_shares_host);
     }
-    jb_put(b, root, "profile", json_profile(b, d->profile));
-    arr = jb_arr(b, root, "omitted");
-    for (unsigned bit = 1; arr && bit <= OUTPUT_OMIT_HTML; bit <<= 1)
-        if (d->omit & bit)
-            jb_push_str(b, arr, output_omit_id(bit));
-    arr = jb_arr(b, root, "variants");
-    for (size_t i = 0; arr && i < d->n; i++) {
-        jb_put(b, arr, NULL, json_variant(b, d, i));
-    }
+}
+
+/* results.json's recommendation: the variant and why, the target, the replicas, the sizing, KEDA's
+ * and availability's parts. */
+static void json_recommendation(struct jb *b, cJSON *root, const struct output_doc *d)
+{
+    const struct advice *a = d->advice;
+    cJSON *x;
+
     x = jb_obj(b, root, "recommendation");
     if (x) {
         if (a->recommended >= 0) {
@@ -431,6 +454,14 @@ cJSON *output_results_json(const struct output_doc *d)
         json_keda(b, x, &a->sizing, d->workload.deployment);
         output_availability_json(b, x, a);
     }
+}
+
+/* results.json's values (with a recommendation): workers, limits, requests and why. */
+static void json_values(struct jb *b, cJSON *root, const struct advice *a)
+{
+    char qb[QTY_LEN];
+    cJSON *x;
+
     if (a->recommended >= 0) {
         x = jb_obj(b, root, "values");
         if (x) {
@@ -450,6 +481,13 @@ cJSON *output_results_json(const struct output_doc *d)
             jb_str(b, x, "requests_note", a->requests_note);
         }
     }
+}
+
+/* results.json's rule: the expression, its fitted constants and their derivations. */
+static void json_rule(struct jb *b, cJSON *root, const struct advice *a)
+{
+    cJSON *x;
+
     x = jb_obj(b, root, "rule");
     if (x) {
         jb_str(b, x, "expression", RULE_EXPRESSION);
@@ -468,6 +506,29 @@ cJSON *output_results_json(const struct output_doc *d)
             json_derivation(b, dv, "max_workers", a->rule.max_workers, &a->max_workers);
         }
     }
+}
+
+cJSON *output_results_json(const struct output_doc *d)
+{
+    const struct advice *a = d->advice;
+    struct jb jb = JB_INIT, *b = &jb;
+    cJSON *root = jb_new(b), *arr;
+
+    if (!root)
+        return NULL;
+    json_header(b, root, d);
+    jb_put(b, root, "profile", json_profile(b, d->profile));
+    arr = jb_arr(b, root, "omitted");
+    for (unsigned bit = 1; arr && bit <= OUTPUT_OMIT_HTML; bit <<= 1)
+        if (d->omit & bit)
+            jb_push_str(b, arr, output_omit_id(bit));
+    arr = jb_arr(b, root, "variants");
+    for (size_t i = 0; arr && i < d->n; i++) {
+        jb_put(b, arr, NULL, json_variant(b, d, i));
+    }
+    json_recommendation(b, root, d);
+    json_values(b, root, a);
+    json_rule(b, root, a);
     output_scale_out_json(b, root, d->scale_out_from ? d->scale_out_from : d->sweep, a);
     arr = jb_arr(b, root, "findings");
     for (size_t i = 0; arr && i < a->nfindings; i++)

@@ -175,7 +175,7 @@ static void md_usage(FILE *f, const struct output_doc *d)
         else
             fprintf(f, "- | ");
         if (r->peak_memory_bytes >= 0)
-            fprintf(f, "%.0fMi of %s | ", (double)r->peak_memory_bytes / 1048576.0,
+            fprintf(f, "%.0fMi of %s | ", (double)r->peak_memory_bytes / (double)FMT_MIB,
                     qty_format_memory(r->variant.memory_bytes, b2));
         else
             fprintf(f, "- | ");

@@ -12,71 +12,11 @@
 #include "output/output.h"
 #include "output/output_int.h"
 
-#define NAME_MAX_LEN 253
-
-/* A DNS-1123 subdomain (a Deployment name) or label (a container name): lower-case letters,
- * digits, '-' and (subdomain only) '.'. */
-static int valid_name(const char *s, int dots)
-{
-    size_t n = strlen(s);
-    if (n == 0 || n > (dots ? NAME_MAX_LEN : 63))
-        return 0;
-    for (size_t i = 0; i < n; i++) {
-        char c = s[i];
-        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || (dots && c == '.')))
-            return 0;
-    }
-    return 1;
-}
-
-int output_env_name_valid(const char *s)
-{
-    size_t n = strlen(s);
-    if (n == 0 || n > 256 || (s[0] >= '0' && s[0] <= '9'))
-        return 0;
-    for (size_t i = 0; i < n; i++) {
-        char c = s[i];
-        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-              c == '_' || c == '-' || c == '.'))
-            return 0;
-    }
-    return 1;
-}
-
-static const char *container_of(const struct output_workload *w)
-{
-    return w->container && *w->container ? w->container : w->deployment;
-}
-
-static const char *env_of(const struct output_workload *w)
-{
-    return w->workers_env && *w->workers_env ? w->workers_env : "WORKERS";
-}
-
-int output_workload_check(const struct output_workload *w, char *err)
-{
-    if (w->selector && output_selector_check(w->selector, err) != 0)
-        return -EINVAL;
-    if (!w->deployment)
-        return 0;
-    if (!valid_name(w->deployment, 1))
-        return err_set(err, -EINVAL,
-                       "'%.64s' is not a Deployment name (lower-case letters, digits, '-', '.')",
-                       w->deployment);
-    if (!valid_name(container_of(w), 0))
-        return err_set(err, -EINVAL,
-                       "'%.64s' is not a container name (lower-case letters, digits, '-')",
-                       container_of(w));
-    if (!output_env_name_valid(env_of(w)))
-        return err_set(err, -EINVAL, "'%.64s' is not an env var name", env_of(w));
-    return 0;
-}
-
 int output_deployment_patch(FILE *f, const struct output_doc *d, char *err)
 {
     const struct advice *a = d->advice;
     const struct output_workload *w = &d->workload;
-    const char *container = container_of(w), *env = env_of(w);
+    const char *container = output_workload_container(w), *env = output_workload_env(w);
     char lm[QTY_LEN], rm[QTY_LEN];
     int rc;
 

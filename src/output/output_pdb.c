@@ -15,90 +15,6 @@
 #include "output/output.h"
 #include "output/output_int.h"
 
-#define LABEL_NAME_MAX   63
-#define LABEL_PREFIX_MAX 253
-
-static bool alnum(char c)
-{
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-}
-
-/* A label name or value: at most 63 of [A-Za-z0-9-_.], starting and ending alphanumeric (a
- * value may be empty). */
-static bool label_part(const char *s, size_t n, bool empty_ok)
-{
-    if (n == 0)
-        return empty_ok;
-    if (n > LABEL_NAME_MAX || !alnum(s[0]) || !alnum(s[n - 1]))
-        return false;
-    for (size_t i = 0; i < n; i++)
-        if (!alnum(s[i]) && s[i] != '-' && s[i] != '_' && s[i] != '.')
-            return false;
-    return true;
-}
-
-/* A key's prefix: a DNS-1123 subdomain. */
-static bool dns_subdomain(const char *s, size_t n)
-{
-    if (n == 0 || n > LABEL_PREFIX_MAX || !alnum(s[0]) || !alnum(s[n - 1]))
-        return false;
-    for (size_t i = 0; i < n; i++)
-        if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '-' ||
-              s[i] == '.'))
-            return false;
-    return true;
-}
-
-static bool label_key(const char *s, size_t n)
-{
-    const char *slash = memchr(s, '/', n);
-    if (!slash)
-        return label_part(s, n, false);
-    size_t p = (size_t)(slash - s);
-    return dns_subdomain(s, p) && label_part(slash + 1, n - p - 1, false);
-}
-
-int output_selector_check(const char *sel, char *err)
-{
-    const char *p = sel;
-    unsigned count = 0;
-
-    if (!sel || !*sel)
-        return err_set(err, -EINVAL, "an empty selector (give KEY=VALUE)");
-    while (*p) {
-        size_t len = strcspn(p, ",");
-        const char *eq = memchr(p, '=', len);
-        if (!eq || !label_key(p, (size_t)(eq - p)) ||
-            !label_part(eq + 1, len - (size_t)(eq - p) - 1, true))
-            return err_set(err, -EINVAL,
-                           "'%.*s' is not a label KEY=VALUE (a key such as app or "
-                           "app.kubernetes.io/name, a value of at most 63 letters, digits, '-', "
-                           "'_' and '.')",
-                           (int)(len > 80 ? 80 : len), p);
-        if (++count > OUTPUT_SELECTOR_MAX_LABELS)
-            return err_set(err, -EINVAL, "more than %d labels in the selector",
-                           OUTPUT_SELECTOR_MAX_LABELS);
-        p += len;
-        if (*p == ',' && !*++p)
-            return err_set(err, -EINVAL, "a selector ending in ','");
-    }
-    return 0;
-}
-
-/* The matchLabels of sel ("k=v,k2=v2", checked) at indent, one "key": "value" a line. */
-static void match_labels(FILE *f, const char *sel, int indent)
-{
-    for (const char *p = sel; *p;) {
-        size_t len = strcspn(p, ",");
-        const char *eq = memchr(p, '=', len);
-        fprintf(f, "%*s\"%.*s\": \"%.*s\"\n", indent, "", (int)(eq - p), p,
-                (int)(len - (size_t)(eq - p) - 1), eq + 1);
-        p += len;
-        if (*p == ',')
-            p++;
-    }
-}
-
 int output_pdb_doc(FILE *f, const struct output_doc *d, char *err)
 {
     const struct availability_plan *av = &d->advice->availability;
@@ -129,7 +45,7 @@ int output_pdb_doc(FILE *f, const struct output_doc *d, char *err)
             fputc(*p, f);
     fprintf(f, "\"\nspec:\n  minAvailable: %u\n  selector:\n    matchLabels:\n", av->min_available);
     if (sel)
-        match_labels(f, sel, 6);
+        output_match_labels(f, sel, 6);
     else
         fprintf(f, "      \"app\": \"%s\"\n", name);
     return ferror(f) ? err_set(err, -EIO, "write error") : 0;
@@ -157,7 +73,7 @@ void output_patch_spread(FILE *f, const struct output_doc *d)
             "          labelSelector:\n"
             "            matchLabels:\n",
             av->replicas, av->zones, av->zones);
-    match_labels(f, d->workload.selector, 14);
+    output_match_labels(f, d->workload.selector, 14);
 }
 
 void output_availability_json(struct jb *b, cJSON *rec, const struct advice *a)

@@ -13,10 +13,8 @@
 #include <unistd.h>
 
 #include "core/fmt.h"
-#include "core/log.h"
 #include "output/output_hpa.h"
 #include "output/output_keda.h"
-#include "advise/advise.h"
 #include "output/output_int.h"
 #include "sweep/runner.h"
 
@@ -49,67 +47,12 @@ static const struct output_def {
 };
 #define NOUTPUTS (sizeof(outputs) / sizeof(outputs[0]))
 
-/* The parts that may be left out for size. None holds a row: every row stays in results.md,
- * results.json and (unless the whole page must go) report.html. */
-static const struct output_part {
-    unsigned bit;
-    const char *output; /* the output it is part of */
-    const char *id;     /* results.json's `omitted` */
-    const char *words;  /* for people, in results.md and report.html */
-    int tier;           /* a tier is considered only when no part of a lower one saves anything */
-} parts[] = {
-    /* An older sweep's results are the first to go: this sweep's own detail matters more. */
-    {OUTPUT_OMIT_PREVIOUS, "previous-results.json", "previous-results.json",
-     "the previous sweep's results (previous-results.json)", 0},
-    {OUTPUT_OMIT_HTML_CHARTS, "report.html", "report.html#charts", "report.html's charts", 1},
-    {OUTPUT_OMIT_JSON_BY_NAME, "results.json", "results.json#by_name",
-     "results.json's per-request-name detail (by_name)", 1},
-    {OUTPUT_OMIT_JSON_BY_STAGE, "results.json", "results.json#by_stage",
-     "results.json's per-stage detail (by_stage)", 1},
-    {OUTPUT_OMIT_JSON_HIST, "results.json", "results.json#latency_hist",
-     "results.json's encoded latency histograms (latency_hist)", 1},
-    {OUTPUT_OMIT_HTML, "report.html", "report.html", "report.html as a whole", 2},
-};
 #define NTIERS 3
 
 const char *output_name(size_t i)
 {
     return i < sizeof(outputs) / sizeof(outputs[0]) ? outputs[i].name : NULL;
 }
-#define NPARTS (sizeof(parts) / sizeof(parts[0]))
-
-const char *output_omit_id(unsigned bit)
-{
-    for (size_t i = 0; i < NPARTS; i++)
-        if (parts[i].bit == bit)
-            return parts[i].id;
-    return "unknown";
-}
-
-const char *output_omit_note(unsigned omit, char *buf, size_t len)
-{
-    size_t used = 0, k = 0, total = 0;
-
-    buf[0] = '\0';
-    for (size_t i = 0; i < NPARTS; i++)
-        total += (omit & parts[i].bit) != 0;
-    if (!total)
-        return buf;
-    int w = snprintf(buf, len, "a ConfigMap holds at most %d bytes, so ", OUTPUT_DATA_MAX);
-    used = w > 0 && (size_t)w < len ? (size_t)w : len - 1;
-    for (size_t i = 0; i < NPARTS && used + 1 < len; i++) {
-        if (!(omit & parts[i].bit))
-            continue;
-        k++;
-        const char *sep = k == 1 ? "" : k == total ? " and " : ", ";
-        w = snprintf(buf + used, len - used, "%s%s", sep, parts[i].words);
-        used += w > 0 && (size_t)(w) < len - used ? (size_t)w : len - used - 1;
-    }
-    snprintf(buf + used, len - used, " %s left out of these outputs; every row is still here.",
-             total == 1 ? "was" : "were");
-    return buf;
-}
-
 /* ---- rendering to fit ----------------------------------------------------------------------- */
 
 static void item_clear(struct output_item *it)
@@ -218,16 +161,16 @@ static int next_part(const struct output_doc *d, const struct output_item *items
 
     *bit = 0;
     for (int tier = 0; tier < NTIERS && !*bit; tier++) {
-        for (size_t i = 0; i < NPARTS; i++) {
+        for (size_t i = 0; i < output_nparts; i++) {
             size_t saving = 0;
-            if ((d->omit & parts[i].bit) || parts[i].tier != tier)
+            if ((d->omit & output_parts[i].bit) || output_parts[i].tier != tier)
                 continue;
-            int rc = part_saving(&parts[i], d, items, &saving, err);
+            int rc = part_saving(&output_parts[i], d, items, &saving, err);
             if (rc)
                 return rc;
             if (saving > best) {
                 best = saving;
-                *bit = parts[i].bit;
+                *bit = output_parts[i].bit;
             }
         }
     }
@@ -434,103 +377,4 @@ int output_write_all(const char *dir, const struct output_doc *d, char *err)
     rc = output_set_write_dir(dir, &s, err);
     output_set_free(&s);
     return rc;
-}
-
-/* ---- no recommendation ---------------------------------------------------------------------- */
-
-/* True when measured row i came closer to holding the load than row j. */
-static bool closer(const struct output_doc *d, size_t i, size_t j)
-{
-    const struct advisor_row *a = &d->rows[i], *b = &d->rows[j];
-    enum verdict va = d->advice->rows[i].verdict, vb = d->advice->rows[j].verdict;
-
-    if (va != vb)
-        return va < vb;
-    if (a->p95_us != b->p95_us)
-        return a->p95_us < b->p95_us;
-    return a->error_rate < b->error_rate;
-}
-
-const char *output_no_rec_sentence(const struct output_doc *d, char *buf, size_t len)
-{
-    char state[320], lat[32];
-    int best = -1;
-
-    buf[0] = '\0';
-    if (d->advice->recommended >= 0)
-        return buf;
-    for (size_t i = 0; i < d->n; i++)
-        if (d->rows[i].measured && (best < 0 || closer(d, i, (size_t)best)))
-            best = (int)i;
-    if (best < 0) {
-        snprintf(buf, len, "No variant holds the load (%s): %s.", d->advice->why,
-                 d->n ? "every variant FAILED" : "no variant was measured");
-        return buf;
-    }
-    const struct advisor_row *r = &d->rows[best];
-    snprintf(buf, len,
-             "No variant holds the load (%s); the closest was %s: %s, P95 %s, errors %.1f%%.",
-             d->advice->why, r->variant.spec, output_state(d, (size_t)best, state, sizeof(state)),
-             fmt_latency(r->p95_us, lat), r->error_rate * 100);
-    return buf;
-}
-
-/* ---- the local sweep ------------------------------------------------------------------------ */
-/* The local sweep's document over s, its rows and advice in rows[VARIANT_MAX] and *a. */
-static void sweep_doc(const struct sweep *s, const struct output_inputs *in,
-                      struct advisor_row *rows, struct advice *a, struct output_doc *d /* OUT */)
-{
-    char aerr[ERR_LEN] = "";
-
-    memset(d, 0, sizeof(*d));
-    /* The rows are written whatever the advisor says: its error (it has none for a sweep's own
-     * rows) only makes the advice say less. */
-    if (advise_sweep(s, in->profile, rows, &d->n, a, aerr) != 0)
-        log_error("sweep.advisor", "error=\"%s\"", aerr);
-    d->rows = rows;
-    d->advice = a;
-    d->sweep = s;
-    d->profile = in->profile;
-    d->facts = &s->facts;
-    d->platform = s->platform;
-    d->command = in->command;
-    d->configs = in->configs;
-    d->started = s->started;
-    d->finished = s->finished ? s->finished : time(NULL);
-    d->cancelled = s->cancelled;
-    d->paths = in->paths;
-    d->workload = in->workload;
-}
-
-/* Builds the local sweep's document and writes its outputs into dir, or (f not NULL) its answer
- * to f. */
-static int with_sweep_doc(const struct sweep *s, const struct output_inputs *in, const char *dir,
-                          FILE *f, char *err)
-{
-    struct advisor_row *rows = calloc(VARIANT_MAX, sizeof(*rows));
-    struct advice *a = calloc(1, sizeof(*a));
-    struct output_doc d;
-    int rc = 0;
-
-    if (!rows || !a) {
-        rc = err_set(err, -ENOMEM, "out of memory");
-        goto out;
-    }
-    sweep_doc(s, in, rows, a, &d);
-    rc = f ? output_answer(f, &d, OUTPUT_ANSWER_TEXT, err) : output_write_all(dir, &d, err);
-out:
-    free(rows);
-    free(a);
-    return rc;
-}
-
-int output_write_sweep(const char *dir, const struct sweep *s, const struct output_inputs *in,
-                       char *err)
-{
-    return with_sweep_doc(s, in, dir, NULL, err);
-}
-
-int output_sweep_answer(FILE *f, const struct sweep *s, const struct output_inputs *in, char *err)
-{
-    return with_sweep_doc(s, in, NULL, f, err);
 }

@@ -79,26 +79,4 @@ const char *output_name(size_t i);
  * Writes "" when d has a recommendation. Returns buf. */
 const char *output_no_rec_sentence(const struct output_doc *d, char *buf, size_t len);
 
-/* What a front-end knows beyond the sweep itself, for the local sweep's document. Borrowed. */
-struct output_inputs {
-    const struct profile *profile;
-    const char *command; /* the command line as run; may be NULL */
-    const char *configs; /* the variant list as given */
-    struct output_paths paths;
-    struct output_workload workload; /* deployment NULL: no deployment-patch.yaml */
-};
-
-struct sweep; /* runner.h */
-
-/* The local sweep's outputs: advises over s, renders the set and writes it into dir. Borrows s
- * and in. Returns 0 or the first error. */
-SIZEUP_MUST_USE int output_write_sweep(const char *dir, const struct sweep *s,
-                                       const struct output_inputs *in, char *err);
-
-/* The terminal's answer for a local sweep: the same document output_write_sweep renders, its
- * answer (output_answer, OUTPUT_ANSWER_TEXT) written to f. Borrows s and in. Returns 0 or an
- * error. */
-SIZEUP_MUST_USE int output_sweep_answer(FILE *f, const struct sweep *s,
-                                        const struct output_inputs *in, char *err);
-
 #endif

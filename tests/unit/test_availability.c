@@ -1,6 +1,6 @@
 /* Tests for src/advise/availability.c: the zone and drain arithmetic, table-driven (the issue's
- * cases among them), its bounds, and the hook on an advice: the replicas, the HPA's bounds and
- * the finding. */
+ * cases among them), its bounds, and the answer's steps (5) and (6) with it: the plan for the
+ * count, the HPA's margin, and the sentences. */
 
 #include <errno.h>
 #include <setjmp.h>
@@ -92,80 +92,119 @@ static void test_plan_bounds(void **state)
 }
 
 /* An advice as sizing leaves it: a recommendation for a target of 6 pods and a CPU HPA. */
-static void sized(struct advice *a)
+/* An advice sized for a target as step (6) leaves it with the plan's count: 9 replicas, an HPA
+ * from 9 to 10. */
+static void sized(struct advice *a, unsigned replicas)
 {
     memset(a, 0, sizeof(*a));
     a->recommended = 0;
     a->by_target = true;
-    a->replicas = 6;
-    a->sizing.replicas = 6;
+    a->replicas = replicas;
+    a->sizing.replicas = replicas;
     a->sizing.hpa.enabled = true;
-    a->sizing.hpa.min_replicas = 6;
-    a->sizing.hpa.max_replicas = 8;
-    snprintf(a->sizing.hpa.note, sizeof(a->sizing.hpa.note), "CPU tracks load.");
+    a->sizing.hpa.min_replicas = replicas;
+    a->sizing.hpa.max_replicas = replicas + 1;
 }
 
-static void test_apply(void **state)
+/* The steps as the answer runs them: (5) the plan for R = 6 (the HPA's max for R alone, 8, kept),
+ * (6) the HPA's margin, then the sentences. */
+static void test_steps(void **state)
 {
     (void)state;
     struct profile_availability av = {true, 3, 1};
+    struct availability_step st;
     struct advice a;
 
-    sized(&a);
-    availability_apply(&av, &a);
-    assert_true(a.availability.applied);
-    assert_int_equal(a.replicas, 9);
-    assert_int_equal(a.sizing.replicas, 9);
-    assert_int_equal(a.availability.min_available, 6);
+    availability_step(&av, 0, true, 6, 8, &st);
+    assert_int_equal(st.state, AVAILABILITY_PLANNED);
+    assert_int_equal(st.plan.replicas, 9);
+    assert_int_equal(st.plan.min_available, 6);
+    sized(&a, 9);
+    availability_hpa(&av, 0, &st, &a.sizing.hpa);
+    assert_true(st.hpa_grown);
     assert_int_equal(a.sizing.hpa.min_replicas, 9);
     assert_int_equal(a.sizing.hpa.max_replicas, 12); /* 8 up at the grown load: 12 - 4 = 8 */
-    contains(a.sizing.hpa.note, "minReplicas 9, maxReplicas 12");
-    assert_int_equal(a.nfindings, 1);
+    availability_findings(&av, &st, false, &a);
+    assert_true(a.availability.applied);
+    assert_int_equal(a.replicas, 9);
+    assert_int_equal(a.nfindings, 2);
     contains(a.findings[0], "replicas = max(9, 7) = 9");
+    contains(a.findings[1], "minReplicas 9, maxReplicas 12 (8 pods up at the grown load)");
+
+    /* Never past where the scale-out's curve ends. */
+    availability_step(&av, 0, true, 6, 8, &st);
+    sized(&a, 9);
+    availability_hpa(&av, 11, &st, &a.sizing.hpa);
+    assert_int_equal(a.sizing.hpa.max_replicas, 11);
 
     /* One zone: the drain only. */
     av = (struct profile_availability){true, 1, 1};
-    sized(&a);
-    availability_apply(&av, &a);
-    assert_int_equal(a.replicas, 7);
-    assert_int_equal(a.availability.min_available, 6);
+    availability_step(&av, 0, true, 6, 8, &st);
+    assert_int_equal(st.plan.replicas, 7);
+    sized(&a, 7);
+    availability_hpa(&av, 0, &st, &a.sizing.hpa);
     assert_int_equal(a.sizing.hpa.max_replicas, 9);
 
-    /* Absent: nothing changes. */
-    av = (struct profile_availability){0};
-    sized(&a);
-    availability_apply(&av, &a);
+    /* A fixed-load sweep: its count is replaced by the plan's with the sentences. */
+    av = (struct profile_availability){true, 3, 1};
+    availability_step(&av, 0, true, 6, 0, &st);
+    sized(&a, 6);
+    a.sizing.hpa.enabled = false;
+    availability_findings(&av, &st, true, &a);
+    assert_int_equal(a.replicas, 9);
+    assert_int_equal(a.sizing.replicas, 9);
+    assert_int_equal(a.nfindings, 1);
+}
+
+static void test_not_applied(void **state)
+{
+    (void)state;
+    struct profile_availability av = {0};
+    struct availability_step st;
+    struct advice a;
+
+    /* Absent: nothing changes, nothing said. */
+    availability_step(&av, 0, true, 6, 8, &st);
+    assert_int_equal(st.state, AVAILABILITY_ABSENT);
+    sized(&a, 6);
+    availability_hpa(&av, 0, &st, &a.sizing.hpa);
+    availability_findings(&av, &st, false, &a);
     assert_false(a.availability.applied);
     assert_int_equal(a.replicas, 6);
-    assert_int_equal(a.sizing.hpa.min_replicas, 6);
+    assert_int_equal(a.sizing.hpa.max_replicas, 7);
     assert_int_equal(a.nfindings, 0);
 
     /* No target: a finding, no replicas added. */
     av = (struct profile_availability){true, 3, 1};
-    sized(&a);
-    a.by_target = false;
-    a.replicas = 1;
-    availability_apply(&av, &a);
+    availability_step(&av, 0, false, 1, 0, &st);
+    assert_int_equal(st.state, AVAILABILITY_NOT_SIZED);
+    sized(&a, 1);
+    availability_findings(&av, &st, false, &a);
     assert_false(a.availability.applied);
     assert_int_equal(a.replicas, 1);
     assert_int_equal(a.nfindings, 1);
     contains(a.findings[0], "not sized for a target");
 
-    /* No recommendation: nothing. */
-    sized(&a);
-    a.recommended = -1;
-    availability_apply(&av, &a);
+    /* A count the plan refuses: said, nothing added. */
+    availability_step(&av, 0, true, AVAILABILITY_MAX_REPLICAS + 1, 0, &st);
+    assert_int_equal(st.state, AVAILABILITY_REFUSED);
+    sized(&a, 6);
+    availability_findings(&av, &st, false, &a);
     assert_false(a.availability.applied);
-    assert_int_equal(a.nfindings, 0);
+    assert_int_equal(a.nfindings, 1);
+    contains(a.findings[0], "; no replicas are added");
+
+    /* No recommendation: nothing. */
+    availability_step(&av, -1, true, 6, 8, &st);
+    assert_int_equal(st.state, AVAILABILITY_ABSENT);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_plan_table),
-        cmocka_unit_test(test_plan_text),
-        cmocka_unit_test(test_plan_bounds),
-        cmocka_unit_test(test_apply),
+        cmocka_unit_test(test_plan_table),  cmocka_unit_test(test_plan_text),
+        cmocka_unit_test(test_plan_bounds), cmocka_unit_test(test_steps),
+        cmocka_unit_test(test_not_applied),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

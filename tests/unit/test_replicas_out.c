@@ -1,5 +1,5 @@
 /* Tests for the replica answer through the outputs: a capacity sweep of one shape with a
- * scale-out, advised by advise_sweep (advise_answer, the order of the answer) and rendered by
+ * scale-out, advised by advise_sweep (advise_compose, the order of the answer) and rendered by
  * output_set_render. values.yaml, hpa.yaml, deployment-patch.yaml, results.json and results.md
  * must carry the one count the sizing gives: from the curve when it holds the target, nothing
  * at the replica and autoscaling paths (no hpa.yaml) when it cannot, and the linear count, with

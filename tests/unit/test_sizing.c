@@ -906,7 +906,9 @@ static void test_answer_availability_cap(void **state)
     f->opts.target_rps = 3200;
     cpu_bound_row(f);
     scale_out(f, 0, pts, 3);
-    f->opts.availability_replicas = 1;
+    /* One zone, a drain of 1: R + 1. */
+    struct profile_availability av = {true, 1, 1};
+    f->opts.availability = &av;
     assert_int_equal(run(f), 0);
     assert_false(f->out.unreachable);
     assert_int_equal(f->out.replicas, 6);
@@ -916,7 +918,7 @@ static void test_answer_availability_cap(void **state)
     contains(f->out.hpa.note, "no room to scale up: no HPA, run the 6 replicas");
     contains(f->out.replicas_note, "5 + 1 for availability = 6 replicas");
     /* Two: 7 passes where the curve ends: unreachable with that availability. */
-    f->opts.availability_replicas = 2;
+    av.drain = 2;
     assert_int_equal(run(f), 0);
     assert_true(f->out.unreachable);
     assert_int_equal(f->out.replicas, 0);
