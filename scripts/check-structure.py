@@ -28,7 +28,7 @@ LONG_FUNC_LINES = 80
 # 32 when this figure was first counted (2026-12-03, main af1a076); 17 once the rooms outside
 # src/advise and src/output split theirs: 9 parsers, long with their reason above them, and 8 in
 # src/advise, src/output and cli/cmd_sweep.c (issue 30's other half). Lower it as they split.
-LONG_FUNCS_MAX = 17
+LONG_FUNCS_MAX = 9
 RANK = {"core": 0, "profile": 1, "load": 2, "sweep": 3, "advise": 4, "output": 5,
         "local": 6, "kube": 6, "operator": 7, "cli": 8}
 

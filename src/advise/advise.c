@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "advise/advisor_internal.h"
+#include "advise/advisor_int.h"
 #include "advise/availability.h"
 #include "advise/packing.h"
 #include "advise/usl.h"

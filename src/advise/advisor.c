@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "advise/advisor_internal.h"
+#include "advise/advisor_int.h"
 #include "sweep/search.h"
 #include "advise/sizing.h"
 

@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "advise/advisor_internal.h"
+#include "advise/advisor_int.h"
 #include "core/fmt.h"
 
 /* The best row at row i's CPU with fewer workers than it; -1 when none. */

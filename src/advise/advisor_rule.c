@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "advise/advisor_internal.h"
+#include "advise/advisor_int.h"
 
 static int cmp_double(const void *x, const void *y)
 {

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "core/fmt.h"
-#include "advise/advisor_internal.h"
+#include "advise/advisor_int.h"
 #include "sweep/stream_search.h"
 
 /* A resource at least this share of its limit at the stream capacity was the one running out:

@@ -1,4 +1,4 @@
-/* The advisor's one helper every finding goes through (advisor_internal.h): below the advisor's
+/* The advisor's one helper every finding goes through (advisor_int.h): below the advisor's
  * files that call it (advisor.c, advisor_findings.c, advisor_streams.c, packing.c, advise.c,
  * availability.c), so that none of them calls back into another's entry file. */
 
@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "advise/advisor_internal.h"
+#include "advise/advisor_int.h"
 #include "core/log.h"
 
 /* Appends a formatted finding. ADVISOR_MAX_FINDINGS leaves room for every kind at once; should

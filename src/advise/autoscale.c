@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "advise/sizing.h"
-#include "advise/sizing_internal.h"
+#include "advise/sizing_int.h"
 #include "core/text.h"
 
 /* Does CPU grow with load? Fills h->cpu_bound and h->note. */

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "advise/advisor.h"
-#include "advise/advisor_internal.h"
+#include "advise/advisor_int.h"
 #include "advise/sizing.h"
 
 static unsigned ceil_div(unsigned a, unsigned b)

@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "advise/advisor.h"
-#include "advise/advisor_internal.h"
-#include "advise/sizing_internal.h"
+#include "advise/advisor_int.h"
+#include "advise/sizing_int.h"
 #include "core/fmt.h"
 #include "core/quantity.h"
 #include "core/text.h"
@@ -196,7 +196,7 @@ void packing_apply(const struct profile_node_type *nodes, size_t nn, struct advi
     advisor__finding(a, "packing by requests: %s", c.text);
 }
 
-/* ---- step (2) of the sizing by packing (sizing_internal.h) -------------------------------------
+/* ---- step (2) of the sizing by packing (sizing_int.h) -------------------------------------
  */
 
 static size_t node_count(const struct sizing_opts *o)

@@ -3,7 +3,7 @@
  * the cheapest, then derive the pod's requests and the HPA from the same measurements. */
 
 #include "advise/sizing.h"
-#include "advise/sizing_internal.h"
+#include "advise/sizing_int.h"
 
 #include <errno.h>
 #include <math.h>

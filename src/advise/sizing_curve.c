@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "advise/sizing.h"
-#include "advise/sizing_internal.h"
+#include "advise/sizing_int.h"
 #include "core/err.h"
 #include "core/text.h"
 

@@ -1,4 +1,4 @@
-/* The sizing's helpers (sizing_internal.h), below every step that calls them: sizing.c (steps 1,
+/* The sizing's helpers (sizing_int.h), below every step that calls them: sizing.c (steps 1,
  * 2 and the requests), sizing_curve.c (steps 3 to 5), autoscale.c (step 6), packing.c and the
  * advisor; none of them calls back up. */
 
@@ -8,7 +8,7 @@
 
 #include "advise/advisor.h"
 #include "advise/sizing.h"
-#include "advise/sizing_internal.h"
+#include "advise/sizing_int.h"
 #include "core/fmt.h"
 
 bool sizing__same(double a, double b)

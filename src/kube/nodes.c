@@ -17,6 +17,10 @@
 /* Read here only, so named here rather than among the client's resources. */
 static const struct kube_resource DAEMONSETS = {"apps", "v1", "daemonsets", 1};
 
+/* What the note's closing sentences take at most (unpriced, absent, unlabelled, the DaemonSets
+ * without requests with one name): the types are listed only while this much room is left. */
+#define NOTE_TAIL_ROOM 640
+
 static int64_t qty(const cJSON *obj, const char *path, bool cpu)
 {
     const char *s = kube_path_string(obj, path);
@@ -368,7 +372,7 @@ void kube_node_types_merge(const struct kube_node_types *nt, struct profile *p,
                            char note[KUBE_NODES_NOTE_LEN])
 {
     struct profile_node_type out[PROFILE_MAX_NODE_TYPES];
-    size_t n = 0, priced = 0, unpriced = 0, absent = 0;
+    size_t n = 0, priced = 0, unpriced = 0, absent = 0, unlisted = 0;
     char b[QTY_LEN], m[QTY_LEN], rb[QTY_LEN], rm[QTY_LEN];
 
     for (size_t i = 0; i < nt->n; i++)
@@ -384,14 +388,23 @@ void kube_node_types_merge(const struct kube_node_types *nt, struct profile *p,
         }
         out[n] = nt->t[i];
         out[n].price = pe ? pe->price : 1;
-        text_catf(note, KUBE_NODES_NOTE_LEN,
-                  "%s %s %s CPU and %s allocatable, %s CPU and %s for "
-                  "DaemonSets, price %g",
-                  n ? ";" : "", out[n].name, qty_format_cpu(out[n].cpu_m, b),
-                  qty_format_memory(out[n].memory, m), qty_format_cpu(out[n].reserved_cpu_m, rb),
-                  qty_format_memory(out[n].reserved_memory, rm), out[n].price);
+        char clause[PROFILE_NODE_NAME_LEN + 160];
+        snprintf(clause, sizeof(clause),
+                 "%s %s %s CPU and %s allocatable, %s CPU and %s for DaemonSets, price %g",
+                 n ? ";" : "", out[n].name, qty_format_cpu(out[n].cpu_m, b),
+                 qty_format_memory(out[n].memory, m), qty_format_cpu(out[n].reserved_cpu_m, rb),
+                 qty_format_memory(out[n].reserved_memory, rm), out[n].price);
+        /* Every type is used; the ones past the note's room for the sentences below are counted
+         * instead of described. */
+        if (strlen(note) + strlen(clause) + NOTE_TAIL_ROOM < KUBE_NODES_NOTE_LEN)
+            text_catf(note, KUBE_NODES_NOTE_LEN, "%s", clause);
+        else
+            unlisted++;
         n++;
     }
+    if (unlisted)
+        text_catf(note, KUBE_NODES_NOTE_LEN, "; and %zu more type%s", unlisted,
+                  unlisted == 1 ? "" : "s");
     for (size_t i = 0; i < p->nnodes && n < PROFILE_MAX_NODE_TYPES; i++) {
         bool present = false;
         for (size_t k = 0; k < nt->n; k++)

@@ -20,7 +20,9 @@
 #include "kube/client.h"
 #include "profile/profile.h"
 
-#define KUBE_NODES_NOTE_LEN 512
+/* The note: one sentence, a finding of its own (within the advisor's finding length). Types
+ * that would not fit are counted ("and 3 more types") rather than cut. */
+#define KUBE_NODES_NOTE_LEN 1024
 
 /* The node label that groups nodes into types. */
 #define KUBE_NODE_TYPE_LABEL "node.kubernetes.io/instance-type"

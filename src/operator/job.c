@@ -13,7 +13,7 @@
 
 #include "core/log.h"
 #include "kube/objects.h"
-#include "operator/job_internal.h"
+#include "operator/job_int.h"
 
 #define MAX_SIZEUP_ANNOTATIONS 32
 

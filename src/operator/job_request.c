@@ -15,7 +15,7 @@
 #include "core/log.h"
 #include "kube/objects.h"
 #include "profile/profile_override.h"
-#include "operator/job_internal.h"
+#include "operator/job_int.h"
 
 #define PROFILE_KEY "profile.yaml"
 

@@ -17,7 +17,7 @@
 #include "kube/nodes.h"
 #include "kube/objects.h"
 #include "kube/platform.h"
-#include "operator/job_internal.h"
+#include "operator/job_int.h"
 #include "operator/loadjob.h"
 #include "output/output_set.h"
 #include "sweep/progress_feed.h"

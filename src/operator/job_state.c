@@ -13,7 +13,7 @@
 #include "core/jb.h"
 #include "core/stats.h"
 #include "kube/objects.h"
-#include "operator/job_internal.h"
+#include "operator/job_int.h"
 #include "output/output_set.h"
 #include "sweep/search.h"
 

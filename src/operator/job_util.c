@@ -1,4 +1,4 @@
-/* What the job files share (job.h, job_internal.h): the job's writes to the API (the status
+/* What the job files share (job.h, job_int.h): the job's writes to the API (the status
  * annotation, Events, the sizing ConfigMap, a refused request), the retry policy, and log-safe
  * text. job.c, job_request.c and job_run.c call these; nothing here calls back into them. */
 
@@ -11,7 +11,7 @@
 #include "core/log.h"
 #include "kube/objects.h"
 #include "kube/platform.h"
-#include "operator/job_internal.h"
+#include "operator/job_int.h"
 
 const char *job_log_safe(const char *s, char *out, size_t len)
 {

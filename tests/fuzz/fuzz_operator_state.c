@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "operator/job_internal.h"
+#include "operator/job_int.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

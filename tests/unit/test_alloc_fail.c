@@ -46,7 +46,7 @@
 #include "kube/objects.h"
 #include "load/report.h"
 #include "operator/annotations.h"
-#include "operator/job_internal.h"
+#include "operator/job_int.h"
 #include "operator/loadjob.h"
 #include "output/compare.h"
 #include "output/output.h"

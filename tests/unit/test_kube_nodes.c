@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "kube/nodes.h"
+#include "core/text.h"
 #include "kube/objects.h"
 
 #define MI (1024LL * 1024)
@@ -266,12 +267,47 @@ static void test_placement(void **state)
                      l));
 }
 
+/* The most the note can be asked to hold: 16 types with 63-character names, every closing
+ * sentence, a DaemonSet without requests whose namespace and name are as long as allowed. Every
+ * type is used, the note ends whole (never cut), and the types it had no room to describe are
+ * counted. */
+static void test_note_never_cut(void **state)
+{
+    (void)state;
+    static struct kube_node_types nt;
+    static struct profile p;
+    char note[KUBE_NODES_NOTE_LEN];
+
+    memset(&nt, 0, sizeof(nt));
+    nt.n = PROFILE_MAX_NODE_TYPES;
+    for (size_t i = 0; i < nt.n; i++) {
+        snprintf(nt.t[i].name, sizeof(nt.t[i].name), "%02zu-%0*d", i, 59, 7);
+        nt.t[i].cpu_m = 96000 + (int64_t)i;
+        nt.t[i].memory = 768 * GI + (int64_t)i * 1234567;
+        nt.t[i].reserved_cpu_m = 1234;
+        nt.t[i].reserved_memory = 5 * GI + 1;
+        nt.t[i].from_cluster = true;
+    }
+    nt.unlabelled = 999;
+    nt.ds_unknown = 77;
+    memset(nt.ds_unknown_name, 'x', sizeof(nt.ds_unknown_name) - 1);
+    nt.ds_unknown_name[sizeof(nt.ds_unknown_name) - 1] = 0;
+    memset(&p, 0, sizeof(p));
+    kube_node_types_merge(&nt, &p, note);
+    assert_int_equal(p.nnodes, PROFILE_MAX_NODE_TYPES);
+    assert_false(text_full(note, sizeof(note)));
+    contains(note, "more types");
+    contains(note, "999 nodes without the label left out");
+    contains(note, "is unknown and counted as 0");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_group_and_daemonsets),
         cmocka_unit_test(test_merge),
         cmocka_unit_test(test_placement),
+        cmocka_unit_test(test_note_never_cut),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "operator/job_internal.h"
+#include "operator/job_int.h"
 #include "output/output_set.h"
 
 #define CONFIGS "1@0.5/256Mi 2@1/512Mi 4@2/1Gi"
