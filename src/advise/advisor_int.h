@@ -45,7 +45,7 @@ void advisor__find(const struct advisor_row *rows, size_t n, const struct adviso
 
 static inline double cores_of(const struct advisor_row *r)
 {
-    return (double)r->variant.cpu_millicores / 1000.0;
+    return variant_cores(&r->variant);
 }
 
 static inline const char *cores_txt(const struct advisor_row *r, char buf[QTY_LEN])

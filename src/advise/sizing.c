@@ -17,11 +17,6 @@
 #include "core/err.h"
 #include "advise/advisor.h"
 
-static double cores_of(const struct variant *v)
-{
-    return (double)v->cpu_millicores / 1000.0;
-}
-
 /* What capacities, plans and targets count: "req/s" or "streams". */
 static const char *unit(const struct sizing *s)
 {
@@ -86,7 +81,7 @@ static void size_rows(const struct sizing_row *rows, size_t n, const struct sizi
         const struct stream_capacity *scap = rows[i].scap;
         bool valid;
 
-        v->pod_cost = cores_of(rows[i].variant) * o->cost.cpu +
+        v->pod_cost = variant_cores(rows[i].variant) * o->cost.cpu +
                       (double)rows[i].variant->memory_bytes / (double)FMT_GIB * o->cost.memory_gib;
         if (s->streams) {
             if (!scap || !scap->searched)

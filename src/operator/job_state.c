@@ -299,7 +299,7 @@ static int cap_from_json(const cJSON *o, const struct variant *v, struct capacit
         cap->repeat_rps[i] = item(rep, (int)i, 0, 0, RATE_CAP);
     /* Derived, not trusted: per core from the variant's limit, valid from the marks. */
     if (v->cpu_millicores > 0)
-        cap->per_core = cap->rps / ((double)v->cpu_millicores / 1000.0);
+        cap->per_core = cap->rps / variant_cores(v);
     cap->valid = capacity_valid(cap);
     if (cJSON_IsArray(thr)) {
         cap->throttling.known = true;

@@ -115,7 +115,7 @@ static void mark_row(const struct sweep *s, struct sweep_row *row)
         return;
     if (row->have_usage && row->usage.host_other_cores >= 0)
         row->host_other_cores = row->usage.host_other_cores;
-    double limit = (double)row->variant.cpu_millicores / 1000.0;
+    double limit = variant_cores(&row->variant);
     if (f->load_shares_host && host > 0 && limit + row->gen_cores > host + 1e-9)
         row->flags |= SWEEP_FLAG_CONTENDED;
     if (row->have_usage && sweep__transient_contended(s, &row->variant, &row->usage))

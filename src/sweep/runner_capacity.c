@@ -290,13 +290,13 @@ static double predict_start(const struct sweep__ctx *c, const struct variant *v,
         if (r->state != SWEEP_ROW_MEASURED || !k->searched || !(k->rps > 0) ||
             (k->flags & unusable))
             continue;
-        known[n++] = (struct search_known){(double)r->variant.cpu_millicores / 1000.0,
+        known[n++] = (struct search_known){variant_cores(&r->variant),
                                            k->nsteps > 0 && k->steps[0].kind == CAPACITY_STEP_PROBE
                                                ? k->steps[0].sustained_rps
                                                : 0,
                                            k->rps};
     }
-    return search_predict(known, n, (double)v->cpu_millicores / 1000.0, probe_rps, passed);
+    return search_predict(known, n, variant_cores(v), probe_rps, passed);
 }
 
 /* The probe: closed loop, the profile's users, to calibrate where the search starts (*start,
@@ -415,7 +415,7 @@ static void conclude(struct cap_ctx *x, const struct search *s)
     if (cap->interval.n < STATS_MIN_REPEATS)
         cap->flags |= CAPACITY_FLAG_TOO_FEW_REPEATS;
     if (v->cpu_millicores > 0)
-        cap->per_core = cap->rps / ((double)v->cpu_millicores / 1000.0);
+        cap->per_core = cap->rps / (variant_cores(v));
     cap->valid = capacity_valid(cap);
 }
 

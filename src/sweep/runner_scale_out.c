@@ -74,7 +74,7 @@ static size_t choose_counts(struct sweep__ctx *c, const struct variant *v, unsig
 {
     const struct profile_scale_out *so = &c->o->profile->scale_out;
     double host = (double)c->s->facts.host_millicores / 1000.0;
-    double cores = (double)v->cpu_millicores / 1000.0;
+    double cores = variant_cores(v);
 
     if (so->given) {
         memcpy(counts, so->counts, so->ncounts * sizeof(*counts));
@@ -160,7 +160,7 @@ static void measure_point(struct sweep__ctx *c, const struct sweep_row *base, un
     pt->from = SWEEP_POINT_MEASURED;
     pt->cap = row->cap;
     double host = (double)c->s->facts.host_millicores / 1000.0;
-    double limit = (double)row->variant.cpu_millicores / 1000.0 * n;
+    double limit = variant_cores(&row->variant) * n;
     if (c->s->facts.load_shares_host && host > 0 && row->gen_cores >= 0 &&
         limit + row->gen_cores > host + 1e-9) {
         /* The same rule and word as a row: the host could not give every replica its limit

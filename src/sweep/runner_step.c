@@ -30,8 +30,8 @@ bool sweep__transient_contended(const struct sweep *s, const struct variant *v,
                                 const struct platform_usage *u)
 {
     struct sweep_contention k;
-    return sweep_contention_judge((double)s->facts.host_millicores / 1000.0,
-                                  (double)v->cpu_millicores / 1000.0, u, &k);
+    return sweep_contention_judge((double)s->facts.host_millicores / 1000.0, variant_cores(v), u,
+                                  &k);
 }
 
 /* Judges a repeat's window by the transient contention rule and logs the figures it read:
@@ -41,7 +41,7 @@ bool sweep__cap_repeat_contended(struct cap_ctx *x, const struct step_run *r)
     const struct variant *v = &sweep__row(x->c)->variant;
     struct sweep_contention k;
     bool hit = sweep_contention_judge((double)x->c->s->facts.host_millicores / 1000.0,
-                                      (double)v->cpu_millicores / 1000.0, &r->usage, &k);
+                                      variant_cores(v), &r->usage, &k);
     enum log_level lvl = hit || !k.by_wait ? LOG_INFO : LOG_DEBUG;
     if (log_enabled(lvl))
         log_write(lvl, "sweep.contention",

@@ -30,6 +30,12 @@ struct variant {
     char label[VARIANT_LABEL_LEN];    /* for tables: "1w / 0.5c / 512Mi" */
 };
 
+/* The variant's CPU limit in cores: the one conversion from millicores, for every layer. */
+static inline double variant_cores(const struct variant *v)
+{
+    return (double)v->cpu_millicores / 1000.0;
+}
+
 struct variant_list {
     size_t n;
     struct variant items[VARIANT_MAX];

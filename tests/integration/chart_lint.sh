@@ -67,8 +67,8 @@ expect "default: every namespaced object is in the release namespace" "$f" \
 # --- namespaced mode: a Role and RoleBinding in each listed namespace, nothing cluster-wide.
 render namespaced --set 'watchNamespaces={shop,blog}'
 f="$tmp/namespaced.yaml"
-expect "namespaced: nothing cluster-wide but the read-only nodes and pods list grants" "$f" \
-    '[c["metadata"]["name"] for c in of("ClusterRole")] == ["sizeup-nodes"] and one("ClusterRole")["rules"] == [{"apiGroups": [""], "resources": ["nodes"], "verbs": ["list"]}, {"apiGroups": [""], "resources": ["pods"], "verbs": ["list"]}] and [b["roleRef"]["name"] for b in of("ClusterRoleBinding")] == ["sizeup-nodes"]'
+expect "namespaced: nothing cluster-wide but the read-only nodes and DaemonSets list grants (never pods)" "$f" \
+    '[c["metadata"]["name"] for c in of("ClusterRole")] == ["sizeup-nodes"] and one("ClusterRole")["rules"] == [{"apiGroups": [""], "resources": ["nodes"], "verbs": ["list"]}, {"apiGroups": ["apps"], "resources": ["daemonsets"], "verbs": ["list"]}] and [b["roleRef"]["name"] for b in of("ClusterRoleBinding")] == ["sizeup-nodes"]'
 render namespaced-nonodes --set 'watchNamespaces={shop,blog}' --set rbac.nodes=false
 expect "namespaced, rbac.nodes=false: no ClusterRole or ClusterRoleBinding at all" "$tmp/namespaced-nonodes.yaml" \
     'of("ClusterRole") == [] and of("ClusterRoleBinding") == []'
