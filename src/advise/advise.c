@@ -261,7 +261,8 @@ static void scale_out_finding(const struct sweep *s, struct advice *a)
 {
     struct scale_out_shape sh;
     /* At most PLATFORM_MAX_REPLICAS counts of at most two digits each, ", " between. */
-    char counts[PLATFORM_MAX_REPLICAS * 12] = "", text[512], weighed[96] = "", refuted[256] = "";
+    char counts[PLATFORM_MAX_REPLICAS * 12] = "", text[512], weighed[ADVISOR_TEXT_LEN] = "",
+                                        refuted[ADVISOR_TEXT_LEN] = "";
 
     if (!scale_out_shape(s, &sh))
         return;

@@ -79,7 +79,7 @@ static void say_oversubscription(int worse, int better, int same, double worst, 
 
 static void find_oversubscription(const struct advisor_row *rows, size_t n, struct advice *a)
 {
-    char text[ADVISOR_TEXT_LEN] = "";
+    struct advisor_list l = {.sep = "; "};
     int worse = 0, better = 0, same = 0;
     double worst = 0, best = 0;
 
@@ -102,11 +102,10 @@ static void find_oversubscription(const struct advisor_row *rows, size_t n, stru
             worst = d;
         if (d > best)
             best = d;
-        text_catf(text, sizeof(text), "%s%s did %.0f req/s against %.0f for %s (%+.0f%%)",
-                  text[0] ? "; " : "", o->variant.label, o->throughput_rps, b->throughput_rps,
-                  b->variant.label, d);
+        advisor__list_add(&l, "%s did %.0f req/s against %.0f for %s (%+.0f%%)", o->variant.label,
+                          o->throughput_rps, b->throughput_rps, b->variant.label, d);
     }
-    say_oversubscription(worse, better, same, worst, best, text, a);
+    say_oversubscription(worse, better, same, worst, best, advisor__list_end(&l), a);
 }
 
 /* What the CPU and memory comparisons measured: the figures find_cpu_memory phrases. */
@@ -218,7 +217,7 @@ static void measure_cpu(const struct advisor_row *rows, size_t n, const struct a
 /* The memory pairs in words ("512Mi -> 1Gi at 1w / 1c: 100 -> 104 req/s (+4%); ..."), or,
  * without them, the pairs at the same CPU. */
 static void phrase_memory_pairs(const struct advisor_row *rows, size_t n, const struct advice *a,
-                                const struct cpu_memory *m, char *buf, size_t len)
+                                const struct cpu_memory *m, struct advisor_list *l)
 {
     char b1[QTY_LEN], b2[QTY_LEN], b3[QTY_LEN];
 
@@ -226,14 +225,14 @@ static void phrase_memory_pairs(const struct advisor_row *rows, size_t n, const 
         for (size_t j = 0; j < n; j++) {
             const struct advisor_row *x = &rows[i], *y = &rows[j];
             if (m->mem_pairs > 0 && memory_pair(rows, a, i, j))
-                text_catf(buf, len, "%s%s -> %s at %uw / %sc: %.0f -> %.0f req/s (%+.0f%%)",
-                          buf[0] ? "; " : "", mem_txt(x->variant.memory_bytes, b1),
-                          mem_txt(y->variant.memory_bytes, b2), x->variant.workers,
-                          cores_txt(x, b3), x->throughput_rps, y->throughput_rps,
-                          shown_pct(x->throughput_rps, y->throughput_rps));
+                advisor__list_add(l, "%s -> %s at %uw / %sc: %.0f -> %.0f req/s (%+.0f%%)",
+                                  mem_txt(x->variant.memory_bytes, b1),
+                                  mem_txt(y->variant.memory_bytes, b2), x->variant.workers,
+                                  cores_txt(x, b3), x->throughput_rps, y->throughput_rps,
+                                  shown_pct(x->throughput_rps, y->throughput_rps));
             else if (m->mem_pairs == 0 && level_pair(rows, a, i, j))
-                text_catf(buf, len, "%s%s %.0f req/s, %s %.0f req/s", buf[0] ? "; " : "",
-                          x->variant.label, x->throughput_rps, y->variant.label, y->throughput_rps);
+                advisor__list_add(l, "%s %.0f req/s, %s %.0f req/s", x->variant.label,
+                                  x->throughput_rps, y->variant.label, y->throughput_rps);
         }
 }
 
@@ -242,9 +241,11 @@ static void phrase_memory_pairs(const struct advisor_row *rows, size_t n, const 
 static void phrase_memory(const struct advisor_row *rows, size_t n, const struct advice *a,
                           const struct cpu_memory *m, char *buf, size_t len)
 {
-    char pairs[ADVISOR_TEXT_LEN] = "", b1[QTY_LEN], b2[QTY_LEN];
+    struct advisor_list l = {.sep = "; "};
+    char b1[QTY_LEN], b2[QTY_LEN];
 
-    phrase_memory_pairs(rows, n, a, m, pairs, sizeof(pairs));
+    phrase_memory_pairs(rows, n, a, m, &l);
+    const char *pairs = advisor__list_end(&l);
     if (m->mem_pairs > 0 && fabs(m->max_mem_effect) <= PCT(ADVISOR_NOISE))
         snprintf(buf, len,
                  "memory made no measurable difference (%s; within the %.0f%% this sweep treats "
@@ -513,7 +514,8 @@ static void find_scaling(const struct advisor_row *rows, size_t n, struct advice
 {
     int idx[VARIANT_MAX];
     size_t m = 0;
-    char text[ADVISOR_TEXT_LEN] = "", b1[QTY_LEN];
+    struct advisor_list l = {.sep = ", "};
+    char b1[QTY_LEN];
     bool matched = true;
 
     /* Workers equal to cores first ("match workers to cores"), else the best variant per CPU
@@ -539,15 +541,16 @@ static void find_scaling(const struct advisor_row *rows, size_t n, struct advice
         return;
     for (size_t k = 0; k < m; k++) {
         const struct advisor_row *r = &rows[idx[k]];
-        text_catf(text, sizeof(text), "%s%uw/%sc -> %.0f req/s", k ? ", " : "", r->variant.workers,
-                  cores_txt(r, b1), r->throughput_rps);
-        if (k == 0)
-            continue;
-        text_catf(text, sizeof(text), " (");
-        cat_step(text, sizeof(text), base, r);
-        text_catf(text, sizeof(text), ")");
+        char step[ADVISOR_TEXT_LEN] = "";
+        if (k > 0) {
+            text_catf(step, sizeof(step), " (");
+            cat_step(step, sizeof(step), base, r);
+            text_catf(step, sizeof(step), ")");
+        }
+        advisor__list_add(&l, "%uw/%sc -> %.0f req/s%s", r->variant.workers, cores_txt(r, b1),
+                          r->throughput_rps, step);
     }
-    say_scaling(rows, idx, m, matched, text, a);
+    say_scaling(rows, idx, m, matched, advisor__list_end(&l), a);
 }
 
 /* The rows the host could not give what they asked for: more CPU than it has, or their CPU
@@ -555,28 +558,31 @@ static void find_scaling(const struct advisor_row *rows, size_t n, struct advice
 static void find_host_cpu(const struct advisor_row *rows, size_t n, double host_cores,
                           struct advice *a)
 {
-    char over[ADVISOR_TEXT_LEN] = "", contended[ADVISOR_TEXT_LEN] = "";
+    struct advisor_list over = {.sep = ", "}, contended = {.sep = "; "};
     int k = 0, c = 0;
 
     for (size_t i = 0; i < n; i++) {
         const struct advisor_row *r = &rows[i];
-        if (r->flags & SWEEP_FLAG_CPU_EXCEEDS_HOST)
-            text_catf(over, sizeof(over), "%s%s", k++ ? ", " : "", r->variant.label);
+        if (r->flags & SWEEP_FLAG_CPU_EXCEEDS_HOST) {
+            advisor__list_add(&over, "%s", r->variant.label);
+            k++;
+        }
         if (!(r->flags & (SWEEP_FLAG_CONTENDED | SWEEP_FLAG_GEN_SATURATED)))
             continue;
-        char other[64] = "";
+        char other[ADVISOR_TEXT_LEN] = "";
         if (r->host_other_cores >= 0)
             snprintf(other, sizeof(other), ", everything else %.2f", r->host_other_cores);
-        text_catf(contended, sizeof(contended), "%s%s (load generator %.2f cores%s%s)",
-                  c++ ? "; " : "", r->variant.label, r->gen_cores, other,
-                  r->flags & SWEEP_FLAG_GEN_SATURATED ? ", generator saturated" : "");
+        advisor__list_add(&contended, "%s (load generator %.2f cores%s%s)", r->variant.label,
+                          r->gen_cores, other,
+                          r->flags & SWEEP_FLAG_GEN_SATURATED ? ", generator saturated" : "");
+        c++;
     }
     if (k)
         advisor__finding(a,
                          "%d variant%s asked for more CPU than this host has (%g cores): %s. %s "
                          "what the host could give, not the limit asked for; %s marked and never "
                          "recommended.",
-                         k, k == 1 ? "" : "s", host_cores, over,
+                         k, k == 1 ? "" : "s", host_cores, advisor__list_end(&over),
                          k == 1 ? "Its row shows" : "Their rows show",
                          k == 1 ? "it is" : "they are");
     if (c)
@@ -586,15 +592,16 @@ static void find_host_cpu(const struct advisor_row *rows, size_t n, double host_
             "load generator and the other processes on this %g-core host came to more "
             "than the host has, or the generator itself was saturated: %s. %s marked "
             "contended; %s a floor, not the app's capacity.",
-            c, c == 1 ? "" : "s", c == 1 ? "its" : "their", host_cores, contended,
-            c == 1 ? "That row is" : "Those rows are", c == 1 ? "it shows" : "they show");
+            c, c == 1 ? "" : "s", c == 1 ? "its" : "their", host_cores,
+            advisor__list_end(&contended), c == 1 ? "That row is" : "Those rows are",
+            c == 1 ? "it shows" : "they show");
 }
 
 /* Capacity 0 because even one request at a time missed the SLO (runner_capacity.c). */
 static void find_unmeetable(const struct advisor_row *rows, size_t n, const struct advisor_opts *o,
                             struct advice *a)
 {
-    char list[ADVISOR_TEXT_LEN] = "";
+    struct advisor_list l = {.sep = "; "};
     int k = 0;
 
     for (size_t i = 0; i < n; i++) {
@@ -603,27 +610,25 @@ static void find_unmeetable(const struct advisor_row *rows, size_t n, const stru
             continue;
         const struct capacity_step *st = &c->steps[c->nsteps - 1];
         char got[QTY_LEN], slo[QTY_LEN];
+        k++;
         if (c->limited_by == CAPACITY_LIMIT_SLO_ERRORS)
-            text_catf(list, sizeof(list),
-                      "%s%s fails %.1f%% of its requests (the SLO allows %.1f%%)", k++ ? "; " : "",
-                      rows[i].variant.label, st->error_rate * 100, o->slo.errors * 100);
+            advisor__list_add(&l, "%s fails %.1f%% of its requests (the SLO allows %.1f%%)",
+                              rows[i].variant.label, st->error_rate * 100, o->slo.errors * 100);
         else if (c->limited_by == CAPACITY_LIMIT_SLO_P99)
-            text_catf(list, sizeof(list), "%s%s takes %s at p99 (the SLO's p99 is %s)",
-                      k++ ? "; " : "", rows[i].variant.label,
-                      qty_format_duration((int64_t)st->p99_us, got),
-                      qty_format_duration(o->slo.p99_us, slo));
+            advisor__list_add(&l, "%s takes %s at p99 (the SLO's p99 is %s)", rows[i].variant.label,
+                              qty_format_duration((int64_t)st->p99_us, got),
+                              qty_format_duration(o->slo.p99_us, slo));
         else
-            text_catf(list, sizeof(list), "%s%s takes %s at p95 (the SLO's p95 is %s)",
-                      k++ ? "; " : "", rows[i].variant.label,
-                      qty_format_duration((int64_t)st->p95_us, got),
-                      qty_format_duration(o->slo.p95_us, slo));
+            advisor__list_add(&l, "%s takes %s at p95 (the SLO's p95 is %s)", rows[i].variant.label,
+                              qty_format_duration((int64_t)st->p95_us, got),
+                              qty_format_duration(o->slo.p95_us, slo));
     }
     if (k)
         advisor__finding(a,
                          "Even one request at a time misses the SLO: %s. No load meets it, so %s "
                          "capacity within the SLO is 0 and %s never recommended; the search "
                          "stopped there instead of halving the rate to its floor.",
-                         list, k == 1 ? "that variant's" : "those variants'",
+                         advisor__list_end(&l), k == 1 ? "that variant's" : "those variants'",
                          k == 1 ? "it is" : "they are");
 }
 
@@ -646,15 +651,17 @@ static void find_unenforced(const struct advisor_row *rows, size_t n, const stru
 /* The variants that FAILED, with why. */
 static void find_failed(const struct advisor_row *rows, size_t n, struct advice *a)
 {
-    char list[ADVISOR_TEXT_LEN] = "";
+    struct advisor_list l = {.sep = "; "};
     int k = 0;
 
     for (size_t i = 0; i < n; i++)
-        if (!rows[i].measured && rows[i].note[0])
-            text_catf(list, sizeof(list), "%s%s: %s", k++ ? "; " : "", rows[i].variant.label,
-                      rows[i].note);
+        if (!rows[i].measured && rows[i].note[0]) {
+            advisor__list_add(&l, "%s: %s", rows[i].variant.label, rows[i].note);
+            k++;
+        }
     if (k)
-        advisor__finding(a, "%d variant%s FAILED: %s.", k, k == 1 ? "" : "s", list);
+        advisor__finding(a, "%d variant%s FAILED: %s.", k, k == 1 ? "" : "s",
+                         advisor__list_end(&l));
 }
 
 /* What the rows cannot show about the app: CPU beyond the host, contention, an SLO no load

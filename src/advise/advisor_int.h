@@ -25,6 +25,29 @@
  * when long, and counted in a->findings_cut). */
 __attribute__((format(printf, 2, 3))) void advisor__finding(struct advice *a, const char *fmt, ...);
 
+/* A list of variants inside one finding ("a did 10 req/s; b did 12 req/s; and 3 more"): items
+ * are added while the list has room, the rest only counted, so a finding that lists every row of
+ * a long sweep stays whole and says how many it does not name (each is in the table and
+ * results.json). ADVISOR_LIST_LEN leaves the sentence around the list the other half of
+ * ADVISOR_TEXT_LEN; ADVISOR_LIST_TAIL is kept for the count. Zero-initialize with a separator:
+ * struct advisor_list l = {.sep = "; "}. */
+#define ADVISOR_LIST_LEN  (ADVISOR_TEXT_LEN / 2)
+#define ADVISOR_LIST_TAIL 48
+struct advisor_list {
+    const char *sep; /* between items: "; " or ", " */
+    char text[ADVISOR_LIST_LEN];
+    unsigned named, more;
+};
+
+/* Adds one formatted item to l, or counts it when it does not fit (then every later item is
+ * counted too, so the named ones are the first). */
+__attribute__((format(printf, 2, 3))) void advisor__list_add(struct advisor_list *l,
+                                                             const char *fmt, ...);
+
+/* l's text with the count of the items it has no room for ("; and 3 more (each in the table)");
+ * returns l->text. */
+const char *advisor__list_end(struct advisor_list *l);
+
 /* Whether every sentence of a is whole: 0, or -ENOSPC naming the first finding or text buffer
  * that was cut (text_full) with err. Run once, when the answer is composed. */
 SIZEUP_MUST_USE int advisor__check_text(const struct advice *a, char *err);

@@ -97,17 +97,17 @@ static void bend(const struct advisor_row *r, int64_t slo_us, struct advice *a)
 void advisor__find_streams(const struct advisor_row *rows, size_t n, const struct advisor_opts *o,
                            struct advice *a)
 {
-    char text[ADVISOR_TEXT_LEN] = "", one[320], b[FMT_LEN], base[FMT_LEN];
-    size_t k = 0;
+    char text[ADVISOR_TEXT_LEN] = "", one[ADVISOR_TEXT_LEN], b[FMT_LEN], base[FMT_LEN];
+    struct advisor_list l = {.sep = "; "};
 
     for (size_t i = 0; i < n; i++) {
         if (!rows[i].scap.searched || rows[i].scap.streams == 0)
             continue;
         binding(&rows[i], one, sizeof(one));
-        text_catf(text, sizeof(text), "%s%s", k++ ? "; " : "", one);
+        advisor__list_add(&l, "%s", one);
     }
-    if (k)
-        advisor__finding(a, "Binding limit at the stream capacity: %s.", text);
+    if (l.named + l.more)
+        advisor__finding(a, "Binding limit at the stream capacity: %s.", advisor__list_end(&l));
     for (size_t i = 0; i < n; i++) {
         const struct stream_capacity *c = &rows[i].scap;
         double slope;

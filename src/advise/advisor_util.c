@@ -1,5 +1,6 @@
-/* The advisor's one helper every finding goes through (advisor_int.h): below the advisor's
- * files that call it (advisor.c, advisor_findings.c, advisor_streams.c, packing.c, advise.c,
+/* The advisor's helpers every finding goes through (advisor_int.h): a finding, a list of
+ * variants inside one, and the check that no sentence was cut. Below the advisor's files that
+ * call them (advisor.c, advisor_findings.c, advisor_streams.c, packing.c, advise.c,
  * availability.c), so that none of them calls back into another's entry file. */
 
 #include <errno.h>
@@ -38,6 +39,35 @@ __attribute__((format(printf, 2, 3))) void advisor__finding(struct advice *a, co
         a->findings_cut++;
     }
     a->nfindings++;
+}
+
+void advisor__list_add(struct advisor_list *l, const char *fmt, ...)
+{
+    char item[ADVISOR_TEXT_LEN];
+    va_list ap;
+
+    va_start(ap, fmt);
+    int len = vsnprintf(item, sizeof(item), fmt, ap);
+    va_end(ap);
+    size_t used = strlen(l->text), sep = l->named ? strlen(l->sep) : 0;
+    if (l->more || len < 0 || len >= (int)sizeof(item) ||
+        used + sep + (size_t)len + ADVISOR_LIST_TAIL >= sizeof(l->text)) {
+        l->more++;
+        return;
+    }
+    snprintf(l->text + used, sizeof(l->text) - used, "%s%s", l->named ? l->sep : "", item);
+    l->named++;
+}
+
+const char *advisor__list_end(struct advisor_list *l)
+{
+    size_t used = strlen(l->text);
+
+    /* ADVISOR_LIST_TAIL was kept free for this. */
+    if (l->more)
+        snprintf(l->text + used, sizeof(l->text) - used, "%sand %u more (each in the table)",
+                 l->named ? l->sep : "", l->more);
+    return l->text;
 }
 
 /* The name of the first of a's sentences that is full (text_full: cut, or at the edge), or

@@ -62,7 +62,7 @@ static unsigned room(const struct sizing_opts *o, const struct sizing *s,
 {
     double need = s->target_rps * (1 + o->planning.growth);
     unsigned min = s->replicas, max;
-    char words[160];
+    char words[SIZING_TEXT_LEN];
 
     if (!s->from_curve) {
         max = sizing__ceil_count(need / v->planned_rps);
@@ -157,7 +157,7 @@ static void pods_metric(const struct sizing_opts *o, const struct sizing *s,
 static void cpu_metric(const struct sizing_row *row, const struct sizing_opts *o,
                        const struct sizing *s, const struct sizing_variant *v, struct sizing_hpa *h)
 {
-    char words[160];
+    char words[SIZING_TEXT_LEN];
     bool ex;
 
     h->metric = SIZING_HPA_CPU;

@@ -127,7 +127,7 @@ static void plan_text(const struct sizing_opts *o, const struct sizing *s,
 
 static void recommend(const struct sizing_row *rows, const struct sizing_opts *o, struct sizing *s)
 {
-    char target[128] = "";
+    char target[SIZING_TEXT_LEN] = ""; /* as long as the sentence: a cut clause cuts it */
     int best, second;
 
     s->replicas = 1;

@@ -183,7 +183,7 @@ void sizing__availability_step(const struct sizing_opts *o, unsigned hpa_max_wit
 {
     struct availability_step *st = &s->availability;
     unsigned add, adj;
-    char words[160];
+    char words[SIZING_TEXT_LEN];
 
     availability_step(o->availability, s->recommended, s->by_target && !s->unreachable, s->replicas,
                       hpa_max_without, st);

@@ -5,6 +5,8 @@
  * for what is platform specific, named here:
  *   results.json  "platform", "command" (each front-end's own), and the findings the cluster
  *                 adds after the shared ones ("The scale-out ran up to N clone pods ...")
+ *   results.md,   the same as lines (platform_line), and the operator's commands that fetch
+ *   report.html   the files from its ConfigMap ("kubectl sizeup results ...")
  * Every other output (values.yaml, hpa.yaml, keda.yaml, pdb.yaml, auto-sizing.yaml,
  * deployment-patch.yaml) must be byte-identical. The sweep has three shapes, a capacity search,
  * a target, availability over three zones and a scale-out of the winner, so the rates and
@@ -27,6 +29,7 @@
 #include "output/output.h"
 #include "output/output_set.h"
 #include "sweep/runner.h"
+#include "fixtures.h"
 #include "sweep_fixture.h"
 
 #define NV 3
@@ -232,6 +235,64 @@ static void same_json(const cJSON *a, const cJSON *b, const char *path)
         fail_msg("%s: %.17g against %.17g", path, a->valuedouble, b->valuedouble);
 }
 
+/* The lines of results.md and report.html that are platform specific: the platform and the
+ * command, the operator's commands that fetch the files from the ConfigMap, and the cluster's
+ * finding on its scale-out. */
+static bool platform_line(const char *line, size_t len)
+{
+    static const char *const marks[] = {
+        "| Platform |",           "| Command |",
+        "<dt>Command</dt>",       "<dt>Platform</dt>",
+        "kubectl sizeup results", "clone pods side by side in the cluster"};
+    for (size_t i = 0; i < sizeof(marks) / sizeof(marks[0]); i++)
+        if (memmem(line, len, marks[i], strlen(marks[i])))
+            return true;
+    return false;
+}
+
+/* The next line of *p that is not platform specific, its length in *len; NULL at the end. */
+static const char *next_line(const char **p, size_t *len)
+{
+    while (**p) {
+        const char *line = *p, *nl = strchr(line, '\n');
+        *len = nl ? (size_t)(nl - line) : strlen(line);
+        *p = line + *len + (nl ? 1 : 0);
+        if (platform_line(line, *len))
+            continue;
+        /* The block of commands opens on its first line, which may be the operator's own. */
+        static const char pre[] = "<pre id=\"answer-apply\">";
+        if (*len >= sizeof(pre) - 1 && memcmp(line, pre, sizeof(pre) - 1) == 0) {
+            line += sizeof(pre) - 1;
+            *len -= sizeof(pre) - 1;
+        }
+        return line;
+    }
+    return NULL;
+}
+
+/* a and b hold the same lines but for the platform-specific ones; fails naming the first line
+ * that differs. */
+static void same_lines(const char *a, const char *b, const char *name)
+{
+    const char *la, *lb;
+    size_t na = 0, nb = 0, k = 0;
+
+    assert_non_null(a);
+    assert_non_null(b);
+    for (;; k++) {
+        la = next_line(&a, &na);
+        lb = next_line(&b, &nb);
+        if (!la || !lb)
+            break;
+        if (na != nb || memcmp(la, lb, na) != 0)
+            fail_msg("%s, line %zu:\n  local    %.*s\n  operator %.*s", name, k + 1, (int)na, la,
+                     (int)nb, lb);
+    }
+    if (la || lb)
+        fail_msg("%s: %s has lines the other has not", name,
+                 la ? "the local one" : "the operator's");
+}
+
 static void test_local_and_operator_documents_agree(void **state)
 {
     struct fixture *f = *state;
@@ -273,6 +334,10 @@ static void test_local_and_operator_documents_agree(void **state)
         if (a && strcmp(a, b) != 0)
             fail_msg("%s differs:\n--- local\n%s\n--- operator\n%s", same[i], a, b);
     }
+    /* The documents for people, line by line but for the platform's own lines. */
+    same_lines(item(&f->local_set, "results.md"), item(&f->op_set, "results.md"), "results.md");
+    same_lines(item(&f->local_set, "report.html"), item(&f->op_set, "report.html"), "report.html");
+
     /* The fixture reaches what the comparison is for: a recommendation with availability and
      * an autoscaler. */
     assert_true(f->local.recommended >= 0);
@@ -370,6 +435,115 @@ static void test_extreme_figures_never_cut(void **state)
     free(a);
 }
 
+/* The findings that list variants (the FAILED ones with their reasons, the rows the host could not
+ * give their CPU, more CPU than the host has, an SLO no load meets, workers beyond the cores, the
+ * scaling steps), each over a full list of variants with the longest labels and reasons at 7-digit
+ * rates: the answer is composed whole (never -ENOSPC, never "..."), and each list names every
+ * variant or says how many it has no room for. */
+static void long_label(struct advisor_row *r, const char *kind, size_t i)
+{
+    char label[VARIANT_LABEL_LEN];
+    int w = snprintf(label, sizeof(label), "%s-%zu-", kind, i);
+    memset(label + w, 'l', sizeof(label) - (size_t)w - 1);
+    label[sizeof(label) - 1] = '\0';
+    memcpy(r->variant.label, label, sizeof(label));
+}
+
+static void assert_whole(const struct advice *a, const char *what)
+{
+    for (size_t i = 0; i < a->nfindings; i++) {
+        size_t len = strlen(a->findings[i]);
+        if (len + 1 >= ADVISOR_TEXT_LEN ||
+            (len >= 3 && strcmp(a->findings[i] + len - 3, "...") == 0))
+            fail_msg("%s: cut: %s", what, a->findings[i]);
+    }
+}
+
+/* The finding that starts with head names every one of n variants of kind, or the ones it
+ * names and "N more" add up to n. */
+static void assert_counted(const struct advice *a, const char *head, const char *kind, size_t n)
+{
+    for (size_t i = 0; i < a->nfindings; i++) {
+        const char *f = a->findings[i];
+        if (strncmp(f, head, strlen(head)) != 0)
+            continue;
+        size_t named = 0;
+        char key[32];
+        for (size_t k = 0; k < n; k++) {
+            snprintf(key, sizeof(key), "%s-%zu-", kind, k);
+            named += strstr(f, key) != NULL;
+        }
+        if (named == n)
+            return;
+        char more[64];
+        snprintf(more, sizeof(more), "and %zu more", n - named);
+        if (!strstr(f, more))
+            fail_msg("%s names %zu of %zu variants and does not count the rest: %s", head, named, n,
+                     f);
+        return;
+    }
+    fail_msg("no finding starts with \"%s\"", head);
+}
+
+static void test_long_lists_never_cut(void **state)
+{
+    struct fixture *f = *state;
+    struct advisor_row *rows = calloc(VARIANT_MAX, sizeof(*rows));
+    struct advice *a = calloc(1, sizeof(*a));
+    struct platform_facts facts = {.host_millicores = 4000, .limits_enforced = true};
+    char note[ERR_LEN], err[ERR_LEN] = "", spec[32];
+    size_t n = 0;
+
+    assert_non_null(rows);
+    assert_non_null(a);
+    memset(note, 'r', sizeof(note) - 1);
+    note[sizeof(note) - 1] = '\0';
+    /* 16 FAILED, with the longest reasons. */
+    for (size_t i = 0; i < 16; i++, n++) {
+        snprintf(spec, sizeof(spec), "%zu@%zu/%zuMi", i + 1, i + 1, 256 * (i + 1));
+        fixture_failed_row(&rows[n], spec, PLATFORM_FAIL_DIED, note);
+        long_label(&rows[n], "failed", i);
+    }
+    /* 16 over the host's CPU and contended, workers beyond their cores. */
+    for (size_t i = 0; i < 16; i++, n++) {
+        snprintf(spec, sizeof(spec), "%zu@%zu/%zuMi", 4 * (i + 8), i + 8, 512 * (i + 1));
+        fixture_row(&rows[n], spec, 1234567.0 * (double)(i + 1), 20000, 40000, 60000, 9999999);
+        rows[n].flags = SWEEP_FLAG_CPU_EXCEEDS_HOST | SWEEP_FLAG_CONTENDED;
+        rows[n].gen_cores = 1234.5;
+        rows[n].host_other_cores = 2345.6;
+        long_label(&rows[n], "host", i);
+    }
+    /* 16 whose SLO no load meets. */
+    for (size_t i = 0; i < 16; i++, n++) {
+        snprintf(spec, sizeof(spec), "%zu@%zu/%zuMi", i + 1, i + 1, 1024 * (i + 1));
+        fixture_row(&rows[n], spec, 1.0, 2000000, 9000000, 9900000, 100);
+        rows[n].cap.searched = true;
+        rows[n].cap.valid = true;
+        rows[n].cap.flags = CAPACITY_FLAG_UNMEETABLE;
+        rows[n].cap.limited_by = CAPACITY_LIMIT_SLO_P95;
+        rows[n].cap.nsteps = 1;
+        rows[n].cap.steps[0].p95_us = 9000000;
+        long_label(&rows[n], "slo", i);
+    }
+    /* 16 matched pairs that scale, and workers beyond the cores beside each. */
+    for (size_t i = 0; i < 16; i++, n++) {
+        snprintf(spec, sizeof(spec), "%zu@%zu/%zuMi", i + 1 + (i % 2) * (i + 1), i + 1,
+                 (size_t)2048);
+        fixture_row(&rows[n], spec, 1234567.0 * (double)(i + 1), 2000, 4000, 6000, 9999999);
+        long_label(&rows[n], "scale", i);
+    }
+    assert_int_equal(n, (size_t)VARIANT_MAX);
+    if (advise_rows(rows, n, &f->profile, &facts, a, err) != 0)
+        fail_msg("advise_rows: %s", err);
+    assert_whole(a, "64 variants");
+    assert_counted(a, "16 variants FAILED", "failed", 16);
+    assert_counted(a, "16 variants asked for more CPU", "host", 16);
+    assert_counted(a, "The host could not give 16 variants", "host", 16);
+    assert_counted(a, "Even one request at a time misses the SLO", "slo", 16);
+    free(rows);
+    free(a);
+}
+
 /* A sentence that does not fit is the answer's error, never a silent cut. */
 static void test_cut_is_an_error(void **state)
 {
@@ -424,6 +598,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_local_and_operator_documents_agree, setup, teardown),
         cmocka_unit_test_setup_teardown(test_extreme_figures_never_cut, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_long_lists_never_cut, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cut_is_an_error, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
