@@ -88,6 +88,7 @@ void advise_opts(const struct profile *p, const struct platform_facts *f, struct
     out->autoscaling = &p->autoscaling;
     out->availability = &p->availability;
     out->host_cores = f ? (double)f->host_millicores / 1000.0 : 0;
+    out->repeats = p->search.repeats;
     out->limits_note = f && !f->limits_enforced ? f->limits_note : NULL;
 }
 

@@ -224,10 +224,14 @@ static int recommend_capacity(const struct advisor_row *rows, size_t n,
     struct sizing *s = &a->sizing;
     int rc;
 
+    /* Usable apart from the capacity's own validity, which the sizing judges (a capacity cut
+     * short is never a candidate, but the sizing says when it would have won). */
     for (size_t i = 0; i < n; i++)
-        sr[i] = (struct sizing_row){&rows[i].variant, &rows[i].cap, &rows[i].scap,
-                                    usable(rows, a, i) && repeats_met_slo(&rows[i], o),
-                                    rows[i].ready_s};
+        sr[i] =
+            (struct sizing_row){&rows[i].variant, &rows[i].cap, &rows[i].scap,
+                                rows[i].measured && !(rows[i].flags & SWEEP_FLAG_NOT_CAPACITY) &&
+                                    repeats_met_slo(&rows[i], o),
+                                rows[i].ready_s};
     so.streams = stream_mode(rows, n);
     so.target_streams = o->target_streams;
     /* The target as the user gave it: users keep their unit, so the sentences can say so. */
@@ -303,6 +307,7 @@ int advisor_run(const struct advisor_row *rows, size_t n, const struct advisor_o
 
     memset(out, 0, sizeof(*out));
     out->recommended = -1;
+    out->sizing.cut_short = -1;
     if (n > VARIANT_MAX)
         return err_set(err, -EINVAL, "more than %d variants", VARIANT_MAX);
     if (!(o->per_user_rps > 0))

@@ -108,6 +108,7 @@ struct advisor_opts {
     /* Zones and drain (sizing_opts.availability): planned once, at step (5); NULL: none. */
     const struct profile_availability *availability;
     const struct profile_autoscaling *autoscaling; /* sizing_opts.autoscaling; NULL: defaults */
+    unsigned repeats; /* the profile's search.repeats: what a capacity cut short fell short of */
 };
 
 struct advisor_row_out {

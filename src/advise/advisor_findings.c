@@ -675,9 +675,31 @@ static void find_caveats(const struct advisor_row *rows, size_t n, const struct 
     find_failed(rows, n, a);
 }
 
+/* The row the ranking would have recommended but for repeats the budget cut short
+ * (sizing.cut_short): its figure rests on fewer repeats than the profile asked for. */
+static void find_cut_short(const struct advisor_row *rows, size_t n, const struct advisor_opts *o,
+                           struct advice *a)
+{
+    int i = a->sizing.cut_short;
+    char asked[ADVISOR_TEXT_LEN] = "";
+
+    if (i < 0 || (size_t)i >= n)
+        return;
+    const struct capacity_result *c = &rows[i].cap;
+    if (o->repeats > 0)
+        snprintf(asked, sizeof(asked), " of the %u", o->repeats);
+    advisor__finding(a,
+                     "%s would have been recommended (%.0f req/s), but its capacity rests on %zu%s "
+                     "repeats the profile asks for: the search's budget ran out before the rest, "
+                     "so it is not recommended. A longer search.budget measures it in full.",
+                     rows[i].variant.label, c->rps, c->interval.n,
+                     asked[0] ? asked : " (fewer than)");
+}
+
 void advisor__find(const struct advisor_row *rows, size_t n, const struct advisor_opts *o,
                    struct advice *a)
 {
+    find_cut_short(rows, n, o, a);
     find_oversubscription(rows, n, a);
     find_cpu_memory(rows, n, a);
     find_scaling(rows, n, a);

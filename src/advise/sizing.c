@@ -72,8 +72,18 @@ double sizing_stream_capacity_low(const struct stream_capacity *scap)
     return scap && scap->searched ? (double)scap->streams : 0;
 }
 
+/* A capacity whose only invalidating mark is CAPACITY_FLAG_REPEATS_CUT: a figure, but from
+ * fewer repeats than asked. */
+static bool cut_short_only(const struct capacity_result *cap)
+{
+    const unsigned allowed = CAPACITY_FLAG_TOO_FEW_REPEATS | CAPACITY_FLAG_REPEATS_CUT;
+    return (cap->flags & CAPACITY_FLAG_REPEATS_CUT) && !(cap->flags & ~allowed) && cap->rps > 0;
+}
+
+/* Each row's capacity, cost and replicas; with_cut_short counts a capacity cut short as valid
+ * (cut_short_winner). */
 static void size_rows(const struct sizing_row *rows, size_t n, const struct sizing_opts *o,
-                      struct sizing *s)
+                      bool with_cut_short, struct sizing *s)
 {
     for (size_t i = 0; i < n; i++) {
         struct sizing_variant *v = &s->rows[i];
@@ -92,7 +102,7 @@ static void size_rows(const struct sizing_row *rows, size_t n, const struct sizi
             if (!cap || !cap->searched)
                 continue;
             v->capacity_low = capacity_low(cap);
-            valid = cap->valid;
+            valid = cap->valid || (with_cut_short && cut_short_only(cap));
         }
         v->planned_rps = v->capacity_low * s->planned_fraction;
         v->rps_per_cost = v->pod_cost > 0 ? v->planned_rps / v->pod_cost : 0;
@@ -123,6 +133,34 @@ static void plan_text(const struct sizing_opts *o, const struct sizing *s,
               v->planned_rps, unit(s), s->planned_fraction * 100,
               s->streams ? "its stream capacity" : "the capacity interval's lower bound",
               v->capacity_low, unit(s), o->planning.buffer * 100, o->planning.growth * 100);
+}
+
+/* Step (2) again with the capacities cut short counted as valid, on a copy: the row it would
+ * have recommended when that is one of them and not s's recommendation, else -1 (also when the
+ * copy cannot be allocated: then nothing is said of it). */
+static int cut_short_winner(const struct sizing_row *rows, const struct sizing_opts *o,
+                            const struct sizing *s)
+{
+    bool any = false;
+    int best = -1, second;
+
+    for (size_t i = 0; !s->streams && i < s->n; i++)
+        any = any || (rows[i].cap && rows[i].cap->searched && cut_short_only(rows[i].cap));
+    if (!any)
+        return -1;
+    struct sizing *t = malloc(sizeof(*t));
+    if (!t)
+        return -1;
+    memcpy(t, s, sizeof(*t));
+    memset(t->rows, 0, sizeof(t->rows));
+    size_rows(rows, s->n, o, true, t);
+    sizing__pack_rows(rows, o, t);
+    if (target_of(t) > 0)
+        sizing__rank_target(t, &best, &second);
+    else
+        sizing__rank(t, better_per_cost, &best, &second);
+    free(t);
+    return best >= 0 && best != s->recommended && cut_short_only(rows[best].cap) ? best : -1;
 }
 
 static void recommend(const struct sizing_row *rows, const struct sizing_opts *o, struct sizing *s)
@@ -329,6 +367,7 @@ int sizing_run(const struct sizing_row *rows, size_t n, const struct sizing_opts
 
     memset(out, 0, sizeof(*out));
     out->recommended = -1;
+    out->cut_short = -1;
     out->replicas = 1;
     out->hpa.cpu_at_planned = -1;
     if (n > VARIANT_MAX)
@@ -347,9 +386,10 @@ int sizing_run(const struct sizing_row *rows, size_t n, const struct sizing_opts
      * before this runs (o->scale_out); (4) the replicas from its curve; (5) replicas added for
      * availability; (6) the autoscaler from that count, its max from the curve and capped where
      * the curve ends. The requests come between: the HPA's utilisation is of the request. */
-    size_rows(rows, n, o, out);
+    size_rows(rows, n, o, false, out);
     sizing__pack_rows(rows, o, out);
     recommend(rows, o, out);
+    out->cut_short = cut_short_winner(rows, o, out);
     out->replicas_linear = out->replicas;
     sizing__curve_step(rows, o, out);
     sizing__availability_step(o, sizing__hpa_max(o, out), out);

@@ -212,6 +212,10 @@ struct sizing {
     bool from_curve;          /* replicas was read from the curve (replicas_from: "curve") */
     bool unreachable;         /* with by_target: no count of the shape holds the target */
     bool curve_read;          /* curve below is filled (from_curve, or it said unreachable) */
+    /* The row the ranking would have recommended were its capacity not cut short
+     * (CAPACITY_FLAG_REPEATS_CUT: fewer repeats than the profile asked, the budget ran out),
+     * when it is not the recommendation: never recommended, and the findings say so. -1: none. */
+    int cut_short;
     struct sizing_curve curve;
     /* One sentence on the replica count: the curve's (with its numbers), or why it is linear;
      * "" without a target. */

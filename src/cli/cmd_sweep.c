@@ -284,8 +284,8 @@ static void print_table(const struct output_doc *d)
     /* The capacity column as wide as its widest cell: a figure's marks never shift the rest. */
     int capw = 26;
     for (size_t i = 0; cap && i < k; i++) {
-        char c1[96];
-        int w = (int)strlen(output_fmt_capacity(&rows[i].cap, c1, sizeof(c1)));
+        char c1[OUTPUT_CAPACITY_LEN];
+        int w = (int)strlen(output_fmt_capacity(&rows[i].cap, c1));
         capw = w > capw ? w : capw;
     }
     printf("\n  %-22s %7s %5s %7s %11s %7s %7s %7s %6s  %-12s %-10s", "Config", "Workers", "CPU",
@@ -318,8 +318,8 @@ static void print_table(const struct output_doc *d)
                fmt_latency(r->p50_us, l1), fmt_latency(r->p95_us, l2), fmt_latency(r->p99_us, l3),
                r->error_rate * 100, verdict_name(a->rows[i].verdict), users);
         if (cap) {
-            char c1[96], c2[32];
-            printf(" %-*s %8s", capw, output_fmt_capacity(&r->cap, c1, sizeof(c1)),
+            char c1[OUTPUT_CAPACITY_LEN], c2[32];
+            printf(" %-*s %8s", capw, output_fmt_capacity(&r->cap, c1),
                    output_fmt_per_core(&r->cap, c2, sizeof(c2)));
         }
         if (streams) {
@@ -329,7 +329,7 @@ static void print_table(const struct output_doc *d)
         }
         printf("%s\n", marks);
     }
-    char note[512];
+    char note[1024];
     if (output_fmt_capacity_note(p, note, sizeof(note))[0])
         printf("\n  %s\n", note);
     output_scale_out_table(stdout, s, false);

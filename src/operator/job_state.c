@@ -279,7 +279,8 @@ static int cap_from_json(const cJSON *o, const struct variant *v, struct capacit
     const char *lim = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "limited_by"));
     const unsigned known = CAPACITY_FLAG_GENERATOR | CAPACITY_FLAG_NOISY | CAPACITY_FLAG_CONTENDED |
                            CAPACITY_FLAG_TOO_FEW_REPEATS | CAPACITY_FLAG_BUDGET |
-                           CAPACITY_FLAG_NONE_PASSED | CAPACITY_FLAG_UNMEETABLE;
+                           CAPACITY_FLAG_NONE_PASSED | CAPACITY_FLAG_UNMEETABLE |
+                           CAPACITY_FLAG_REPEATS_CUT;
 
     memset(cap, 0, sizeof(*cap));
     if (!cJSON_IsObject(o) || !cJSON_IsArray(rep) ||

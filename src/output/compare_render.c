@@ -310,6 +310,7 @@ static const struct {
                           "least this much"},
     {"noisy", "the repeats disagreed too much for one figure"},
     {"too few repeats", "too few repeats for an interval"},
+    {"repeats cut short", "the budget ended the repeats before the profile's count"},
     {"budget", "the time budget ended the search before it bracketed the capacity"},
     {"none passed", "not even the lowest step met the SLO"},
     {"marked", "the file says the capacity is not valid without saying why"},

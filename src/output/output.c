@@ -4,10 +4,13 @@
 
 #include "output/output.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -142,31 +145,82 @@ int output_paths_parse(const char *s, struct output_paths *p, char *err)
     return 0;
 }
 
-const char *output_fmt_capacity(const struct capacity_result *c, char *buf, size_t len)
+/* Appends to buf (OUTPUT_CAPACITY_LEN bytes). The buffer holds the longest text by
+ * construction (output.h), so a cut is a broken invariant, not a long figure. */
+__attribute__((format(printf, 2, 3))) static void cap_cat(char *buf, const char *fmt, ...)
 {
-    if (!c->searched)
-        snprintf(buf, len, "-");
-    else if (c->flags & CAPACITY_FLAG_GENERATOR)
-        snprintf(buf, len, ">= %.0f req/s (generator-limited)", c->rps);
-    else if (c->interval.n >= 2)
-        snprintf(buf, len, "%.0f req/s [%.0f-%.0f]", c->rps, c->interval.low, c->interval.high);
+    size_t used = strlen(buf);
+    va_list ap;
+
+    va_start(ap, fmt);
+    int w = vsnprintf(buf + used, OUTPUT_CAPACITY_LEN - used, fmt, ap);
+    va_end(ap);
+    assert(w >= 0 && used + (size_t)w < OUTPUT_CAPACITY_LEN);
+    (void)w;
+}
+
+/* The smallest and largest of the repeats. */
+static void repeat_range(const struct capacity_result *c, double *lo, double *hi)
+{
+    size_t n = c->interval.n < CAPACITY_MAX_REPEATS ? c->interval.n : CAPACITY_MAX_REPEATS;
+
+    *lo = *hi = n ? c->repeat_rps[0] : c->rps;
+    for (size_t i = 1; i < n; i++) {
+        *lo = fmin(*lo, c->repeat_rps[i]);
+        *hi = fmax(*hi, c->repeat_rps[i]);
+    }
+}
+
+const char *output_fmt_capacity_figure(const struct capacity_result *c,
+                                       char buf[OUTPUT_CAPACITY_LEN])
+{
+    struct capacity_shown sh;
+    double lo, hi;
+
+    buf[0] = '\0';
+    if (!c->searched) {
+        cap_cat(buf, "-");
+        return buf;
+    }
+    capacity_show(c, &sh);
+    if (sh.unknown) {
+        repeat_range(c, &lo, &hi);
+        if (c->interval.n == 2)
+            cap_cat(buf, "unknown: the repeats disagreed (%.0f, %.0f req/s)", c->repeat_rps[0],
+                    c->repeat_rps[1]);
+        else
+            cap_cat(buf, "unknown: the %zu repeats disagreed (%.0f to %.0f req/s)", c->interval.n,
+                    lo, hi);
+    } else if (c->flags & CAPACITY_FLAG_GENERATOR)
+        cap_cat(buf, ">= %.0f req/s (generator-limited)", c->rps);
+    else if (sh.interval)
+        cap_cat(buf, "%.0f req/s [%.0f, %.0f]", c->rps, sh.low, sh.high);
     else
-        snprintf(buf, len, "%.0f req/s", c->rps);
+        cap_cat(buf, "%.0f req/s", c->rps);
+    return buf;
+}
+
+const char *output_fmt_capacity(const struct capacity_result *c, char buf[OUTPUT_CAPACITY_LEN])
+{
+    struct capacity_shown sh;
+    unsigned marks = 0;
+
+    output_fmt_capacity_figure(c, buf);
     if (!c->searched)
         return buf;
+    capacity_show(c, &sh);
     /* Every other mark the figure carries, in words beside it: a noisy or budget-bound figure
-     * is never shown bare, as if it were the app's capacity. */
-    size_t used = strlen(buf);
-    unsigned marks = 0;
+     * is never shown bare, as if it were the app's capacity. An unknown one already says why. */
+    unsigned said = CAPACITY_FLAG_GENERATOR;
+    if (sh.unknown)
+        said |= CAPACITY_FLAG_NOISY | CAPACITY_FLAG_TOO_FEW_REPEATS | CAPACITY_FLAG_REPEATS_CUT;
     for (unsigned bit = 1; bit && bit <= CAPACITY_FLAG_LAST; bit <<= 1) {
         const char *name = output_capacity_flag_name(bit);
-        if (!(c->flags & bit) || bit == CAPACITY_FLAG_GENERATOR || !name || used + 1 >= len)
-            continue;
-        int w = snprintf(buf + used, len - used, "%s%s", marks++ ? ", " : " (", name);
-        used = w < 0 ? len : used + (size_t)w;
+        if ((c->flags & bit) && !(said & bit) && name)
+            cap_cat(buf, "%s%s", marks++ ? ", " : " (", name);
     }
-    if (marks && used + 1 < len)
-        snprintf(buf + used, len - used, ")");
+    if (marks)
+        cap_cat(buf, ")");
     return buf;
 }
 
@@ -294,8 +348,11 @@ const char *output_fmt_capacity_note(const struct profile *p, char *buf, size_t 
     snprintf(buf, len,
              "Capacity search: Throughput is each variant's capacity within the SLO (p95 < %s%s%s, "
              "errors < %g%%); P50, P95, P99 and Errors are its repeats at that capacity merged, "
-             "and a row whose merged repeats miss the SLO is never HEALTHY or recommended.",
-             p95, p99[0] ? ", p99 < " : "", p99, p->slo.errors * 100);
+             "and a row whose merged repeats miss the SLO is never HEALTHY or recommended. "
+             "Capacity @SLO [low, high]: the %.0f%% interval of the repeats, widened to the "
+             "search's bracket; \"unknown\" when the repeats disagreed and could not be measured "
+             "again.",
+             p95, p99[0] ? ", p99 < " : "", p99, p->slo.errors * 100, STATS_CONFIDENCE * 100);
     return buf;
 }
 

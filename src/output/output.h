@@ -160,9 +160,21 @@ SIZEUP_MUST_USE int output_write_all(const char *dir, const struct output_doc *d
 /* Creates dir and its missing parents (mode 0755). Returns 0 or a negative errno. */
 SIZEUP_MUST_USE int output_mkdir_p(const char *dir, char *err);
 
-/* The Capacity @SLO column: "1111 req/s [1078-1145]" (the 95% interval of the repeats), "1111
- * req/s" without one, ">= 900 req/s (generator-limited)", "-" when not searched. Returns buf. */
-const char *output_fmt_capacity(const struct capacity_result *c, char *buf, size_t len);
+/* A capacity's text: at most four figures ("%.0f" of a double is at most 310 characters), the
+ * words around them and every mark's name fit, so nothing is ever cut. */
+#define OUTPUT_CAPACITY_LEN 1536
+
+/* A capacity as people read it (capacity_show): "1111 req/s [1078, 1145]" (the 95% interval
+ * of the repeats, widened to the search's bracket, never below 0), "1111 req/s" without
+ * repeats, ">= 900 req/s (generator-limited)", "unknown: the repeats disagreed (897, 1114
+ * req/s)" when they disagreed and could not be measured again, "-" when not searched. The
+ * table's cell, the scale-out's table, results.md and report.html print this. Returns buf. */
+const char *output_fmt_capacity_figure(const struct capacity_result *c,
+                                       char buf[OUTPUT_CAPACITY_LEN]);
+
+/* The Capacity @SLO cell: output_fmt_capacity_figure and the figure's marks in words ("
+ * (noisy, budget)"). Returns buf. */
+const char *output_fmt_capacity(const struct capacity_result *c, char buf[OUTPUT_CAPACITY_LEN]);
 
 /* The per core column: capacity / CPU limit, "-" when not searched. Returns buf. */
 const char *output_fmt_per_core(const struct capacity_result *c, char *buf, size_t len);

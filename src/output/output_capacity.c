@@ -22,8 +22,27 @@ const char *output_capacity_flag_name(unsigned f)
         return "none passed";
     case CAPACITY_FLAG_UNMEETABLE:
         return "unmeetable";
+    case CAPACITY_FLAG_REPEATS_CUT:
+        return "repeats cut short";
     }
     return NULL;
+}
+
+void output_capacity_interval(struct jb *b, cJSON *o, const struct capacity_result *cap)
+{
+    struct capacity_shown sh;
+
+    capacity_show(cap, &sh);
+    jb_bool(b, o, "known", !sh.unknown);
+    if (sh.unknown) {
+        jb_null(b, o, "interval");
+        return;
+    }
+    cJSON *iv = jb_arr(b, o, "interval");
+    if (iv) {
+        jb_num(b, iv, NULL, sh.low);
+        jb_num(b, iv, NULL, sh.high);
+    }
 }
 
 static void add_num_or_null(struct jb *b, cJSON *o, const char *k, double v, bool known)
@@ -86,12 +105,7 @@ void output_capacity_add(struct jb *b, cJSON *v, const struct capacity_result *c
     if (!o)
         return;
     jb_num(b, o, "rps", cap->rps);
-    cJSON *iv = jb_arr(b, o, "interval");
-    if (iv) {
-        /* With fewer than two repeats there is no interval: both ends are the figure itself. */
-        jb_num(b, iv, NULL, cap->interval.n >= 2 ? cap->interval.low : cap->rps);
-        jb_num(b, iv, NULL, cap->interval.n >= 2 ? cap->interval.high : cap->rps);
-    }
+    output_capacity_interval(b, o, cap);
     jb_num(b, o, "repeats", (double)cap->interval.n);
     cJSON *rr = jb_arr(b, o, "repeat_rps");
     for (size_t i = 0; rr && i < cap->interval.n && i < CAPACITY_MAX_REPEATS; i++)

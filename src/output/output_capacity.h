@@ -18,8 +18,14 @@ void output_capacity_add(struct jb *b, cJSON *v, const struct capacity_result *c
  * null. Borrows both; on out of memory the key may be missing. */
 void output_stream_capacity_add(struct jb *b, cJSON *v, const struct stream_capacity *scap);
 
-/* "generator-limited", "noisy", "contended", "too few repeats", "budget", "none passed" for the
- * flag bit f (one of CAPACITY_FLAG_*); NULL for an unknown bit. */
+/* "generator-limited", "noisy", "contended", "too few repeats", "budget", "none passed",
+ * "unmeetable", "repeats cut short" for the flag bit f (one of CAPACITY_FLAG_*); NULL for an
+ * unknown bit. */
 const char *output_capacity_flag_name(unsigned f);
+
+/* Adds "known" and "interval" to o as people are shown them (capacity_show): known false and
+ * interval null when the repeats disagreed; else [low, high], the 95% interval never below 0
+ * (both ends the figure itself with fewer than two repeats). Borrows both. */
+void output_capacity_interval(struct jb *b, cJSON *o, const struct capacity_result *cap);
 
 #endif

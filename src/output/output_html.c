@@ -238,7 +238,8 @@ static int html_charts(FILE *f, const struct output_doc *d, char *err)
 static void html_result_row(FILE *f, const struct output_doc *d, size_t i, bool cap, bool streams)
 {
     const struct advice *a = d->advice;
-    char line[1024], b1[QTY_LEN], b2[QTY_LEN], l1[32], l2[32], l3[32], st[320];
+    char line[1024], capbuf[OUTPUT_CAPACITY_LEN], b1[QTY_LEN], b2[QTY_LEN], l1[32], l2[32], l3[32],
+        st[320];
     const struct advisor_row *r = &d->rows[i];
     bool rec = (int)i == a->recommended;
 
@@ -263,7 +264,7 @@ static void html_result_row(FILE *f, const struct output_doc *d, size_t i, bool 
         fprintf(f, "</td><td>-</td>");
     if (cap) {
         fputs("<td>", f);
-        report_html_esc(f, output_fmt_capacity(&r->cap, line, sizeof(line)));
+        report_html_esc(f, output_fmt_capacity(&r->cap, capbuf));
         fprintf(f, "</td><td>%s</td>", output_fmt_per_core(&r->cap, l1, sizeof(l1)));
     }
     if (streams) {

@@ -34,36 +34,27 @@ static bool any_searched(const struct output_doc *d)
     return false;
 }
 
-/* "1234 req/s +-3% (n=3)", "at least 900 req/s (generator-limited)". */
-static const char *cap_text(const struct capacity_result *c, char *buf, size_t len)
-{
-    if (c->flags & CAPACITY_FLAG_GENERATOR)
-        snprintf(buf, len, "at least %.0f req/s (generator-limited)", c->rps);
-    else if (c->interval.n >= 2)
-        snprintf(buf, len, "%.0f req/s \u00b1%.0f%% (n=%zu)", c->rps,
-                 stats_rel_half(&c->interval) * 100, c->interval.n);
-    else
-        snprintf(buf, len, "%.0f req/s (n=%zu)", c->rps, c->interval.n);
-    return buf;
-}
-
 static void capacity_bars(FILE *f, const struct output_doc *d)
 {
     int h = (int)d->n * CROW + 20, span = CW - CLABEL - CVALUE;
     double max = 0;
-    char b[96];
+    char b[OUTPUT_CAPACITY_LEN];
+    struct capacity_shown sh;
 
     for (size_t i = 0; i < d->n; i++) {
         const struct capacity_result *c = &d->rows[i].cap;
-        double top = c->interval.n >= 2 ? c->interval.high : c->rps;
-        if (c->searched && top > max)
-            max = top;
+        if (!c->searched)
+            continue;
+        capacity_show(c, &sh);
+        if (!sh.unknown && sh.high > max)
+            max = sh.high;
     }
     if (max <= 0)
         max = 1;
-    fputs("<figure><figcaption>Capacity within the SLO per variant (req/s; the whisker runs "
-          "from the low end of the repeats' 95% interval to the higher of its high end and the "
-          "search's bracket, the lowest rate above the capacity that missed the SLO)"
+    fputs("<figure><figcaption>Capacity within the SLO per variant (req/s [95% interval]; the "
+          "whisker runs from the low end of the repeats' 95% interval, never below 0, to the "
+          "higher of its high end and the search's bracket, the lowest rate above the capacity "
+          "that missed the SLO; a variant whose repeats disagreed shows them instead of a bar)"
           "</figcaption>\n",
           f);
     output_html_svg_open(f, "chart-capacity", "chart", CW, h, "Capacity per variant");
@@ -76,6 +67,14 @@ static void capacity_bars(FILE *f, const struct output_doc *d)
                     mid + 4);
             continue;
         }
+        capacity_show(c, &sh);
+        if (sh.unknown) {
+            /* No bar: there is no figure to draw, only the repeats that disagreed. */
+            fprintf(f, "<text x=\"%d\" y=\"%d\" class=\"val unknown\">", CLABEL + 4, mid + 4);
+            report_html_esc(f, output_fmt_capacity_figure(c, b));
+            fputs("</text>\n", f);
+            continue;
+        }
         int bw = (int)lround(c->rps / max * span);
         bool marked = !c->valid || !d->advice->rows[i].capacity;
         fprintf(f,
@@ -85,17 +84,17 @@ static void capacity_bars(FILE *f, const struct output_doc *d)
                 marked ? " fill-opacity=\"0.35\" stroke=\"#555\" stroke-dasharray=\"3 2\"" : "");
         report_html_esc(f, d->rows[i].variant.label);
         fputs("</title></rect>\n", f);
-        if (c->interval.n >= 2) {
-            int x1 = CLABEL + (int)lround(fmax(c->interval.low, 0) / max * span);
-            int x2 = CLABEL + (int)lround(c->interval.high / max * span);
+        if (sh.interval) {
+            int x1 = CLABEL + (int)lround(sh.low / max * span);
+            int x2 = CLABEL + (int)lround(sh.high / max * span);
             fprintf(f,
                     "<path class=\"whisker\" d=\"M%d %dV%dM%d %dH%dM%d %dV%d\" stroke=\"#212121\" "
                     "stroke-width=\"1.5\" fill=\"none\"/>\n",
                     x1, mid - 6, mid + 6, x1, mid, x2, x2, mid - 6, mid + 6);
         }
-        int tx = CLABEL + (c->interval.n >= 2 ? (int)lround(c->interval.high / max * span) : bw);
+        int tx = CLABEL + (sh.interval ? (int)lround(sh.high / max * span) : bw);
         fprintf(f, "<text x=\"%d\" y=\"%d\" class=\"val\">", tx + 6, mid + 4);
-        report_html_esc(f, cap_text(c, b, sizeof(b)));
+        report_html_esc(f, output_fmt_capacity_figure(c, b));
         fprintf(f, "%s</text>\n", marked ? " (marked)" : "");
     }
     fputs("</svg></figure>\n", f);

@@ -84,9 +84,11 @@ static void so_frame_fill(struct so_frame *fr, const struct sweep_scale_out *so,
         const struct sweep_scale_point *pt = &so->points[i];
         if (!so_measured(pt))
             continue;
+        struct capacity_shown sh;
+        capacity_show(&pt->cap, &sh);
         top = fmax(top, pt->cap.rps);
-        if (pt->cap.interval.n >= 2)
-            top = fmax(top, pt->cap.interval.high);
+        if (sh.interval && !sh.unknown)
+            top = fmax(top, sh.high);
     }
     for (int k = SSAMPLES; have && k <= (int)(fr->xr * SSAMPLES); k++)
         top = fmax(top, usl_eval(fit, (double)k / SSAMPLES));
@@ -198,8 +200,12 @@ static void so_point(FILE *f, const struct so_frame *fr, const struct sweep_scal
     }
     bool fitted = so_fitted(pt);
     const char *color = fitted ? "#1e88e5" : "#9e9e9e";
-    if (c->interval.n >= 2) {
-        int yl = so_y(fr, c->interval.low), yh = so_y(fr, c->interval.high);
+    struct capacity_shown sh;
+    char text[OUTPUT_CAPACITY_LEN];
+
+    capacity_show(c, &sh);
+    if (sh.interval && !sh.unknown) {
+        int yl = so_y(fr, sh.low), yh = so_y(fr, sh.high);
         fprintf(f,
                 "<path class=\"so-whisker\" data-replicas=\"%u\" d=\"M%d %dh10M%d %dV%dM%d %dh10\" "
                 "stroke=\"%s\" stroke-width=\"1.5\" fill=\"none\"/>\n",
@@ -217,9 +223,8 @@ static void so_point(FILE *f, const struct so_frame *fr, const struct sweep_scal
                 "width=\"8\" height=\"8\" fill=\"#fff\" stroke=\"%s\" stroke-width=\"1.5\">",
                 pt->flags & SWEEP_FLAG_CONTENDED ? "so-contended" : "so-apart", pt->replicas, x - 4,
                 y - 4, color);
-    fprintf(f, "<title>%u replicas: %.0f req/s", pt->replicas, c->rps);
-    if (c->interval.n >= 2)
-        fprintf(f, " (%.0f-%.0f, n=%zu)", c->interval.low, c->interval.high, c->interval.n);
+    fprintf(f, "<title>%u replicas: ", pt->replicas);
+    report_html_esc(f, output_fmt_capacity_figure(c, text));
     if (!fitted)
         fputs(pt->flags & SWEEP_FLAG_CONTENDED ? ", contended: not the app's, not fitted"
               : advise_scale_out_point_bound(pt) > 0

@@ -82,7 +82,8 @@ static void md_result_row(FILE *f, const struct output_doc *d, size_t i, bool ca
 {
     const struct advice *a = d->advice;
     const struct advisor_row *r = &d->rows[i];
-    char line[1024], b1[QTY_LEN], b2[QTY_LEN], l1[32], l2[32], l3[32], st[320];
+    char line[1024], capbuf[OUTPUT_CAPACITY_LEN], b1[QTY_LEN], b2[QTY_LEN], l1[32], l2[32], l3[32],
+        st[320];
 
     output_state(d, i, st, sizeof(st));
     fprintf(f, "| %s%s | %u | %s | %s | ", (int)i == a->recommended ? "* " : "", r->variant.label,
@@ -101,7 +102,7 @@ static void md_result_row(FILE *f, const struct output_doc *d, size_t i, bool ca
     else
         fprintf(f, "- |");
     if (cap)
-        fprintf(f, " %s | %s |", output_fmt_capacity(&r->cap, line, sizeof(line)),
+        fprintf(f, " %s | %s |", output_fmt_capacity(&r->cap, capbuf),
                 output_fmt_per_core(&r->cap, l1, sizeof(l1)));
     if (streams)
         fprintf(f, " %s | %s |", output_fmt_streams(&r->scap, line, sizeof(line)),

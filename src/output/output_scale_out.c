@@ -12,6 +12,7 @@
 #include "advise/usl.h"
 #include "core/jb.h"
 #include "output/output_capacity.h"
+#include "output/output.h"
 #include "output/output_int.h"
 #include "sweep/search.h"
 
@@ -89,17 +90,13 @@ static void json_curve_replicas(struct jb *b, cJSON *o, const struct advice *a)
 
 static void json_point(struct jb *b, cJSON *arr, const struct sweep_scale_point *pt)
 {
-    cJSON *p = jb_obj(b, arr, NULL), *iv, *fl;
+    cJSON *p = jb_obj(b, arr, NULL), *fl;
     if (!p)
         return;
     jb_num(b, p, "replicas", pt->replicas);
     if (pt->cap.rps > 0) {
         jb_num(b, p, "rps", pt->cap.rps);
-        iv = jb_arr(b, p, "interval");
-        if (iv) {
-            jb_num(b, iv, NULL, pt->cap.interval.low);
-            jb_num(b, iv, NULL, pt->cap.interval.high);
-        }
+        output_capacity_interval(b, p, &pt->cap);
     } else {
         jb_null(b, p, "rps");
         jb_null(b, p, "interval");
@@ -203,30 +200,41 @@ void output_scale_out_table(FILE *f, const struct sweep *s, bool markdown)
         return;
     }
     double x1 = so->points[0].cap.rps;
+    /* The capacity column as wide as its widest cell, as the sweep's table. */
+    int capw = 28;
+    for (size_t i = 0; !markdown && i < so->npoints; i++) {
+        char cap[OUTPUT_CAPACITY_LEN];
+        int w = (int)strlen(output_fmt_capacity_figure(&so->points[i].cap, cap));
+        capw = w > capw ? w : capw;
+    }
     if (markdown)
         fprintf(f,
-                "\n### Scale-out of %s\n\n| replicas | capacity @SLO | interval | per pod | %% of "
-                "linear | |\n|---|---|---|---|---|---|\n",
+                "\n### Scale-out of %s\n\n| replicas | capacity @SLO [95%% interval] | per pod | "
+                "%% of linear | |\n|---|---|---|---|---|\n",
                 s->rows[so->variant].variant.spec);
     else
-        fprintf(f, "\n  Scale-out of %s\n  %8s %12s %22s %10s %10s\n",
-                s->rows[so->variant].variant.label, "replicas", "capacity", "interval", "per pod",
-                "% linear");
+        fprintf(f, "\n  Scale-out of %s\n  %8s %-*s %10s %10s\n",
+                s->rows[so->variant].variant.label, "replicas", capw,
+                "capacity @SLO [95% interval]", "per pod", "% linear");
     for (size_t i = 0; i < so->npoints; i++) {
         const struct sweep_scale_point *pt = &so->points[i];
-        char iv[64] = "-", cap[32] = "-", per[32] = "-", lin[32] = "-";
+        char cap[OUTPUT_CAPACITY_LEN] = "-", per[OUTPUT_CAPACITY_LEN] = "-",
+             lin[OUTPUT_CAPACITY_LEN] = "-";
+        struct capacity_shown sh = {0};
         if (pt->cap.rps > 0) {
-            snprintf(cap, sizeof(cap), "%.0f req/s", pt->cap.rps);
-            snprintf(iv, sizeof(iv), "%.0f-%.0f", pt->cap.interval.low, pt->cap.interval.high);
+            output_fmt_capacity_figure(&pt->cap, cap);
+            capacity_show(&pt->cap, &sh);
+        }
+        if (pt->cap.rps > 0 && !sh.unknown) {
             snprintf(per, sizeof(per), "%.0f", pt->cap.rps / pt->replicas);
             if (x1 > 0)
                 snprintf(lin, sizeof(lin), "%.0f%%", 100 * pt->cap.rps / (x1 * pt->replicas));
         }
         const char *mark = point_mark(pt);
         if (markdown)
-            fprintf(f, "| %u | %s | %s | %s | %s | %s |\n", pt->replicas, cap, iv, per, lin, mark);
+            fprintf(f, "| %u | %s | %s | %s | %s |\n", pt->replicas, cap, per, lin, mark);
         else
-            fprintf(f, "  %8u %12s %22s %10s %10s  %s\n", pt->replicas, cap, iv, per, lin, mark);
+            fprintf(f, "  %8u %-*s %10s %10s  %s\n", pt->replicas, capw, cap, per, lin, mark);
     }
     if (advise_scale_out_fit(so, &fit) == 0) {
         usl_describe(&fit, text, sizeof(text));

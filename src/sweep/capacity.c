@@ -4,6 +4,8 @@
 
 #include "sweep/capacity.h"
 
+#include <math.h>
+
 double capacity_bracket_high(const struct capacity_result *cap)
 {
     double high = 0;
@@ -41,6 +43,19 @@ double capacity_low(const struct capacity_result *cap)
     if (cap->interval.n >= 2)
         return cap->interval.low > 0 ? cap->interval.low : 0;
     return cap->rps > 0 ? cap->rps : 0;
+}
+
+void capacity_show(const struct capacity_result *cap, struct capacity_shown *out)
+{
+    const struct stats_summary *iv = &cap->interval;
+
+    out->interval = iv->n >= 2;
+    out->low = out->interval ? fmax(iv->low, 0) : cap->rps;
+    out->high = out->interval ? fmax(iv->high, cap->rps) : cap->rps;
+    out->low = fmin(out->low, cap->rps);
+    bool disagreed = out->interval && stats_rel_half(iv) > CAPACITY_NOISY_REL;
+    out->unknown = disagreed && ((cap->flags & CAPACITY_FLAG_REPEATS_CUT) ||
+                                 !(out->high - out->low <= cap->rps));
 }
 
 double capacity_planned_fraction(const struct profile_planning *p)

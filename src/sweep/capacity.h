@@ -61,7 +61,11 @@ enum capacity_step_kind {
 #define CAPACITY_FLAG_BUDGET          (1u << 4) /* the search ended on its budget, not bracketed */
 #define CAPACITY_FLAG_NONE_PASSED     (1u << 5) /* not even the lowest step met the SLO */
 #define CAPACITY_FLAG_UNMEETABLE      (1u << 6) /* one user at a time missed the SLO: 0, valid */
-#define CAPACITY_FLAG_LAST            CAPACITY_FLAG_UNMEETABLE
+/* Fewer repeats than the runner set out to measure (the profile's search.repeats, and as many
+ * again to re-measure a noisy interval): the budget or a stop cut them short. Never the
+ * recommendation, whatever the figure: it rests on less than the profile asked for. */
+#define CAPACITY_FLAG_REPEATS_CUT (1u << 7)
+#define CAPACITY_FLAG_LAST        CAPACITY_FLAG_REPEATS_CUT
 
 struct capacity_throttling {
     bool known;                 /* false: the platform cannot read it (kube: reported unknown) */
@@ -133,6 +137,22 @@ bool capacity_valid(const struct capacity_result *cap);
 /* The capacity interval's lower bound (the measured capacity when there are fewer than two
  * repeats), never below 0: what a pod is planned from. */
 double capacity_low(const struct capacity_result *cap);
+
+/* A capacity as people are shown it (every printer of a capacity reads it: the table's cell,
+ * the scale-out's table, results.md, report.html, results.json). The interval is the
+ * STATS_CONFIDENCE interval of the repeats, its upper end widened to the search's bracket
+ * (capacity_set_interval), with its lower end never below 0. A figure whose repeats disagreed
+ * beyond CAPACITY_NOISY_REL (the test that asks for a re-measure) is unknown when the re-measure
+ * was cut short (CAPACITY_FLAG_REPEATS_CUT) or when its interval would be wider than the figure
+ * itself: no capacity is shown for it then, only its repeats. */
+struct capacity_shown {
+    bool unknown;     /* the repeats disagreed: show them, not a capacity */
+    bool interval;    /* low and high are an interval (two repeats or more) */
+    double low, high; /* 0 <= low <= rps <= high when interval; else both rps */
+};
+
+/* What cap shows people; cap must have been searched. */
+void capacity_show(const struct capacity_result *cap, struct capacity_shown *out /* OUT */);
 
 /* (1 - buffer) / (1 + growth): the share of the lower bound each pod is planned at. */
 double capacity_planned_fraction(const struct profile_planning *p);

@@ -120,12 +120,15 @@ static int measure_repeats(struct cap_ctx *x, double rate, bool more, unsigned *
     size_t ncpu = same ? x->cpu.n : 0;
     struct load_stats *merged = repeats_merged(x, more);
 
+    unsigned i;
+
     if (!more) {
         *failed_n = 0;
         memset(&cap->interval, 0, sizeof(cap->interval));
+        cap->flags &= ~CAPACITY_FLAG_REPEATS_CUT;
     }
     memset(&cap->merged, 0, sizeof(cap->merged));
-    for (unsigned i = 0; i < x->p->search.repeats && n < CAPACITY_MAX_REPEATS; i++) {
+    for (i = 0; i < x->p->search.repeats && n < CAPACITY_MAX_REPEATS; i++) {
         /* Until a repeat gave the CPU at capacity, a repeat is held as long as the platform
          * needs to report CPU at all (a cluster's metrics window): one long repeat, not all. */
         int64_t need = x->usage_window_us;
@@ -177,6 +180,9 @@ static int measure_repeats(struct cap_ctx *x, double rate, bool more, unsigned *
         if (failed && !x->died && !sweep__stopped(x->c->o))
             sweep__cap_settle(x);
     }
+    /* Left before its count: time, the stop flag or the variant ran out. */
+    if (i < x->p->search.repeats && n < CAPACITY_MAX_REPEATS)
+        cap->flags |= CAPACITY_FLAG_REPEATS_CUT;
     x->cpu.rate = rate;
     x->cpu.sum = cpu;
     x->cpu.n = ncpu;

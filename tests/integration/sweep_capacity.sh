@@ -46,8 +46,10 @@ for i, x in enumerate(v):
     c = x["slo_capacity"]
     steps = c["steps"]
     search = [s for s in steps if s["kind"] == "search"]
-    print(f'{x["spec"]}: found {c["rps"]:.1f} req/s [{c["interval"][0]:.1f}, '
-          f'{c["interval"][1]:.1f}] of known {known:.0f} in {len(search)} search steps, '
+    # interval is null when the repeats disagreed (known false).
+    iv = c["interval"] or [float("nan")] * 2
+    print(f'{x["spec"]}: found {c["rps"]:.1f} req/s [{iv[0]:.1f}, {iv[1]:.1f}] (known '
+          f'{c["known"]}) of known {known:.0f} in {len(search)} search steps, '
           f'limited by {c["limited_by"]}, flags {c["flags"]}')
     for s in steps:
         print(f'    {s["kind"]:7} offered {s["offered_rps"]:7.1f} achieved {s["achieved_rps"]:7.1f} '
@@ -62,7 +64,7 @@ for i, x in enumerate(v):
     assert "generator-limited" not in c["flags"] and "none passed" not in c["flags"]
     # Three repeats, or six where a noisy interval was measured again.
     assert c["repeats"] in (3, 6) and len(c["repeat_rps"]) == c["repeats"], c["repeats"]
-    assert c["interval"][0] <= c["rps"] <= c["interval"][1]
+    assert c["interval"] is None or 0 <= c["interval"][0] <= c["rps"] <= c["interval"][1]
     assert steps[0]["kind"] == "probe" and [s["kind"] for s in steps[-3:]] == ["repeat"] * 3
     # The repeats that count ran at one rate a search step passed: the highest pass, or, where
     # repeats there did not hold (most missed the SLO, or merged they did), a lower one.

@@ -38,7 +38,8 @@ for x in v:
     c = x["slo_capacity"]
     limit = x["cpu_millicores"] / 1000.0
     t = c["throttling"]
-    print(f'{x["spec"]}: {c["rps"]:.1f} req/s [{c["interval"][0]:.1f}, {c["interval"][1]:.1f}], '
+    iv = c["interval"] or [float("nan")] * 2  # null when the repeats disagreed
+    print(f'{x["spec"]}: {c["rps"]:.1f} req/s [{iv[0]:.1f}, {iv[1]:.1f}], '
           f'{c["per_core"]:.0f} per core, CPU at capacity {c["cpu_cores"]:.3f} of {limit}, '
           f'throttled {t["throttled_periods"]} of {t["periods"]} periods ({t["throttled_s"]:.2f} s), '
           f'limited by {c["limited_by"]}, {len([s for s in c["steps"] if s["kind"] == "search"])} '

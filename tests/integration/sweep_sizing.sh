@@ -43,7 +43,8 @@ require_enforced "$tmp/out/results.json"
 import json, sys
 d = json.load(open(sys.argv[1]))
 c = d["variants"][0]["slo_capacity"]
-print(f'capacity {c["rps"]:.1f} req/s [{c["interval"][0]:.1f}, {c["interval"][1]:.1f}], '
+iv = c["interval"] or [float("nan")] * 2  # null when the repeats disagreed
+print(f'capacity {c["rps"]:.1f} req/s [{iv[0]:.1f}, {iv[1]:.1f}], '
       f'valid {c["valid"]}, flags {c["flags"]}')
 sys.exit(0 if c["valid"] else 1)
 PY
@@ -102,7 +103,7 @@ else:
 assert any("the sweep measured one pod" in f for f in d["findings"]), d["findings"]
 md = open(os.path.join(out, "results.md")).read()
 assert "| Capacity @SLO | per core |" in md, "results.md lacks the capacity columns"
-assert f'{c["rps"]:.0f} req/s [{c["interval"][0]:.0f}-{c["interval"][1]:.0f}]' in md
+assert f'{c["rps"]:.0f} req/s [{c["interval"][0]:.0f}, {c["interval"][1]:.0f}]' in md
 PY
 
 # The values in a chart made by `helm create`.

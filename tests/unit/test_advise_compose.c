@@ -544,6 +544,34 @@ static void test_long_lists_never_cut(void **state)
     free(a);
 }
 
+/* The answer says when a capacity cut short would have been the recommendation: the row, its
+ * figure and how many of the profile's repeats it rests on. */
+static void test_cut_short_said(void **state)
+{
+    struct fixture *f = *state;
+    struct advice *a = calloc(1, sizeof(*a));
+    char err[ERR_LEN] = "";
+
+    assert_non_null(a);
+    for (size_t i = 0; i < NV; i++)
+        advise_row_from_sweep(&f->sweep, i, &f->op_rows[i]);
+    /* The most capacity per cost without a target, measured on 2 of the 3 repeats. */
+    f->profile.target_rps = 0;
+    struct capacity_result *c = &f->op_rows[0].cap;
+    c->interval.n = 2;
+    c->flags = CAPACITY_FLAG_REPEATS_CUT | CAPACITY_FLAG_TOO_FEW_REPEATS;
+    c->valid = capacity_valid(c);
+    struct advise_input in = {.rows = f->op_rows, .n = NV, .profile = &f->profile};
+    assert_int_equal(advise_compose(&in, a, err), 0);
+    assert_true(a->recommended != 0);
+    bool said = false;
+    for (size_t i = 0; i < a->nfindings; i++)
+        said = said || (strstr(a->findings[i], "1w / 1.0c / 512Mi would have been recommended") &&
+                        strstr(a->findings[i], "rests on 2 of the 3 repeats the profile asks for"));
+    assert_true(said);
+    free(a);
+}
+
 /* A sentence that does not fit is the answer's error, never a silent cut. */
 static void test_cut_is_an_error(void **state)
 {
@@ -599,6 +627,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_local_and_operator_documents_agree, setup, teardown),
         cmocka_unit_test_setup_teardown(test_extreme_figures_never_cut, setup, teardown),
         cmocka_unit_test_setup_teardown(test_long_lists_never_cut, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cut_short_said, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cut_is_an_error, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -528,10 +528,10 @@ static void test_capacity_hostile(void **state)
     assert_int_equal(c->interval.n, 3);
     assert_true(isfinite(c->interval.low) && isfinite(c->interval.high));
     assert_true(c->repeat_rps[1] == 0);
-    assert_int_equal(c->flags &
-                         ~(CAPACITY_FLAG_GENERATOR | CAPACITY_FLAG_NOISY | CAPACITY_FLAG_CONTENDED |
-                           CAPACITY_FLAG_TOO_FEW_REPEATS | CAPACITY_FLAG_BUDGET |
-                           CAPACITY_FLAG_NONE_PASSED | CAPACITY_FLAG_UNMEETABLE),
+    assert_int_equal(c->flags & ~(CAPACITY_FLAG_GENERATOR | CAPACITY_FLAG_NOISY |
+                                  CAPACITY_FLAG_CONTENDED | CAPACITY_FLAG_TOO_FEW_REPEATS |
+                                  CAPACITY_FLAG_BUDGET | CAPACITY_FLAG_NONE_PASSED |
+                                  CAPACITY_FLAG_UNMEETABLE | CAPACITY_FLAG_REPEATS_CUT),
                      0);
     assert_false(c->valid); /* marked: never valid, whatever the document says */
     assert_int_equal(c->limited_by, CAPACITY_LIMIT_NONE);

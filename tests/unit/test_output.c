@@ -638,18 +638,23 @@ static void test_capacity_columns_and_charts(void **state)
     f->rows[0].cap.flags = CAPACITY_FLAG_GENERATOR;
     char *md = render(output_results_md, &f->doc);
     assert_non_null(strstr(md, "| Est. active users | Capacity @SLO | per core |"));
-    assert_non_null(strstr(md, "| 420 req/s [399-441] | 420 |"));
+    assert_non_null(strstr(md, "| 420 req/s [399, 441] | 420 |"));
     assert_non_null(strstr(md, "| >= 200 req/s (generator-limited) | 400 |"));
     free(md);
     /* A figure the tool could not measure properly carries its marks in words. */
     f->rows[1].cap.flags = CAPACITY_FLAG_NOISY | CAPACITY_FLAG_BUDGET;
     f->rows[1].cap.valid = false;
     md = render(output_results_md, &f->doc);
-    assert_non_null(strstr(md, "| 420 req/s [399-441] (noisy, budget) | 420 |"));
+    assert_non_null(strstr(md, "| 420 req/s [399, 441] (noisy, budget) | 420 |"));
     free(md);
-    char cell[24]; /* too short for every mark: cut, never overrun */
-    output_fmt_capacity(&f->rows[1].cap, cell, sizeof(cell));
-    assert_int_equal(strlen(cell), sizeof(cell) - 1);
+    /* Every mark at once, at the longest figures: the cell holds all of it. */
+    struct capacity_result big = f->rows[1].cap;
+    char cell[OUTPUT_CAPACITY_LEN];
+    big.flags = (CAPACITY_FLAG_LAST << 1) - 1 - CAPACITY_FLAG_GENERATOR;
+    big.rps = big.interval.mean = big.interval.high = 1e300;
+    big.interval.low = 0.99e300;
+    output_fmt_capacity(&big, cell);
+    assert_non_null(strstr(cell, "repeats cut short)"));
     f->rows[1].cap.flags = 0;
     f->rows[1].cap.valid = true;
     char *html = render(output_report_html, &f->doc);
@@ -667,6 +672,130 @@ static void test_capacity_columns_and_charts(void **state)
     free(html);
     for (size_t i = 0; i < NV; i++)
         memset(&f->rows[i].cap, 0, sizeof(f->rows[i].cap));
+}
+
+/* Two repeats that disagree, 897 and 1114 req/s: their Student-t interval runs from about -373
+ * to 2384. No printer shows a bound below 0 or an interval wider than the figure: the table's
+ * cell, results.md, report.html (its table, its capacity chart, its scale-out chart), the
+ * scale-out's table and results.json all say the capacity is unknown and show the repeats,
+ * whether the re-measure was cut short or the profile asked for two repeats. Three repeats that
+ * disagree less keep their figure, with an interval inside [0, 2 x figure]. */
+static void disagreeing(struct capacity_result *c, size_t n, const double *reps, unsigned flags)
+{
+    memset(c, 0, sizeof(*c));
+    c->searched = true;
+    c->cpu_cores = -1;
+    c->peak_memory_bytes = -1;
+    for (size_t i = 0; i < n; i++)
+        c->repeat_rps[i] = reps[i];
+    c->rps = 1;
+    assert_int_equal(capacity_set_interval(c, n), 0);
+    c->rps = c->interval.mean;
+    c->limited_by = CAPACITY_LIMIT_SLO_P95;
+    c->flags = flags;
+    c->valid = capacity_valid(c);
+    c->per_core = c->rps;
+}
+
+static void no_bad_interval(const char *text, const char *what)
+{
+    static const char *const bad[] = {"-373", "2384", "[-", "(-3"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        const char *at = strstr(text, bad[i]);
+        if (at)
+            fail_msg("%s shows the interval below 0: ...%.60s...", what,
+                     at - text > 30 ? at - 30 : text);
+    }
+}
+
+static void test_repeats_that_disagree(void **state)
+{
+    static const double two[] = {897, 1114}, three[] = {900, 1000, 1100};
+    static const char *unknown = "unknown: the repeats disagreed (897, 1114 req/s)";
+    struct fixture *f = *state;
+    struct sweep_scale_out so;
+    char cell[OUTPUT_CAPACITY_LEN];
+    const unsigned cut = CAPACITY_FLAG_NOISY | CAPACITY_FLAG_TOO_FEW_REPEATS;
+
+    for (int asked_two = 0; asked_two <= 1; asked_two++) {
+        /* Cut short by the budget, or all the profile asked for. */
+        unsigned flags = cut | (asked_two ? 0 : CAPACITY_FLAG_REPEATS_CUT);
+        for (size_t i = 0; i < NV; i++)
+            disagreeing(&f->rows[i].cap, 3, three, CAPACITY_FLAG_NOISY);
+        disagreeing(&f->rows[1].cap, 2, two, flags);
+        f->sweep.rows[1].cap = f->rows[1].cap;
+        /* The scale-out of the first variant: 1 replica known, 2 replicas disagreeing. */
+        memset(&so, 0, sizeof(so));
+        so.run = true;
+        so.npoints = 2;
+        for (unsigned k = 0; k < 2; k++) {
+            so.points[k].replicas = k + 1;
+            so.points[k].from = k ? SWEEP_POINT_MEASURED : SWEEP_POINT_SHAPE_SEARCH;
+        }
+        so.points[0].cap = f->rows[0].cap;
+        so.points[1].cap = f->rows[1].cap;
+        f->sweep.scale_out = &so;
+        char err[ERR_LEN];
+        assert_int_equal(advise_rows(f->rows, NV, &f->profile, &f->sweep.facts, &f->advice, err),
+                         0);
+
+        /* The table's cell (the terminal's, results.md's and report.html's). */
+        assert_string_equal(output_fmt_capacity(&f->rows[1].cap, cell), unknown);
+        assert_string_equal(output_fmt_capacity(&f->rows[0].cap, cell),
+                            "1000 req/s [752, 1248] (noisy)");
+        /* The scale-out's table, as text and as markdown. */
+        for (int markdown = 0; markdown <= 1; markdown++) {
+            char *buf = NULL;
+            size_t len = 0;
+            FILE *m = open_memstream(&buf, &len);
+            assert_non_null(m);
+            output_scale_out_table(m, &f->sweep, markdown);
+            fclose(m);
+            assert_non_null(strstr(buf, unknown));
+            assert_non_null(strstr(buf, "1000 req/s [752, 1248]"));
+            no_bad_interval(buf, "the scale-out's table");
+            free(buf);
+        }
+        char *md = render(output_results_md, &f->doc);
+        assert_non_null(strstr(md, unknown));
+        assert_non_null(strstr(md, "95% interval of the repeats"));
+        no_bad_interval(md, "results.md");
+        free(md);
+        char *html = render(output_report_html, &f->doc);
+        assert_non_null(strstr(html, "<td>unknown: the repeats disagreed (897, 1114 req/s)</td>"));
+        assert_non_null(strstr(html, "class=\"val unknown\">unknown: the repeats disagreed"));
+        no_bad_interval(html, "report.html");
+        free(html);
+        /* results.json: no interval for the unknown figure, the repeats as measured. */
+        cJSON *j = output_results_json(&f->doc);
+        assert_non_null(j);
+        cJSON *c = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "variants"), 1),
+                                       "slo_capacity");
+        assert_true(cJSON_IsFalse(cJSON_GetObjectItem(c, "known")));
+        assert_true(cJSON_IsNull(cJSON_GetObjectItem(c, "interval")));
+        assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(c, "repeat_rps")), 2);
+        cJSON *k = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "variants"), 0),
+                                       "slo_capacity");
+        assert_true(cJSON_IsTrue(cJSON_GetObjectItem(k, "known")));
+        cJSON *iv = cJSON_GetObjectItem(k, "interval");
+        double lo = cJSON_GetArrayItem(iv, 0)->valuedouble,
+               hi = cJSON_GetArrayItem(iv, 1)->valuedouble;
+        assert_true(lo >= 0 && hi - lo <= 1000 && lo <= 1000 && hi >= 1000);
+        cJSON *pts = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "scale_out"), "points");
+        assert_true(cJSON_IsNull(cJSON_GetObjectItem(cJSON_GetArrayItem(pts, 1), "interval")));
+        assert_true(cJSON_IsFalse(cJSON_GetObjectItem(cJSON_GetArrayItem(pts, 1), "known")));
+        char *text = cJSON_PrintUnformatted(j);
+        no_bad_interval(text, "results.json");
+        free(text);
+        cJSON_Delete(j);
+        /* Never the recommendation. */
+        assert_true(f->advice.recommended != 1);
+    }
+    f->sweep.scale_out = NULL;
+    for (size_t i = 0; i < NV; i++) {
+        memset(&f->rows[i].cap, 0, sizeof(f->rows[i].cap));
+        memset(&f->sweep.rows[i].cap, 0, sizeof(f->sweep.rows[i].cap));
+    }
 }
 
 static void test_html_escapes(void **state)
@@ -1194,6 +1323,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_results_json_profile, setup, teardown),
         cmocka_unit_test_setup_teardown(test_md_and_html, setup, teardown),
         cmocka_unit_test_setup_teardown(test_capacity_columns_and_charts, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_repeats_that_disagree, setup, teardown),
         cmocka_unit_test_setup_teardown(test_html_escapes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_write_all_atomic, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sinks_identical, setup, teardown),

@@ -267,6 +267,33 @@ static size_t cpu_bound_row(struct fixture *f)
     return i;
 }
 
+/* A capacity whose repeats the budget cut short (fewer than the profile asked) is never the
+ * recommendation, even when it is the cheapest; cut_short names it so the answer can say it
+ * would have been. A cut-short row the ranking would not have chosen is not named. */
+static void test_cut_short_never_recommended(void **state)
+{
+    struct fixture *f = *state;
+
+    f->opts.target_rps = 1000;
+    size_t cut = add(f, "1@0.5/256Mi", 900, 880);
+    f->cap[cut].interval.n = 2;
+    f->cap[cut].flags = CAPACITY_FLAG_REPEATS_CUT | CAPACITY_FLAG_TOO_FEW_REPEATS;
+    f->cap[cut].valid = capacity_valid(&f->cap[cut]);
+    size_t ok = add(f, "4@4/1Gi", 1500, 1400);
+    assert_false(f->cap[cut].valid);
+    assert_int_equal(run(f), 0);
+    assert_false(f->out.rows[cut].candidate);
+    assert_int_equal(f->out.recommended, (int)ok);
+    assert_int_equal(f->out.cut_short, (int)cut);
+
+    /* Dearer than the recommendation: nothing to say. */
+    f->cap[cut].rps = 90;
+    f->cap[cut].interval.low = 88;
+    assert_int_equal(run(f), 0);
+    assert_int_equal(f->out.recommended, (int)ok);
+    assert_int_equal(f->out.cut_short, -1);
+}
+
 static void test_hpa_cpu_bound(void **state)
 {
     struct fixture *f = *state;
@@ -1034,6 +1061,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_reference_target, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cut_short_never_recommended, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reference_users_target, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reference_no_target, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cost_tie_fewer_replicas, setup, teardown),

@@ -245,8 +245,9 @@ for v in rows:
     reps = [s for s in c["steps"] if s["kind"] == "repeat"]
     if reps:
         assert c["cpu_cores"] is not None, "%s: repeats ran, CPU at capacity unknown" % v["spec"]
+    iv = c["interval"] or [float("nan")] * 2  # null when the repeats disagreed
     print("  %s: capacity %.1f req/s [%.1f, %.1f], %d repeats, limited by %s, %d steps, "
-          "CPU at capacity %s" % (v["spec"], c["rps"], c["interval"][0], c["interval"][1],
+          "CPU at capacity %s" % (v["spec"], c["rps"], iv[0], iv[1],
                                   c["repeats"], c["limited_by"], len(c["steps"]),
                                   "unknown" if c["cpu_cores"] is None else "%.2f" % c["cpu_cores"]))
 PY
