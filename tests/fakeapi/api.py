@@ -498,7 +498,12 @@ class Api:
                     resize.check_pod_update(old, new)
                 default_object(res, new, self)
                 validate(res, new, old)
-                if res.generation and new.get("spec") != old.get("spec"):
+                # A Deployment's generation also counts annotation changes (the API server's
+                # deployment strategy: its annotations are copied to its ReplicaSets).
+                bump = new.get("spec") != old.get("spec") or (
+                    res.plural == "deployments" and
+                    nmeta.get("annotations") != ometa.get("annotations"))
+                if res.generation and bump:
                     nmeta["generation"] = ometa.get("generation", 1) + 1
             return self._commit(res, ns, name, old, new, dry_run)
 
@@ -776,7 +781,9 @@ class Api:
                 "metadata": {"name": meta["name"], "namespace": meta.get("namespace"),
                              "uid": meta.get("uid"), "resourceVersion": meta["resourceVersion"],
                              "creationTimestamp": meta.get("creationTimestamp")},
-                "spec": {"replicas": (obj.get("spec") or {}).get("replicas", 0)},
+                # spec.replicas is omitted when 0 (omitempty in the API's Go type).
+                "spec": {k: v for k, v in
+                         {"replicas": (obj.get("spec") or {}).get("replicas", 0)}.items() if v},
                 "status": {"replicas": (obj.get("status") or {}).get("replicas", 0),
                            "selector": selstr}}
 

@@ -40,7 +40,7 @@ from store import (ApiError, Store, fields_match, labels_match,  # noqa: E402
 VERSION = {"major": "1", "minor": "32", "gitVersion": "v1.32.0-fake", "gitCommit": "fake",
            "gitTreeState": "clean", "buildDate": "2026-01-01T00:00:00Z", "goVersion": "go1.23",
            "compiler": "gc", "platform": "linux/amd64"}
-MAX_BODY = 8 << 20
+MAX_BODY = 3 << 20  # the API server's limit on a request body (--max-resource-write-bytes)
 OPENAPI_V2_PB = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"
 # Create-only resources that store nothing: the answer comes back in the object's status.
 REVIEWS = ("selfsubjectaccessreviews", "subjectaccessreviews", "tokenreviews")
@@ -336,6 +336,14 @@ class Handler(BaseHTTPRequestHandler):
                 self.rfile.readline(16)
         n = int(self.headers.get("Content-Length") or 0)
         if n > MAX_BODY:
+            # Read what the client sends (up to 64 MiB) so that it receives the 413 instead of
+            # a connection closed under its upload.
+            left = min(n, 64 << 20)
+            while left > 0:
+                got = self.rfile.read(min(left, 1 << 20))
+                if not got:
+                    break
+                left -= len(got)
             raise ApiError(413, "RequestEntityTooLarge", "request body too large")
         return self.rfile.read(n) if n > 0 else b""
 
@@ -384,7 +392,7 @@ class Handler(BaseHTTPRequestHandler):
             body = self._read_body()
             if path.startswith("/fake/") or path == "/fake":
                 return self.control(path, query, body)
-            user, groups = self.authenticate()
+            user, groups = self.impersonate(*self.authenticate())
             self._who = (user, groups)
             self._req["user"] = user
             attrs["user"] = user
@@ -466,6 +474,26 @@ class Handler(BaseHTTPRequestHandler):
                           if k == "organizationName"]
                 return subj.get("commonName", "unknown"), groups + ["system:authenticated"]
         raise ApiError(401, "Unauthorized", "Unauthorized")
+
+    def impersonate(self, user, groups):
+        """Impersonate-User / Impersonate-Group (kubectl --as / --as-group): the caller must be
+        allowed the `impersonate` verb on users (and groups), as on a real API server; the
+        request then runs as the impersonated user."""
+        as_user = self.headers.get("Impersonate-User")
+        as_groups = self.headers.get_all("Impersonate-Group") or []
+        if not as_user:
+            if as_groups:
+                raise ApiError(500, "InternalError",
+                               "requested [%s] without impersonating a user" %
+                               ", ".join("{Group %s}" % g for g in as_groups))
+            return user, groups
+        for kind, name in [("users", as_user)] + [("groups", g) for g in as_groups]:
+            attrs = {"verb": "impersonate", "group": "", "resource": kind, "name": name}
+            if not rbac.authorize(self.st.store, user, groups, attrs):
+                raise ApiError(403, "Forbidden", 'users "%s" is forbidden: User "%s" cannot '
+                               'impersonate resource "%s" in API group "" at the cluster scope'
+                               % (as_user, user, kind), {"kind": kind, "name": name})
+        return as_user, as_groups + ["system:authenticated"]
 
     def route(self, path, query, attrs):
         """Fill attrs with verb/group/version/resource/sub/ns/name, or mark non-resource."""
