@@ -16,9 +16,11 @@ server's unprivileged user).
 """
 
 import argparse
+import atexit
 import http.client
 import json
 import os
+import shutil
 import ssl
 import subprocess
 import sys
@@ -120,6 +122,7 @@ def real_server(d):
     def as_user(user):
         # A client certificate for USER, signed by the cluster's CA, in a temporary directory.
         tmp = tempfile.mkdtemp(prefix="kc-diff.")
+        atexit.register(shutil.rmtree, tmp, True)
         key, csr, crt = (os.path.join(tmp, n) for n in ("u.key", "u.csr", "u.crt"))
         run = lambda *a: subprocess.run(a, check=True, capture_output=True)  # noqa: E731
         run("openssl", "ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", key)
