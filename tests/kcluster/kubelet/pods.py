@@ -438,15 +438,15 @@ class PodWorker(threading.Thread):
                 c.ready = False
 
     def _run_probe(self, c, p, now):
-        ok = probe_once(p.spec, c.spec, self.ip, self.netns)
+        ok, why = probe_once(p.spec, c.spec, self.ip, self.netns)
         p.next_at = now + float(p.get("periodSeconds", 10))
         if ok:
             p.ok, p.bad = p.ok + 1, 0
         else:
             p.ok, p.bad = 0, p.bad + 1
             kind = [k for k, v in c.probes.items() if v is p][0]
-            self._event("Warning", "Unhealthy", "%s probe failed for container %s"
-                        % (kind.capitalize(), c.name))
+            self._event("Warning", "Unhealthy", "%s probe failed: %s"
+                        % (kind.capitalize(), why))
         return ok
 
     def _probe_kill(self, pod, c, kind):
@@ -669,8 +669,8 @@ def _port(v, c):
 
 
 def probe_once(probe, c, ip, ns):
-    """Runs one probe (httpGet, tcpSocket, exec, grpc unsupported = failure) against the pod at
-    ip; exec runs in the pod's network namespace. True when it succeeds."""
+    """Runs one probe (httpGet, tcpSocket, exec; grpc is not supported and fails) against the
+    pod at ip; exec runs in the pod's network namespace. Returns (ok, why it failed)."""
     import http.client
     import socket
     import ssl
@@ -680,6 +680,8 @@ def probe_once(probe, c, ip, ns):
             g = probe["httpGet"]
             port = _port(g.get("port"), c)
             host = g.get("host") or ip
+            url = "%s://%s:%s%s" % (g.get("scheme", "HTTP").lower(), host, port,
+                                    g.get("path") or "/")
             if g.get("scheme", "HTTP") == "HTTPS":
                 conn = http.client.HTTPSConnection(host, port, timeout=timeout,
                                                    context=ssl._create_unverified_context())
@@ -689,20 +691,36 @@ def probe_once(probe, c, ip, ns):
                 hdrs = {h["name"]: h["value"] for h in g.get("httpHeaders") or []}
                 hdrs.setdefault("User-Agent", "kube-probe/1.37")
                 conn.request("GET", g.get("path") or "/", headers=hdrs)
-                return 200 <= conn.getresponse().status < 400
+                code = conn.getresponse().status
+                if 200 <= code < 400:
+                    return True, None
+                return False, "HTTP probe failed with statuscode: %d" % code
+            except (OSError, http.client.HTTPException) as e:
+                return False, 'Get "%s": %s' % (url, e)
             finally:
                 conn.close()
         if "tcpSocket" in probe:
             t = probe["tcpSocket"]
-            with socket.create_connection((t.get("host") or ip, _port(t.get("port"), c)),
-                                          timeout=timeout):
-                return True
+            addr = (t.get("host") or ip, _port(t.get("port"), c))
+            try:
+                with socket.create_connection(addr, timeout=timeout):
+                    return True, None
+            except OSError as e:
+                return False, "dial tcp %s:%s: %s" % (addr[0], addr[1], e)
         if "exec" in probe:
             cmd = probe["exec"].get("command") or ["false"]
-            r = subprocess.run(["nsenter", "--net=/run/netns/" + ns, "--"] + list(cmd),
-                               timeout=timeout, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL)
-            return r.returncode == 0
-    except (OSError, http.client.HTTPException, subprocess.TimeoutExpired):
-        return False
-    return False
+            try:
+                r = subprocess.run(["nsenter", "--net=/run/netns/" + ns, "--"] + list(cmd),
+                                   timeout=timeout, stdout=subprocess.PIPE,
+                                   stderr=subprocess.STDOUT)
+            except subprocess.TimeoutExpired:
+                return False, "command timed out after %ss" % timeout
+            except OSError as e:
+                return False, str(e)
+            if r.returncode == 0:
+                return True, None
+            return False, "command %s exited with %d: %s" % (
+                cmd, r.returncode, r.stdout[-200:].decode(errors="replace").strip())
+    except (OSError, ValueError, TypeError) as e:
+        return False, str(e)
+    return False, "unsupported probe handler: %s" % sorted(probe)
