@@ -132,14 +132,19 @@ int output_paths_parse(const char *s, struct output_paths *p, char *err)
         snprintf(keys[k].path, OUTPUT_PATH_MAX, "%s", val);
     }
     for (size_t k = 0; k < nkeys; k++) {
+        /* The autoscaling block alone may be unmapped: the HPA then goes to hpa.yaml. */
+        if (!keys[k].path[0] && strcmp(keys[k].key, "autoscaling") == 0)
+            continue;
         rc = check_path(keys[k].key, keys[k].path, err);
         if (rc)
             return rc;
     }
     for (size_t a = 0; a < nkeys; a++)
         for (size_t b = a + 1; b < nkeys; b++)
-            if (is_prefix_path(keys[a].path, keys[b].path) ||
-                is_prefix_path(keys[b].path, keys[a].path))
+            if (!keys[a].path[0] || !keys[b].path[0])
+                continue;
+            else if (is_prefix_path(keys[a].path, keys[b].path) ||
+                     is_prefix_path(keys[b].path, keys[a].path))
                 return err_set(err, -EINVAL, "values paths '%s' and '%s' overlap", keys[a].path,
                                keys[b].path);
     return 0;
@@ -222,6 +227,17 @@ const char *output_fmt_capacity(const struct capacity_result *c, char buf[OUTPUT
     if (marks)
         cap_cat(buf, ")");
     return buf;
+}
+
+enum output_autoscaler output_autoscaler(const struct output_doc *d)
+{
+    const struct sizing_hpa *h = &d->advice->sizing.hpa;
+
+    if (!h->enabled)
+        return OUTPUT_AUTOSCALER_NONE;
+    if (h->metric == SIZING_HPA_CPU && d->paths.autoscaling[0])
+        return OUTPUT_AUTOSCALER_VALUES;
+    return OUTPUT_AUTOSCALER_FILE;
 }
 
 const char *output_fmt_per_core(const struct capacity_result *c, char *buf, size_t len)

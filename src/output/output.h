@@ -32,10 +32,11 @@
 /* Where values.yaml puts the worker count, the resources block and, with a target load, the
  * replica count and the autoscaling block (the keys of a chart made by `helm create`). */
 struct output_paths {
-    char workers[OUTPUT_PATH_MAX];     /* default "workers.count" */
-    char resources[OUTPUT_PATH_MAX];   /* default "resources" */
-    char replicas[OUTPUT_PATH_MAX];    /* default "replicaCount" */
-    char autoscaling[OUTPUT_PATH_MAX]; /* default "autoscaling" */
+    char workers[OUTPUT_PATH_MAX];   /* default "workers.count" */
+    char resources[OUTPUT_PATH_MAX]; /* default "resources" */
+    char replicas[OUTPUT_PATH_MAX];  /* default "replicaCount" */
+    /* default "autoscaling"; "" (autoscaling= in the map): unmapped, the HPA goes to hpa.yaml */
+    char autoscaling[OUTPUT_PATH_MAX];
 };
 
 struct sweep; /* runner.h */
@@ -91,10 +92,25 @@ struct output_doc {
 /* Fills p with the defaults. */
 void output_paths_default(struct output_paths *p /* OUT */);
 
+/* The one path that carries the answer's autoscaler, so no Deployment is ever told to apply two:
+ * NONE without an HPA; VALUES for a CPU HPA when the autoscaling key is mapped (values.yaml's
+ * autoscaling block, applied by `helm upgrade`: no hpa.yaml is written or offered); FILE for a
+ * CPU HPA with the key unmapped, and for every request-rate HPA, which charts made by `helm
+ * create` cannot template (hpa.yaml, or keda.yaml instead; values.yaml then turns the chart's
+ * own HPA off where the key is mapped). */
+enum output_autoscaler {
+    OUTPUT_AUTOSCALER_NONE = 0,
+    OUTPUT_AUTOSCALER_VALUES,
+    OUTPUT_AUTOSCALER_FILE,
+};
+enum output_autoscaler output_autoscaler(const struct output_doc *d);
+
 /* Parses "workers=workers.count,resources=resources,replicas=replicaCount,
  * autoscaling=autoscaling" (any key may be omitted and keeps its default; none twice). Paths are
  * dotted names of [A-Za-z0-9_-] segments, at most OUTPUT_PATH_SEGS deep, and none may be a prefix
- * of another. NULL or "" gives the defaults. Returns 0 or -EINVAL. */
+ * of another; "autoscaling=" with no path unmaps the chart's autoscaling block (the autoscaler
+ * then goes to hpa.yaml: output_autoscaler). NULL or "" gives the defaults. Returns 0 or
+ * -EINVAL. */
 SIZEUP_MUST_USE int output_paths_parse(const char *s, struct output_paths *p /* OUT */, char *err);
 
 /* The answer that results.md, report.html and the terminal open with (output_answer.c): the

@@ -89,9 +89,11 @@ static void replicas_line(const struct sizing *s, char *buf, size_t len)
                  s->from_curve ? " (read from the scale-out's measured curve)" : "");
 }
 
-/* The autoscaler: the HPA's bounds and target, or why there is none. */
-static void hpa_line(const struct sizing *s, char *buf, size_t len)
+/* The autoscaler: the HPA's bounds and target and the one file that carries it, or why there is
+ * none. */
+static void hpa_line(const struct output_doc *d, char *buf, size_t len)
 {
+    const struct sizing *s = &d->advice->sizing;
     char v[32];
 
     if (s->hpa.enabled && s->hpa.metric == SIZING_HPA_PODS) {
@@ -103,7 +105,13 @@ static void hpa_line(const struct sizing *s, char *buf, size_t len)
             "req/s per pod; apply ONE: hpa.yaml (needs a metrics adapter serving the Pods "
             "metric %s) or keda.yaml (needs KEDA installed), never both",
             s->hpa.min_replicas, s->hpa.max_replicas, v, s->hpa.metric_name);
-    } else if (s->hpa.enabled)
+    } else if (output_autoscaler(d) == OUTPUT_AUTOSCALER_VALUES)
+        snprintf(buf, len,
+                 "an HPA from %u to %u replicas at %u%% of requests.cpu (values.yaml's %s block, "
+                 "applied by helm upgrade)",
+                 s->hpa.min_replicas, s->hpa.max_replicas, s->hpa.target_cpu_utilization,
+                 d->paths.autoscaling);
+    else if (s->hpa.enabled)
         snprintf(buf, len, "an HPA from %u to %u replicas at %u%% of requests.cpu (hpa.yaml)",
                  s->hpa.min_replicas, s->hpa.max_replicas, s->hpa.target_cpu_utilization);
     else if (s->hpa.note[0])
@@ -166,12 +174,13 @@ static void apply_block(FILE *f, enum output_answer_style st, const struct outpu
     size_t n = 0;
     const char *dep = d->workload.deployment;
     bool keda = output_keda_applies(&d->advice->sizing);
+    bool hpa_file = output_autoscaler(d) == OUTPUT_AUTOSCALER_FILE;
 
     /* In a cluster the files are the results ConfigMap's keys: the plugin fetches each first. */
     if (dep && d->platform && strcmp(d->platform, "kube") == 0) {
         snprintf(cmds[n++], sizeof(cmds[0]),
                  "kubectl sizeup results deploy/%s -o values > values.yaml", dep);
-        if (d->advice->sizing.hpa.enabled)
+        if (hpa_file)
             snprintf(cmds[n++], sizeof(cmds[0]),
                      "kubectl sizeup results deploy/%s -o hpa > hpa.yaml", dep);
         if (keda)
@@ -186,7 +195,7 @@ static void apply_block(FILE *f, enum output_answer_style st, const struct outpu
         snprintf(cmds[n++], sizeof(cmds[0]),
                  "kubectl apply -f hpa.yaml  # or, with KEDA installed, kubectl apply -f "
                  "keda.yaml (never both)");
-    else if (d->advice->sizing.hpa.enabled)
+    else if (hpa_file)
         snprintf(cmds[n++], sizeof(cmds[0]), "kubectl apply -f hpa.yaml");
     if (d->workload.deployment)
         snprintf(cmds[n++], sizeof(cmds[0]),
@@ -195,6 +204,10 @@ static void apply_block(FILE *f, enum output_answer_style st, const struct outpu
                  d->workload.deployment);
     const char *intro = "Apply it (RELEASE and CHART are yours; a chart that is not your own "
                         "takes deployment-patch.yaml instead of helm):";
+    if (output_autoscaler(d) == OUTPUT_AUTOSCALER_VALUES)
+        intro = "Apply it (RELEASE and CHART are yours; helm upgrade applies the autoscaler too. "
+                "A chart that is not your own takes deployment-patch.yaml instead of helm, and "
+                "its autoscaler a sweep with --values-paths autoscaling=):";
     if (!d->workload.deployment)
         intro = "Apply it (RELEASE and CHART are yours):";
     switch (st) {
@@ -266,7 +279,7 @@ int output_answer(FILE *f, const struct output_doc *d, enum output_answer_style 
     item(f, st, "Requests", a->requests_note);
     replicas_line(&a->sizing, line, sizeof(line));
     item(f, st, "Replicas", line);
-    hpa_line(&a->sizing, line, sizeof(line));
+    hpa_line(d, line, sizeof(line));
     item(f, st, "Autoscaler", line);
     item(f, st, "Why", a->why);
     list_open(f, st, false);

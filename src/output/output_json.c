@@ -321,10 +321,11 @@ static void json_derivation(struct jb *b, cJSON *parent, const char *name, doubl
     jb_str(b, o, "from", dv->text);
 }
 
-/* recommendation.hpa ({min_replicas, max_replicas, metric: "cpu", target_cpu_utilization}, or
- * with metric "pods" metric_name and target_average_value instead; null without an HPA) and
- * recommendation.planned_rps_per_pod (null without a capacity search). */
-static void json_sizing(struct jb *b, cJSON *x, const struct sizing *s)
+/* recommendation.hpa ({min_replicas, max_replicas, applied_by, metric: "cpu",
+ * target_cpu_utilization}, or with metric "pods" metric_name and target_average_value instead;
+ * null without an HPA) and recommendation.planned_rps_per_pod (null without a capacity search).
+ * via is output_autoscaler's answer. */
+static void json_sizing(struct jb *b, cJSON *x, const struct sizing *s, enum output_autoscaler via)
 {
     /* The sizing's per-pod plan counts streams in a stream sweep, req/s otherwise. */
     if (s->planned_rps_per_pod > 0 && !s->streams)
@@ -346,6 +347,11 @@ static void json_sizing(struct jb *b, cJSON *x, const struct sizing *s)
         return;
     jb_num(b, h, "min_replicas", s->hpa.min_replicas);
     jb_num(b, h, "max_replicas", s->hpa.max_replicas);
+    /* The one file that carries it (output_autoscaler). */
+    jb_str(b, h, "applied_by",
+           via == OUTPUT_AUTOSCALER_VALUES ? "values.yaml"
+           : output_keda_applies(s)        ? "hpa.yaml or keda.yaml"
+                                           : "hpa.yaml");
     if (s->hpa.metric == SIZING_HPA_PODS) {
         jb_str(b, h, "metric", "pods");
         jb_str(b, h, "metric_name", s->hpa.metric_name);
@@ -450,7 +456,7 @@ static void json_recommendation(struct jb *b, cJSON *root, const struct output_d
         if (a->target_rps > 0)
             jb_num(b, x, "target_rps", a->target_rps);
         json_replicas(b, x, a);
-        json_sizing(b, x, &a->sizing);
+        json_sizing(b, x, &a->sizing, output_autoscaler(d));
         json_keda(b, x, &a->sizing, d->workload.deployment);
         output_availability_json(b, x, a);
     }

@@ -22,7 +22,7 @@ typedef int (*render_fn)(FILE *f, const struct output_doc *d, char *err);
 
 #define NEEDS_WORKLOAD (1u << 0) /* the Deployment's name (d->workload.deployment) */
 #define NEEDS_PREVIOUS (1u << 1) /* an earlier sweep's results (d->previous_results) */
-#define NEEDS_HPA      (1u << 2) /* the sizing recommends an HPA (d->advice->sizing.hpa) */
+#define NEEDS_HPA      (1u << 2) /* an HPA that values.yaml does not carry (output_autoscaler) */
 #define NEEDS_PDB      (1u << 3) /* an availability plan (d->advice->availability) */
 #define NEEDS_KEDA     (1u << 4) /* a request-rate HPA (output_keda_applies) */
 
@@ -92,7 +92,7 @@ static bool applies(const struct output_def *def, const struct output_doc *d)
         return false;
     if (((def->needs & NEEDS_WORKLOAD) && !d->workload.deployment) ||
         ((def->needs & NEEDS_PREVIOUS) && !d->previous_results) ||
-        ((def->needs & NEEDS_HPA) && !d->advice->sizing.hpa.enabled) ||
+        ((def->needs & NEEDS_HPA) && output_autoscaler(d) != OUTPUT_AUTOSCALER_FILE) ||
         ((def->needs & NEEDS_PDB) && !d->advice->availability.applied) ||
         ((def->needs & NEEDS_KEDA) && !output_keda_applies(&d->advice->sizing)))
         return false;

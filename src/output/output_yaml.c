@@ -219,12 +219,15 @@ static size_t sizing_leaves(const struct output_doc *d, struct leaf *l)
         return 0;
     snprintf(b, sizeof(b), "%u", s->replicas);
     leaf_set(&l[n++], d->paths.replicas, NULL, b);
-    /* enabled: false is written too: the chart's replicaCount only counts with its HPA off. */
-    /* Charts made by `helm create` template CPU and memory utilization only: a request-rate
+    /* Unmapped: the chart's autoscaling is not values.yaml's (the HPA is hpa.yaml's). */
+    if (!as[0])
+        return n;
+    /* enabled: false is written too: the chart's replicaCount only counts with its HPA off.
+     * Charts made by `helm create` template CPU and memory utilization only: a request-rate
      * HPA is hpa.yaml's or keda.yaml's, and the chart's own stays off. */
-    bool cpu_hpa = s->hpa.enabled && s->hpa.metric == SIZING_HPA_CPU;
-    leaf_set(&l[n++], as, "enabled", cpu_hpa ? "true" : "false");
-    if (!cpu_hpa)
+    bool in_values = output_autoscaler(d) == OUTPUT_AUTOSCALER_VALUES;
+    leaf_set(&l[n++], as, "enabled", in_values ? "true" : "false");
+    if (!in_values)
         return n;
     snprintf(b, sizeof(b), "%u", s->hpa.min_replicas);
     leaf_set(&l[n++], as, "minReplicas", b);

@@ -316,6 +316,84 @@ static void test_values_sizing(void **state)
     output_paths_default(&f->doc.paths);
 }
 
+/* One autoscaler path per Deployment: whatever the HPA (CPU or the request rate), the mapping of
+ * the autoscaling key and the platform, the answer (results.md, report.html, the terminal) and
+ * the files never name the chart's autoscaling block and hpa.yaml together. Mapped (the
+ * default) with a CPU HPA: values.yaml enables the chart's HPA, `helm upgrade` applies it, no
+ * hpa.yaml is written or offered. Unmapped (autoscaling=): values.yaml has no autoscaling
+ * block, hpa.yaml and `kubectl apply` alone. */
+static bool set_has(const struct output_set *set, const char *name, const char **data)
+{
+    for (size_t i = 0; i < set->n; i++)
+        if (strcmp(set->items[i].name, name) == 0) {
+            *data = set->items[i].data;
+            return true;
+        }
+    return false;
+}
+
+static void test_one_autoscaler_path(void **state)
+{
+    struct fixture *f = *state;
+    struct sizing *s = &f->advice.sizing;
+    char err[ERR_LEN] = "";
+    const char *paths[] = {"", "autoscaling=", "autoscaling=app.hpa"};
+
+    f->doc.workload = (struct output_workload){"app", "app", "WORKERS", NULL, "app=shop"};
+    for (size_t k = 0; k < 3; k++)
+        for (int pods = 0; pods <= 1; pods++)
+            for (int kube = 0; kube <= 1; kube++) {
+                assert_int_equal(output_paths_parse(paths[k], &f->doc.paths, err), 0);
+                target_sizing(s, true);
+                s->hpa.metric = pods ? SIZING_HPA_PODS : SIZING_HPA_CPU;
+                snprintf(s->hpa.metric_name, sizeof(s->hpa.metric_name), "rps");
+                s->hpa.target_average_value = 540;
+                f->doc.platform = kube ? "kube" : "local";
+                struct output_set set = {0};
+                if (output_set_render(&f->doc, NULL, 0, &set, err) != 0)
+                    fail_msg("output_set_render: %s", err);
+                const char *values = NULL, *hpa = NULL, *md = NULL, *html = NULL;
+                assert_true(set_has(&set, "values.yaml", &values));
+                assert_true(set_has(&set, "results.md", &md));
+                assert_true(set_has(&set, "report.html", &html));
+                bool has_hpa = set_has(&set, "hpa.yaml", &hpa);
+                bool chart_on = strstr(values, "enabled: true") != NULL;
+                bool mapped = f->doc.paths.autoscaling[0] != '\0';
+                char *text = render(answer_text, &f->doc);
+                /* Never both, in the files or in any answer. */
+                if (chart_on && has_hpa)
+                    fail_msg("paths '%s', %s HPA: values.yaml enables the chart's HPA and hpa.yaml "
+                             "is written",
+                             paths[k], pods ? "request-rate" : "CPU");
+                const char *answers[] = {text, md, html};
+                for (size_t i = 0; i < 3; i++)
+                    if (chart_on && strstr(answers[i], "hpa.yaml"))
+                        fail_msg("paths '%s': the answer offers hpa.yaml beside values.yaml's "
+                                 "autoscaler:\n%s",
+                                 paths[k], answers[i]);
+                if (!pods && mapped) {
+                    assert_true(chart_on && !has_hpa);
+                    assert_non_null(strstr(text, " block, applied by helm upgrade)"));
+                    assert_non_null(strstr(text, "helm upgrade RELEASE CHART"));
+                } else {
+                    /* hpa.yaml (or keda.yaml) alone, and kubectl apply. */
+                    assert_true(has_hpa && !chart_on);
+                    assert_non_null(strstr(text, "kubectl apply -f hpa.yaml"));
+                    if (!mapped)
+                        assert_null(strstr(values, "autoscaling") ? strstr(values, "enabled")
+                                                                  : NULL);
+                    else
+                        assert_non_null(strstr(values, "enabled: false"));
+                }
+                free(text);
+                output_set_free(&set);
+            }
+    output_paths_default(&f->doc.paths);
+    f->doc.platform = "local";
+    memset(&f->doc.workload, 0, sizeof(f->doc.workload));
+    memset(s, 0, sizeof(*s));
+}
+
 /* The answer opens results.md, report.html and the terminal: shape, replicas, autoscaler, the
  * exact bytes values.yaml's renderer writes (custom paths included) and the apply commands,
  * before the evidence; a target out of reach and no recommendation are said, not rendered. */
@@ -340,7 +418,8 @@ static void test_answer_first(void **state)
     assert_non_null(strstr(md, "- **Autoscaler**: an HPA from 8 to 10 replicas at 69%"));
     assert_non_null(strstr(md, "- **Shape**: 2w / 2.0c / 512Mi: 2 workers"));
     assert_non_null(strstr(md, "helm upgrade RELEASE CHART --reuse-values -f values.yaml\n"));
-    assert_non_null(strstr(md, "kubectl apply -f hpa.yaml\n"));
+    /* The chart's autoscaling is mapped: values.yaml carries the HPA, and nothing else does. */
+    assert_null(strstr(md, "hpa.yaml"));
     assert_null(strstr(md, "kubectl patch deployment"));
     /* values.yaml appears once: the answer's is the one copy. */
     assert_null(strstr(v + 1, values));
@@ -372,8 +451,15 @@ static void test_answer_first(void **state)
     md = render(output_results_md, &f->doc);
     const char *fetch = strstr(md, "kubectl sizeup results deploy/web -o values > values.yaml\n");
     assert_non_null(fetch);
-    assert_true(fetch < strstr(md, "helm upgrade"));
+    assert_true(fetch < strstr(md, "helm upgrade RELEASE"));
+    assert_null(strstr(md, "-o hpa"));
+    free(md);
+    /* The chart's autoscaling unmapped: hpa.yaml is fetched and applied instead. */
+    assert_int_equal(output_paths_parse("replicas=app.replicas,autoscaling=", &f->doc.paths, err),
+                     0);
+    md = render(output_results_md, &f->doc);
     assert_non_null(strstr(md, "kubectl sizeup results deploy/web -o hpa > hpa.yaml\n"));
+    assert_non_null(strstr(md, "kubectl apply -f hpa.yaml\n"));
     free(md);
     f->doc.platform = "local";
     f->doc.workload.deployment = NULL;
@@ -1318,6 +1404,7 @@ int main(void)
         cmocka_unit_test(test_paths_bad),
         cmocka_unit_test_setup_teardown(test_values_sizing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_answer_first, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_one_autoscaler_path, setup, teardown),
         cmocka_unit_test_setup_teardown(test_rule_parse_back, setup, teardown),
         cmocka_unit_test_setup_teardown(test_results_json, setup, teardown),
         cmocka_unit_test_setup_teardown(test_results_json_profile, setup, teardown),

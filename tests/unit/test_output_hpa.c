@@ -291,9 +291,10 @@ static int size_one(double cpu250, double cpu500, double cores_at_cap, double ta
     return 0;
 }
 
-/* Writes DIR/NAME/values.yaml (and hpa.yaml when there is an HPA) and prints one line of the
- * numbers they must carry. */
-static int write_set(const char *dir, const char *name, const struct sizing *s)
+/* Writes DIR/NAME/values.yaml (and hpa.yaml when values.yaml does not carry the HPA:
+ * output_autoscaler; paths the values-paths map) and prints one line of the numbers they must
+ * carry. */
+static int write_set(const char *dir, const char *name, const char *paths, const struct sizing *s)
 {
     static struct advice a;
     struct output_doc d;
@@ -310,7 +311,8 @@ static int write_set(const char *dir, const char *name, const struct sizing *s)
     a.request_memory = s->request_memory;
     memset(&d, 0, sizeof(d));
     d.advice = &a;
-    output_paths_default(&d.paths);
+    if (output_paths_parse(paths, &d.paths, err))
+        goto fail;
     snprintf(path, sizeof(path), "%s/%s", dir, name);
     if (output_mkdir_p(path, err))
         goto fail;
@@ -322,7 +324,7 @@ static int write_set(const char *dir, const char *name, const struct sizing *s)
     fclose(f);
     if (rc)
         goto fail;
-    if (s->hpa.enabled) {
+    if (output_autoscaler(&d) == OUTPUT_AUTOSCALER_FILE) {
         snprintf(path, sizeof(path), "%s/%s/hpa.yaml", dir, name);
         f = fopen(path, "w");
         if (!f)
@@ -356,12 +358,14 @@ static int write_fixtures(const char *dir)
 {
     struct sizing s;
 
-    /* CPU-bound (0.25 -> 0.9 cores over 4x the load): an HPA. */
-    if (size_one(0.25, 0.47, 0.9, 5000, &s) || write_set(dir, "hpa", &s))
+    /* CPU-bound (0.25 -> 0.9 cores over 4x the load): an HPA, in values.yaml's autoscaling block
+     * (no hpa.yaml), or with that key unmapped in hpa.yaml (no autoscaling block). */
+    if (size_one(0.25, 0.47, 0.9, 5000, &s) || write_set(dir, "hpa", "", &s) ||
+        write_set(dir, "hpa-file", "autoscaling=", &s))
         return 1;
     /* CPU flat with load (0.30 -> 0.38 cores): the chart's HPA off, hpa.yaml on the request
      * rate and keda.yaml. */
-    if (size_one(0.30, 0.33, 0.38, 5000, &s) || write_set(dir, "static", &s))
+    if (size_one(0.30, 0.33, 0.38, 5000, &s) || write_set(dir, "static", "", &s))
         return 1;
     return 0;
 }

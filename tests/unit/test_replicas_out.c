@@ -1,9 +1,10 @@
 /* Tests for the replica answer through the outputs: a capacity sweep of one shape with a
  * scale-out, advised by advise_sweep (advise_compose, the order of the answer) and rendered by
- * output_set_render. values.yaml, hpa.yaml, deployment-patch.yaml, results.json and results.md
- * must carry the one count the sizing gives: from the curve when it holds the target, nothing
- * at the replica and autoscaling paths (no hpa.yaml) when it cannot, and the linear count, with
- * why, when no scale-out ran. Figures worked in the comments. */
+ * output_set_render. values.yaml (its autoscaling block: the one path of a CPU HPA),
+ * deployment-patch.yaml, results.json and results.md must carry the one count the sizing gives:
+ * from the curve when it holds the target, nothing at the replica and autoscaling paths (no
+ * hpa.yaml) when it cannot, and the linear count, with why, when no scale-out ran. Figures worked
+ * in the comments. */
 
 #include <errno.h>
 #include <math.h>
@@ -185,10 +186,10 @@ static void test_reachable_from_curve(void **state)
     assert_int_equal(f->advice.replicas, 4);
     contains(item(f, "values.yaml"), "replicaCount: 4\n");
     contains(item(f, "values.yaml"), "minReplicas: 4\n");
-    contains(item(f, "hpa.yaml"), "minReplicas: 4\n");
+    /* A CPU HPA with the chart's autoscaling mapped: values.yaml carries it, alone. */
+    assert_null(item(f, "hpa.yaml"));
     char want[64];
     snprintf(want, sizeof(want), "maxReplicas: %u\n", f->advice.sizing.hpa.max_replicas);
-    contains(item(f, "hpa.yaml"), want);
     contains(item(f, "values.yaml"), want);
     assert_true(f->advice.sizing.hpa.max_replicas <= f->advice.sizing.curve.cap);
     contains(item(f, "deployment-patch.yaml"), "  replicas: 4\n");
@@ -261,7 +262,7 @@ static void test_no_scale_out(void **state)
     f->sweep.scale_out = &f->so;
     render(f);
     contains(item(f, "values.yaml"), "replicaCount: 3\n");
-    contains(item(f, "hpa.yaml"), "minReplicas: 3\n");
+    contains(item(f, "values.yaml"), "minReplicas: 3\n");
     contains(item(f, "deployment-patch.yaml"), "  replicas: 3\n");
     cJSON *r = recommendation(f, &root);
     assert_int_equal(cJSON_GetObjectItem(r, "replicas")->valueint, 3);
@@ -305,7 +306,7 @@ static void test_first_point_failed(void **state)
     render(f);
     assert_false(f->advice.sizing.curve_read);
     contains(item(f, "values.yaml"), "replicaCount: 3\n");
-    assert_non_null(item(f, "hpa.yaml"));
+    contains(item(f, "values.yaml"), "enabled: true\n");
     contains(item(f, "deployment-patch.yaml"), "  replicas: 3\n");
     bool said = false;
     for (size_t i = 0; i < f->advice.nfindings; i++)
