@@ -23,6 +23,17 @@ import podspec
 import podstatus
 from sandbox import SA_MOUNT
 
+# Runs after the sandbox's wrapper, in the container's private mount namespace: the pod's own
+# /etc/hosts (its name on its address, so a reverse lookup of the pod IP answers at once) and
+# /etc/resolv.conf (no name server: there is no cluster DNS, and a lookup must fail at once
+# rather than wait for a server the pod network cannot reach), as a kubelet mounts them.
+ETC_WRAPPER = r'''
+mount --bind "$SKC_HOSTS" /etc/hosts || exit 126
+mount --bind "$SKC_RESOLV" /etc/resolv.conf || exit 126
+unset SKC_HOSTS SKC_RESOLV
+exec "$@"
+'''
+
 PASS = 0.25  # seconds between passes of an idle worker
 SANDBOX_RETRY = 3.0  # seconds between attempts to build a pod's network
 TOKEN_RETRY = 10.0  # seconds before a failed TokenRequest is tried again
@@ -113,6 +124,7 @@ class PodWorker(threading.Thread):
         self.start_time = now_ts()
         self.containers = [Container(c) for c in (pod.get("spec") or {}).get("containers") or []]
         self.sa_dir = None
+        self.etc_dir = None
         self.sa_sources = None
         self.token_refresh_at = 0.0
         self.resize_pending = None
@@ -186,7 +198,27 @@ class PodWorker(threading.Thread):
             self._event("Warning", "FailedCreatePodSandBox",
                         "Failed to create pod sandbox: %s" % e)
             return
+        self._etc_files(pod)
         self._sa_volume(pod)
+
+    def _etc_files(self, pod):
+        spec = pod.get("spec") or {}
+        d = os.path.join(self.kl.sandbox.volumes, self.uid, "etc")
+        host = spec.get("hostname") or self.name
+        fqdn = host + ("." + spec["subdomain"] + "." + self.ns + ".svc.cluster.local"
+                       if spec.get("subdomain") else "")
+        try:
+            os.makedirs(d, exist_ok=True)
+            _write(os.path.join(d, "hosts"),
+                   "# Kubernetes-managed hosts file.\n127.0.0.1\tlocalhost\n"
+                   "::1\tlocalhost ip6-localhost ip6-loopback\n%s\t%s%s\n"
+                   % (self.ip, fqdn, "\t" + host if fqdn != host else ""), 0o644)
+            _write(os.path.join(d, "resolv.conf"),
+                   "search %s.svc.cluster.local svc.cluster.local cluster.local\n"
+                   "options ndots:5 timeout:1 attempts:1\n" % self.ns, 0o644)
+            self.etc_dir = d
+        except OSError as e:
+            self.kl.log("pod %s/%s: no /etc/hosts of its own: %s" % (self.ns, self.name, e))
 
     def _sa_volume(self, pod):
         """The projected volume mounted at the ServiceAccount path (kube-api-access-*, which
@@ -321,8 +353,14 @@ class PodWorker(threading.Thread):
         if user is not None:
             argv = ["setpriv", "--reuid", str(user[0]), "--regid", str(user[1]),
                     "--clear-groups", "--"] + argv
-        full = ["nsenter", "--net=/run/netns/" + self.netns, "--"] + \
-            self.kl.sandbox.command(argv, env, c.cg_procs, self.sa_dir, self.ip)
+        if self.etc_dir:
+            env["SKC_HOSTS"] = os.path.join(self.etc_dir, "hosts")
+            env["SKC_RESOLV"] = os.path.join(self.etc_dir, "resolv.conf")
+            argv = ["/bin/sh", "-c", ETC_WRAPPER, "etc"] + argv
+        inner = self.kl.sandbox.command(argv, env, c.cg_procs, self.sa_dir, self.ip)
+        if inner[0] != "unshare":
+            inner = ["unshare", "--mount", "--propagation", "private"] + inner
+        full = ["nsenter", "--net=/run/netns/" + self.netns, "--"] + inner
         os.makedirs(os.path.join(self.log_dir, c.name), exist_ok=True)
         c.log_path = os.path.join(self.log_dir, c.name, "%d.log" % c.restarts)
         try:
