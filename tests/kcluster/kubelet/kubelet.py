@@ -42,6 +42,7 @@ from sandbox import Sandbox  # noqa: E402
 LEASE_SECONDS = 40
 RENEW = 10.0  # seconds between Lease renewals and node status heartbeats
 WATCH_SECONDS = 240  # a watch request's timeoutSeconds
+EVENT_REPEAT = 30.0  # seconds before the same Event about the same pod is recorded again
 SHUTDOWN_GRACE = 5.0  # seconds a pod's containers get between SIGTERM and SIGKILL at shutdown
 
 
@@ -93,6 +94,7 @@ class Kubelet:
         self.workers = {}  # uid -> PodWorker
         self.finished = set()  # uids whose worker ended with the pod finished
         self.deleting = set()  # uids whose final delete is under way
+        self.recent_events = {}  # (uid, reason, message) -> when last recorded
         self.node_uid = None
         self.version = "v0.0.0"
         self.log = log
@@ -327,7 +329,17 @@ class Kubelet:
             raise
 
     def event(self, pod, etype, reason, message):
+        """Records an Event about pod; the same reason and message for the same pod are
+        recorded once per EVENT_REPEAT seconds (a kubelet's recorder aggregates them)."""
         m = pod.get("metadata") or {}
+        key = (m.get("uid"), reason, message)
+        now_s = time.time()
+        with self.lock:
+            if now_s - self.recent_events.get(key, 0) < EVENT_REPEAT:
+                return
+            if len(self.recent_events) > 10000:
+                self.recent_events.clear()
+            self.recent_events[key] = now_s
         now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         ev = {"apiVersion": "v1", "kind": "Event",
               "metadata": {"name": "%s.%x" % (m.get("name"), time.time_ns()),

@@ -123,6 +123,7 @@ class PodWorker(threading.Thread):
         self.next_sandbox = 0.0
         self.start_time = now_ts()
         self.containers = [Container(c) for c in (pod.get("spec") or {}).get("containers") or []]
+        self._resume((pod.get("status") or {}))
         self.sa_dir = None
         self.etc_dir = None
         self.sa_sources = None
@@ -133,6 +134,33 @@ class PodWorker(threading.Thread):
         self.deleting = False
         self.log_dir = os.path.join(kl.state, "logs", "%s_%s_%s" % (self.ns, self.name,
                                                                      self.uid))
+
+    def _resume(self, status):
+        """A pod that an earlier run of this kubelet started: its processes were stopped when
+        that run ended, so each container that ran counts one restart more, with its last state
+        what the status said, and the pod keeps its start time."""
+        if status.get("startTime"):
+            self.start_time = status["startTime"]
+        by_name = {cs.get("name"): cs for cs in status.get("containerStatuses") or []}
+        for c in self.containers:
+            cs = by_name.get(c.name)
+            if not cs:
+                continue
+            c.restarts = int(cs.get("restartCount") or 0)
+            st = cs.get("state") or {}
+            if "running" in st:
+                c.restarts += 1
+                c.last_term = {"exitCode": 137, "reason": "ContainerStatusUnknown",
+                               "message": "The kubelet that ran the container stopped",
+                               "startedAt": st["running"].get("startedAt"),
+                               "finishedAt": now_ts(), "containerID": cs.get("containerID")}
+            elif (cs.get("lastState") or {}).get("terminated"):
+                c.last_term = cs["lastState"]["terminated"]
+            alloc = cs.get("allocatedResources")
+            if alloc and cs.get("resources"):
+                # What the earlier run allocated and applied stays the container's until a
+                # resize is decided again.
+                c.allocated = c.actual = cs["resources"]
 
     # --- the loop -----------------------------------------------------------------------------
 

@@ -259,6 +259,27 @@ grep -q "got SIGTERM" "$g_log" 2>/dev/null || [ "$took" -ge 2500 ] || fail "the 
 ! ip netns list | grep -q "skc-p-$g_uid8" || fail "the deleted pod's network namespace is left"
 passed "graceful delete in $took ms (SIGTERM trapped, SIGKILL after the grace period)"
 
+# ---- a restarted kubelet keeps each pod's address ------------------------------------------------
+# The same command line and environment as kcluster.sh gave it.
+mapfile -d '' kubelet_argv <"/proc/$kubelet_pid/cmdline"
+apps=$(tr '\0' '\n' <"/proc/$kubelet_pid/environ" | sed -n 's/^FAKEAPI_APPS=//p')
+before=$(kubectl get pods -l app=web -o 'jsonpath={range .items[*]}{.metadata.name}={.status.podIP} {end}')
+restarts_before=$(pod_field "$web" '{.status.containerStatuses[0].restartCount}')
+kill -TERM "$kubelet_pid"
+for ((i = 0; i < 40; i++)); do kill -0 "$kubelet_pid" 2>/dev/null || break; sleep 0.25; done
+! kill -0 "$kubelet_pid" 2>/dev/null || fail "the kubelet did not exit within 10 s of SIGTERM"
+FAKEAPI_APPS=$apps setsid "${kubelet_argv[@]}" >>"$cluster/logs/kubelet-1.log" 2>&1 </dev/null &
+kubelet_pid=$!
+echo "$kubelet_pid" >"$cluster/pids/kubelet-1"
+# The status still shows the earlier run's containers until the new kubelet writes its own.
+recounted() { [ "$(pod_field "$web" '{.status.containerStatuses[0].restartCount}')" -gt "$restarts_before" ]; }
+wait_for 30 "the kubelet restart counted as a container restart" recounted
+wait_for 60 "Deployment web ready again after the kubelet restart" deploy_ready
+after=$(kubectl get pods -l app=web -o 'jsonpath={range .items[*]}{.metadata.name}={.status.podIP} {end}')
+[ "$before" = "$after" ] || fail "pod addresses changed across the kubelet restart: '$before' -> '$after'"
+curl -sf -m 5 "http://$web_ip:8080/healthz" >/dev/null || fail "$web_ip does not answer after the kubelet restart"
+passed "kubelet restart: same addresses ($after), restartCount counted"
+
 # ---- SIGTERM to the kubelet leaves nothing ------------------------------------------------------
 kill -TERM "$kubelet_pid"
 for ((i = 0; i < 40; i++)); do kill -0 "$kubelet_pid" 2>/dev/null || break; sleep 0.25; done

@@ -343,6 +343,30 @@ class AddressTest(unittest.TestCase):
         self.assertLessEqual(len(veth), 15)
 
 
+class ResumeTest(unittest.TestCase):
+    def test_kubelet_restart_counts_a_restart(self):
+        import pods
+
+        class Kl:
+            state = "/nonexistent"
+        p = pod(status={"startTime": "2025-01-01T00:00:00Z", "containerStatuses": [
+            {"name": "app", "restartCount": 2, "containerID": "skc://a",
+             "state": {"running": {"startedAt": "2025-01-01T00:00:05Z"}},
+             "resources": {"limits": {"cpu": "1"}}, "allocatedResources": {"cpu": "1"}}]})
+        w = pods.PodWorker(Kl(), p)
+        c = w.containers[0]
+        self.assertEqual((w.start_time, c.restarts), ("2025-01-01T00:00:00Z", 3))
+        self.assertEqual(c.last_term["reason"], "ContainerStatusUnknown")
+        self.assertEqual(c.last_term["startedAt"], "2025-01-01T00:00:05Z")
+        self.assertEqual(c.actual, {"limits": {"cpu": "1"}})
+        # A container in back-off keeps its count and last state.
+        p["status"]["containerStatuses"][0].update(
+            state={"waiting": {"reason": "CrashLoopBackOff"}},
+            lastState={"terminated": {"exitCode": 3}})
+        c = pods.PodWorker(Kl(), p).containers[0]
+        self.assertEqual((c.restarts, c.last_term), (2, {"exitCode": 3}))
+
+
 class KubeconfigTest(unittest.TestCase):
     def test_yaml_as_kcluster_writes_it(self):
         with tempfile.TemporaryDirectory() as d:
