@@ -20,9 +20,6 @@
 #include "load/spread.h"
 
 static const struct kube_resource JOBS = {"batch", "v1", "jobs", 1};
-/* The core view of Events: its field selectors (involvedObject.uid, reason) are the ones every
- * API server serves for the Job controller's Warnings. */
-static const struct kube_resource CORE_EVENTS = {"", "v1", "events", 1};
 
 #define INDEX_KEY "batch.kubernetes.io/job-completion-index"
 #define UID_LABEL "batch.kubernetes.io/controller-uid"
@@ -339,6 +336,7 @@ struct run {
     char uid[64];
     double start_at, end_at, deadline, late_max;
     unsigned n;
+    bool no_events;            /* the Events of our namespace cannot be listed */
     struct gen *g;             /* owned array of n */
     struct load_result merged; /* the parts so far */
 };
@@ -504,16 +502,12 @@ static int pull_results(struct run *r, unsigned *left, char *err)
     return 0;
 }
 
-/* While a generator has no pod yet: the Job controller's Warning Events FailedCreate on our Job
- * ("Error creating: <the API server's message>") say that admission refused its pods (Pod
- * Security, a ResourceQuota, a LimitRange). The run fails at once with that message rather than
- * waiting out the deadline for pods that will never come; the latest Event's message is the one
- * named. Returns 0 when none is there. */
-static int refused_at_admission(struct run *r, char *err)
+/* While a generator has no pod yet, the API may already say why it never will (admission
+ * refused its pods, or the Job controller ended the Job): the run fails at once with those
+ * words rather than waiting out the deadline for pods that will never come. */
+static int refused(struct run *r, char *err)
 {
-    char sel[160], msg[ERR_LEN] = "", last[40] = "";
-    struct kube_list_opts lo = {0};
-    cJSON *list = NULL, *ev;
+    char why[ERR_LEN] = "";
     unsigned missing = r->n;
 
     for (unsigned k = 0; k < r->n; k++)
@@ -523,27 +517,11 @@ static int refused_at_admission(struct run *r, char *err)
         }
     if (missing == r->n)
         return 0;
-    snprintf(sel, sizeof(sel), "involvedObject.uid=%s,reason=FailedCreate", r->uid);
-    lo.field_selector = sel;
-    int rc = kube_list(r->lj->c->client, &CORE_EVENTS, r->lj->c->ns, &lo, &list, err);
-    if (rc)
-        return err_wrap(err, rc, "reading the generator Job's events");
-    cJSON_ArrayForEach(ev, cJSON_GetObjectItemCaseSensitive(list, "items"))
-    {
-        const char *m = kube_path_string(ev, "message");
-        const char *t = kube_path_string(ev, "lastTimestamp");
-        if (!t)
-            t = kube_path_string(ev, "eventTime");
-        /* RFC 3339 times of one server compare as strings. */
-        if (m && (!last[0] || (t && strcmp(t, last) >= 0))) {
-            snprintf(msg, sizeof(msg), "%s", m);
-            snprintf(last, sizeof(last), "%s", t ? t : "");
-        }
-    }
-    cJSON_Delete(list);
-    if (!msg[0])
-        return 0;
-    return incomplete(r, missing, err, "was refused by the API server (%s)", msg);
+    int rc =
+        loadjob_refusal(r->lj->c->client, r->lj->c->ns, r->job, r->uid, &r->no_events, why, err);
+    if (rc || !why[0])
+        return rc;
+    return incomplete(r, missing, err, "%s", why);
 }
 
 static int sleep_poll(const struct load_opts *o)
@@ -562,7 +540,7 @@ static int follow(struct run *r, char *err)
             return err_set(err, -ECANCELED, "load cancelled");
         rc = watch_pods(r, err);
         if (rc == 0)
-            rc = refused_at_admission(r, err);
+            rc = refused(r, err);
         if (rc)
             return rc;
         if (wall_now() < r->end_at)

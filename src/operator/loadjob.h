@@ -88,6 +88,15 @@ int loadjob_result_fetch(const char *ip, char **body, char *err);
 int loadjob_result_parse(const char *body, size_t len, unsigned idx, unsigned n, double late_max,
                          struct load_result *out /* OUT */, char *why);
 
+/* Why generator Job job (uid) in ns cannot run its pods, as the API says: a FailureTarget or
+ * Failed condition that holds on the Job (its reason and message), else the latest Warning
+ * FailedCreate Event the Job controller wrote on it ("Error creating: <the API server's
+ * message>": Pod Security, a ResourceQuota, a LimitRange refused the pod). Returns 0 with why
+ * (ERR_LEN) set, "" when nothing says so, or a negative error with err. Events the operator may
+ * not list (403) are skipped and *no_events (in and out) set, so they are not asked again. */
+int loadjob_refusal(kube_client_t *c, const char *ns, const char *job, const char *uid,
+                    bool *no_events, char *why /* OUT */, char *err);
+
 /* The profile's load as the JSON a worker reads from LOADJOB_PROFILE_ENV (users or rate,
  * stages, duration, warm-up, timeout, requests). Owned string (free()), NULL on no memory.
  * Borrows p. */

@@ -1,7 +1,8 @@
 /* Tests for src/operator/loadjob.c without a cluster: the profile a worker reads back is the
  * load the operator meant (users or rate, stages, requests with headers and bodies), and the Job
  * is what docs/operator.md and docs/safety.md promise (Indexed, no retry, TTL, owner, restricted
- * securityContext, no token, the generators' ServiceAccount, the pull secrets, the share). */
+ * securityContext, no token, the generators' ServiceAccount, the pull secrets, the share), and a
+ * run whose pods the API refuses ends at once with the API's words (a scripted API server). */
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -12,9 +13,12 @@
 
 #include <cmocka.h>
 
+#include "core/clock.h"
 #include "kube/objects.h"
 #include "load/report.h"
 #include "operator/loadjob.h"
+
+#include "mock_http.h"
 
 static const char PROFILE[] = "rate: 120\n"
                               "duration: 7s\n"
@@ -270,13 +274,147 @@ static void test_source_config(void **state)
     assert_int_equal(load_source_in_process.ops->generators(NULL), 1);
 }
 
+/* A generator run against a scripted API server: the start is delay_s away, so a run that waits
+ * for pods that never come takes longer than the test allows. */
+struct api_run {
+    struct mock m;
+    int rc;
+    char err[ERR_LEN];
+    double took_s;
+};
+
+static void run_against(struct api_run *a, const struct mock_resp *script, int n, double delay_s)
+{
+    static const char STAGE[] = "rate: 10\nduration: 2s\nwarmup: 0s\nrequests:\n"
+                                "  - { name: a, method: GET, path: /, weight: 1 }\n";
+    char y[512], err[ERR_LEN] = "";
+    kube_config_t *cfg = NULL;
+    kube_client_t *c = NULL;
+    struct kube_client_opts ko = {.max_attempts = 1, .backoff_base_ms = 10};
+    struct loadjob_config lc = {0};
+    struct load_source src = {0};
+    struct load_opts o = {0};
+    struct load_result out;
+    struct profile p;
+
+    memset(a, 0, sizeof(*a));
+    load(STAGE, &p);
+    assert_int_equal(mock_start(&a->m, script, n), 0);
+    snprintf(y, sizeof(y),
+             "current-context: t\ncontexts: [{name: t, context: {cluster: c}}]\n"
+             "clusters: [{name: c, cluster: {server: 'http://127.0.0.1:%d'}}]\n",
+             a->m.port);
+    assert_int_equal(kube_config_parse(y, strlen(y), NULL, NULL, 0, &cfg, err), 0);
+    assert_int_equal(kube_client_new(cfg, &ko, &c, err), 0);
+    lc.client = c;
+    lc.ns = "sizeup";
+    lc.image = "example/sizeup:1";
+    lc.cpu = "250m";
+    lc.memory = "256Mi";
+    lc.generators = 2;
+    lc.start_delay_s = delay_s;
+    assert_int_equal(loadjob_source_new(&lc, &src, err), 0);
+    o.url = "http://web.default.svc:8080";
+    o.profile = &p;
+    int64_t t0 = clock_mono_us();
+    a->rc = src.ops->run(src.self, &o, &out, a->err);
+    a->took_s = (double)(clock_mono_us() - t0) / 1e6;
+    if (a->rc == 0)
+        load_result_free(&out);
+    src.ops->free(src.self);
+    kube_client_free(c);
+    kube_config_free(cfg);
+    mock_stop(&a->m);
+    profile_free(&p);
+}
+
+#define JOB_MADE "{\"metadata\":{\"name\":\"sizeup-load-x\",\"uid\":\"u-1\"}}"
+#define NO_PODS  "{\"items\":[]}"
+#define JOB_LIST(status)                                                                           \
+    "{\"items\":[{\"metadata\":{\"name\":\"sizeup-load-x\",\"uid\":\"u-1\"},\"status\":" status    \
+    "}]}"
+#define REFUSED                                                                                    \
+    "Error creating: pods \\\"sizeup-load-x-0-a\\\" is forbidden: maximum cpu usage per "          \
+    "Container "                                                                                   \
+    "is 100m, but limit is 250m"
+
+/* Pods refused at admission: the Job controller's FailedCreate Event names the LimitRange, and
+ * the run fails with those words at its first look, not when the start delay, the run and the
+ * report wait are over ("never ran (its pod got no address)"). */
+static void test_refused_at_admission(void **state)
+{
+    (void)state;
+    static const struct mock_resp script[] = {
+        {201, NULL, JOB_MADE, 0, 0},
+        {200, NULL, NO_PODS, 0, 0},
+        {200, NULL, JOB_LIST("{}"), 0, 0},
+        {200, NULL,
+         "{\"items\":[{\"reason\":\"FailedCreate\",\"lastTimestamp\":\"2026-01-01T00:00:01Z\","
+         "\"message\":\"an older refusal\"},{\"reason\":\"FailedCreate\",\"lastTimestamp\":"
+         "\"2026-01-01T00:00:09Z\",\"message\":\"" REFUSED "\"}]}",
+         0, 0},
+        {200, NULL, "{}", 0, 0}, /* the Job's delete */
+    };
+    struct api_run a;
+
+    run_against(&a, script, 5, 20.0);
+    assert_int_equal(a.rc, LOAD_SOURCE_EINCOMPLETE);
+    if (!strstr(a.err, "generator 0 of 2 was refused by the API server") ||
+        !strstr(a.err, "maximum cpu usage per Container is 100m"))
+        fail_msg("err: %s", a.err);
+    assert_null(strstr(a.err, "never ran"));
+    assert_true(a.took_s < 3.0);
+    assert_non_null(strstr(a.m.line[2], "/apis/batch/v1/namespaces/sizeup/jobs?"));
+    assert_non_null(strstr(a.m.line[2], "metadata.name"));
+    assert_non_null(strstr(a.m.line[3], "/api/v1/namespaces/sizeup/events?"));
+    assert_non_null(strstr(a.m.line[3], "u-1"));
+    assert_non_null(
+        strstr(a.m.line[4], "DELETE /apis/batch/v1/namespaces/sizeup/jobs/sizeup-load-x"));
+}
+
+/* A Role that may not list Events (403) does not fail the run: the Events are not asked again,
+ * and the Job's Failed condition ends the run with its reason and message. */
+static void test_job_failed_condition(void **state)
+{
+    (void)state;
+    static const struct mock_resp script[] = {
+        {201, NULL, JOB_MADE, 0, 0},
+        {200, NULL, NO_PODS, 0, 0},
+        {200, NULL, JOB_LIST("{}"), 0, 0},
+        {403, NULL,
+         "{\"kind\":\"Status\",\"code\":403,\"reason\":\"Forbidden\",\"message\":\"events is "
+         "forbidden\"}",
+         0, 0},
+        {200, NULL, NO_PODS, 0, 0},
+        {200, NULL, JOB_LIST("{}"), 0, 0},
+        {200, NULL, NO_PODS, 0, 0},
+        {200, NULL,
+         JOB_LIST("{\"conditions\":[{\"type\":\"FailureTarget\",\"status\":\"True\","
+                  "\"reason\":\"DeadlineExceeded\",\"message\":\"Job was active longer than "
+                  "specified deadline\"},{\"type\":\"Failed\",\"status\":\"True\",\"reason\":"
+                  "\"DeadlineExceeded\",\"message\":\"Job was active longer than specified "
+                  "deadline\"}]}"),
+         0, 0},
+        {200, NULL, "{}", 0, 0},
+    };
+    struct api_run a;
+
+    run_against(&a, script, 9, 20.0);
+    assert_int_equal(a.rc, LOAD_SOURCE_EINCOMPLETE);
+    if (!strstr(a.err, "was ended by the Job controller (DeadlineExceeded: Job was active longer"))
+        fail_msg("err: %s", a.err);
+    assert_true(a.took_s < 3.0);
+    assert_int_equal(a.m.nreq, 9);
+    for (int i = 4; i < 8; i++)
+        assert_null(strstr(a.m.line[i], "events"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_profile_round_trip),
-        cmocka_unit_test(test_job_object),
-        cmocka_unit_test(test_result_parse),
-        cmocka_unit_test(test_source_config),
+        cmocka_unit_test(test_profile_round_trip),   cmocka_unit_test(test_job_object),
+        cmocka_unit_test(test_result_parse),         cmocka_unit_test(test_source_config),
+        cmocka_unit_test(test_refused_at_admission), cmocka_unit_test(test_job_failed_condition),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
