@@ -216,6 +216,59 @@ undeferred() { [ -z "$(pod_field "$web" '{.status.conditions[?(@.type=="PodResiz
 wait_for 20 "PodResizePending cleared once the resize is reverted" undeferred
 passed "in-place resize applied (cgroup quota $quota), Deferred when it does not fit"
 
+# A memory resize whose resizePolicy is RestartContainer restarts the container with the limit.
+kubectl apply -f - >/dev/null <<'EOF'
+apiVersion: v1
+kind: Pod
+metadata: {name: memrestart}
+spec:
+  containers:
+  - name: app
+    image: example/web:1
+    resizePolicy: [{resourceName: memory, restartPolicy: RestartContainer}]
+    resources: {requests: {cpu: 100m, memory: 64Mi}, limits: {cpu: 500m, memory: 128Mi}}
+EOF
+mr_ready() { [ "$(pod_field memrestart '{.status.containerStatuses[0].ready}')" = true ]; }
+wait_for 30 "memrestart ready" mr_ready
+mr_uid8=$(pod_field memrestart '{.metadata.uid}' | tr -d - | cut -c1-8)
+kubectl patch pod memrestart --subresource resize -p \
+    '{"spec":{"containers":[{"name":"app","resources":{"limits":{"memory":"192Mi"}}}]}}' >/dev/null
+mr_done() {
+    [ "$(pod_field memrestart '{.status.containerStatuses[0].resources.limits.memory}')" = 192Mi ] &&
+        [ "$(pod_field memrestart '{.status.containerStatuses[0].restartCount}')" = 1 ]
+}
+wait_for 20 "the RestartContainer memory resize (restartCount 1, limit 192Mi)" mr_done
+mem_limit=
+for d in $(find /sys/fs/cgroup -type d -name "${mr_uid8}_app" 2>/dev/null); do
+    [ -f "$d/memory.limit_in_bytes" ] && mem_limit=$(cat "$d/memory.limit_in_bytes")
+    [ -f "$d/memory.max" ] && mem_limit=$(cat "$d/memory.max")
+done
+[ "$mem_limit" = $((192 << 20)) ] || fail "the memory cgroup limit is '$mem_limit', not 192Mi"
+passed "RestartContainer memory resize: restarted once with the new limit"
+
+# ---- a failing liveness probe restarts the container -------------------------------------------
+kubectl apply -f - >/dev/null <<'EOF'
+apiVersion: v1
+kind: Pod
+metadata: {name: unlive}
+spec:
+  terminationGracePeriodSeconds: 1
+  containers:
+  - name: app
+    image: example/shell:1
+    args: ["sleep 600"]
+    livenessProbe:
+      exec: {command: [/bin/sh, -c, "exit 1"]}
+      periodSeconds: 1
+      failureThreshold: 2
+EOF
+relived() { [ "$(pod_field unlive '{.status.containerStatuses[0].restartCount}')" -ge 1 ]; }
+wait_for 30 "a restart after the liveness probe failed" relived
+kubectl get events --field-selector "involvedObject.name=unlive,reason=Killing" --no-headers |
+    grep -q "failed liveness probe" || fail "no Killing event for the liveness failure"
+kubectl delete pod unlive memrestart --wait=false >/dev/null
+passed "liveness failure: Killing event and a restart"
+
 # ---- runAsUser ---------------------------------------------------------------------------------
 kubectl apply -f - >/dev/null <<'EOF'
 apiVersion: v1
