@@ -162,8 +162,10 @@ class PodWorker(threading.Thread):
     def run(self):
         try:
             self._loop()
-        except Exception as e:  # a bug here must not leave processes or namespaces behind
-            self.kl.log("pod %s/%s: worker failed: %r" % (self.ns, self.name, e))
+        except Exception:  # a bug here must not leave processes or namespaces behind
+            import traceback
+            self.kl.log("pod %s/%s: worker failed: %s" % (self.ns, self.name,
+                                                          traceback.format_exc()))
             self._stop_containers(0)
         finally:
             self._cleanup()
@@ -189,8 +191,9 @@ class PodWorker(threading.Thread):
                 self._step(pod)
                 self._token(pod)
             self._report(pod)
-            if self.containers and all(c.done for c in self.containers):
-                return  # Succeeded or Failed: the status says so, nothing runs any more
+            if self.containers and all(c.done for c in self.containers) and \
+                    (self.written or {}).get("phase") in ("Succeeded", "Failed"):
+                return  # the status says Succeeded or Failed, and nothing runs any more
             self.wake.wait(PASS)
             self.wake.clear()
 
