@@ -12,8 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <openssl/evp.h>
-
+#include "core/digest.h"
 #include "core/log.h"
 #include "kube/kube_int.h"
 #include "kube/objects.h"
@@ -22,15 +21,9 @@
 #define REF_PREFIX "configmap:"
 #define CM_KEY     "template.json"
 
-static int sha256_hex(const char *s, char out[65])
+static int sha256_hex(const char *s, char out[DIGEST_HEX_LEN])
 {
-    unsigned char h[EVP_MAX_MD_SIZE];
-    unsigned int hl = 0;
-    if (!EVP_Digest(s, strlen(s), h, &hl, EVP_sha256(), NULL) || hl != 32)
-        return -ENOMEM;
-    for (unsigned i = 0; i < 32; i++)
-        snprintf(out + 2 * i, 3, "%02x", h[i]);
-    return 0;
+    return digest_sha256_hex(s, strlen(s), out);
 }
 
 /* The bytes of d's annotations, keys and values, as the API server counts them. */

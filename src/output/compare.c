@@ -204,34 +204,61 @@ static int parse_variant(const cJSON *o, size_t idx, struct compare_variant *cv,
     return parse_capacity(o, where, cv, err);
 }
 
-/* The inputs that decide how a sweep was judged, copied out of profile: slo, search's window,
- * warm-up and precision, requests, thresholds (those the file has). */
+/* Copies the keys of prof (those it has) into a new object under *out. */
+static int copy_keys(const cJSON *prof, const char *const *keys, size_t n, cJSON **out, char *err)
+{
+    const cJSON *x;
+
+    if (!(*out = cJSON_CreateObject()))
+        return err_set(err, -ENOMEM, "out of memory");
+    for (size_t i = 0; i < n; i++)
+        if ((x = cJSON_GetObjectItemCaseSensitive(prof, keys[i])) &&
+            !jb_attach(*out, keys[i], cJSON_Duplicate(x, 1)))
+            return err_set(err, -ENOMEM, "out of memory");
+    return 0;
+}
+
+/* The inputs that decide how a sweep was measured and judged, copied out of profile: slo,
+ * requests (with their headers' and bodies' digests), thresholds, the request timeout, the
+ * search's window, warm-up and precision, and for a fixed load (search.mode "fixed") the load
+ * itself: users or rate, duration, warm-up and the stages. Then the answer's inputs, which
+ * change the recommendation but not one figure measured (docs/compare.md). */
 static int parse_judged(const cJSON *root, struct compare_file *out, char *err)
 {
-    static const char *const whole[] = {"slo", "requests", "thresholds"};
+    static const char *const whole[] = {"slo", "requests", "thresholds", "timeout_s"};
+    static const char *const fixed[] = {"users", "rate", "duration_s", "warmup_s", "stage_list"};
     static const char *const search[] = {"window_s", "warmup_s", "precision"};
+    static const char *const answer[] = {
+        "target_users", "target_rps", "target_streams", "cost",      "planning",
+        "availability", "nodes",      "autoscaling",    "scale_out", "generators"};
     const cJSON *prof = cJSON_GetObjectItemCaseSensitive(root, "profile"), *x;
-    cJSON *j, *se = NULL;
+    cJSON *se = NULL;
+    int rc;
 
     if (!cJSON_IsObject(prof))
         return 0;
-    if (!(j = cJSON_CreateObject()))
-        return err_set(err, -ENOMEM, "out of memory");
-    out->judged = j;
-    for (size_t i = 0; i < sizeof(whole) / sizeof(whole[0]); i++)
-        if ((x = cJSON_GetObjectItemCaseSensitive(prof, whole[i])) &&
-            !jb_attach(j, whole[i], cJSON_Duplicate(x, 1)))
-            return err_set(err, -ENOMEM, "out of memory");
+    rc = copy_keys(prof, whole, sizeof(whole) / sizeof(whole[0]), &out->judged, err);
+    if (!rc)
+        rc = copy_keys(prof, answer, sizeof(answer) / sizeof(answer[0]), &out->answer, err);
+    if (rc)
+        return rc;
     x = cJSON_GetObjectItemCaseSensitive(prof, "search");
-    if (cJSON_IsObject(x)) {
-        if (!(se = cJSON_AddObjectToObject(j, "search")))
-            return err_set(err, -ENOMEM, "out of memory");
-        for (size_t i = 0; i < sizeof(search) / sizeof(search[0]); i++) {
-            const cJSON *v = cJSON_GetObjectItemCaseSensitive(x, search[i]);
-            if (v && !jb_attach(se, search[i], cJSON_Duplicate(v, 1)))
-                return err_set(err, -ENOMEM, "out of memory");
-        }
+    if (!cJSON_IsObject(x))
+        return 0;
+    rc = copy_keys(x, search, sizeof(search) / sizeof(search[0]), &se, err);
+    if (rc) {
+        cJSON_Delete(se);
+        return rc;
     }
+    if (!jb_attach(out->judged, "search", se)) /* deletes se */
+        return err_set(err, -ENOMEM, "out of memory");
+    const cJSON *mode = cJSON_GetObjectItemCaseSensitive(x, "mode");
+    for (size_t i = 0; cJSON_IsString(mode) && strcmp(mode->valuestring, "fixed") == 0 &&
+                       i < sizeof(fixed) / sizeof(fixed[0]);
+         i++)
+        if ((x = cJSON_GetObjectItemCaseSensitive(prof, fixed[i])) &&
+            !jb_attach(out->judged, fixed[i], cJSON_Duplicate(x, 1)))
+            return err_set(err, -ENOMEM, "out of memory");
     return 0;
 }
 
@@ -379,6 +406,7 @@ void compare_file_free(struct compare_file *f)
         return;
     free(f->variants);
     cJSON_Delete(f->judged);
+    cJSON_Delete(f->answer);
     memset(f, 0, sizeof(*f));
 }
 
@@ -533,7 +561,7 @@ static void geomeans(struct compare_report *r)
     }
 }
 
-/* A JSON value for people: a number as %g, a string as is, anything else "(a list)". */
+/* A JSON value for people: a number as %g, a string as is, null as "none", a section as "set". */
 static const char *value_words(const cJSON *v, char *buf, size_t len)
 {
     if (cJSON_IsNumber(v))
@@ -542,50 +570,91 @@ static const char *value_words(const cJSON *v, char *buf, size_t len)
         snprintf(buf, len, "%s", v->valuestring);
     else if (cJSON_IsBool(v))
         snprintf(buf, len, "%s", cJSON_IsTrue(v) ? "true" : "false");
+    else if (cJSON_IsNull(v))
+        snprintf(buf, len, "none");
     else
-        snprintf(buf, len, "%s", cJSON_IsArray(v) ? "another list" : "another value");
+        snprintf(buf, len, "%s", cJSON_IsArray(v) ? "a list" : "set");
     return buf;
 }
 
-static void add_differ(struct compare_report *r, const char *path, const cJSON *va, const cJSON *vb)
-{
-    char wa[48], wb[48];
+/* A list of differences being filled: r->differ or r->answer_differ. */
+struct differ_list {
+    char (*item)[COMPARE_DIFFER_LEN];
+    size_t *n;
+};
 
-    if (r->ndiffer >= COMPARE_MAX_DIFFER)
+static bool is_digest(const char *path)
+{
+    size_t n = strlen(path), k = strlen("_sha256");
+    return n >= k && strcmp(path + n - k, "_sha256") == 0;
+}
+
+static void add_differ(struct differ_list d, const char *path, const cJSON *va, const cJSON *vb)
+{
+    char wa[48], wb[48], *at;
+
+    if (*d.n >= COMPARE_MAX_DIFFER)
         return;
+    at = d.item[(*d.n)++];
     if (!va || !vb)
-        snprintf(r->differ[r->ndiffer++], COMPARE_DIFFER_LEN, "%s: %s", path,
-                 va ? "set in A only" : "set in B only");
-    else if (cJSON_IsArray(va))
-        snprintf(r->differ[r->ndiffer++], COMPARE_DIFFER_LEN, "%s: the two lists differ", path);
+        snprintf(at, COMPARE_DIFFER_LEN, "%s: %s", path, va ? "set in A only" : "set in B only");
+    else if (cJSON_IsArray(va) && cJSON_IsArray(vb))
+        snprintf(at, COMPARE_DIFFER_LEN, "%s: %d entries in A, %d in B", path,
+                 cJSON_GetArraySize(va), cJSON_GetArraySize(vb));
+    else if (is_digest(path)) /* the value itself is never recorded, only its digest */
+        snprintf(at, COMPARE_DIFFER_LEN, "%s: another value in B (recorded as a digest)", path);
     else
-        snprintf(r->differ[r->ndiffer++], COMPARE_DIFFER_LEN, "%s: %s in A, %s in B", path,
+        snprintf(at, COMPARE_DIFFER_LEN, "%s: %s in A, %s in B", path,
                  value_words(va, wa, sizeof(wa)), value_words(vb, wb, sizeof(wb)));
 }
 
-/* The fields of a and b (objects at path) that differ, one level of objects deep; a key in one
- * object only is a difference, a section one file lacks altogether is not (an older file). */
-static void diff_objects(struct compare_report *r, const char *path, const cJSON *a, const cJSON *b)
+static void diff_objects(struct differ_list d, const char *path, const cJSON *a, const cJSON *b);
+
+/* x (A's) against y (B's) at path: objects key by key, lists of the same length entry by entry
+ * ("requests[1].weight"), anything else as a whole. */
+static void diff_values(struct differ_list d, const char *path, const cJSON *x, const cJSON *y)
+{
+    char p[COMPARE_DIFFER_LEN];
+
+    if (cJSON_IsObject(x) && cJSON_IsObject(y)) {
+        diff_objects(d, path, x, y);
+    } else if (cJSON_IsArray(x) && cJSON_IsArray(y) &&
+               cJSON_GetArraySize(x) == cJSON_GetArraySize(y)) {
+        int i = 0;
+        const cJSON *xi;
+        cJSON_ArrayForEach(xi, x)
+        {
+            snprintf(p, sizeof(p), "%s[%d]", path, i);
+            diff_values(d, p, xi, cJSON_GetArrayItem(y, i++));
+        }
+    } else if (!cJSON_Compare(x, y, 1)) {
+        add_differ(d, path, x, y);
+    }
+}
+
+/* The fields of a and b (objects at path) that differ, at any depth; a key in one object only
+ * is a difference, a section one file lacks altogether is not (an older file). */
+static void diff_objects(struct differ_list d, const char *path, const cJSON *a, const cJSON *b)
 {
     const cJSON *x;
-    char p[96];
+    char p[COMPARE_DIFFER_LEN];
 
     cJSON_ArrayForEach(x, a)
     {
         const cJSON *y = cJSON_GetObjectItemCaseSensitive(b, x->string);
         snprintf(p, sizeof(p), "%s%s%s", path, path[0] ? "." : "", x->string);
-        if (y && cJSON_IsObject(x) && cJSON_IsObject(y))
-            diff_objects(r, p, x, y);
-        else if (!path[0] && !y)
+        if (!y && !path[0])
             continue;
-        else if (!y || !cJSON_Compare(x, y, 1))
-            add_differ(r, p, x, y);
+        if (!y)
+            add_differ(d, p, x, NULL);
+        else
+            diff_values(d, p, x, y);
     }
     cJSON_ArrayForEach(x, b)
     {
         snprintf(p, sizeof(p), "%s%s%s", path, path[0] ? "." : "", x->string);
         if (path[0] && !cJSON_GetObjectItemCaseSensitive(a, x->string))
-            add_differ(r, p, NULL, x);
+            add_differ(d, p, NULL, x);
     }
 }
 
@@ -600,9 +669,13 @@ int compare_run(const struct compare_file *a, const struct compare_file *b, doub
     out->rows = calloc(a->n + b->n + 1, sizeof(*out->rows));
     if (!out->rows)
         return -ENOMEM;
-    /* Judged against another SLO, window or mix, a change is not the app's: nothing is said. */
+    /* Judged against another SLO, window or mix, a change is not the app's: nothing is said.
+     * Another cost, target or planning changes the answer, not a figure: said, and compared. */
     if (a->judged && b->judged)
-        diff_objects(out, "", a->judged, b->judged);
+        diff_objects((struct differ_list){out->differ, &out->ndiffer}, "", a->judged, b->judged);
+    if (a->answer && b->answer)
+        diff_objects((struct differ_list){out->answer_differ, &out->nanswer_differ}, "", a->answer,
+                     b->answer);
     if (out->ndiffer)
         return 0;
     for (size_t i = 0; i < a->n; i++)

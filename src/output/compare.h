@@ -67,14 +67,17 @@ struct compare_variant {
     double p95_ms, p99_ms; /* < 0: absent */
 };
 
-/* The profile inputs two sweeps must share to be compared: profile.slo, profile.search's window,
- * warm-up and precision, the request mix and the thresholds (docs/compare.md). */
+/* The profile inputs two sweeps must share to be compared (profile.slo, the requests with their
+ * headers' and bodies' digests, the thresholds, the timeout, profile.search's window, warm-up
+ * and precision, and a fixed load's own load), and the answer's inputs shown when they differ
+ * (docs/compare.md). */
 #define COMPARE_MAX_DIFFER 16
 #define COMPARE_DIFFER_LEN 160
 
 struct compare_file {
     char source[512];    /* the path read, for headings */
-    cJSON *judged;       /* owned: {slo, search, requests, thresholds} as found; NULL: none */
+    cJSON *judged;       /* owned: the measurement's inputs as found; NULL: no profile */
+    cJSON *answer;       /* owned: the answer's inputs (cost, planning, ...); NULL: no profile */
     char tool[64];       /* "sizeup 0.1.0" */
     char started_at[40]; /* as written, "" when absent */
     bool capacity_mode;  /* some variant has a slo_capacity object */
@@ -123,6 +126,11 @@ struct compare_report {
      * compared (n is 0) and --fail-on-regression fails. */
     char differ[COMPARE_MAX_DIFFER][COMPARE_DIFFER_LEN];
     size_t ndiffer;
+    /* The answer's inputs A and B differ in (the target, cost, planning, availability, node
+     * types, autoscaling, scale-out, generators): shown, and the figures compared all the
+     * same, since they change the recommendation and not one figure measured. */
+    char answer_differ[COMPARE_MAX_DIFFER][COMPARE_DIFFER_LEN];
+    size_t nanswer_differ;
 };
 
 /* Parses a results.json text (len bytes, need not be NUL-terminated) into *out; source names
@@ -143,7 +151,8 @@ void compare_file_free(struct compare_file *f);
  * threshold; otherwise a row is a regression when its capacity fell by more than fail_pct
  * percent and the fall is significant. Two files judged by different inputs (a field of
  * `judged` present in both with different values) are not compared: out->differ lists the
- * fields and out->n is 0. Returns 0 or -ENOMEM. */
+ * fields and out->n is 0. Differences in `answer` are listed in out->answer_differ and do not
+ * stop the comparison. Returns 0 or -ENOMEM. */
 SIZEUP_MUST_USE int compare_run(const struct compare_file *a, const struct compare_file *b,
                                 double fail_pct, struct compare_report *out /* OUT */);
 

@@ -394,6 +394,19 @@ static void write_notes(FILE *f, const struct compare_report *r, bool sep)
                    "it was\n   swept in another mode).\n");
 }
 
+/* Inputs of the answer only (cost, target, planning, ...): said, as the recommendations of A
+ * and B may differ for them, but no figure measured does. */
+static void write_answer_inputs(FILE *f, const struct compare_report *r)
+{
+    if (!r->nanswer_differ)
+        return;
+    fprintf(f, "The answers' inputs differ (the measurements are compared all the same; the "
+               "recommendations\nmay differ for these):\n");
+    for (size_t i = 0; i < r->nanswer_differ; i++)
+        fprintf(f, "  %s\n", r->answer_differ[i]);
+    fputc('\n', f);
+}
+
 /* Two sweeps judged differently: which inputs differ, and that nothing is compared. */
 static void write_refusal(FILE *f, const struct compare_report *r)
 {
@@ -402,7 +415,8 @@ static void write_refusal(FILE *f, const struct compare_report *r)
     for (size_t i = 0; i < r->ndiffer; i++)
         fprintf(f, "  %s\n", r->differ[i]);
     fprintf(f, "Sweep both with the same profile's slo, search (window, warmup, precision), "
-               "requests\nand thresholds.\n");
+               "requests\n(headers and bodies too), thresholds and timeout, and for a fixed "
+               "load the same load.\n");
     compare_write_verdict(f, r);
 }
 
@@ -411,6 +425,7 @@ int compare_write_text(FILE *f, const struct compare_report *r)
     write_heading(f, "A", r->a);
     write_heading(f, "B", r->b);
     fputc('\n', f);
+    write_answer_inputs(f, r);
     if (r->ndiffer) {
         write_refusal(f, r);
         return ferror(f) ? -EIO : 0;
@@ -560,6 +575,9 @@ cJSON *compare_json(const struct compare_report *r)
     arr = jb_arr(b, root, "inputs_differ");
     for (size_t i = 0; arr && i < r->ndiffer; i++)
         jb_push_str(b, arr, r->differ[i]);
+    arr = jb_arr(b, root, "answer_inputs_differ");
+    for (size_t i = 0; arr && i < r->nanswer_differ; i++)
+        jb_push_str(b, arr, r->answer_differ[i]);
     add_num_or_null(b, root, "fail_on_regression_pct", r->fail_set ? r->fail_pct : NAN);
     reg = jb_arr(b, root, "regressions");
     for (size_t i = 0; reg && i < r->n; i++)

@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "core/digest.h"
 #include "core/jb.h"
 #include "core/quantity.h"
 #include "load/report.h"
@@ -109,6 +110,76 @@ static void json_profile_inputs(struct jb *b, cJSON *o, const struct profile *p)
     json_profile_streams(b, o, p->streams);
 }
 
+/* The SHA-256 of len bytes at data under key; a digest that cannot be computed fails the
+ * document (jb_done) rather than leave the field out. */
+static void json_digest(struct jb *b, cJSON *o, const char *key, const char *data, size_t len)
+{
+    char hex[DIGEST_HEX_LEN];
+    if (digest_sha256_hex(data, len, hex) != 0)
+        jb_fail(b);
+    else
+        jb_str(b, o, key, hex);
+}
+
+/* Request q's fields: its headers by name with the SHA-256 of each value, and the SHA-256 of its
+ * body. Enough to tell two runs' requests apart, never the values: a header can hold a token,
+ * and results.json lands in a ConfigMap. */
+static void json_request(struct jb *b, cJSON *reqs, const struct profile_request *q)
+{
+    cJSON *r = jb_obj(b, reqs, NULL);
+    jb_str(b, r, "name", q->name);
+    jb_str(b, r, "method", q->method);
+    jb_str(b, r, "path", q->path);
+    jb_num(b, r, "weight", q->weight);
+    cJSON *hs = q->nheaders ? jb_arr(b, r, "headers") : NULL;
+    for (size_t k = 0; hs && k < q->nheaders; k++) {
+        const char *v = q->headers[k].value ? q->headers[k].value : "";
+        cJSON *h = jb_obj(b, hs, NULL);
+        jb_str(b, h, "name", q->headers[k].name);
+        json_digest(b, h, "value_sha256", v, strlen(v));
+    }
+    if (q->body)
+        json_digest(b, r, "body_sha256", q->body, q->body_len);
+}
+
+/* The stages themselves, in order: each one's duration and its users or rate. */
+static void json_stage_list(struct jb *b, cJSON *o, const struct profile *p)
+{
+    cJSON *a = p->nstages ? jb_arr(b, o, "stage_list") : NULL;
+    for (size_t i = 0; a && i < p->nstages; i++) {
+        cJSON *st = jb_obj(b, a, NULL);
+        jb_num(b, st, "duration_s", (double)p->stages[i].duration_us / 1e6);
+        if (p->stages[i].users >= 0)
+            jb_num(b, st, "users", p->stages[i].users);
+        else
+            jb_num(b, st, "rate", p->stages[i].rate);
+    }
+}
+
+/* The operator's inputs: the scale-out's counts and variant (null when off) and the generator
+ * pods the profile asks for (null when it does not; the annotation wins, and each variant's
+ * load_generator says what ran). */
+static void json_profile_operator(struct jb *b, cJSON *o, const struct profile *p)
+{
+    const struct profile_scale_out *so = &p->scale_out;
+    if (so->ncounts > 1) {
+        cJSON *x = jb_obj(b, o, "scale_out");
+        cJSON *c = jb_arr(b, x, "replicas");
+        for (size_t i = 0; c && i < so->ncounts; i++)
+            jb_num(b, c, NULL, so->counts[i]);
+        if (so->variant[0])
+            jb_str(b, x, "variant", so->variant);
+        else
+            jb_null(b, x, "variant");
+    } else {
+        jb_null(b, o, "scale_out");
+    }
+    if (p->generators)
+        jb_num(b, o, "generators", p->generators);
+    else
+        jb_null(b, o, "generators");
+}
+
 static cJSON *json_profile(struct jb *b, const struct profile *p)
 {
     cJSON *o = jb_new(b), *th, *reqs;
@@ -120,6 +191,7 @@ static cJSON *json_profile(struct jb *b, const struct profile *p)
     else
         jb_num(b, o, "users", p->users);
     jb_num(b, o, "stages", (double)p->nstages);
+    json_stage_list(b, o, p);
     jb_num(b, o, "duration_s", (double)p->duration_us / 1e6);
     jb_num(b, o, "warmup_s", (double)p->warmup_us / 1e6);
     jb_num(b, o, "timeout_s", (double)p->timeout_us / 1e6);
@@ -136,14 +208,10 @@ static cJSON *json_profile(struct jb *b, const struct profile *p)
         jb_num(b, th, "overloaded_errors", p->thresholds.overloaded_errors);
     }
     reqs = jb_arr(b, o, "requests");
-    for (size_t i = 0; reqs && i < p->nrequests; i++) {
-        cJSON *r = jb_obj(b, reqs, NULL);
-        jb_str(b, r, "name", p->requests[i].name);
-        jb_str(b, r, "method", p->requests[i].method);
-        jb_str(b, r, "path", p->requests[i].path);
-        jb_num(b, r, "weight", p->requests[i].weight);
-    }
+    for (size_t i = 0; reqs && i < p->nrequests; i++)
+        json_request(b, reqs, &p->requests[i]);
     json_profile_inputs(b, o, p);
+    json_profile_operator(b, o, p);
     output_profile_availability_json(b, o, p);
     output_profile_nodes_json(b, o, p);
     return o;

@@ -481,7 +481,7 @@ static void test_different_inputs_refused(void **state)
     assert_int_equal(r.nregressions, 0);
     assert_int_equal(r.ndiffer, 3);
     assert_string_equal(r.differ[0], "slo.p95_ms: 100 in A, 80 in B");
-    assert_string_equal(r.differ[1], "requests: the two lists differ");
+    assert_string_equal(r.differ[1], "requests[0].weight: 1 in A, 2 in B");
     assert_string_equal(r.differ[2], "search.window_s: 2 in A, 5 in B");
     char *t = text_of(&r);
     assert_non_null(strstr(t, "Not compared: A and B were judged by different inputs"));
@@ -516,6 +516,102 @@ static void test_different_inputs_refused(void **state)
     done(&a, &b, &r);
     free(tb);
     free(ta);
+}
+
+/* A fixture whose profile is the JSON text prof (an object), for the inputs' tests. */
+static char *fixture_with(const char *prof)
+{
+    char *text = fixture(base, 2, NULL);
+    cJSON *root = cJSON_Parse(text);
+    free(text);
+    assert_non_null(root);
+    cJSON *p = cJSON_Parse(prof);
+    assert_non_null(p);
+    cJSON_AddItemToObject(root, "profile", p);
+    text = cJSON_PrintUnformatted(root);
+    cJSON_Delete(root);
+    return text;
+}
+
+static void compare_texts(const char *ta, const char *tb, struct compare_file *a,
+                          struct compare_file *b, struct compare_report *r)
+{
+    parse_ok(ta, "A.json", a);
+    parse_ok(tb, "B.json", b);
+    assert_int_equal(compare_run(a, b, 10, r), 0);
+}
+
+/* Every measurement input refuses, named down to the field: a header's value (by its digest,
+ * the value is never in the file), a body, the timeout, and a fixed load's stages; a capacity
+ * search ignores the stages, so there they do not refuse. The answer's inputs (cost, planning,
+ * availability, node types, target, scale-out, generators) are shown and the figures compared. */
+static void test_inputs_measurement_and_answer(void **state)
+{
+    struct compare_file a, b;
+    struct compare_report r;
+    (void)state;
+#define REQ(h, body)                                                                               \
+    "\"requests\":[{\"path\":\"/\",\"weight\":1,\"headers\":[{\"name\":\"Authorization\","         \
+    "\"value_sha256\":\"" h "\"}],\"body_sha256\":\"" body "\"}]"
+    static const char fa[] =
+        "{\"timeout_s\":5,\"search\":{\"mode\":\"fixed\",\"window_s\":2},"
+        "\"stage_list\":[{\"duration_s\":2,\"users\":10}]," REQ("aa", "bb") "}";
+    static const char fb[] =
+        "{\"timeout_s\":3,\"search\":{\"mode\":\"fixed\",\"window_s\":2},"
+        "\"stage_list\":[{\"duration_s\":2,\"users\":20}]," REQ("cc", "dd") "}";
+    static const char ca[] =
+        "{\"search\":{\"mode\":\"capacity\"},\"stage_list\":[{\"duration_s\":2,"
+        "\"users\":10}],\"cost\":{\"cpu\":30,\"memory_gib\":4},"
+        "\"planning\":{\"buffer\":0.2},\"availability\":null,"
+        "\"scale_out\":null,\"generators\":null,\"target_rps\":500}";
+    static const char cb[] =
+        "{\"search\":{\"mode\":\"capacity\"},\"stage_list\":[{\"duration_s\":2,"
+        "\"users\":20}],\"cost\":{\"cpu\":25,\"memory_gib\":4},"
+        "\"planning\":{\"buffer\":0.3},\"availability\":{\"zones\":3},"
+        "\"scale_out\":{\"replicas\":[1,2]},\"generators\":3,"
+        "\"target_rps\":800}";
+#undef REQ
+    char *ta = fixture_with(fa), *tb = fixture_with(fb);
+    compare_texts(ta, tb, &a, &b, &r);
+    assert_int_equal(r.n, 0);
+    const char *want[] = {"requests[0].headers[0].value_sha256: another value in B (recorded as "
+                          "a digest)",
+                          "requests[0].body_sha256: another value in B (recorded as a digest)",
+                          "timeout_s: 5 in A, 3 in B", "stage_list[0].users: 10 in A, 20 in B"};
+    assert_int_equal(r.ndiffer, 4);
+    for (size_t i = 0; i < 4; i++)
+        assert_string_equal(r.differ[i], want[i]);
+    char *t = text_of(&r);
+    assert_null(strstr(t, "aa"));
+    free(t);
+    done(&a, &b, &r);
+    free(ta);
+    free(tb);
+
+    ta = fixture_with(ca);
+    tb = fixture_with(cb);
+    compare_texts(ta, tb, &a, &b, &r);
+    assert_int_equal(r.ndiffer, 0);
+    assert_int_equal(r.n, 2);
+    const char *shown[] = {
+        "target_rps: 500 in A, 800 in B",      "cost.cpu: 30 in A, 25 in B",
+        "planning.buffer: 0.2 in A, 0.3 in B", "availability: none in A, set in B",
+        "scale_out: none in A, set in B",      "generators: none in A, 3 in B"};
+    assert_int_equal(r.nanswer_differ, 6);
+    for (size_t i = 0; i < 6; i++)
+        assert_string_equal(r.answer_differ[i], shown[i]);
+    t = text_of(&r);
+    assert_non_null(strstr(t, "The answers' inputs differ"));
+    assert_non_null(strstr(t, "  cost.cpu: 30 in A, 25 in B\n"));
+    assert_non_null(strstr(t, "capacity @SLO"));
+    free(t);
+    cJSON *j = compare_json(&r);
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(j, "answer_inputs_differ")), 6);
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(j, "inputs_differ")), 0);
+    cJSON_Delete(j);
+    done(&a, &b, &r);
+    free(ta);
+    free(tb);
 }
 
 static void test_parse_rejects(void **state)
@@ -689,6 +785,7 @@ int main(void)
         cmocka_unit_test(test_one_sided_and_failed),
         cmocka_unit_test(test_json),
         cmocka_unit_test(test_different_inputs_refused),
+        cmocka_unit_test(test_inputs_measurement_and_answer),
         cmocka_unit_test(test_parse_rejects),
         cmocka_unit_test(test_parse_accepts_fixed_and_unknown_fields),
         cmocka_unit_test(test_parse_at_capacity_latency),

@@ -648,6 +648,72 @@ static void test_results_json_profile(void **state)
     f->doc.profile = &f->profile;
 }
 
+/* The rest of the inputs: the stages as a list (the count stays), the scale-out and the
+ * generators (null when absent), and each request's header names with the SHA-256 of each value
+ * and of its body, never the values themselves (a header can hold a token). */
+static void test_results_json_every_input(void **state)
+{
+    struct fixture *f = *state;
+    static const char y[] =
+        "stages:\n  - { duration: 2s, rate: 10 }\n  - { duration: 3s, rate: 40 }\n"
+        "scale_out: { replicas: [1, 2, 4], variant: 1@1/256Mi }\n"
+        "generators: 3\n"
+        "requests:\n"
+        "  - { name: list, path: /items, weight: 3 }\n"
+        "  - name: vote\n    method: POST\n    path: /votes\n    weight: 1\n"
+        "    headers: { Authorization: \"Bearer s3cret\", X-A: \"b\" }\n"
+        "    body: '{\"id\":1}'\n";
+    struct profile p;
+    char err[ERR_LEN] = "";
+
+    if (profile_load_buffer(y, sizeof(y) - 1, "t.yaml", &p, err) != 0)
+        fail_msg("profile: %s", err);
+    f->doc.profile = &p;
+    cJSON *j = output_results_json(&f->doc);
+    char *text = cJSON_PrintUnformatted(j);
+    cJSON *prof = cJSON_GetObjectItem(j, "profile");
+    assert_int_equal(cJSON_GetObjectItem(prof, "stages")->valueint, 2);
+    cJSON *sl = cJSON_GetObjectItem(prof, "stage_list");
+    assert_int_equal(cJSON_GetArraySize(sl), 2);
+    assert_true(cJSON_GetObjectItem(cJSON_GetArrayItem(sl, 0), "duration_s")->valuedouble == 2);
+    assert_true(cJSON_GetObjectItem(cJSON_GetArrayItem(sl, 0), "rate")->valuedouble == 10);
+    assert_true(cJSON_GetObjectItem(cJSON_GetArrayItem(sl, 1), "rate")->valuedouble == 40);
+    assert_null(cJSON_GetObjectItem(cJSON_GetArrayItem(sl, 1), "users"));
+    cJSON *so = cJSON_GetObjectItem(prof, "scale_out");
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(so, "replicas")), 3);
+    assert_int_equal(cJSON_GetArrayItem(cJSON_GetObjectItem(so, "replicas"), 2)->valueint, 4);
+    assert_string_equal(cJSON_GetObjectItem(so, "variant")->valuestring, "1@1/256Mi");
+    assert_int_equal(cJSON_GetObjectItem(prof, "generators")->valueint, 3);
+    cJSON *reqs = cJSON_GetObjectItem(prof, "requests");
+    cJSON *r0 = cJSON_GetArrayItem(reqs, 0), *r1 = cJSON_GetArrayItem(reqs, 1);
+    assert_null(cJSON_GetObjectItem(r0, "headers"));
+    assert_null(cJSON_GetObjectItem(r0, "body_sha256"));
+    cJSON *hs = cJSON_GetObjectItem(r1, "headers");
+    assert_int_equal(cJSON_GetArraySize(hs), 2);
+    assert_string_equal(cJSON_GetObjectItem(cJSON_GetArrayItem(hs, 0), "name")->valuestring,
+                        "Authorization");
+    assert_string_equal(cJSON_GetObjectItem(cJSON_GetArrayItem(hs, 0), "value_sha256")->valuestring,
+                        "0c9ae6066b41d3711dea4667cfcc513f60cfe047fb1bf4056ca7d1a8d089cf5a");
+    assert_string_equal(cJSON_GetObjectItem(cJSON_GetArrayItem(hs, 1), "value_sha256")->valuestring,
+                        "3e23e8160039594a33894f6564e1b1348bbd7a0088d42c4acb73eeaed59c009d");
+    assert_string_equal(cJSON_GetObjectItem(r1, "body_sha256")->valuestring,
+                        "037c9214eef74cc3887f3a4f085b4e17d76280dafd273b0ee160c09c4ba1cfd4");
+    assert_null(strstr(text, "s3cret"));
+    assert_null(strstr(text, "\"id\""));
+    free(text);
+    cJSON_Delete(j);
+    profile_free(&p);
+
+    /* Without them: null, so a reader tells "none" from a file that predates the field. */
+    f->doc.profile = &f->profile;
+    j = output_results_json(&f->doc);
+    prof = cJSON_GetObjectItem(j, "profile");
+    assert_true(cJSON_IsNull(cJSON_GetObjectItem(prof, "scale_out")));
+    assert_true(cJSON_IsNull(cJSON_GetObjectItem(prof, "generators")));
+    assert_null(cJSON_GetObjectItem(prof, "stage_list"));
+    cJSON_Delete(j);
+}
+
 static void test_md_and_html(void **state)
 {
     struct fixture *f = *state;
@@ -1407,6 +1473,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_one_autoscaler_path, setup, teardown),
         cmocka_unit_test_setup_teardown(test_rule_parse_back, setup, teardown),
         cmocka_unit_test_setup_teardown(test_results_json, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_results_json_every_input, setup, teardown),
         cmocka_unit_test_setup_teardown(test_results_json_profile, setup, teardown),
         cmocka_unit_test_setup_teardown(test_md_and_html, setup, teardown),
         cmocka_unit_test_setup_teardown(test_capacity_columns_and_charts, setup, teardown),
