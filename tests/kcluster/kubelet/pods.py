@@ -343,6 +343,8 @@ class PodWorker(threading.Thread):
         spec = c.spec
         ctx = self._ctx()
         ctx["base"] = {k: os.environ[k] for k in podspec.INHERITED if k in os.environ}
+        # A container runtime sets HOME from the user's passwd entry: root's, or / for others.
+        ctx["base"]["HOME"] = "/root" if _security(pod, spec) is None else "/"
         ctx["defaults"] = podspec.app_defaults(pod, spec, self.ip)
         try:
             env = podspec.container_env(pod, spec, ctx, self.kl.lookup)
