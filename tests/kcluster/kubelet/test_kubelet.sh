@@ -110,13 +110,17 @@ PY
 passed "Deployment Ready, pods answer on $ips"
 
 # ---- the ServiceAccount token authenticates for real ---------------------------------------------
-web_pid=$(pgrep -f "apps/web.py" | head -1)
+web_uid8=$(pod_field "$web" '{.metadata.uid}' | tr -d - | cut -c1-8)
+web_pid=$(find /sys/fs/cgroup -path "*/skc-kubelet-kc-node-1/${web_uid8}_web" -name "${web_uid8}_web" \
+    -exec cat {}/cgroup.procs \; 2>/dev/null | head -1)
+[ -n "$web_pid" ] || fail "no process in $web's cgroup"
 token=$(nsenter -t "$web_pid" -m cat /var/run/secrets/kubernetes.io/serviceaccount/token)
 who=$(curl -sf -m 5 --cacert "$cluster/pki/ca.crt" -H "Authorization: Bearer $token" \
     -H 'Content-Type: application/json' -X POST \
     -d '{"apiVersion":"authentication.k8s.io/v1","kind":"SelfSubjectReview"}' \
     https://10.210.255.1:6443/apis/authentication.k8s.io/v1/selfsubjectreviews |
-    python3 -c 'import json,sys; print(json.load(sys.stdin)["status"]["userInfo"]["username"])')
+    python3 -c 'import json,sys; print(json.load(sys.stdin)["status"]["userInfo"]["username"])') ||
+    fail "the pod's token was not accepted by the API server"
 [ "$who" = system:serviceaccount:default:default ] || fail "the pod's token is '$who'"
 [ ! -e /var/run/secrets/kubernetes.io/serviceaccount/token ] || fail "the token is visible on the host"
 passed "projected ServiceAccount token authenticates as $who"
@@ -334,12 +338,21 @@ curl -sf -m 5 "http://$web_ip:8080/healthz" >/dev/null || fail "$web_ip does not
 passed "kubelet restart: same addresses ($after), restartCount counted"
 
 # ---- SIGTERM to the kubelet leaves nothing ------------------------------------------------------
+# The pods' processes are those in the node's cgroups (other tests on this machine may run the
+# same apps under the fake API server).
+pod_pids=$(find /sys/fs/cgroup -path '*/skc-kubelet-kc-node-1/*' -name cgroup.procs -exec cat {} + 2>/dev/null | sort -u)
+[ -n "$pod_pids" ] || fail "no pod processes found in the node's cgroups before SIGTERM"
 kill -TERM "$kubelet_pid"
 for ((i = 0; i < 40; i++)); do kill -0 "$kubelet_pid" 2>/dev/null || break; sleep 0.25; done
 ! kill -0 "$kubelet_pid" 2>/dev/null || fail "the kubelet did not exit within 10 s of SIGTERM"
 left_ns=$(ip netns list | grep -c '^skc-p-' || true)
 left_cg=$(find /sys/fs/cgroup -type d -name 'skc-kubelet-kc-node-1' 2>/dev/null | wc -l)
-left_procs=$(pgrep -fc "$root/tests/fakeapi/apps/web.py" || true)
+left_procs=0
+for p in $pod_pids; do
+    if kill -0 "$p" 2>/dev/null && ! grep -q fakeapi- "/proc/$p/cgroup" 2>/dev/null; then
+        left_procs=$((left_procs + 1))
+    fi
+done
 [ "$left_ns" = 0 ] || fail "$left_ns pod network namespaces left: $(ip netns list | grep skc-p-)"
 [ "$left_cg" = 0 ] || fail "cgroups left: $(find /sys/fs/cgroup -type d -name 'skc-kubelet-*')"
 [ "$left_procs" = 0 ] || fail "$left_procs pod processes left"
