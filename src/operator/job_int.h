@@ -158,6 +158,21 @@ void job_sweep_opts(struct sweep_job *sj, struct sweep_opts *so /* OUT */);
 unsigned job_generators(const struct annot_request *req, const struct profile *p,
                         const char **from /* OUT */);
 
+/* The Events a finished sweep records, in order: SweepCompleted; NoRecommendation when no
+ * variant was recommended; TargetUnreachable when a shape is recommended but no count of it holds
+ * the target (the scale-out's curve); ResultsCompared after a re-sweep. Each note is borrowed
+ * from sj or held in completed; valid while sj and the struct live. */
+#define JOB_DONE_EVENTS_MAX 4
+struct job_done_events {
+    char completed[256]; /* SweepCompleted's note */
+    struct {
+        const char *type, *reason, *note;
+    } ev[JOB_DONE_EVENTS_MAX];
+    size_t n;
+};
+void job_done_events(const struct sweep_job *sj, const struct advisor_row *rows, size_t n,
+                     struct job_done_events *out /* OUT */);
+
 /* Runs sj->todo (validated, status already "running 0/n" or resumed) through the sweep runner
  * on the Kubernetes platform and reports the end: ConfigMap, status, Events, metrics. */
 SIZEUP_MUST_USE int job_run_sweep(struct sweep_job *sj, char *err);

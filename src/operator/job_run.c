@@ -530,30 +530,52 @@ static void write_partial(struct sweep_job *sj, const struct sweep *s,
                  x->j->ns, x->j->name, phase, n, LOGQ(werr));
 }
 
-/* A sweep done: its Events (completed; no recommendation; what changed since the results it
- * replaced), the metric, and the status "done". */
-static int report_done(struct sweep_job *sj, const struct advisor_row *rows, size_t n, char *err)
+static void done_event(struct job_done_events *out, const char *type, const char *reason,
+                       const char *note)
 {
-    struct jctx *x = sj->x;
+    if (out->n < JOB_DONE_EVENTS_MAX) {
+        out->ev[out->n].type = type;
+        out->ev[out->n].reason = reason;
+        out->ev[out->n].note = note;
+        out->n++;
+    }
+}
+
+void job_done_events(const struct sweep_job *sj, const struct advisor_row *rows, size_t n,
+                     struct job_done_events *out)
+{
+    const struct jctx *x = sj->x;
     char rec[160] = "no variant qualifies";
 
+    memset(out, 0, sizeof(*out));
     if (sj->have_advice && sj->advice.recommended >= 0)
         snprintf(rec, sizeof(rec), "recommended %s", rows[sj->advice.recommended].variant.spec);
-    job_event(x, "Normal", "SweepCompleted", "sweep %s done: %zu variants, %s", x->j->handled, n,
-              rec);
+    snprintf(out->completed, sizeof(out->completed), "sweep %s done: %zu variants, %s",
+             x->j->handled, n, rec);
+    done_event(out, "Normal", "SweepCompleted", out->completed);
     /* A sweep that no variant survived is done all the same (its rows are the answer), but
      * the user must see that nothing was recommended. */
     if (sj->have_advice && sj->advice.recommended < 0)
-        job_event(x, "Warning", "NoRecommendation", "%s", sj->no_rec);
+        done_event(out, "Warning", "NoRecommendation", sj->no_rec);
     /* A shape is recommended but no count of it holds the target (the scale-out's curve): the
      * sweep is done all the same, and the user must see that no replica count was written. */
     if (sj->have_advice && sj->advice.recommended >= 0 && sj->advice.by_target &&
         sj->advice.sizing.unreachable)
-        job_event(x, "Warning", "TargetUnreachable", "%s", sj->advice.sizing.replicas_note);
+        done_event(out, "Warning", "TargetUnreachable", sj->advice.sizing.replicas_note);
     /* A re-sweep says what changed since the results it replaced. */
     if (sj->previous && sj->comparison[0])
-        job_event(x, sj->significant ? "Warning" : "Normal", "ResultsCompared", "%s",
-                  sj->comparison);
+        done_event(out, sj->significant ? "Warning" : "Normal", "ResultsCompared", sj->comparison);
+}
+
+/* A sweep done: its Events (job_done_events), the metric, and the status "done". */
+static int report_done(struct sweep_job *sj, const struct advisor_row *rows, size_t n, char *err)
+{
+    struct jctx *x = sj->x;
+    struct job_done_events ev;
+
+    job_done_events(sj, rows, n, &ev);
+    for (size_t i = 0; i < ev.n; i++)
+        job_event(x, ev.ev[i].type, ev.ev[i].reason, "%s", ev.ev[i].note);
     metrics_sweep_result(x->env->m, METRICS_SWEEP_DONE);
     log_info("sweep.done", "namespace=%s deployment=%s variants=%zu", x->j->ns, x->j->name, n);
     return job_set_status(x, "done", NULL, err);

@@ -4,14 +4,26 @@
 # the clone is scaled to 2 and then 3 replicas of the variant, the load goes to every ready pod's
 # own address (pod IP + port, as the operator logs them and the fake's pods had them), and
 # results.json in the ConfigMap has the scale_out points 1 (from the shape search), 2 and 3
-# (measured), each once. Then the operator is killed after the 2-replica point: the next one
-# resumes from state.json, measures only 3 replicas, and results.json lists each point once.
+# (measured), each once, each N pods' known capacity (no max_rps caps them). Then the operator
+# is killed after the 2-replica point: the next one resumes from state.json, measures only 3
+# replicas, and results.json lists each point once.
 set -u
 . "$ROOT/tests/integration/lib/operator_e2e.sh"
-e2e_setup --metrics-window 1.5
-# A capacity search short enough for three points. The pods sleep (little CPU, so three fit on
-# the fake's 2 cores beside the generator) and the search stops at max_rps: a figure that holds
-# from run to run on a busy machine, so the 1-replica capacity is valid and the scale-out runs.
+e2e_require
+E2E_W=$(mktemp -d /tmp/sizeup-e2e-so.XXXXXX)
+trap e2e_cleanup EXIT
+# The example app is the app of known capacity (tests/servers/capacity_server.py): 2 slots held
+# 40 ms each, so one pod serves 50 req/s, by sleeping rather than by CPU. The pods share nothing,
+# so N pods serve N x 50 req/s: a figure that holds from run to run on a busy machine, without a
+# max_rps that would cap every point at one figure. Past it the excess queues for a slot, so a
+# p95 objective of 2.5 service times marks the knee within one short window.
+cat >"$E2E_W/images.json" <<JSON
+{"example/web:*": {"command": ["python3", "$ROOT/tests/servers/capacity_server.py"],
+                   "env": {"SLOTS_PER_WORKER": "2", "HOLD_MS": "40"}}}
+JSON
+fake_start "$E2E_W/fake" --metrics-window 1.5 --images "$E2E_W/images.json" || exit 1
+k apply -f "$ROOT/manifests/examples/" >/dev/null || fail "kubectl apply failed"
+k rollout status deployment/web --timeout=60s >/dev/null || fail "example app did not roll out"
 k apply -f - >/dev/null <<'YAML' || fail "so-load profile not applied"
 apiVersion: v1
 kind: ConfigMap
@@ -21,10 +33,10 @@ data:
   profile.yaml: |
     users: 8
     timeout: 5s
-    search: { window: 1500ms, warmup: 500ms, repeats: 3, max_steps: 5, max_rps: 30 }
-    slo: { p95: 500ms, errors: 1% }
+    search: { window: 1500ms, warmup: 500ms, precision: 10%, repeats: 3, max_steps: 5 }
+    slo: { p95: 100ms, errors: 1% }
     requests:
-      - { name: nap, method: GET, path: "/sleep?ms=10" }
+      - { name: slot, method: GET, path: "/" }
 YAML
 
 t0=$SECONDS
@@ -84,8 +96,16 @@ assert reps == [1, 2, 3], reps
 assert pts[0]["from"] == "shape-search", pts[0]
 for p in pts[1:]:
     assert p["from"] == "measured" and p["rps"] > 0, p
-print("  scale_out: %s" % ", ".join("%d x %.1f req/s (%s)" % (p["replicas"], p["rps"], p["from"])
-                                    for p in pts))
+print("  scale_out: %s, limited by %s" % (
+    ", ".join("%d x %.1f req/s (%s)" % (p["replicas"], p["rps"], p["from"]) for p in pts),
+    so["limited_by"]))
+# Points measured, not capped: no max_rps ended a search, and each point is N pods' known
+# capacity within 20% (a load sent to one pod, or capped, stays at one pod's).
+assert so["limited_by"] != "max-rps", so["limited_by"]
+for p in pts:
+    want = 50.0 * p["replicas"]
+    assert abs(p["rps"] - want) <= 0.2 * want, "%d replicas: %.1f req/s, known %.0f" % (
+        p["replicas"], p["rps"], want)
 PY
 grep -q 'a cluster scale-out loads what the pods share' "$E2E_W/results.json" ||
     fail "no finding that a cluster scale-out loads what the pods share"

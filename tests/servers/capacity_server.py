@@ -13,8 +13,9 @@ BURN_CORES (0: off) adds a fixed background burn, as a runtime's idle work or po
 process spins BURN_CORES of a core (in 10 ms periods) whatever the load, so the app's CPU stays
 nearly flat while its load grows (the request-rate autoscaler's tests); it exits with the server.
 
-Environment: PORT (8080), WORKERS (1), SLOTS_PER_WORKER (1), HOLD_MS (20). One asyncio event
-loop on 127.0.0.1 (standard library only). A request whose client has gone away while it waited
+Environment: PORT (8080), WORKERS (1), SLOTS_PER_WORKER (1), HOLD_MS (20), POD_IP (the address
+to serve on, as the fake cluster's kubelet gives each pod its own; default 127.0.0.1). One
+asyncio event loop (standard library only). A request whose client has gone away while it waited
 for a slot is dropped without taking the slot, as a well-behaved server does, so an overloaded
 step leaves no backlog behind for the next one. GET /__capacity answers the known capacity.
 The optional argument is ignored (tests pass a marker to find the process).
@@ -24,6 +25,7 @@ import asyncio
 import os
 import signal
 
+HOST = os.environ.get("POD_IP") or "127.0.0.1"
 PORT = int(os.environ.get("PORT", "8080"))
 WORKERS = int(os.environ.get("WORKERS", "1"))
 SLOTS = WORKERS * int(os.environ.get("SLOTS_PER_WORKER", "1"))
@@ -64,7 +66,7 @@ async def handle(reader, writer, slots):
 
 async def main():
     slots = asyncio.Semaphore(SLOTS)
-    server = await asyncio.start_server(lambda r, w: handle(r, w, slots), "127.0.0.1", PORT,
+    server = await asyncio.start_server(lambda r, w: handle(r, w, slots), HOST, PORT,
                                         backlog=4096, reuse_address=True)
     loop = asyncio.get_running_loop()
     stop = loop.create_future()

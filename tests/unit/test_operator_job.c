@@ -704,12 +704,64 @@ static void test_sizing_name(void **state)
     assert_string_not_equal(out, other);
 }
 
+/* The Events of a sweep done: TargetUnreachable (Warning) exactly when a shape is recommended
+ * for a target that no count of it holds, its note the answer's replicas_why sentence; never for
+ * a reachable target, a sweep without a target, or a sweep with no recommendation (that one is
+ * NoRecommendation's). */
+static void test_done_events_target_unreachable(void **state)
+{
+    (void)state;
+    static const char WHY[] = "The target of 5000 req/s is not reachable with 1@0.5/256Mi: the "
+                              "pods reach at most 300 req/s, near 6 replicas.";
+    static const struct {
+        int recommended;
+        bool by_target, unreachable;
+        const char *want[3]; /* reasons in order, NULL-ended */
+    } cases[] = {
+        {0, true, true, {"SweepCompleted", "TargetUnreachable", NULL}},
+        {0, true, false, {"SweepCompleted", NULL}},
+        {0, false, true, {"SweepCompleted", NULL}},
+        {-1, true, true, {"SweepCompleted", "NoRecommendation", NULL}},
+    };
+    struct fixture f;
+    struct job_done_events ev;
+
+    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+        setup_fixture(&f);
+        f.sj.have_advice = 1;
+        f.sj.advice.recommended = cases[c].recommended;
+        f.sj.advice.by_target = cases[c].by_target;
+        f.sj.advice.sizing.unreachable = cases[c].unreachable;
+        snprintf(f.sj.advice.sizing.replicas_note, sizeof(f.sj.advice.sizing.replicas_note), "%s",
+                 WHY);
+        snprintf(f.sj.no_rec, sizeof(f.sj.no_rec), "No variant holds the SLO.");
+        job_done_events(&f.sj, f.rows, 3, &ev);
+        size_t k = 0;
+        while (cases[c].want[k])
+            k++;
+        if (ev.n != k)
+            fail_msg("case %zu: %zu Events, want %zu", c, ev.n, k);
+        for (size_t i = 0; i < k; i++)
+            assert_string_equal(ev.ev[i].reason, cases[c].want[i]);
+        if (k > 1 && strcmp(cases[c].want[1], "TargetUnreachable") == 0) {
+            assert_string_equal(ev.ev[1].type, "Warning");
+            assert_string_equal(ev.ev[1].note, WHY);
+        }
+        assert_string_equal(ev.ev[0].note, cases[c].recommended >= 0
+                                               ? "sweep sweep-7 done: 3 variants, recommended "
+                                                 "1@0.5/256Mi"
+                                               : "sweep sweep-7 done: 3 variants, no variant "
+                                                 "qualifies");
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_scale_out_round_trip),
         cmocka_unit_test(test_scale_out_request),
+        cmocka_unit_test(test_done_events_target_unreachable),
         cmocka_unit_test(test_refuses_foreign_progress),
         cmocka_unit_test(test_sanitises_numbers),
         cmocka_unit_test(test_log_safe),
