@@ -481,7 +481,7 @@ down_dir() { # DIR
     net_down
     # A kubelet killed before it cleaned up leaves its pods' cgroups (named skc-*) behind.
     local c
-    for c in $(find /sys/fs/cgroup -maxdepth 3 -type d -name 'skc-*' 2>/dev/null); do
+    for c in $(find /sys/fs/cgroup -maxdepth 6 -type d -name 'skc-*' 2>/dev/null); do
         find "$c" -depth -type d -exec rmdir {} \; 2>/dev/null || true
     done
     rm -f "$d/ready"
