@@ -299,6 +299,39 @@ static void sizing_findings(struct advice *a)
         advisor__finding(a, "Scale-up lag: %s.", s->hpa.lag_note);
 }
 
+/* How the recommended variant came back from its overloads (capacity.h), when it took a while
+ * or did not within search.settle: an app slow to recover is one an autoscaler must never let
+ * overload, and the scale-up lag says how long an overload lasts before new pods serve. */
+static void recovery_finding(const struct advisor_row *rows, struct advice *a)
+{
+    const struct capacity_recovery *rec = &rows[a->recommended].cap.recovery;
+    const struct sizing_hpa *h = &a->sizing.hpa;
+    const char *spec = rows[a->recommended].variant.spec;
+    char lag[160] = "";
+
+    if (!rec->ran_out && !(rec->settles && rec->longest_s >= RECOVERY_NOTABLE_S))
+        return;
+    if (h->enabled && h->lag_s >= 0)
+        snprintf(lag, sizeof(lag), ", while the autoscaler's scale-up lag is about %.0f s",
+                 h->lag_s);
+    if (rec->ran_out)
+        advisor__finding(a,
+                         "Recovery: %s did not serve load within the SLO again within "
+                         "search.settle (%.0f s) after %u of its %u overloads%s. Its capacity "
+                         "was measured next to an overload it had not recovered from, and an "
+                         "overload costs it longer than that: never let it overload (keep the "
+                         "planning buffer), and raise search.settle to measure the recovery.",
+                         spec, rec->bound_s, rec->ran_out, rec->settles, lag);
+    else
+        advisor__finding(a,
+                         "Recovery: after an overload %s needed %.0f s of load before it served "
+                         "%s within the SLO again%s. An overload costs it that long on top of "
+                         "the overload itself: never let it overload (keep the planning buffer; "
+                         "an autoscaler that reacts late does not prevent one).",
+                         spec, rec->longest_s,
+                         rec->at_rate ? "a share of the last rate that passed" : "one user", lag);
+}
+
 int advisor_run(const struct advisor_row *rows, size_t n, const struct advisor_opts *o,
                 struct advice *out, char *err)
 {
@@ -345,6 +378,8 @@ int advisor_run(const struct advisor_row *rows, size_t n, const struct advisor_o
     advisor__find(rows, n, o, out);
     if (capacity)
         sizing_findings(out);
+    if (capacity && out->recommended >= 0)
+        recovery_finding(rows, out);
     if (stream_mode(rows, n))
         advisor__find_streams(rows, n, o, out);
     availability_findings(o->availability, &out->sizing.availability, !capacity, out);

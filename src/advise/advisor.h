@@ -23,6 +23,9 @@
 #include "sweep/variant.h"
 
 #define ADVISOR_MAX_FINDINGS 32
+/* A recovery from an overload at least this long (s before the app served within the SLO
+ * again, capacity.h) is a finding: two settle cycles or more. */
+#define RECOVERY_NOTABLE_S (2 * (CAPACITY_SETTLE_WINDOW_S + CAPACITY_SETTLE_REST_S))
 /* One finding or derivation. Six CPU levels with an odd row fit; a longer finding is cut and
  * ends in "..." (a sweep of dozens of CPU levels lists each of them). */
 #define ADVISOR_TEXT_LEN 1536

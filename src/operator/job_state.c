@@ -107,6 +107,13 @@ static void cap_to_json(struct jb *b, cJSON *parent, const struct capacity_resul
                        rounded(cap->throttling.throttled_s)};
         add_nums(b, a, t, 3);
     }
+    const struct capacity_recovery *rec = &cap->recovery;
+    if (rec->settles && (a = jb_arr(b, o, "recovery"))) {
+        /* settles, ran_out, longest_s, bound_s, at_rate */
+        double t[5] = {rec->settles, rec->ran_out, rounded(rec->longest_s), rounded(rec->bound_s),
+                       rec->at_rate};
+        add_nums(b, a, t, 5);
+    }
     if (with_steps && (a = jb_arr(b, o, "steps")))
         for (size_t i = 0; i < cap->nsteps && i < CAPACITY_MAX_STEPS; i++)
             step_to_json(b, a, &cap->steps[i]);
@@ -239,6 +246,7 @@ static double item(const cJSON *a, int i, double dflt, double lo, double hi)
 
 #define RATE_CAP  1e12
 #define CORES_CAP 1e6
+#define U32_CAP   4.0e9 /* below UINT_MAX */
 
 static int step_from_json(const cJSON *a, struct capacity_step *st)
 {
@@ -307,6 +315,14 @@ static int cap_from_json(const cJSON *o, const struct variant *v, struct capacit
         cap->throttling.periods = (uint64_t)item(thr, 0, 0, 0, U64_CAP);
         cap->throttling.throttled_periods = (uint64_t)item(thr, 1, 0, 0, U64_CAP);
         cap->throttling.throttled_s = item(thr, 2, 0, 0, U64_CAP);
+    }
+    const cJSON *rec = cJSON_GetObjectItemCaseSensitive(o, "recovery");
+    if (cJSON_IsArray(rec)) {
+        cap->recovery.settles = (unsigned)item(rec, 0, 0, 0, U32_CAP);
+        cap->recovery.ran_out = (unsigned)item(rec, 1, 0, 0, cap->recovery.settles);
+        cap->recovery.longest_s = item(rec, 2, 0, 0, U32_CAP);
+        cap->recovery.bound_s = item(rec, 3, 0, 0, U32_CAP);
+        cap->recovery.at_rate = item(rec, 4, 0, 0, 1) > 0;
     }
     for (int i = 0; i < cJSON_GetArraySize(steps); i++)
         if (step_from_json(cJSON_GetArrayItem(steps, i), &cap->steps[cap->nsteps++]) != 0)

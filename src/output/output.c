@@ -224,6 +224,14 @@ const char *output_fmt_capacity(const struct capacity_result *c, char buf[OUTPUT
         if ((c->flags & bit) && !(said & bit) && name)
             cap_cat(buf, "%s%s", marks++ ? ", " : " (", name);
     }
+    /* How the app came back after an overload, when it did not at once: an app slow to recover
+     * is one an autoscaler must never let overload. */
+    const struct capacity_recovery *rec = &c->recovery;
+    if (rec->ran_out)
+        cap_cat(buf, "%snot recovered within %.0f s after %u of %u overloads",
+                marks++ ? ", " : " (", rec->bound_s, rec->ran_out, rec->settles);
+    else if (rec->settles && rec->longest_s > 0)
+        cap_cat(buf, "%srecovered in %.0f s", marks++ ? ", " : " (", rec->longest_s);
     if (marks)
         cap_cat(buf, ")");
     return buf;

@@ -113,6 +113,13 @@ void output_capacity_add(struct jb *b, cJSON *v, const struct capacity_result *c
     jb_num(b, o, "per_core", cap->per_core);
     jb_str(b, o, "limited_by", search_limit_name(cap->limited_by));
     jb_num(b, o, "contended_reruns", cap->contended_reruns);
+    const struct capacity_recovery *rec = &cap->recovery;
+    cJSON *rv = jb_obj(b, o, "recovery");
+    jb_num(b, rv, "settles", rec->settles);
+    jb_num(b, rv, "ran_out", rec->ran_out);
+    add_num_or_null(b, rv, "longest_s", rec->longest_s, rec->settles > rec->ran_out);
+    add_num_or_null(b, rv, "bound_s", rec->bound_s, rec->settles > 0);
+    jb_str(b, rv, "held", rec->settles == 0 ? NULL : rec->at_rate ? "rate" : "one-user");
     jb_bool(b, o, "valid", cap->valid);
     cJSON *fl = jb_arr(b, o, "flags");
     for (unsigned bit = 1; fl && bit && bit <= CAPACITY_FLAG_LAST; bit <<= 1)

@@ -83,6 +83,7 @@ static void json_profile_inputs(struct jb *b, cJSON *o, const struct profile *p)
         if (se->max_rps > 0)
             jb_num(b, x, "max_rps", se->max_rps);
         jb_num(b, x, "budget_s", (double)se->budget_us / 1e6);
+        jb_num(b, x, "settle_s", (double)se->settle_us / 1e6);
     }
     x = jb_obj(b, o, "cost");
     if (x) {

@@ -277,6 +277,7 @@ static int init_default(struct profile *p, const char *source)
     p->search.repeats = 3;
     p->search.max_steps = 8;
     p->search.budget_us = 20LL * 60 * 1000000;
+    p->search.settle_us = PROFILE_SETTLE_DEFAULT_US;
     p->slo.p95_us = p->thresholds.healthy_p95_us;
     p->slo.errors = p->thresholds.healthy_errors;
     p->slo.delivery_p95_us = p->thresholds.healthy_p95_us;

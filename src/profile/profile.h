@@ -61,7 +61,7 @@ struct profile_thresholds {
 /* How a sweep loads each variant: a capacity search (the default) or one fixed load. */
 enum profile_search_mode { PROFILE_SEARCH_CAPACITY = 0, PROFILE_SEARCH_FIXED };
 
-/* search: { mode, warmup, window, precision, repeats, max_steps, max_rps, budget } */
+/* search: { mode, warmup, window, precision, repeats, max_steps, max_rps, budget, settle } */
 struct profile_search {
     enum profile_search_mode mode;
     int64_t warmup_us;  /* per step, load applied and not measured; default 2 s */
@@ -71,7 +71,11 @@ struct profile_search {
     unsigned max_steps; /* search steps per variant (not counting probe and repeats); default 8 */
     double max_rps;     /* never offer more than this; 0: no ceiling */
     int64_t budget_us;  /* the whole sweep's deadline; default 20 min */
+    /* After a step that failed, the most the app is given to serve load again (the runner's
+     * settle) before the next step; default PROFILE_SETTLE_DEFAULT_US. */
+    int64_t settle_us;
 };
+#define PROFILE_SETTLE_DEFAULT_US (10LL * 1000000)
 
 /* slo: { p95, p99, errors, delivery_p95 }: what "sustained" means in the capacity search.
  * Defaults to the HEALTHY thresholds (p95 and errors; delivery_p95 the HEALTHY p95); p99_us 0

@@ -24,10 +24,11 @@ enum {
     SE_MAX_STEPS,
     SE_MAX_RPS,
     SE_BUDGET,
+    SE_SETTLE,
     SE_N
 };
-static const char *const se_keys[SE_N] = {"mode",    "warmup",    "window",  "precision",
-                                          "repeats", "max_steps", "max_rps", "budget"};
+static const char *const se_keys[SE_N] = {"mode",      "warmup",  "window", "precision", "repeats",
+                                          "max_steps", "max_rps", "budget", "settle"};
 
 static int load_search(struct profile__ctx *c, const yaml_node_t *map, struct profile *p)
 {
@@ -86,6 +87,9 @@ static int load_search(struct profile__ctx *c, const yaml_node_t *map, struct pr
         return rc;
     if (v[SE_BUDGET] && (rc = profile__get_duration(c, v[SE_BUDGET], "search.budget", false,
                                                     MAX_RUN_US, &s->budget_us)))
+        return rc;
+    if (v[SE_SETTLE] && (rc = profile__get_duration(c, v[SE_SETTLE], "search.settle", true,
+                                                    MAX_RUN_US, &s->settle_us)))
         return rc;
     return 0;
 }

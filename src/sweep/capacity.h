@@ -93,6 +93,25 @@ struct capacity_step {
     struct capacity_throttling throttling;
 };
 
+/* How the app came back after the steps that failed: each such step is followed by a settle
+ * that alternates CAPACITY_SETTLE_REST_S at one user per replica with CAPACITY_SETTLE_WINDOW_S
+ * at CAPACITY_SETTLE_SHARE of the last rate that passed (one user per replica alone when none
+ * has yet), until such a burst meets the SLO, for at most search.settle; the first burst comes
+ * at once. The recovery time is the time of the bursts and rests before the one that met the
+ * SLO: 0 for an app that serves again at once. The share
+ * keeps a recovered app clear of its knee, where a window can miss the SLO by chance; an app
+ * still slow from the overload misses it there. */
+#define CAPACITY_SETTLE_SHARE    0.9
+#define CAPACITY_SETTLE_WINDOW_S 0.5
+#define CAPACITY_SETTLE_REST_S   0.5
+struct capacity_recovery {
+    unsigned settles; /* settles run (one after each failed step) */
+    unsigned ran_out; /* of them, those that search.settle ended before a window met the SLO */
+    double longest_s; /* the longest recovery among those that ended in time (settles > ran_out) */
+    double bound_s;   /* search.settle */
+    bool at_rate;     /* some settle held a rate (else all held one user per replica) */
+};
+
 /* The repeats at capacity as one measurement: their histograms and counts added (histograms add
  * exactly), for the row's latency columns in capacity mode. */
 struct capacity_merged {
@@ -115,7 +134,8 @@ struct capacity_result {
     int64_t peak_memory_bytes; /* highest peak over the repeats; < 0 unknown */
     struct capacity_throttling throttling; /* summed over the search */
     struct capacity_merged merged;         /* the last set of repeats, merged */
-    unsigned contended_reruns; /* repeats measured again: the host could not give the CPU */
+    unsigned contended_reruns;         /* repeats measured again: the host could not give the CPU */
+    struct capacity_recovery recovery; /* after the failed steps */
     size_t nsteps;
     struct capacity_step steps[CAPACITY_MAX_STEPS];
 };

@@ -20,11 +20,6 @@
 /* Descriptors kept for everything but connections: the engine's own slack (epoll, stdio) plus
  * the platform's files (cgroup files, logs). */
 #define FD_RESERVE 128
-/* After a failed step the app may still be working off its backlog; one user (one per replica
- * in a scale-out) sends requests for SETTLE_WINDOW_S, again until they answer within the p95
- * objective, for at most SETTLE_MAX_S, so the next step starts from an app at rest. */
-#define SETTLE_WINDOW_S 0.5
-#define SETTLE_MAX_S    10.0
 
 bool sweep__transient_contended(const struct sweep *s, const struct variant *v,
                                 const struct platform_usage *u)
@@ -265,6 +260,8 @@ int sweep__cap_run_step(struct cap_ctx *x, enum capacity_step_kind kind, double 
     }
     st->pass = out->outcome == SEARCH_PASS;
     st->gen_limited = out->outcome == SEARCH_GEN_LIMITED;
+    if (st->pass && rate > 0)
+        x->last_pass_rate = rate; /* what a settle after a failed step holds a share of */
     /* The requests a failed step left in flight were late, not on their way: only a step within
      * the SLO is credited with them. */
     if (!st->pass)
@@ -315,31 +312,84 @@ void sweep__cap_file_step(struct cap_ctx *x, struct step_run *r, bool representa
     sweep__cap_step_free(r);
 }
 
-/* Lets an app that just failed work off its backlog before the next step (see SETTLE_MAX_S). */
+/* Whether a settle window shows the app serving: answers, none failed, and the p95 (and the p99
+ * when the SLO has one) within the SLO. */
+static bool settle_served(const struct cap_ctx *x, const struct load_result *r)
+{
+    const struct load_stats *t = &r->total;
+    const struct profile_slo *slo = &x->p->slo;
+
+    return t->responses > 0 && load_stats_error_rate(t) <= slo->errors &&
+           hist_percentile(&t->latency, 95) <= (uint64_t)slo->p95_us &&
+           (slo->p99_us <= 0 || hist_percentile(&t->latency, 99) <= (uint64_t)slo->p99_us);
+}
+
+/* After a failed step the app may still be working off a backlog, or stay slow a while after
+ * the overload (a collector's storm, a thrashed cache): one user answered within the SLO does
+ * not show that it serves load again. So the settle alternates a rest at one user per replica
+ * with a burst at a share of the last rate that passed (capacity.h), until a burst meets the
+ * SLO, for at most search.settle (the load's time and the wall time both count: a generator that
+ * starts slowly cannot stretch it). Bursts, not a steady hold: a hold near the capacity against
+ * an app that is still slow is an overload of its own, and would keep it from recovering. Before
+ * any rate has passed, one user per replica alone (the users are split over a scale-out's
+ * addresses, and a share without a user is an error). The next step is measured either way; the
+ * recovery is recorded. */
 void sweep__cap_settle(struct cap_ctx *x)
 {
-    double t0 = clock_mono_s(), until = t0 + SETTLE_MAX_S;
-    char err[ERR_LEN];
-    /* One user per replica: the users are split over a scale-out's addresses, and a share
-     * without a user is an error (the settle would end at once, backlog or not). */
+    double bound = (double)x->p->search.settle_us / 1e6, t0 = clock_mono_s(), held = 0;
+    double rate = x->last_pass_rate * CAPACITY_SETTLE_SHARE;
     unsigned users = x->c->nurls > 1 ? (unsigned)x->c->nurls : 1;
+    struct capacity_recovery *rec = &x->cap->recovery;
+    const char *spec = sweep__row(x->c)->variant.spec;
+    char err[ERR_LEN];
+    bool served = false;
 
+    if (bound <= 0)
+        return;
     x->t.settling = true;
-    while (clock_mono_s() < until && !sweep__stopped(x->c->o)) {
+    rec->bound_s = bound;
+    rec->at_rate |= rate > 0;
+    /* The first burst comes at once: an app that serves again costs one short load run. */
+    for (bool first = true; held < bound && clock_mono_s() < t0 + bound && !sweep__stopped(x->c->o);
+         first = false) {
         struct load_result r;
-        if (load_once(x, 0, users, (int64_t)(SETTLE_WINDOW_S * 1e6), &r, err) != 0) {
-            log_warn("sweep.settle", "variant=%s error=\"%s\"", sweep__row(x->c)->variant.spec,
-                     err);
+        int rc = 0;
+        if (rate > 0 && !first) { /* the rest: its answers are not judged */
+            rc = load_once(x, 0, users, (int64_t)(CAPACITY_SETTLE_REST_S * 1e6), &r, err);
+            if (rc == 0)
+                load_result_free(&r);
+            held += CAPACITY_SETTLE_REST_S;
+        }
+        if (rc == 0)
+            rc = load_once(x, rate, users, (int64_t)(CAPACITY_SETTLE_WINDOW_S * 1e6), &r, err);
+        if (rc != 0) {
+            log_warn("sweep.settle", "variant=%s error=\"%s\"", spec, err);
             break;
         }
-        bool calm = r.total.responses > 0 && r.total.failed == 0 &&
-                    hist_percentile(&r.total.latency, 95) < (uint64_t)x->p->slo.p95_us;
+        served = settle_served(x, &r);
         load_result_free(&r);
-        if (calm)
+        if (served)
             break;
+        held += CAPACITY_SETTLE_WINDOW_S;
     }
     x->t.settling = false;
     x->t.settle_s += clock_mono_s() - t0;
+    if (sweep__stopped(x->c->o))
+        return;
+    rec->settles++;
+    if (!served)
+        rec->ran_out++;
+    else if (held > rec->longest_s)
+        rec->longest_s = held;
+    if (served)
+        log_info("sweep.recovery", "variant=%s rate=%.1f users=%u recovered_s=%.1f", spec, rate,
+                 users, held);
+    else
+        log_warn("sweep.recovery",
+                 "variant=%s rate=%.1f users=%u recovered=no held_s=%.1f bound_s=%.1f "
+                 "note=\"search.settle ran out: the next step measures an app that may not "
+                 "have recovered\"",
+                 spec, rate, users, held, bound);
 }
 
 bool sweep__cap_time_for_step(const struct cap_ctx *x, int64_t window_us)

@@ -31,7 +31,8 @@ struct cap_ctx {
     struct capacity_result *cap;
     struct step_run keep; /* the representative step so far */
     bool have_keep;
-    bool died; /* the variant died or was OOM-killed in a step: measure no more */
+    bool died;             /* the variant died or was OOM-killed in a step: measure no more */
+    double last_pass_rate; /* the last open-loop rate a step passed at; 0: none yet */
     /* Where the load comes from: the sweep's source, until a step is generator-limited and a
      * wider one (sweep_opts.load_source_more) takes over for the rest of the variant. */
     const struct load_source *src;
@@ -78,7 +79,8 @@ int sweep__cap_run_step(struct cap_ctx *x, enum capacity_step_kind kind, double 
  * when representative is set or none is kept yet. */
 void sweep__cap_file_step(struct cap_ctx *x, struct step_run *r, bool representative);
 
-/* Lets an app that just failed work off its backlog before the next step. */
+/* After a failed step, holds the app at a share of the last passing rate until it serves
+ * within the SLO again (or search.settle runs out), recording the recovery in x->cap. */
 void sweep__cap_settle(struct cap_ctx *x);
 
 /* Whether a step with this window still fits in the variant's share of the time budget. */

@@ -28,9 +28,8 @@
 #define SESSION_SLACK_US (60LL * 1000000)
 /* After a failed step the app may still be fanning out its backlog, and the next step would
  * measure the backlog, not the app: the streams go back to the highest count that passed and
- * are held in short windows until one meets the SLO, for at most SETTLE_MAX_S. */
+ * are held in short windows until one meets the SLO, for at most search.settle. */
 #define SETTLE_WINDOW_US (500LL * 1000)
-#define SETTLE_MAX_S     10.0
 
 _Static_assert(1 + PROFILE_MAX_SEARCH_STEPS <= STREAM_CAP_MAX_STEPS,
                "a variant's steps must fit in stream_capacity.steps");
@@ -200,10 +199,10 @@ static int run_step(struct scap_ctx *x, unsigned n, struct stream_cap_step *st, 
 
 static void settle(struct scap_ctx *x, unsigned low)
 {
-    double until = clock_mono_s() + SETTLE_MAX_S;
+    double bound = (double)x->p->search.settle_us / 1e6, until = clock_mono_s() + bound;
     char err[ERR_LEN];
 
-    if (stream_session_resize(x->ss, low, 0, err) != 0)
+    if (bound <= 0 || stream_session_resize(x->ss, low, 0, err) != 0)
         return;
     x->asked = low;
     while (clock_mono_s() < until && !sweep__stopped(x->c->o)) {
@@ -216,7 +215,7 @@ static void settle(struct scap_ctx *x, unsigned low)
             return;
     }
     log_info("sweep.stream_settle", "variant=%s streams=%u result=\"still behind after %.0f s\"",
-             x->c->s->rows[x->c->index].variant.spec, low, SETTLE_MAX_S);
+             x->c->s->rows[x->c->index].variant.spec, low, bound);
 }
 
 static struct stream_cap_step *next_step(struct stream_capacity *cap)

@@ -354,6 +354,8 @@ static void fill_capacity(struct advisor_row *r)
     cap->cpu_cores = 0.4321987;
     cap->peak_memory_bytes = 123456789;
     cap->throttling = (struct capacity_throttling){true, 3000, 750, 4.5};
+    cap->recovery = (struct capacity_recovery){
+        .settles = 2, .ran_out = 1, .longest_s = 4, .bound_s = 10, .at_rate = true};
 }
 
 static void assert_capacity_equal(const struct capacity_result *got,
@@ -375,6 +377,11 @@ static void assert_capacity_equal(const struct capacity_result *got,
     assert_int_equal(got->throttling.known, want->throttling.known);
     assert_int_equal(got->throttling.throttled_periods, want->throttling.throttled_periods);
     assert_close(got->throttling.throttled_s, want->throttling.throttled_s);
+    assert_int_equal(got->recovery.settles, want->recovery.settles);
+    assert_int_equal(got->recovery.ran_out, want->recovery.ran_out);
+    assert_close(got->recovery.longest_s, want->recovery.longest_s);
+    assert_close(got->recovery.bound_s, want->recovery.bound_s);
+    assert_int_equal(got->recovery.at_rate, want->recovery.at_rate);
     assert_int_equal(got->nsteps, want->nsteps);
     for (size_t i = 0; i < want->nsteps; i++) {
         const struct capacity_step *a = &got->steps[i], *b = &want->steps[i];

@@ -4,6 +4,7 @@
  * written atomically. */
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -805,8 +806,11 @@ static void test_capacity_columns_and_charts(void **state)
     big.flags = (CAPACITY_FLAG_LAST << 1) - 1 - CAPACITY_FLAG_GENERATOR;
     big.rps = big.interval.mean = big.interval.high = 1e300;
     big.interval.low = 0.99e300;
+    big.recovery = (struct capacity_recovery){
+        .settles = UINT_MAX, .ran_out = UINT_MAX, .longest_s = 1e300, .bound_s = 1e300};
     output_fmt_capacity(&big, cell);
-    assert_non_null(strstr(cell, "repeats cut short)"));
+    assert_non_null(strstr(cell, "repeats cut short, not recovered within "));
+    assert_non_null(strstr(cell, " overloads)"));
     f->rows[1].cap.flags = 0;
     f->rows[1].cap.valid = true;
     char *html = render(output_report_html, &f->doc);
@@ -944,6 +948,71 @@ static void test_repeats_that_disagree(void **state)
         assert_true(f->advice.recommended != 1);
     }
     f->sweep.scale_out = NULL;
+    for (size_t i = 0; i < NV; i++) {
+        memset(&f->rows[i].cap, 0, sizeof(f->rows[i].cap));
+        memset(&f->sweep.rows[i].cap, 0, sizeof(f->sweep.rows[i].cap));
+    }
+}
+
+/* How a variant came back from its overloads, in every printer of a capacity: the cell (the
+ * terminal's table, results.md, report.html) says "recovered in 4 s" or that it did not within
+ * search.settle, and results.json's slo_capacity.recovery holds the figures; an app that served
+ * again at once adds no words. The recommended variant's slow recovery is a finding. */
+static void test_recovery_shown(void **state)
+{
+    static const double three[] = {900, 1000, 1100};
+    struct fixture *f = *state;
+    char cell[OUTPUT_CAPACITY_LEN], err[ERR_LEN];
+
+    for (size_t i = 0; i < NV; i++) {
+        disagreeing(&f->rows[i].cap, 3, three, 0);
+        f->rows[i].cap.recovery = (struct capacity_recovery){.settles = 2, .bound_s = 10};
+    }
+    assert_string_equal(output_fmt_capacity(&f->rows[0].cap, cell), "1000 req/s [752, 1248]");
+    f->rows[1].cap.recovery =
+        (struct capacity_recovery){.settles = 3, .longest_s = 4, .bound_s = 10, .at_rate = true};
+    f->rows[2].cap.recovery =
+        (struct capacity_recovery){.settles = 3, .ran_out = 1, .longest_s = 2, .bound_s = 10};
+    assert_string_equal(output_fmt_capacity(&f->rows[1].cap, cell),
+                        "1000 req/s [752, 1248] (recovered in 4 s)");
+    assert_string_equal(output_fmt_capacity(&f->rows[2].cap, cell),
+                        "1000 req/s [752, 1248] (not recovered within 10 s after 1 of 3 "
+                        "overloads)");
+    for (size_t i = 0; i < NV; i++)
+        f->sweep.rows[i].cap = f->rows[i].cap;
+    assert_int_equal(advise_rows(f->rows, NV, &f->profile, &f->sweep.facts, &f->advice, err), 0);
+    char *md = render(output_results_md, &f->doc);
+    assert_non_null(strstr(md, "(recovered in 4 s)"));
+    assert_non_null(strstr(md, "(not recovered within 10 s after 1 of 3 overloads)"));
+    free(md);
+    char *html = render(output_report_html, &f->doc);
+    assert_non_null(strstr(html, "(recovered in 4 s)"));
+    free(html);
+    cJSON *j = output_results_json(&f->doc);
+    cJSON *vs = cJSON_GetObjectItem(j, "variants");
+    cJSON *r1 = cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetArrayItem(vs, 1), "slo_capacity"),
+                                    "recovery");
+    cJSON *r2 = cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetArrayItem(vs, 2), "slo_capacity"),
+                                    "recovery");
+    assert_int_equal(cJSON_GetObjectItem(r1, "settles")->valueint, 3);
+    assert_int_equal(cJSON_GetObjectItem(r1, "ran_out")->valueint, 0);
+    assert_true(cJSON_GetObjectItem(r1, "longest_s")->valuedouble == 4);
+    assert_true(cJSON_GetObjectItem(r1, "bound_s")->valuedouble == 10);
+    assert_string_equal(cJSON_GetObjectItem(r1, "held")->valuestring, "rate");
+    assert_int_equal(cJSON_GetObjectItem(r2, "ran_out")->valueint, 1);
+    assert_string_equal(cJSON_GetObjectItem(r2, "held")->valuestring, "one-user");
+    cJSON_Delete(j);
+    /* The recommended variant's recovery is a finding, said with its figures. */
+    int rec = f->advice.recommended;
+    assert_true(rec >= 0);
+    f->rows[rec].cap.recovery =
+        (struct capacity_recovery){.settles = 3, .longest_s = 6, .bound_s = 10, .at_rate = true};
+    assert_int_equal(advise_rows(f->rows, NV, &f->profile, &f->sweep.facts, &f->advice, err), 0);
+    bool said = false;
+    for (size_t i = 0; i < f->advice.nfindings; i++)
+        said |= strstr(f->advice.findings[i], "Recovery: after an overload") &&
+                strstr(f->advice.findings[i], "needed 6 s of load");
+    assert_true(said);
     for (size_t i = 0; i < NV; i++) {
         memset(&f->rows[i].cap, 0, sizeof(f->rows[i].cap));
         memset(&f->sweep.rows[i].cap, 0, sizeof(f->sweep.rows[i].cap));
@@ -1478,6 +1547,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_md_and_html, setup, teardown),
         cmocka_unit_test_setup_teardown(test_capacity_columns_and_charts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_repeats_that_disagree, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_recovery_shown, setup, teardown),
         cmocka_unit_test_setup_teardown(test_html_escapes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_write_all_atomic, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sinks_identical, setup, teardown),

@@ -352,6 +352,8 @@ static const struct bad_case bad_cases[] = {
     {"search: { max_rps: 0 }\n", "search.max_rps: expected a positive number, got '0'"},
     {"search: { max_rps: -5 }\n", "search.max_rps: expected a positive number"},
     {"search: { budget: 0s }\n", "search.budget: must be longer than 0"},
+    {"search: { settle: soon }\n", "search.settle: bad duration 'soon'"},
+    {"search: { settle: -1s }\n", "search.settle"},
     {"search: { mode: fixed, mode: capacity }\n", "search.mode: given twice"},
     {"slo: 100ms\n", "profile.yaml:1: slo: expected a mapping such as { p95: 250ms"},
     {"slo:\n  p90: 1s\n", "profile.yaml:2: slo.p90: unknown field; did you mean 'p95'?"},
@@ -393,6 +395,7 @@ static void test_sizing(void **state)
     assert_int_equal(p.search.max_steps, 8);
     assert_true(p.search.max_rps == 0);
     assert_int_equal(p.search.budget_us, 20LL * 60 * 1000000);
+    assert_int_equal(p.search.settle_us, PROFILE_SETTLE_DEFAULT_US);
     assert_int_equal(p.slo.p95_us, 100000);
     assert_int_equal(p.slo.p99_us, 0);
     assert_true(p.slo.errors == 0.01);
@@ -411,6 +414,7 @@ static void test_sizing(void **state)
                   "  max_steps: 12\n"
                   "  max_rps: 2500\n"
                   "  budget: 45m\n"
+                  "  settle: 30s\n"
                   "slo: { p95: 250ms, p99: 1s, errors: 0.1%, delivery_p95: 2s }\n"
                   "cost: { cpu: 0.9, memory_gib: 0.2 }\n"
                   "planning: { buffer: 20%, growth: 150% }\n",
@@ -425,6 +429,7 @@ static void test_sizing(void **state)
     assert_int_equal(p.search.max_steps, 12);
     assert_true(p.search.max_rps == 2500);
     assert_int_equal(p.search.budget_us, 45LL * 60 * 1000000);
+    assert_int_equal(p.search.settle_us, 30LL * 1000000);
     assert_int_equal(p.slo.p95_us, 250000);
     assert_int_equal(p.slo.p99_us, 1000000);
     assert_true(p.slo.errors == 0.001);
