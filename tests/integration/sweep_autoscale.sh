@@ -7,7 +7,13 @@
 # KEDA's documented fields) with the same threshold and bounds, values.yaml's autoscaling.enabled
 # false, the findings that say which file to apply and the scale-up lag against planning.ramp,
 # and the profile's autoscaling: and planning.ramp recorded in results.json. hpa.yaml is accepted
-# by `kubectl apply --dry-run=client` against the fake API server.
+# by `kubectl apply --dry-run=client` against the fake API server, and hpa.yaml and keda.yaml
+# (under KEDA's own CRD) by the real API server's dry run (tests/kcluster). Then the other side: a
+# CPU-bound app (tests/integration/cpu_server.py, every request a fixed CPU burn) swept with a
+# target must get the CPU HPA, once: values.yaml's autoscaling enabled at the recommended
+# utilization and bounds (the chart's own HPA: the `autoscaling` values path is mapped), and no
+# hpa.yaml beside it; no request-rate one. A sweep that writes no CPU HPA for it, a request-rate
+# one, or two autoscalers for the one Deployment, fails.
 set -eu
 . "$ROOT/tests/integration/sweep_lib.bash"
 capacity_prerequisites
@@ -22,12 +28,9 @@ need_kubectl
 fake_require
 tmp=$(mktemp -d)
 marker="sizeup-sweep-autoscale-$$"
-cleanup() {
-    fake_stop
-    pkill -KILL -f -- "$marker" 2>/dev/null || true
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
+on_exit rm -rf "$tmp"
+on_exit pkill -KILL -f -- "$marker"
+on_exit fake_stop
 port=$(free_port)
 cat >"$tmp/profile.yaml" <<'YAML'
 users: 16
@@ -53,6 +56,7 @@ c = d["variants"][0]["slo_capacity"]
 print(f'capacity {c["rps"]:.1f} req/s, valid {c["valid"]}, cpu at capacity {c["cpu_cores"]}')
 sys.exit(0 if c["valid"] else 1)
 PY
+[ $? -eq 0 ] || { grep -E 'event=sweep.(step|recovery|capacity) ' "$tmp/stderr" | cut -c1-200 | tail -n 30; return 1; }
 }
 attempt || { echo "== the host was busy: one more try"; attempt; }
 
@@ -110,11 +114,82 @@ if res=$(/usr/bin/python3 "$ROOT/tests/integration/lib/keda_check.py" "$out/keda
 else
     FAILED=$((FAILED + 1)); echo "FAIL keda.yaml: $res"
 fi
+# The CPU-bound app: CPU grows with load, so the CPU HPA, never the request-rate one.
+# Its knee is sharp (one CPU-throttled thread: p95 45 ms below it, a second just above) and it
+# drains an overload's backlog slowly, so its search gets the steps to refute a rate at the knee,
+# 30 s to recover, and an SLO whose edge is not the knee itself.
+cat >"$tmp/profile-cpu.yaml" <<'YAML'
+users: 16
+search: { warmup: 500ms, window: 2s, precision: 10%, repeats: 2, max_steps: 14, settle: 30s }
+slo: { p95: 500ms }
+planning: { ramp: 20% }
+YAML
+cpu_attempt() {
+rm -rf "$tmp/cpu"
+run_sweep "$tmp" nice -n 5 "$BIN" sweep --configs "1@0.5/128Mi" --target-rps 400 --scale-out 0 \
+    --profile "$tmp/profile-cpu.yaml" --port "$port" --out "$tmp/cpu" -- \
+    env WORK=20000 python3 "$ROOT/tests/integration/cpu_server.py" "$marker" || return 1
+require_enforced "$tmp/cpu/results.json"
+"$PY" - "$tmp/cpu/results.json" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1]))["variants"][0]["slo_capacity"]
+print(f'CPU-bound: capacity {c["rps"]:.1f} req/s, valid {c["valid"]}, cpu at capacity {c["cpu_cores"]}')
+sys.exit(0 if c["valid"] else 1)
+PY
+[ $? -eq 0 ] || { grep -E 'event=sweep.(step|recovery|capacity) ' "$tmp/stderr" | cut -c1-200 | tail -n 30; return 1; }
+}
+cpu_attempt || { echo "== no known capacity: one more try"; cpu_attempt; } ||
+    { echo "== no known capacity: a last try"; cpu_attempt; }
+rc=0
+"$PY" - "$tmp/cpu" <<'PY' || rc=$?
+import json, os, sys, yaml
+out = sys.argv[1]
+d = json.load(open(os.path.join(out, "results.json")))
+r = d["recommendation"]
+h = r["hpa"]
+print("CPU-bound hpa:", json.dumps(h), file=sys.stderr)
+assert h is not None, "no HPA for a CPU-bound app: %s" % [f for f in d["findings"] if f.startswith("Autoscaling")]
+assert h["metric"] == "cpu", h
+assert 1 <= h["target_cpu_utilization"] <= 100, h
+assert r["keda"] is None, r["keda"]
+values = yaml.safe_load(open(os.path.join(out, "values.yaml")))
+a = values["autoscaling"]
+assert a["enabled"] is True and a["minReplicas"] == h["min_replicas"], values
+assert a["maxReplicas"] == h["max_replicas"], values
+assert a["targetCPUUtilizationPercentage"] == h["target_cpu_utilization"], values
+assert h.get("applied_by") == "values.yaml", h
+assert not os.path.exists(os.path.join(out, "hpa.yaml")), "hpa.yaml beside values.yaml's autoscaling"
+assert not os.path.exists(os.path.join(out, "keda.yaml")), "keda.yaml for a CPU HPA"
+print("CPU HPA %d..%d at %d%%, in values.yaml only" % (h["min_replicas"], h["max_replicas"],
+                                                     h["target_cpu_utilization"]))
+PY
+[ $rc -eq 0 ] && { PASSED=$((PASSED + 1)); echo "ok   the CPU-bound app gets the CPU HPA, in values.yaml alone"; } ||
+    { FAILED=$((FAILED + 1)); echo "FAIL the CPU-bound app's autoscaler"; }
 fake_start "$tmp/fake" --no-kubelet
 if res=$(k apply --dry-run=client -f "$out/hpa.yaml" 2>&1) &&
     grep -q "horizontalpodautoscaler.autoscaling/app created (dry run)" <<<"$res"; then
     PASSED=$((PASSED + 1)); echo "ok   kubectl apply --dry-run=client accepts the swept hpa.yaml: $res"
 else
     FAILED=$((FAILED + 1)); echo "FAIL kubectl apply --dry-run=client -f hpa.yaml: $res"
+fi
+fake_stop
+# The real API server's dry run (tests/kcluster, no kubelet): hpa.yaml, and keda.yaml against
+# KEDA's own ScaledObject CRD from KEDA's Go module.
+if [ "$(id -u)" -ne 0 ] || ! command -v go >/dev/null; then
+    [ "${CI:-}" = true ] && { FAILED=$((FAILED + 1)); echo "FAIL the real API server's dry run needs root and Go"; }
+    echo "skip the real API server's dry run (needs root and Go)"
+else
+    on_exit "$ROOT/tests/kcluster/kcluster.sh" down "$tmp/kc"
+    if "$ROOT/tests/kcluster/kcluster.sh" up "$tmp/kc" --no-kubelet >"$tmp/kc-up.log" 2>&1 &&
+        crd=$("$ROOT/tests/kcluster/keda-crd.sh") &&
+        res=$( (. "$tmp/kc/env" &&
+                kubectl apply --server-side -f "$crd" >/dev/null &&
+                kubectl wait --for condition=established crd/scaledobjects.keda.sh --timeout=30s >/dev/null &&
+                kubectl apply --dry-run=server -f "$out/hpa.yaml" &&
+                kubectl apply --dry-run=server -f "$out/keda.yaml") 2>&1); then
+        PASSED=$((PASSED + 1)); echo "ok   the real API server (v1.37.2) accepts hpa.yaml, and keda.yaml under KEDA's CRD: $(echo $res)"
+    else
+        FAILED=$((FAILED + 1)); echo "FAIL the real API server's dry run: $(tail -n 3 "$tmp/kc-up.log") $res"
+    fi
 fi
 finish
