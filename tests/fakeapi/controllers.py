@@ -187,8 +187,10 @@ class DeploymentController:
                     old.get("spec") == obj.get("spec") and \
                     (old["metadata"].get("annotations") or {}).get(STUCK_ANNOTATION) == \
                     (meta.get("annotations") or {}).get(STUCK_ANNOTATION) and \
-                    old["metadata"].get("deletionTimestamp") == meta.get("deletionTimestamp"):
+                    old["metadata"].get("deletionTimestamp") == meta.get("deletionTimestamp") and \
+                    old["metadata"].get("generation") == meta.get("generation"):
                 return  # our own status write or a metadata edit: nothing to do
+            # (An annotation edit bumps a Deployment's generation: the status must observe it.)
             self._enqueue((ns, meta.get("name")))
         elif key in (RS.key, POD.key):
             if key == RS.key and etype == "MODIFIED" and old is not None and \

@@ -114,17 +114,21 @@ v2)
 *) echo "cgroups unavailable here: limits not checked" ;;
 esac
 
-# annotate: metadata only, generation unchanged.
-k annotate deployment web sizeup.dev/sweep=now
+# label: metadata only, generation unchanged; annotate: a Deployment's generation counts its
+# annotations too (the real API server's rule; tests/kcluster/differential.py), no rollout.
 jp() { k get deployment web -o jsonpath="$1"; }
+k label deployment web tier=web
+[ "$(jp '{.metadata.generation}')" = 1 ] || fail "label bumped generation"
+k annotate deployment web sizeup.dev/sweep=now
 [ "$(jp '{.metadata.annotations.sizeup\.dev/sweep}')" = now ] || fail "annotation"
-[ "$(jp '{.metadata.generation}')" = 1 ] || fail "annotate bumped generation"
+[ "$(jp '{.metadata.generation}')" = 2 ] || fail "annotate did not bump generation as a real API server does"
+[ "$(k get pods -l app=web -o jsonpath='{.items[*].metadata.name}')" = "$pod" ] || fail "annotate rolled the pod"
 
 # Strategic merge patch of one env var (merged by name): a rollout replaces the pod.
 k patch deployment web -p '{"spec":{"template":{"spec":{"containers":[
     {"name":"web","env":[{"name":"GREETING","value":"patched"}]}]}}}}'
 k rollout status deployment/web --timeout=60s
-[ "$(jp '{.metadata.generation}')" = 2 ] || fail "generation after patch"
+[ "$(jp '{.metadata.generation}')" = 3 ] || fail "generation after patch"
 env=$(k get deployment web -o jsonpath='{.spec.template.spec.containers[0].env[*].name}')
 [ "$env" = "WORKERS GREETING" ] || fail "env after strategic merge: $env"
 pods=$(k get pods -l app=web -o jsonpath='{.items[*].metadata.name}')

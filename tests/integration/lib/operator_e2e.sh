@@ -134,6 +134,7 @@ o = json.load(sys.stdin)
 m = o["metadata"]
 m.pop("resourceVersion", None)
 m.pop("managedFields", None)
+m.pop("generation", None)  # counts the operator annotation writes, as on a real API server
 a = {k: v for k, v in m.get("annotations", {}).items() if not k.startswith("sizeup.dev/")}
 m["annotations"] = a
 o.pop("status", None)
