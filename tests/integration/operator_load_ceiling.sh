@@ -34,7 +34,8 @@ data:
     requests:
       - { name: work, path: "/work?ms=5" }
 YAML
-gen0=$(k get deployment web -o jsonpath='{.metadata.generation}')
+# The spec's digest, not the generation: a Deployment's generation also counts annotation edits.
+gen0=$(k get deployment web -o jsonpath='{.spec}' | sha256sum | cut -c1-12)
 op_start op
 
 i=0
@@ -68,9 +69,9 @@ check_refused "in in-place mode" sizeup.dev/mode=in-place sizeup.dev/profile=no-
 
 k get deployment web-sizeup >/dev/null 2>&1 && fail "a clone was created for a refused request"
 [ -z "$(ann web sizeup.dev/original-template)" ] || fail "the pod template was saved (in-place began)"
-gen1=$(k get deployment web -o jsonpath='{.metadata.generation}')
-[ "$gen0" = "$gen1" ] || fail "the Deployment's spec changed (generation $gen0 -> $gen1)"
-echo "  refused $i/$i: no clone, no saved template, spec untouched (generation $gen1)"
+gen1=$(k get deployment web -o jsonpath='{.spec}' | sha256sum | cut -c1-12)
+[ "$gen0" = "$gen1" ] || fail "the Deployment's spec changed (spec digest $gen0 -> $gen1)"
+echo "  refused $i/$i: no clone, no saved template, spec untouched (spec digest $gen1)"
 check_events web BadAnnotation
 
 # With a ceiling, the in-place capacity search runs to the end and the Deployment is restored.

@@ -3,7 +3,7 @@
 # must set sizeup.dev/status to "failed: <reason>" naming the annotation, emit a Warning Event
 # about the Deployment, and make no other write: the operator runs under its own identity, so
 # the fake's request log shows exactly its writes; the only ones allowed are the status patch
-# and the Event (the Deployment's generation must not move, no clone, no ConfigMap).
+# and the Event (the Deployment's spec must not change, no clone, no ConfigMap).
 set -u
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/oplib.sh"
@@ -21,7 +21,8 @@ metadata: {name: no-key-profile}
 data:
   other.yaml: "users: 2"
 YAML
-gen0=$(k get deployment web -o jsonpath='{.metadata.generation}')
+# The spec's digest, not the generation: a Deployment's generation also counts annotation edits.
+gen0=$(k get deployment web -o jsonpath='{.spec}' | sha256sum | cut -c1-12)
 op_bg operator
 
 i=0 ok=0 bad=0 details=()
@@ -78,12 +79,12 @@ import json, sys
 n = sum(1 for e in json.load(sys.stdin)["items"] if e.get("type") == "Warning"
         and e.get("regarding", {}).get("name") == "web")
 print(n)')
-gen1=$(k get deployment web -o jsonpath='{.metadata.generation}')
+gen1=$(k get deployment web -o jsonpath='{.spec}' | sha256sum | cut -c1-12)
 clone=$(k get deployment web-sizeup -o name 2>/dev/null)
 cm=$(k get configmap web-sizing -o name 2>/dev/null)
 op_stop "$OP"
 keep_logs bad-input "$W/operator.log" "$W/fake/server.log" "$W/fake/requests.log"
 verdict=PASS
 [ $bad -eq 0 ] && [ "$gen0" = "$gen1" ] && [ -z "$clone" ] && [ -z "$cm" ] && [ "$warn" -ge "$i" ] || verdict=FAIL
-result $verdict bad-annotations "$ok/$i bad values rejected with 'failed: <reason>' + an Event and no other write; $warn Warning Events; generation $gen0 -> $gen1; clone ${clone:-none}; ConfigMap ${cm:-none}${details:+; failing: ${details[*]}}"
+result $verdict bad-annotations "$ok/$i bad values rejected with 'failed: <reason>' + an Event and no other write; $warn Warning Events; spec digest $gen0 -> $gen1; clone ${clone:-none}; ConfigMap ${cm:-none}${details:+; failing: ${details[*]}}"
 [ $verdict = PASS ]

@@ -3,7 +3,7 @@
 # and as an ERROR event inside the stream, while a sweep is requested and running: it
 # re-lists, and the sweep is started exactly once (one SweepStarted Event, one sweep.start log
 # line) and ends done with the template restored. (2) 409 Conflict past the retry budget on the
-# in-place template save: no partial state (no variant patch, generation unchanged), a Warning
+# in-place template save: no partial state (no variant patch, spec unchanged), a Warning
 # Event; once the conflicts stop, the sweep is retried (requeued) or reported failed. While a
 # requeued request waits, its status reads "pending: retrying ..." (docs/operator.md).
 set -u
@@ -38,14 +38,15 @@ verdict=PASS
 result $verdict operator-410 "$inj x 410 injected on its watch (HTTP x2 then ERROR events), $lists expiries logged and re-listed; sweeps started: $starts (SweepStarted Events: $sse); status '$st', template restored: $same"
 
 # (2) 409 past the budget on the template save (an update of web by the operator).
-gen0=$(k get deployment web -o jsonpath='{.metadata.generation}')
+# The spec's digest, not the generation: a Deployment's generation also counts annotation edits.
+gen0=$(k get deployment web -o jsonpath='{.spec}' | sha256sum | cut -c1-12)
 seq0=$(last_seq)
 fakectl POST /fake/faults '{"type":"error","code":409,"match":{"verb":"update","resource":"deployments","name":"web","user":"rel-operator"}}' >/dev/null
 op_bg op-409
 k annotate --overwrite deployment web sizeup.dev/sweep=conflict-1 >/dev/null
 sleep 8
 n409=$(fired error:409)
-gen1=$(k get deployment web -o jsonpath='{.metadata.generation}')
+gen1=$(k get deployment web -o jsonpath='{.spec}' | sha256sum | cut -c1-12)
 st1=$(ann sizeup.dev/status)
 patches=$(fakectl GET "/fake/log?since=$seq0" | python3 -c '
 import json, sys
@@ -63,7 +64,7 @@ same=no
 keep_logs op-faults "$W/op-gone.log" "$W/op-409.log" "$W/fake/server.log" "$W/fake/requests.log"
 verdict=PASS
 [ "$gen0" = "$gen1" ] && [ "$warn" -ge 1 ] && [ $same = yes ] && [[ "$st1" == failed:* || "$st1" == running* || "$st1" == pending:* ]] || verdict=FAIL
-result $verdict operator-409 "409 x$n409 on the template save: generation $gen0 -> $gen1 (no variant applied), $patches patches of web (status only), status '${st1:0:60}...', $warn Warning Events, template as the original: $same"
+result $verdict operator-409 "409 x$n409 on the template save: spec digest $gen0 -> $gen1 (no variant applied), $patches patches of web (status only), status '${st1:0:60}...', $warn Warning Events, template as the original: $same"
 # The issue asks for a requeue with backoff past the budget: once the conflicts stop, the same
 # request must go on to done without a new sizeup.dev/sweep value.
 verdict=PASS
